@@ -1,0 +1,6 @@
+//! One module per subcommand.
+
+pub mod balance;
+pub mod bench;
+pub mod enumerate;
+pub mod reproduce;

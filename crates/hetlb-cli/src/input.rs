@@ -1,0 +1,145 @@
+//! Parsing of user-supplied numbers: inline lists and `@file` references.
+//!
+//! Every error names the option it came from (`--loads: ...`), so `main` can print it as the
+//! one line `error: --loads: ...`.
+
+use anyhow::{Context, Result, anyhow, bail};
+use std::path::Path;
+
+/// Parses `--loads`: `5,0,3`, or `@path` to a file of one integer per line or a JSON array.
+pub fn parse_loads(spec: &str, option: &str) -> Result<Vec<u64>> {
+    let items = items(spec, option)?;
+    if items.is_empty() {
+        bail!("{option}: no values given");
+    }
+    items
+        .iter()
+        .enumerate()
+        .map(|(i, item)| {
+            parse_load(item).map_err(|why| anyhow!("{option}: value {} ('{item}') {why}", i + 1))
+        })
+        .collect()
+}
+
+/// Parses `--capacities`: `1,2.5,…` or `@path`; each must be positive and finite (checked by
+/// the core's `Capacities`).
+pub fn parse_capacities(spec: &str, option: &str) -> Result<Vec<f64>> {
+    let items = items(spec, option)?;
+    if items.is_empty() {
+        bail!("{option}: no values given");
+    }
+    items
+        .iter()
+        .enumerate()
+        .map(|(i, item)| {
+            item.parse::<f64>()
+                .map_err(|_| anyhow!("{option}: value {} ('{item}') is not a number", i + 1))
+        })
+        .collect()
+}
+
+fn parse_load(item: &str) -> std::result::Result<u64, &'static str> {
+    if item.starts_with('-') {
+        return Err(if item[1..].parse::<f64>().is_ok() {
+            "is negative"
+        } else {
+            "is not a number"
+        });
+    }
+    match item.parse::<u64>() {
+        Ok(v) => Ok(v),
+        Err(e) if matches!(e.kind(), std::num::IntErrorKind::PosOverflow) => {
+            Err("is larger than 18446744073709551615")
+        }
+        Err(_) if item.parse::<f64>().is_ok_and(|x| x.is_finite()) => {
+            Err("is not a whole number of units")
+        }
+        Err(_) => Err("is not a non-negative integer"),
+    }
+}
+
+/// Splits an inline list or reads a file given as `@path`.
+fn items(spec: &str, option: &str) -> Result<Vec<String>> {
+    match spec.strip_prefix('@') {
+        Some(path) => {
+            read_items(Path::new(path)).with_context(|| format!("{option}: cannot read '{path}'"))
+        }
+        None => Ok(spec
+            .split([',', ' '])
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(str::to_string)
+            .collect()),
+    }
+}
+
+fn read_items(path: &Path) -> Result<Vec<String>> {
+    let text = std::fs::read_to_string(path)?;
+    let trimmed = text.trim_start();
+    if trimmed.starts_with('[') {
+        let values: Vec<serde_json::Value> = serde_json::from_str(trimmed)
+            .map_err(|e| anyhow!("not a JSON array of numbers: {e}"))?;
+        return Ok(values
+            .into_iter()
+            .map(|v| match v {
+                serde_json::Value::String(s) => s,
+                other => other.to_string(),
+            })
+            .collect());
+    }
+    Ok(text
+        .lines()
+        .map(|l| l.split('#').next().unwrap_or("").trim())
+        .filter(|l| !l.is_empty())
+        .map(str::to_string)
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn inline_lists_and_their_errors() {
+        assert_eq!(parse_loads("5,0, 3", "--loads").unwrap(), vec![5, 0, 3]);
+        let err = |s| parse_loads(s, "--loads").unwrap_err().to_string();
+        assert_eq!(err("1,-2"), "--loads: value 2 ('-2') is negative");
+        assert_eq!(
+            err("1,2.5"),
+            "--loads: value 2 ('2.5') is not a whole number of units"
+        );
+        assert_eq!(
+            err("x"),
+            "--loads: value 1 ('x') is not a non-negative integer"
+        );
+        assert_eq!(err(""), "--loads: no values given");
+        assert!(err("99999999999999999999").contains("larger than"));
+        assert!(err("@/nonexistent/file").starts_with("--loads: cannot read"));
+        assert_eq!(
+            parse_capacities("1,nan,2", "--capacities").unwrap()[1].is_nan(),
+            true
+        );
+        assert!(parse_capacities("1,two", "--capacities").is_err());
+    }
+
+    #[test]
+    fn files_of_lines_or_json() {
+        let dir = std::env::temp_dir().join(format!("hetlb-input-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let lines = dir.join("loads.txt");
+        std::fs::write(&lines, "4\n# comment\n7\n\n0\n").unwrap();
+        let json = dir.join("loads.json");
+        std::fs::write(&json, "[1, 2, 3, 4]").unwrap();
+        assert_eq!(
+            parse_loads(&format!("@{}", lines.display()), "--loads").unwrap(),
+            vec![4, 7, 0]
+        );
+        assert_eq!(
+            parse_loads(&format!("@{}", json.display()), "--loads").unwrap(),
+            vec![1, 2, 3, 4]
+        );
+        std::fs::write(&json, "[1, -2]").unwrap();
+        assert!(parse_loads(&format!("@{}", json.display()), "--loads").is_err());
+        std::fs::remove_dir_all(&dir).ok();
+    }
+}

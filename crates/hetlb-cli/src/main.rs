@@ -1,0 +1,77 @@
+//! `hetlb`: exact load balancing for heterogeneous clusters, from the command line.
+//!
+//! Subcommands:
+//! * `balance` — balance one load vector and print the plan and its metrics;
+//! * `reproduce` — recompute a published table and print it beside the paper's numbers;
+//! * `enumerate` — exhaustive histogram of the final max difference over all load vectors;
+//! * `bench` — time the hot kernels side by side with their baselines.
+//!
+//! Errors are one line, `error: ...`, naming the option at fault, with a non-zero exit.
+
+mod commands;
+mod input;
+mod output;
+mod progress;
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+/// Exact load balancing for heterogeneous clusters.
+#[derive(Debug, Parser)]
+#[command(name = "hetlb", version, about, long_about = None, propagate_version = true)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Balance one load vector on a hypercube and print the plan and its metrics.
+    Balance(commands::balance::Args),
+    /// Recompute a published table and print it beside the paper's numbers.
+    Reproduce(commands::reproduce::Args),
+    /// Histogram of the final max difference over every non-decreasing load vector.
+    Enumerate(commands::enumerate::Args),
+    /// Time the hot kernels against their baselines, side by side.
+    Bench(commands::bench::Args),
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            use clap::error::ErrorKind;
+            if matches!(
+                e.kind(),
+                ErrorKind::DisplayHelp
+                    | ErrorKind::DisplayVersion
+                    | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+            ) {
+                let _ = e.print();
+                return if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
+                    ExitCode::from(2)
+                } else {
+                    ExitCode::SUCCESS
+                };
+            }
+            let text = e.render().to_string();
+            let first = text.lines().next().unwrap_or("error: invalid arguments");
+            eprintln!("{first}");
+            return ExitCode::from(2);
+        }
+    };
+    let result = match cli.command {
+        Command::Balance(args) => commands::balance::run(args),
+        Command::Reproduce(args) => commands::reproduce::run(args),
+        Command::Enumerate(args) => commands::enumerate::run(args),
+        Command::Bench(args) => commands::bench::run(args),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            let message = format!("{e:#}").replace('\n', " ");
+            eprintln!("error: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,21 @@
+//! Progress bars on a terminal; silent when stderr is redirected.
+
+use indicatif::{ProgressBar, ProgressStyle};
+use std::io::IsTerminal;
+
+/// A bar of `len` steps labelled `message`, drawn on stderr only when it is a terminal.
+pub fn bar(len: u64, message: impl Into<String>) -> ProgressBar {
+    if !std::io::stderr().is_terminal() {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::new(len);
+    bar.set_style(
+        ProgressStyle::with_template(
+            "{msg:<28} [{bar:40}] {percent:>3}% {elapsed_precise} eta {eta}",
+        )
+        .unwrap_or_else(|_| ProgressStyle::default_bar())
+        .progress_chars("=> "),
+    );
+    bar.set_message(message.into());
+    bar
+}

@@ -1,0 +1,38 @@
+//! # hetlb-core
+//!
+//! Exact integer load-balancing rules for heterogeneous clusters, the plans they produce and
+//! the metrics that judge them. No I/O and no threads: the simulator, the experiments and the
+//! runtime all drive these same rules.
+//!
+//! * [`model`] — integer loads, capacities, validation errors.
+//! * [`topology`] — the [`Topology`](topology::Topology) trait and the implicit
+//!   [`Hypercube`](topology::Hypercube).
+//! * [`rules`] — the balancing decisions: dimension exchange (DEM, improved DEM,
+//!   heterogeneous DEM, OEM) and cube walking (CWA, hybrid).
+//! * [`exchange`] — engines applying a pair rule to a cube: a full [`Plan`] or an in-place,
+//!   cache-blocked balance.
+//! * [`plan`], [`metrics`] — what was decided and what it costs.
+//! * [`allocation`] — exact proportional shares and the optimal integer allocation.
+//!
+//! ```
+//! use hetlb_core::{balance, Algorithm, BalanceOptions, Metrics};
+//! let plan = balance(Algorithm::Oem, &[4, 7, 0, 9, 2, 2, 8, 1], &BalanceOptions::default()).unwrap();
+//! let metrics = Metrics::of(&plan, None);
+//! assert!(metrics.max_difference <= 2); // ⌈log2(8)/2⌉
+//! assert_eq!(plan.final_loads.iter().sum::<u64>(), 33);
+//! ```
+
+pub mod algorithm;
+pub mod allocation;
+pub mod exchange;
+pub mod metrics;
+pub mod model;
+pub mod plan;
+pub mod rules;
+pub mod topology;
+pub mod units;
+
+pub use algorithm::{Algorithm, BalanceError, BalanceOptions, balance};
+pub use metrics::Metrics;
+pub use model::{Capacities, ModelError};
+pub use plan::{Phase, Plan, Transfer};

@@ -1,0 +1,171 @@
+//! Quality and cost of a plan.
+//!
+//! | metric | definition | source |
+//! |---|---|---|
+//! | `max_difference` | `max_i w_i − min_i w_i` after balancing | Chau & Fu Tables 1–2; Rim et al. Table 1 ("nonuniformity") |
+//! | `weighted_imbalance` | `max_i (w_i/c_i) ÷ (W/Σc)`; 1 is perfect | — |
+//! | `distance_from_optimal` | `(max_i w_i/c_i − T*)·Σc/N`, where `T*` is the makespan of the best integer allocation; in units of load of an average node, so with equal capacities it is `max_i w_i − ⌈W/N⌉` | — |
+//! | `units_moved` | `Σ_i max(0, w_i' − w_i)`: units that end on another node | Chau & Fu §4 |
+//! | `task_hops` | units sent over links, summed over all transfers | Wu & Shu, via Rim et al. §5.2 |
+//! | `load_info_messages`, `task_messages`, `messages` | messages carrying loads, messages carrying units (one per transfer), their sum | Chau & Fu §3 |
+//! | `sum_tmax` | `Σ_phases max_link units`: the transmission time of a phased plan | Rim et al. §5.2 |
+
+use crate::allocation::optimal_makespan;
+use crate::model::Capacities;
+use crate::plan::Plan;
+use serde::Serialize;
+
+/// Every metric of a plan; see the module documentation for definitions.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Metrics {
+    /// `max − min` of the final loads.
+    pub max_difference: u64,
+    /// `max_i (w_i/c_i) ÷ (W/Σc)`; 1.0 is perfect (and the value for `W = 0`).
+    pub weighted_imbalance: f64,
+    /// Excess of the most loaded node over the optimal integer allocation, in units of an
+    /// average node (0 is optimal).
+    pub distance_from_optimal: f64,
+    /// Net units that end on a different node.
+    pub units_moved: u64,
+    /// Units sent over links (Σ over transfers).
+    pub task_hops: u64,
+    /// All messages: load information plus task messages.
+    pub messages: u64,
+    /// Messages carrying load information.
+    pub load_info_messages: u64,
+    /// Load values carried by the load-information messages.
+    pub load_info_words: u64,
+    /// Messages carrying units: one per transfer.
+    pub task_messages: u64,
+    /// `Σ_i Tmax_i`: per phase, the most units sent over one link, summed.
+    pub sum_tmax: u64,
+    /// Number of phases.
+    pub phases: usize,
+}
+
+impl Metrics {
+    /// Measures `plan`; `capacities` (one per node) weight the imbalance and the optimum,
+    /// `None` meaning equal nodes.
+    ///
+    /// # Complexity
+    /// `O(N log N + T)`.
+    ///
+    /// # Example
+    /// ```
+    /// use hetlb_core::{balance, Algorithm, BalanceOptions, Metrics};
+    /// let plan = balance(Algorithm::Oem, &[15, 1, 1, 1, 1, 1, 1, 1], &BalanceOptions::default()).unwrap();
+    /// let m = Metrics::of(&plan, None);
+    /// assert_eq!(m.max_difference, 1);
+    /// assert_eq!(m.phases, 3);
+    /// assert_eq!(m.messages, m.load_info_messages + m.task_messages);
+    /// ```
+    pub fn of(plan: &Plan, capacities: Option<&Capacities>) -> Self {
+        let final_loads = &plan.final_loads;
+        let uniform;
+        let caps = match capacities {
+            Some(c) => c.as_slice(),
+            None => {
+                uniform = vec![1.0; final_loads.len()];
+                &uniform
+            }
+        };
+        let total: u64 = final_loads.iter().sum();
+        let max = final_loads.iter().copied().max().unwrap_or(0);
+        let min = final_loads.iter().copied().min().unwrap_or(0);
+        let cap_total: f64 = caps.iter().sum();
+        let peak = final_loads
+            .iter()
+            .zip(caps)
+            .map(|(&w, &c)| w as f64 / c)
+            .fold(0.0, f64::max);
+        let weighted_imbalance = if total == 0 {
+            1.0
+        } else {
+            peak / (total as f64 / cap_total)
+        };
+        let mean_cap = cap_total / caps.len().max(1) as f64;
+        let distance_from_optimal = ((peak - optimal_makespan(total, caps)) * mean_cap).max(0.0);
+        let units_moved = plan
+            .initial
+            .iter()
+            .zip(final_loads)
+            .map(|(&a, &b)| b.saturating_sub(a))
+            .sum();
+        let task_hops = plan.transfers().map(|t| t.units).sum();
+        let task_messages = plan.transfers().count() as u64;
+        let sum_tmax = plan
+            .phases
+            .iter()
+            .map(|p| p.transfers.iter().map(|t| t.units).max().unwrap_or(0))
+            .sum();
+        Self {
+            max_difference: max - min,
+            weighted_imbalance,
+            distance_from_optimal,
+            units_moved,
+            task_hops,
+            messages: plan.load_info.messages + task_messages,
+            load_info_messages: plan.load_info.messages,
+            load_info_words: plan.load_info.words,
+            task_messages,
+            sum_tmax,
+            phases: plan.phases.len(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::{LoadInfo, Phase, Transfer};
+
+    #[test]
+    fn metrics_of_a_hand_made_plan() {
+        let plan = Plan {
+            initial: vec![9, 0, 3, 0],
+            phases: vec![
+                Phase {
+                    dimension: Some(0),
+                    transfers: vec![
+                        Transfer {
+                            from: 0,
+                            to: 1,
+                            units: 4,
+                        },
+                        Transfer {
+                            from: 2,
+                            to: 3,
+                            units: 1,
+                        },
+                    ],
+                },
+                Phase {
+                    dimension: Some(1),
+                    transfers: vec![Transfer {
+                        from: 0,
+                        to: 2,
+                        units: 2,
+                    }],
+                },
+            ],
+            final_loads: vec![3, 4, 4, 1],
+            load_info: LoadInfo {
+                messages: 8,
+                words: 8,
+            },
+        };
+        assert_eq!(plan.replay().unwrap(), plan.final_loads);
+        let m = Metrics::of(&plan, None);
+        assert_eq!(m.max_difference, 3);
+        assert_eq!(m.units_moved, 4 + 1 + 1);
+        assert_eq!(m.task_hops, 7);
+        assert_eq!(m.task_messages, 3);
+        assert_eq!(m.messages, 11);
+        assert_eq!(m.sum_tmax, 4 + 2);
+        assert_eq!(m.weighted_imbalance, 4.0 / 3.0);
+        assert_eq!(m.distance_from_optimal, 4.0 - 3.0);
+        let caps = Capacities::new(vec![1.0, 1.0, 1.0, 0.5]).unwrap();
+        let m = Metrics::of(&plan, Some(&caps));
+        assert!((m.weighted_imbalance - 4.0 / (12.0 / 3.5)).abs() < 1e-12);
+    }
+}

@@ -1,0 +1,265 @@
+//! The cube walking algorithm and the OEM/CWA hybrid.
+//!
+//! CWA (Wu & Shu 1996, as Rim et al. describe it in 004_… §5) uses *global* information:
+//! every node first learns the load of every other node, computes its integer target, and the
+//! cube is then balanced recursively between halves, highest dimension first. In the phase of
+//! dimension `j`, each subcube of dimension `j + 1` is split into the half with bit `j` clear
+//! (A) and the half with bit `j` set (B); if A holds more than its target total it sends the
+//! difference to B over the dimension-`j` links (or the other way round). After the phase of
+//! dimension 0 every node holds exactly its target, so the max difference is at most 1.
+//!
+//! Choices the paper leaves open, made here:
+//! * **Targets** are the largest-remainder rounding of `c_i·W/Σc` ([`proportional_targets`]);
+//!   with equal capacities the nodes that get `⌈W/N⌉` are the most loaded ones (ties to the
+//!   lower address), which spares transfers. Capacities are our extension: no paper does this.
+//! * **Which links carry a half's surplus**: only nodes above their own target send, and the
+//!   surplus is spread over them by water-filling (each sends `min(excess, λ)` for the smallest
+//!   level `λ` that covers the surplus, remaining units to the lowest addresses), which
+//!   minimises the phase's `Tmax`.
+//! * **Load collection** is an all-gather by recursive doubling: in step `k` every node sends
+//!   the `2^k` loads it knows to its dimension-`k` partner; `nN` messages carrying `N(N−1)`
+//!   load values in all. Every node then holds the whole vector, so the average needs no
+//!   separate broadcast.
+
+use crate::allocation::proportional_targets;
+use crate::exchange::plan_dimensions;
+use crate::model::{Capacities, ModelError, total_load};
+use crate::plan::{LoadInfo, Phase, Plan, Transfer};
+use crate::rules::dimension_exchange::{DemHetero, Oem};
+use crate::topology::Hypercube;
+
+/// `cwa`: the cube walking algorithm, optionally capacity-aware.
+///
+/// # Arguments
+/// * `loads` — one load per node; the count must be a power of two.
+/// * `capacities` — `None` for equal nodes; otherwise node `i`'s target is its proportional
+///   share `c_i·W/Σc`, rounded by largest remainder so that the targets sum to `W`.
+///
+/// # Returns
+/// A plan of `n` phases (dimensions `n−1` down to 0) after which every node holds exactly its
+/// target.
+///
+/// # Bound
+/// Max − min ≤ 1 with equal capacities; every node within one unit of its proportional share
+/// otherwise.
+///
+/// # Errors
+/// [`ModelError`] for a count that is not a power of two, an overflowing total, or a capacity
+/// list of the wrong length.
+///
+/// # Complexity
+/// `O(N log N)` plus `O(N log N)` for the targets.
+///
+/// # Example
+/// ```
+/// use hetlb_core::rules::cube_walking::cube_walking;
+/// let plan = cube_walking(&[20, 0, 3, 9, 30, 1, 11, 12], None).unwrap();
+/// assert_eq!(plan.final_loads, vec![11, 10, 11, 11, 11, 10, 11, 11]);
+/// assert_eq!(plan.load_info.messages, 3 * 8);
+/// ```
+pub fn cube_walking(loads: &[u64], capacities: Option<&Capacities>) -> Result<Plan, ModelError> {
+    hybrid(loads, capacities, 1)
+}
+
+/// `hybrid`: OEM in the first `log P` phases, then CWA in the remaining `log(N/P)`
+/// (Rim et al., 004_… §5.5).
+///
+/// After the OEM phases, each group of `P` consecutive addresses (a `log P`-subcube) is
+/// balanced within `⌈log P / 2⌉`. The CWA phases then balance, independently, each of the `P`
+/// "columns" of nodes that share their low `log P` address bits — a `log(N/P)`-cube — using
+/// only that column's loads. With capacities, the first phases use the capacity-proportional
+/// pair split of [`DemHetero`] instead of OEM (OEM has no capacity-aware form) and the CWA
+/// phases use proportional targets.
+///
+/// # Arguments
+/// * `procs_per_group` — `P`, a power of two dividing `N`. `P = 1` is pure CWA, `P = N` pure
+///   OEM.
+///
+/// # Bound
+/// Max − min ≤ `⌈log P / 2⌉ + 1` with equal capacities (the paper states `log P + 1`).
+///
+/// # Errors
+/// As [`cube_walking`], plus [`ModelError::GroupSize`].
+///
+/// # Example
+/// ```
+/// use hetlb_core::rules::cube_walking::hybrid;
+/// let plan = hybrid(&[20, 0, 3, 9, 30, 1, 11, 12], None, 2).unwrap();
+/// let (min, max) = (plan.final_loads.iter().min().unwrap(), plan.final_loads.iter().max().unwrap());
+/// assert!(max - min <= 2);
+/// assert_eq!(plan.phases.len(), 3);
+/// ```
+pub fn hybrid(
+    loads: &[u64],
+    capacities: Option<&Capacities>,
+    procs_per_group: usize,
+) -> Result<Plan, ModelError> {
+    let cube = Hypercube::for_nodes(loads.len())?;
+    total_load(loads)?;
+    if let Some(c) = capacities
+        && c.len() != loads.len()
+    {
+        return Err(ModelError::CapacityCount {
+            capacities: c.len(),
+            nodes: loads.len(),
+        });
+    }
+    if procs_per_group == 0 || !procs_per_group.is_power_of_two() || procs_per_group > loads.len() {
+        return Err(ModelError::GroupSize {
+            group: procs_per_group,
+            nodes: loads.len(),
+        });
+    }
+    let n = cube.dimensions();
+    let p = procs_per_group.trailing_zeros();
+    let mut current = loads.to_vec();
+    let mut phases = match capacities {
+        Some(c) if !c.is_uniform() => plan_dimensions(&DemHetero::new(c), cube, &mut current, 0..p),
+        _ => plan_dimensions(&Oem, cube, &mut current, 0..p),
+    };
+    let walk_dims = n - p;
+    let targets = column_targets(&current, capacities, p);
+    for j in (p..n).rev() {
+        phases.push(walk_dimension(&mut current, &targets, p, j));
+    }
+    let nodes = loads.len() as u64;
+    let column = 1u64 << walk_dims;
+    Ok(Plan {
+        initial: loads.to_vec(),
+        phases,
+        final_loads: current,
+        load_info: LoadInfo {
+            messages: nodes * u64::from(p) + nodes * u64::from(walk_dims),
+            words: nodes * u64::from(p) + nodes * (column - 1),
+        },
+    })
+}
+
+/// Targets of every node for the CWA phases over dimensions `p..n`: each column (nodes that
+/// share their low `p` bits) distributes its own total.
+fn column_targets(loads: &[u64], capacities: Option<&Capacities>, p: u32) -> Vec<u64> {
+    let columns = 1usize << p;
+    let mut targets = vec![0u64; loads.len()];
+    for c in 0..columns {
+        let members: Vec<usize> = (c..loads.len()).step_by(columns).collect();
+        let member_loads: Vec<u64> = members.iter().map(|&u| loads[u]).collect();
+        let caps: Vec<f64> = match capacities {
+            Some(caps) => members.iter().map(|&u| caps.get(u)).collect(),
+            None => vec![1.0; members.len()],
+        };
+        let total = member_loads.iter().sum();
+        let t = proportional_targets(total, &caps, &member_loads);
+        for (&u, t) in members.iter().zip(t) {
+            targets[u] = t;
+        }
+    }
+    targets
+}
+
+/// One CWA phase: dimension `j`, subcubes spanning bits `p..=j`.
+fn walk_dimension(loads: &mut [u64], targets: &[u64], p: u32, j: u32) -> Phase {
+    let span_bits = j - p; // bits p..j-1 vary inside a half
+    let half_size = 1usize << span_bits;
+    let group_mask = ((1usize << (j + 1)) - 1) & !((1usize << p) - 1);
+    let mut transfers = Vec::new();
+    for key in (0..loads.len()).filter(|u| u & group_mask == 0) {
+        let a_nodes: Vec<usize> = (0..half_size).map(|s| key | (s << p)).collect();
+        let bit = 1usize << j;
+        let (load_a, target_a): (u64, u64) = a_nodes
+            .iter()
+            .fold((0, 0), |(l, t), &u| (l + loads[u], t + targets[u]));
+        let senders: Vec<usize> = if load_a > target_a {
+            a_nodes
+        } else {
+            a_nodes.iter().map(|&u| u | bit).collect()
+        };
+        let surplus = load_a.abs_diff(target_a);
+        if surplus == 0 {
+            continue;
+        }
+        let excess: Vec<u64> = senders
+            .iter()
+            .map(|&u| loads[u].saturating_sub(targets[u]))
+            .collect();
+        for (&from, units) in senders.iter().zip(water_fill(&excess, surplus)) {
+            if units > 0 {
+                let to = from ^ bit;
+                loads[from] -= units;
+                loads[to] += units;
+                transfers.push(Transfer { from, to, units });
+            }
+        }
+    }
+    transfers.sort_by_key(|t| (t.from.min(t.to), t.from));
+    Phase {
+        dimension: Some(j),
+        transfers,
+    }
+}
+
+/// Splits `amount` over senders with capacities `caps` (`Σ caps ≥ amount`) so that the
+/// largest amount is as small as possible: each sends `min(cap, λ)` for the largest `λ` that
+/// does not exceed `amount`, and the remaining units go one each to the first senders with
+/// room left.
+fn water_fill(caps: &[u64], amount: u64) -> Vec<u64> {
+    let filled = |level: u64| -> u64 { caps.iter().map(|&c| c.min(level)).sum() };
+    debug_assert!(filled(u64::MAX) >= amount);
+    let (mut lo, mut hi) = (0u64, caps.iter().copied().max().unwrap_or(0));
+    while lo < hi {
+        let mid = lo + (hi - lo).div_ceil(2);
+        if filled(mid) <= amount {
+            lo = mid;
+        } else {
+            hi = mid - 1;
+        }
+    }
+    let mut left = amount - filled(lo);
+    caps.iter()
+        .map(|&c| {
+            let extra = u64::from(left > 0 && c > lo);
+            left -= extra;
+            c.min(lo) + extra
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn water_fill_minimises_the_largest_share() {
+        assert_eq!(water_fill(&[5, 1, 7], 9), vec![4, 1, 4]);
+        assert_eq!(water_fill(&[5, 1, 7], 13), vec![5, 1, 7]);
+        assert_eq!(water_fill(&[0, 0, 3], 2), vec![0, 0, 2]);
+        assert_eq!(water_fill(&[2, 2, 2], 5), vec![2, 2, 1]);
+    }
+
+    #[test]
+    fn cwa_reaches_targets_and_hybrid_validates_group_size() {
+        let loads = [15, 1, 1, 1, 1, 1, 1, 1];
+        let plan = cube_walking(&loads, None).unwrap();
+        assert_eq!(plan.final_loads, vec![3, 3, 3, 3, 3, 3, 2, 2]);
+        assert_eq!(plan.replay().unwrap(), plan.final_loads);
+        assert_eq!(
+            plan.phases.iter().map(|p| p.dimension).collect::<Vec<_>>(),
+            vec![Some(2), Some(1), Some(0)]
+        );
+        for bad in [0, 3, 16] {
+            assert!(matches!(
+                hybrid(&loads, None, bad),
+                Err(ModelError::GroupSize { .. })
+            ));
+        }
+        let all_oem = hybrid(&loads, None, 8).unwrap();
+        let oem = crate::exchange::plan(&Oem, &loads).unwrap();
+        assert_eq!(all_oem.final_loads, oem.final_loads);
+    }
+
+    #[test]
+    fn capacity_aware_cwa_hits_proportional_targets() {
+        let caps = Capacities::new(vec![1.0, 2.0, 3.0, 2.0]).unwrap();
+        let plan = cube_walking(&[0, 0, 80, 0], Some(&caps)).unwrap();
+        assert_eq!(plan.final_loads, vec![10, 20, 30, 20]);
+    }
+}

@@ -1,0 +1,12 @@
+//! The balancing rules, written once as plain decisions with no I/O.
+//!
+//! A rule says how loads move; an engine ([`crate::exchange`], the planner; later the
+//! simulator and the runtime) applies it. One file per family:
+//!
+//! | file | rules | source |
+//! |---|---|---|
+//! | [`dimension_exchange`] | `dem`, `dem-fixed`, `dem-improved`, `dem-hetero`, `oem` | Cybenko 1989; Chau & Fu (000_…) Figs. 1, 2, 5; Rim et al. (004_…) §§2–3 |
+//! | [`cube_walking`] | `cwa`, `hybrid` | Wu & Shu 1996 as described by Rim et al. (004_…) §5 |
+
+pub mod cube_walking;
+pub mod dimension_exchange;

@@ -1,0 +1,51 @@
+//! Interconnection networks.
+//!
+//! Every algorithm that balances over links asks a [`Topology`] who its neighbours are. The
+//! hypercube ([`Hypercube`]) is implicit: node `u`'s partner in dimension `k` is `u ^ (1 << k)`,
+//! so it costs no memory even at 2^24 nodes. Arbitrary graphs implement the same trait.
+
+mod hypercube;
+
+pub use hypercube::Hypercube;
+
+/// An undirected network of `node_count()` nodes numbered `0..node_count()`.
+///
+/// Algorithms that only need to visit neighbours are generic over this trait, in the manner
+/// of petgraph's visitor traits, so the same rule runs on a hypercube and on any graph.
+///
+/// # Example
+/// ```
+/// use hetlb_core::topology::{Hypercube, Topology};
+/// let cube = Hypercube::new(3).unwrap();
+/// assert_eq!(cube.node_count(), 8);
+/// assert_eq!(cube.neighbors(5).collect::<Vec<_>>(), vec![4, 7, 1]);
+/// assert_eq!(cube.edge_count(), 12);
+/// assert!(cube.contains_edge(0, 4));
+/// ```
+pub trait Topology {
+    /// Number of nodes.
+    fn node_count(&self) -> usize;
+
+    /// The neighbours of `node`, each once, in a fixed order.
+    ///
+    /// `node` must be below `node_count()`.
+    fn neighbors(&self, node: usize) -> impl Iterator<Item = usize> + '_;
+
+    /// Number of neighbours of `node`.
+    fn degree(&self, node: usize) -> usize {
+        self.neighbors(node).count()
+    }
+
+    /// Number of undirected edges.
+    fn edge_count(&self) -> usize {
+        (0..self.node_count())
+            .map(|u| self.degree(u))
+            .sum::<usize>()
+            / 2
+    }
+
+    /// True when `a` and `b` are joined by an edge.
+    fn contains_edge(&self, a: usize, b: usize) -> bool {
+        a < self.node_count() && self.neighbors(a).any(|v| v == b)
+    }
+}
