@@ -11,6 +11,8 @@
 mod commands;
 mod input;
 mod output;
+#[allow(dead_code)] // used by the plotting commands as they land
+mod plot;
 mod progress;
 
 use clap::{Parser, Subcommand};
