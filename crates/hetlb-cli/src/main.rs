@@ -4,7 +4,8 @@
 //! * `balance` — balance one load vector and print the plan and its metrics;
 //! * `reproduce` — recompute a published table and print it beside the paper's numbers;
 //! * `enumerate` — exhaustive histogram of the final max difference over all load vectors;
-//! * `bench` — time the hot kernels side by side with their baselines.
+//! * `bench` — time the hot kernels side by side with their baselines;
+//! * `run` — real tasks on real workers (threads or MPI) under EFP or a baseline.
 //!
 //! Errors are one line, `error: ...`, naming the option at fault, with a non-zero exit.
 
@@ -36,6 +37,8 @@ enum Command {
     Enumerate(commands::enumerate::Args),
     /// Time the hot kernels against their baselines, side by side.
     Bench(commands::bench::Args),
+    /// Run real tasks on real workers (threads or MPI) under EFP or a baseline.
+    Run(commands::run::Args),
 }
 
 fn main() -> ExitCode {
@@ -67,6 +70,7 @@ fn main() -> ExitCode {
         Command::Reproduce(args) => commands::reproduce::run(args),
         Command::Enumerate(args) => commands::enumerate::run(args),
         Command::Bench(args) => commands::bench::run(args),
+        Command::Run(args) => commands::run::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -36,6 +36,7 @@
 pub mod config;
 pub mod error;
 pub mod faults;
+pub mod grain;
 pub mod job;
 pub mod message;
 pub mod paper;

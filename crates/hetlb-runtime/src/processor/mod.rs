@@ -109,11 +109,17 @@ impl<'j, J: Job> Cpu<'j, J> {
     }
 
     /// Runs `task` repeatedly for about `seconds` (at least once) and returns tasks per
-    /// second. Faults do not apply.
+    /// second of this thread's CPU time where the system reports it (Linux), of wall-clock
+    /// time otherwise. Faults do not apply.
+    ///
+    /// CPU time makes the capacity independent of how the cores happen to be shared during
+    /// the calibration: on a machine with fewer cores than processors, the processors that
+    /// start first or finish first would otherwise look faster than they are.
     fn calibrate(&self, task: &J::Task, seconds: f64) -> Result<f64, String> {
         let reps = self.slowdown.factor_at(Duration::ZERO);
         let job = self.job;
         let start = Instant::now();
+        let cpu_start = thread_cpu_time();
         let mut runs = 0u64;
         loop {
             catch_unwind(AssertUnwindSafe(|| {
@@ -127,10 +133,22 @@ impl<'j, J: Job> Cpu<'j, J> {
             runs += 1;
             let t = start.elapsed().as_secs_f64();
             if t >= seconds {
-                return Ok(runs as f64 / t.max(1e-9));
+                let busy = match (cpu_start, thread_cpu_time()) {
+                    (Some(a), Some(b)) if b > a => (b - a).as_secs_f64(),
+                    _ => t,
+                };
+                return Ok(runs as f64 / busy.max(1e-9));
             }
         }
     }
+}
+
+/// The CPU time the calling thread has used, from `/proc/thread-self/schedstat` (Linux);
+/// `None` where that is not available.
+fn thread_cpu_time() -> Option<Duration> {
+    let text = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    let ns: u64 = text.split_whitespace().next()?.parse().ok()?;
+    (ns > 0).then(|| Duration::from_nanos(ns))
 }
 
 /// How a processor's part of the run ended.
