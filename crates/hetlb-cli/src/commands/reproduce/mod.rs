@@ -2,6 +2,9 @@
 //!
 //! One file per experiment family; each prints our numbers beside the paper's.
 
+mod chau;
+mod rim;
+
 use anyhow::Result;
 
 /// Arguments of `hetlb reproduce`.
@@ -12,9 +15,20 @@ pub struct Args {
 }
 
 #[derive(Debug, clap::Subcommand)]
-enum Experiment {}
+enum Experiment {
+    /// Chau & Fu, Table 1: max difference after DEM, 100,000 random trials, n = 3..12.
+    ChauTable1(chau::Args),
+    /// Chau & Fu, Table 2: max difference after the improved DEM, n = 3..12.
+    ChauTable2(chau::Args),
+    /// Rim et al., Table 1: DEM and OEM over every non-decreasing load vector (8, 16, 32 processors).
+    RimTable1(rim::Args),
+}
 
 /// Runs `hetlb reproduce`.
 pub fn run(args: Args) -> Result<()> {
-    match args.experiment {}
+    match args.experiment {
+        Experiment::ChauTable1(a) => chau::run(chau::Table::One, a),
+        Experiment::ChauTable2(a) => chau::run(chau::Table::Two, a),
+        Experiment::RimTable1(a) => rim::run(a),
+    }
 }
