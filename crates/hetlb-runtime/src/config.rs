@@ -30,7 +30,8 @@ pub struct RunConfig {
     pub params: EfpParams,
     /// Given capacities, one per processor; `None` to measure them by calibration.
     pub capacities: Option<Vec<f64>>,
-    /// How long each processor runs the calibration task (all at once, before the run).
+    /// How long each processor runs the calibration task, one processor at a time, before
+    /// the run.
     pub calibration: Duration,
     /// A processor holding tasks that sends nothing for this long has failed the run.
     pub timeout: Duration,
@@ -60,13 +61,13 @@ impl fmt::Debug for RunConfig {
 }
 
 impl RunConfig {
-    /// Defaults: calibration 50 ms, timeout 60 s, 3 attempts per task, no slowdown, no fault.
+    /// Defaults: calibration 100 ms per processor, timeout 60 s, 3 attempts per task, no slowdown, no fault.
     pub fn new(policy: Policy) -> Self {
         Self {
             policy,
             params: EfpParams::default(),
             capacities: None,
-            calibration: Duration::from_millis(50),
+            calibration: Duration::from_millis(100),
             timeout: Duration::from_secs(60),
             max_attempts: 3,
             slowdowns: Vec::new(),

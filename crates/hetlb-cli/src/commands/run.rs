@@ -67,7 +67,7 @@ pub struct Args {
     /// Given capacities, one per processor, instead of a calibration: `3,1,1,…`.
     #[arg(long)]
     capacities: Option<String>,
-    /// Milliseconds each processor runs the calibration task.
+    /// Milliseconds each processor runs the calibration task (one after the other).
     #[arg(long, default_value_t = 100)]
     calibration_ms: u64,
     /// Seconds a processor holding tasks may stay silent before the run fails.

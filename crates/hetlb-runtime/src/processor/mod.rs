@@ -108,20 +108,20 @@ impl<'j, J: Job> Cpu<'j, J> {
         Ok(out)
     }
 
-    /// Runs `task` repeatedly for about `seconds` (at least once) and returns tasks per
-    /// second of this thread's CPU time where the system reports it (Linux), of wall-clock
-    /// time otherwise. Faults do not apply.
+    /// Runs `task` repeatedly for about `seconds` (at least [`CALIBRATION_RUNS`] times) and
+    /// returns the rate of the fastest run, in tasks per second. Faults do not apply.
     ///
-    /// CPU time makes the capacity independent of how the cores happen to be shared during
-    /// the calibration: on a machine with fewer cores than processors, the processors that
-    /// start first or finish first would otherwise look faster than they are.
+    /// The fastest run, not the average: on a shared machine most runs are interrupted by
+    /// other work, and the least interrupted one is the best estimate of what the processor
+    /// itself can do.
     fn calibrate(&self, task: &J::Task, seconds: f64) -> Result<f64, String> {
         let reps = self.slowdown.factor_at(Duration::ZERO);
         let job = self.job;
         let start = Instant::now();
-        let cpu_start = thread_cpu_time();
         let mut runs = 0u64;
+        let mut fastest = f64::INFINITY;
         loop {
+            let run = Instant::now();
             catch_unwind(AssertUnwindSafe(|| {
                 for _ in 0..reps {
                     std::hint::black_box(job.run(std::hint::black_box(task)))
@@ -130,26 +130,17 @@ impl<'j, J: Job> Cpu<'j, J> {
                 Ok::<(), String>(())
             }))
             .map_err(|p| panic_message(p.as_ref()))??;
+            fastest = fastest.min(run.elapsed().as_secs_f64());
             runs += 1;
-            let t = start.elapsed().as_secs_f64();
-            if t >= seconds {
-                let busy = match (cpu_start, thread_cpu_time()) {
-                    (Some(a), Some(b)) if b > a => (b - a).as_secs_f64(),
-                    _ => t,
-                };
-                return Ok(runs as f64 / busy.max(1e-9));
+            if runs >= CALIBRATION_RUNS && start.elapsed().as_secs_f64() >= seconds {
+                return Ok(1.0 / fastest.max(1e-9));
             }
         }
     }
 }
 
-/// The CPU time the calling thread has used, from `/proc/thread-self/schedstat` (Linux);
-/// `None` where that is not available.
-fn thread_cpu_time() -> Option<Duration> {
-    let text = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
-    let ns: u64 = text.split_whitespace().next()?.parse().ok()?;
-    (ns > 0).then(|| Duration::from_nanos(ns))
-}
+/// The fewest runs of the calibration task.
+const CALIBRATION_RUNS: u64 = 5;
 
 /// How a processor's part of the run ended.
 pub(crate) enum Ending<O> {
@@ -206,8 +197,18 @@ where
     if size == 1 || cpu.job.tasks() == 0 || cfg.calibration.is_zero() {
         return Ok((vec![1.0; size], false));
     }
+    // One processor at a time, so that each runs alone: on a machine with fewer cores than
+    // processors, concurrent calibrations would measure how the cores happened to be shared
+    // (the first to start and the first to finish look faster) instead of the processors.
     let seconds = cfg.calibration.as_secs_f64();
-    for r in 1..size {
+    let mut rates = vec![0.0; size];
+    rates[0] = cpu
+        .calibrate(&cpu.job.task(0), seconds)
+        .map_err(|message| RuntimeError::Calibration {
+            processor: 0,
+            message,
+        })?;
+    for (r, rate) in rates.iter_mut().enumerate().skip(1) {
         tr.send(
             r,
             Msg::Calibrate {
@@ -215,34 +216,21 @@ where
                 seconds,
             },
         )?;
-    }
-    let mut rates: Vec<Option<f64>> = vec![None; size];
-    rates[0] = Some(
-        cpu.calibrate(&cpu.job.task(0), seconds)
-            .map_err(|message| RuntimeError::Calibration {
-                processor: 0,
-                message,
-            })?,
-    );
-    let deadline = Instant::now() + cfg.timeout + cfg.calibration;
-    while rates.iter().any(Option::is_none) {
+        let deadline = Instant::now() + cfg.timeout + cfg.calibration;
         let Some(env) = tr.recv(Some(deadline))? else {
-            let processor = rates.iter().position(Option::is_none).unwrap_or(0);
             return Err(RuntimeError::Unresponsive {
-                processor,
-                seconds: cfg.timeout.as_secs_f64(),
+                processor: r,
+                seconds: (cfg.timeout + cfg.calibration).as_secs_f64(),
                 tasks: 1,
                 timeout: cfg.timeout.as_secs_f64(),
             });
         };
         match env.msg {
-            Msg::Calibrated { rate } if rate.is_finite() && rate > 0.0 => {
-                rates[env.from] = Some(rate);
-            }
-            Msg::Calibrated { rate } => {
+            Msg::Calibrated { rate: x } if env.from == r && x.is_finite() && x > 0.0 => *rate = x,
+            Msg::Calibrated { rate: x } => {
                 return Err(RuntimeError::Calibration {
                     processor: env.from,
-                    message: format!("measured rate {rate}"),
+                    message: format!("measured rate {x}"),
                 });
             }
             Msg::CalibrationFailed { message } => {
@@ -259,7 +247,7 @@ where
             }
         }
     }
-    Ok((rates.into_iter().map(|r| r.unwrap_or(1.0)).collect(), true))
+    Ok((rates, true))
 }
 
 /// Sends `Gone` to the coordinator if the worker's thread unwinds past the task guard.
