@@ -37,7 +37,7 @@ pub struct Dispatch {
     pub at: f64,
     /// The processor served.
     pub processor: usize,
-    /// Tasks sent.
+    /// Tasks sent; 0 when the processor was stopped.
     pub tasks: u64,
     /// Its speed factor `S = θ/θ_0` at that moment.
     pub speed_factor: f64,

@@ -171,7 +171,10 @@ impl Setup {
             .transpose()?;
         if let Some(s) = &slowdowns {
             if let Some(i) = s.iter().position(|&f| f == 0) {
-                bail!("--slowdown: value {} is 0; factors are whole numbers from 1", i + 1);
+                bail!(
+                    "--slowdown: value {} is 0; factors are whole numbers from 1",
+                    i + 1
+                );
             }
         }
         let change = args
@@ -215,10 +218,7 @@ impl Setup {
         }
         if let Some(s) = &self.slowdowns {
             if s.len() != workers {
-                bail!(
-                    "--slowdown: {} values given for {workers} workers",
-                    s.len()
-                );
+                bail!("--slowdown: {} values given for {workers} workers", s.len());
             }
         }
         if let Some(c) = &self.capacities {
@@ -239,9 +239,7 @@ impl Setup {
 
     fn slowdowns(&self, workers: usize) -> Vec<Slowdown> {
         let mut s: Vec<Slowdown> = (0..workers)
-            .map(|i| {
-                Slowdown::constant(self.slowdowns.as_ref().map_or(1, |v| v[i]))
-            })
+            .map(|i| Slowdown::constant(self.slowdowns.as_ref().map_or(1, |v| v[i])))
             .collect();
         if let Some((p, f, at)) = self.change {
             s[p] = s[p].then(Duration::from_secs_f64(at), f);
@@ -345,11 +343,19 @@ fn run_mpi(args: &Args, setup: &Setup) -> Result<()> {
     if let Some(w) = args.workers {
         if w != workers {
             let e = anyhow!("--workers: {w} given but mpiexec started {workers} ranks");
-            return if mpi.rank() == 0 { Err(e) } else { Err(quiet(e)) };
+            return if mpi.rank() == 0 {
+                Err(e)
+            } else {
+                Err(quiet(e))
+            };
         }
     }
     if let Err(e) = setup.check_workers(workers) {
-        return if mpi.rank() == 0 { Err(e) } else { Err(quiet(e)) };
+        return if mpi.rank() == 0 {
+            Err(e)
+        } else {
+            Err(quiet(e))
+        };
     }
     let grain = grain(args, setup.workload, workers)?;
     let result = match setup.workload {
@@ -595,8 +601,19 @@ fn present<J: Checked>(
         }
         Format::Csv => print_csv(
             &[
-                "policy", "processor", "role", "slowdown", "rows", "tasks", "batches", "t_exec",
-                "t_comp", "t_comm", "t_wait", "makespan", "efficiency",
+                "policy",
+                "processor",
+                "role",
+                "slowdown",
+                "rows",
+                "tasks",
+                "batches",
+                "t_exec",
+                "t_comp",
+                "t_comm",
+                "t_wait",
+                "makespan",
+                "efficiency",
             ],
             docs.iter().flat_map(|d| {
                 d.processors.iter().map(move |p| {
@@ -776,12 +793,27 @@ fn print_paper(d: &RunJson, paper: &hetlb_runtime::paper::PaperTable) {
         paper.table, paper.size, paper.size
     );
     let mut t = table([
-        "role", "rows", "T_exec", "T_comp", "T_comm", "T_wait", "paper proc", "paper rows",
-        "paper T_exec", "paper T_comp", "paper T_comm", "paper T_wait",
+        "role",
+        "rows",
+        "T_exec",
+        "T_comp",
+        "T_comm",
+        "T_wait",
+        "paper proc",
+        "paper rows",
+        "paper T_exec",
+        "paper T_comp",
+        "paper T_comm",
+        "paper T_wait",
     ]);
     // The paper lists its master last (processor 8); ours is P0.
     let mut ours: Vec<&ProcessorJson> = d.processors.iter().collect();
-    ours.sort_by_key(|p| p.role.trim_start_matches('P').parse::<usize>().unwrap_or(usize::MAX));
+    ours.sort_by_key(|p| {
+        p.role
+            .trim_start_matches('P')
+            .parse::<usize>()
+            .unwrap_or(usize::MAX)
+    });
     let theirs: Vec<_> = std::iter::once(&paper.rows[8])
         .chain(paper.rows[..8].iter())
         .collect();

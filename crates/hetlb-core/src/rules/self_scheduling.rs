@@ -668,14 +668,22 @@ mod tests {
 
     #[test]
     fn static_rounds_hand_out_every_share_but_the_masters() {
-        let s = Scheduler::new(Policy::StaticEqual, EfpParams::default(), &[3.0, 1.0, 1.0])
-            .unwrap();
+        let s =
+            Scheduler::new(Policy::StaticEqual, EfpParams::default(), &[3.0, 1.0, 1.0]).unwrap();
         assert_eq!(s.first_round(10), vec![(1, 3), (2, 3)]);
-        let s = Scheduler::new(Policy::StaticProportional, EfpParams::default(), &[3.0, 1.0, 1.0])
-            .unwrap();
+        let s = Scheduler::new(
+            Policy::StaticProportional,
+            EfpParams::default(),
+            &[3.0, 1.0, 1.0],
+        )
+        .unwrap();
         assert_eq!(s.first_round(10), vec![(1, 2), (2, 2)]);
-        let s = Scheduler::new(Policy::SelfScheduling, EfpParams::default(), &[3.0, 1.0, 1.0])
-            .unwrap();
+        let s = Scheduler::new(
+            Policy::SelfScheduling,
+            EfpParams::default(),
+            &[3.0, 1.0, 1.0],
+        )
+        .unwrap();
         assert_eq!(s.first_round(1), vec![(2, 1)]);
     }
 

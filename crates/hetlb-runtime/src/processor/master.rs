@@ -258,6 +258,13 @@ where
             return self.send_batch(w, d.tasks, queued_for, d.speed_factor);
         }
         if self.done >= self.total || self.computes {
+            self.timeline.push(Dispatch {
+                at: self.since_start(),
+                processor: w,
+                tasks: 0,
+                speed_factor: d.speed_factor,
+                queue: self.left(),
+            });
             self.stop(w, queued_for)
         } else {
             // The master cannot compute any more: keep the worker for tasks that may come
@@ -601,7 +608,11 @@ where
             calibrated: self.calibrated,
             makespan,
             ideal,
-            efficiency: if makespan > 0.0 { ideal / makespan } else { 1.0 },
+            efficiency: if makespan > 0.0 {
+                ideal / makespan
+            } else {
+                1.0
+            },
             timeline: self.timeline,
             failures: self.failures,
             requeued: self.requeued,

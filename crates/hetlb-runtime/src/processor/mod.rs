@@ -164,7 +164,8 @@ where
     let mut cpu = Cpu::new(tr.rank(), job, cfg);
     if tr.rank() == 0 {
         let (capacities, calibrated) = launch(tr, &cpu, cfg)?;
-        let master = hetlb_core::rules::self_scheduling::Roles::from_capacities(&capacities)?.master;
+        let master =
+            hetlb_core::rules::self_scheduling::Roles::from_capacities(&capacities)?.master;
         if master == 0 {
             return master::run(tr, &mut cpu, cfg, capacities, calibrated)
                 .map(|o| Ending::Finished(Box::new(o)));
@@ -266,6 +267,34 @@ impl<J: Job, Tr: Transport<Msg<J::Task, J::Output>>> Drop for GoneGuard<'_, J, T
                     reason: format!("processor {} ended unexpectedly", self.tr.rank()),
                 },
             );
+        }
+    }
+}
+
+/// Sends a worker's report to the master. If the master has already ended the run (its end
+/// of the connection is closed), the reason it left in this rank's inbox is returned instead
+/// of the bare transport error.
+fn report_to<J, Tr>(
+    tr: &Tr,
+    master: usize,
+    msg: Msg<J::Task, J::Output>,
+) -> Result<(), RuntimeError>
+where
+    J: Job,
+    Tr: Transport<Msg<J::Task, J::Output>>,
+{
+    match tr.send(master, msg) {
+        Ok(()) => Ok(()),
+        Err(e) => {
+            while let Ok(Some(env)) = tr.try_recv() {
+                if let Msg::Failed { message } = env.msg {
+                    return Err(RuntimeError::Remote {
+                        processor: env.from,
+                        message,
+                    });
+                }
+            }
+            Err(e.into())
         }
     }
 }
@@ -389,7 +418,8 @@ where
                     t_wait: wait,
                 };
                 let start = Instant::now();
-                tr.send(
+                report_to::<J, Tr>(
+                    tr,
                     from,
                     Msg::Results {
                         results,
@@ -423,7 +453,7 @@ where
                 totals.t_wait += wait;
                 totals.t_comm += (blocked - wait).max(0.0);
                 totals.t_exec = cpu.elapsed().as_secs_f64();
-                tr.send(from, Msg::Bye { totals })?;
+                report_to::<J, Tr>(tr, from, Msg::Bye { totals })?;
                 if me != 0 {
                     return Ok(Ending::Stopped);
                 }
