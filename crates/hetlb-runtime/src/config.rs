@@ -41,6 +41,9 @@ pub struct RunConfig {
     pub slowdowns: Vec<Slowdown>,
     /// Injected faults per processor (empty: none).
     pub faults: Vec<Faults>,
+    /// Whether the master computes tasks too, as in EFP (001_… §3). Without it the master
+    /// only dispatches, which isolates the cost of dispatching.
+    pub master_computes: bool,
     /// Progress callback, run on the master.
     pub progress: Option<Progress>,
 }
@@ -56,12 +59,14 @@ impl fmt::Debug for RunConfig {
             .field("max_attempts", &self.max_attempts)
             .field("slowdowns", &self.slowdowns)
             .field("faults", &self.faults)
+            .field("master_computes", &self.master_computes)
             .finish_non_exhaustive()
     }
 }
 
 impl RunConfig {
-    /// Defaults: calibration 100 ms per processor, timeout 60 s, 3 attempts per task, no slowdown, no fault.
+    /// Defaults: calibration 100 ms per processor, timeout 60 s, 3 attempts per task, no
+    /// slowdown, no fault, the master computes.
     pub fn new(policy: Policy) -> Self {
         Self {
             policy,
@@ -72,6 +77,7 @@ impl RunConfig {
             max_attempts: 3,
             slowdowns: Vec::new(),
             faults: Vec::new(),
+            master_computes: true,
             progress: None,
         }
     }

@@ -153,6 +153,10 @@ where
         self.t0 = Instant::now();
         self.cpu.start_clock(self.t0);
         self.state[self.me] = State::Done;
+        if !self.cfg.master_computes {
+            self.computes = false;
+            self.sched.remove(self.me);
+        }
         for (w, k) in self.sched.first_round(self.left()) {
             let since = self.since_start();
             let sf = self.sched.speed_factor(w);
