@@ -35,6 +35,10 @@ const TAG: i32 = 0x4845;
 /// The longest the communication thread sleeps between two polls when idle.
 pub const MAX_IDLE_SLEEP: Duration = Duration::from_micros(200);
 
+/// How long the communication thread keeps polling (yielding the core between polls) after
+/// the last message before it starts to sleep.
+const SPIN: Duration = Duration::from_micros(300);
+
 enum Command {
     Send(usize, Vec<u8>),
     Abort(i32),
@@ -233,6 +237,7 @@ fn communication_thread(
     if ready.send(Ok((rank, size))).is_err() {
         return;
     }
+    let mut last_active = Instant::now();
     let mut idle = 0u32;
     loop {
         let mut active = false;
@@ -259,21 +264,24 @@ fn communication_thread(
         }
         if active {
             idle = 0;
+            last_active = Instant::now();
             continue;
         }
-        idle = idle.saturating_add(1);
-        if idle < 32 {
+        // Just after traffic a reply is likely soon: keep polling, yielding the core.
+        if last_active.elapsed() < SPIN {
             std::thread::yield_now();
             continue;
         }
+        idle = idle.saturating_add(1);
         // Sleep on the command channel so that a send wakes the thread at once.
-        let nap = Duration::from_micros(5u64 << (idle - 32).min(6)).min(MAX_IDLE_SLEEP);
+        let nap = Duration::from_micros(10u64 << idle.min(5)).min(MAX_IDLE_SLEEP);
         match commands.recv_timeout(nap) {
             Ok(Command::Send(to, bytes)) => {
                 world
                     .process_at_rank(to as i32)
                     .send_with_tag(&bytes[..], TAG);
                 idle = 0;
+                last_active = Instant::now();
             }
             Ok(Command::Abort(code)) => world.abort(code),
             Ok(Command::Shutdown) | Err(RecvTimeoutError::Disconnected) => return,
