@@ -50,18 +50,24 @@ fn case(
         "{:<13} {:>9} {:>9} {:>10} {:>8} {:>12} {:>10} {:>11}",
         "policy", "makespan", "ideal", "efficiency", "spread", "master/slow", "vs one", "vs static"
     );
-    let mut static_makespan = f64::NAN;
-    for policy in [
+    let policies = [
         Policy::StaticEqual,
         Policy::Efp,
         Policy::StaticProportional,
         Policy::SelfScheduling,
-    ] {
-        let mut cfg = RunConfig::new(policy);
-        cfg.slowdowns = factors.iter().map(|&f| Slowdown::constant(f)).collect();
-        let reports: Vec<RunReport> = (0..reps)
-            .map(|_| run_threads(Arc::clone(&job), p, &cfg).map(|o| o.report))
-            .collect::<Result<_, _>>()?;
+    ];
+    // Policies interleaved within each repetition, so that a change in the machine's load
+    // during the benchmark affects them alike.
+    let mut all: Vec<Vec<RunReport>> = vec![Vec::new(); policies.len()];
+    for _ in 0..reps {
+        for (i, &policy) in policies.iter().enumerate() {
+            let mut cfg = RunConfig::new(policy);
+            cfg.slowdowns = factors.iter().map(|&f| Slowdown::constant(f)).collect();
+            all[i].push(run_threads(Arc::clone(&job), p, &cfg)?.report);
+        }
+    }
+    let mut static_makespan = f64::NAN;
+    for (&policy, reports) in policies.iter().zip(&all) {
         let pick = |f: &dyn Fn(&RunReport) -> f64| median(reports.iter().map(f).collect());
         let makespan = pick(&|r| r.makespan);
         let ratio = pick(&|r| {
