@@ -283,8 +283,14 @@ impl Observation {
 /// Measured throughputs, tasks per busy second, smoothed by an exponential moving average so
 /// that one noisy batch does not swing the next decision but a lasting change is followed
 /// within a few batches.
+///
+/// Until a processor has been measured, its rate is its seed capacity *converted to the units
+/// of the measurements*: seed × (Σ measured rates ÷ Σ their seeds). Given capacities are in
+/// arbitrary units, and calibrated ones are taken with each processor alone, so neither can
+/// be compared directly with rates measured during the run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SpeedTable {
+    seeds: Vec<f64>,
     rates: Vec<f64>,
     measured: Vec<bool>,
     alive: Vec<bool>,
@@ -306,12 +312,14 @@ impl SpeedTable {
     /// let mut t = SpeedTable::new(&[3.0, 1.0], 0.5).unwrap();
     /// t.observe(1, &Observation { tasks: 4, t_comp: 1.0, t_comm: 0.0, t_wait: 0.5 });
     /// assert_eq!(t.rate(1), 4.0); // the first measurement replaces the seed
+    /// assert_eq!(t.rate(0), 12.0); // the other seed, in measured units: 3 × 4/1
     /// t.observe(1, &Observation { tasks: 2, t_comp: 1.0, t_comm: 0.0, t_wait: 0.0 });
     /// assert_eq!(t.rate(1), 3.0);
     /// ```
     pub fn new(capacities: &[f64], smoothing: f64) -> Result<Self, SchedulingError> {
         check_capacities(capacities)?;
         Ok(Self {
+            seeds: capacities.to_vec(),
             rates: capacities.to_vec(),
             measured: vec![false; capacities.len()],
             alive: vec![true; capacities.len()],
@@ -340,8 +348,31 @@ impl SpeedTable {
     }
 
     /// Processor `p`'s current rate estimate.
+    ///
+    /// # Complexity
+    /// `O(1)` once measured, `O(P)` before.
     pub fn rate(&self, p: usize) -> f64 {
-        self.rates.get(p).copied().unwrap_or(0.0)
+        match (self.rates.get(p), self.measured.get(p)) {
+            (Some(&r), Some(true)) => r,
+            (Some(_), Some(false)) => self.seeds[p] * self.unit_scale(),
+            _ => 0.0,
+        }
+    }
+
+    /// Measured rate per unit of seed capacity, over the measured processors (1 if none).
+    fn unit_scale(&self) -> f64 {
+        let (mut rates, mut seeds) = (0.0, 0.0);
+        for i in 0..self.rates.len() {
+            if self.measured[i] {
+                rates += self.rates[i];
+                seeds += self.seeds[i];
+            }
+        }
+        if rates > 0.0 && seeds > 0.0 {
+            rates / seeds
+        } else {
+            1.0
+        }
     }
 
     /// Removes a failed processor from the sums.
@@ -352,12 +383,20 @@ impl SpeedTable {
     }
 
     /// The sum of the rates of the live processors.
+    ///
+    /// # Complexity
+    /// `O(P)`.
     pub fn total(&self) -> f64 {
-        self.rates
-            .iter()
-            .zip(&self.alive)
-            .filter(|(_, a)| **a)
-            .map(|(r, _)| r)
+        let scale = self.unit_scale();
+        (0..self.rates.len())
+            .filter(|&i| self.alive[i])
+            .map(|i| {
+                if self.measured[i] {
+                    self.rates[i]
+                } else {
+                    self.seeds[i] * scale
+                }
+            })
             .sum()
     }
 }
@@ -716,9 +755,12 @@ mod tests {
             t_comp: 1.0,
             ..Default::default()
         };
+        // Both measured, then both ask again with the same speeds.
+        s.on_report(1, &slow, 600, true);
+        s.on_report(2, &fast, 600, true);
         let a = s.on_report(1, &slow, 600, true).tasks;
         let b = s.on_report(2, &fast, 600, true).tasks;
-        assert!(b > 4 * a, "{a} {b}");
+        assert!(b > 8 * a, "{a} {b}");
     }
 
     #[test]
@@ -738,6 +780,21 @@ mod tests {
         let more = s.on_report(1, &waited, 100, true).tasks;
         assert_eq!(plain, 25);
         assert_eq!(more, 50); // capped by the fair share 100·1/2
+    }
+
+    #[test]
+    fn seeds_in_other_units_do_not_distort_the_first_decisions() {
+        // Given capacities of 1 while measured rates are hundreds of tasks per second: the
+        // first worker measured must not look hundreds of times faster than the master.
+        let mut s = Scheduler::new(Policy::Efp, EfpParams::default(), &[1.0, 1.0, 1.0]).unwrap();
+        let obs = Observation {
+            tasks: 2,
+            t_comp: 0.004,
+            ..Default::default()
+        };
+        let d = s.on_report(2, &obs, 600, true);
+        assert!((d.speed_factor - 1.0).abs() < 1e-12, "{}", d.speed_factor);
+        assert_eq!(d.tasks, 100); // ⌈600 · 1/3 / 2⌉
     }
 
     #[test]
