@@ -179,7 +179,10 @@ fn a_task_that_always_fails_fails_the_run_after_its_attempts() {
             Ok(*x)
         }
     }));
-    let err = run_threads(job, 3, &RunConfig::new(Policy::Efp)).unwrap_err();
+    // Master on processor 0: the error comes back as it is.
+    let mut cfg = RunConfig::new(Policy::Efp);
+    cfg.capacities = Some(vec![2.0, 1.0, 1.0]);
+    let err = run_threads(Arc::clone(&job), 3, &cfg).unwrap_err();
     assert_eq!(
         err,
         RuntimeError::TaskFailed {
@@ -188,6 +191,15 @@ fn a_task_that_always_fails_fails_the_run_after_its_attempts() {
             error: "13 is unlucky".into()
         }
     );
+    // Master elsewhere: processor 0 reports the master's error.
+    cfg.capacities = Some(vec![1.0, 2.0, 1.0]);
+    match run_threads(job, 3, &cfg).unwrap_err() {
+        RuntimeError::Remote { processor, message } => {
+            assert_eq!(processor, 1);
+            assert_eq!(message, "task 13 failed 3 times; last error: 13 is unlucky");
+        }
+        other => panic!("unexpected {other:?}"),
+    }
 }
 
 #[test]
