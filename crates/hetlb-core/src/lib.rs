@@ -28,6 +28,7 @@ pub mod exchange;
 pub mod metrics;
 pub mod model;
 pub mod plan;
+pub mod rounds;
 pub mod rules;
 pub mod topology;
 pub mod units;
