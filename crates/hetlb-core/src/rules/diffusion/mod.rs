@@ -45,7 +45,7 @@ mod gdem;
 
 pub use dishet::Dishet;
 pub use first_order::{FirstOrder, Rounding};
-pub use gdem::Gdem;
+pub use gdem::{Gdem, LambdaError};
 
 use crate::plan::LoadInfo;
 use crate::topology::Topology;
