@@ -173,7 +173,7 @@ pub enum NetworkError {
     #[error(transparent)]
     Lambda(#[from] LambdaError),
     /// An option the algorithm does not use.
-    #[error("{option} does not apply to {algorithm}")]
+    #[error("{algorithm} takes no {option}")]
     Unused {
         /// The option.
         option: &'static str,
@@ -214,11 +214,11 @@ pub fn balance_on(
 ) -> Result<RoundRun, NetworkError> {
     let unused = |option| Err(NetworkError::Unused { option, algorithm });
     if options.lambda.is_some() && algorithm != NetworkAlgorithm::Gdem {
-        return unused("lambda");
+        return unused("exchange parameter λ (only gdem has one)");
     }
     let NetworkAlgorithm::Cube(cube_algorithm) = algorithm else {
         if options.procs_per_group.is_some() {
-            return unused("a group size");
+            return unused("group size (only hybrid has one)");
         }
         return match network {
             Network::Hypercube(cube) => diffuse(cube, network, algorithm, loads, options),
@@ -229,7 +229,7 @@ pub fn balance_on(
         return Err(NetworkError::NeedsHypercube(cube_algorithm));
     };
     if options.max_rounds.is_some() {
-        return unused("a round limit");
+        return unused("round limit (the hypercube algorithms run one phase per dimension)");
     }
     if loads.len() != cube.node_count() {
         return Err(RoundError::NodeCount {
