@@ -1,1 +1,2 @@
 //! experiments
+pub mod dishet;

@@ -2,6 +2,8 @@
 //!
 //! One file per experiment family; each prints our numbers beside the paper's.
 
+mod dishet;
+
 use anyhow::Result;
 
 /// Arguments of `hetlb reproduce`.
@@ -12,9 +14,14 @@ pub struct Args {
 }
 
 #[derive(Debug, clap::Subcommand)]
-enum Experiment {}
+enum Experiment {
+    /// DISHET against diffusion, biasing and gdem on random graphs (Neelakantan 2012, §5).
+    Dishet(dishet::Args),
+}
 
 /// Runs `hetlb reproduce`.
 pub fn run(args: Args) -> Result<()> {
-    match args.experiment {}
+    match args.experiment {
+        Experiment::Dishet(a) => dishet::run_command(a),
+    }
 }
