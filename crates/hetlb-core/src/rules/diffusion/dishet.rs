@@ -72,11 +72,12 @@ impl NodeRule for Dishet {
         // eq. (1): the deficient neighbours
         let dn = &mut scratch.candidates;
         dn.clear();
-        let (mut sum_w, mut sum_c) = (0u128, 0.0f64);
+        // the total of all loads fits in a u64 (checked by the engine)
+        let (mut sum_w, mut sum_c) = (0u64, 0.0f64);
         for j in view.topology.neighbors(i) {
             if view.heavier(i, j) {
                 let (load, capacity) = (view.loads[j], view.capacities[j]);
-                sum_w += u128::from(load);
+                sum_w += load;
                 sum_c += capacity;
                 dn.push(Candidate {
                     node: j,
@@ -95,7 +96,7 @@ impl NodeRule for Dishet {
         if !(excess >= 1.0) {
             return;
         }
-        let ld = (excess.floor() as u64).min(w_i);
+        let ld = (excess as u64).min(w_i); // excess ≥ 1: the cast is a floor
         // Balance: water-fill the lightest deficient neighbours up to a common level.
         dn.sort_unstable_by(|a, b| a.level.total_cmp(&b.level).then(a.node.cmp(&b.node)));
         let (mut acc_w, mut acc_c, mut filled) = (0.0f64, 0.0f64, 0);
@@ -111,7 +112,8 @@ impl NodeRule for Dishet {
         }
         let mut given = 0u64;
         for k in dn[..filled].iter_mut() {
-            let units = (level * k.capacity - k.load as f64).floor().max(0.0) as u64;
+            // a cast of a non-negative number is its floor
+            let units = (level * k.capacity - k.load as f64).max(0.0) as u64;
             k.units = units.min(ld - given);
             given += k.units;
         }
@@ -139,9 +141,7 @@ impl NodeRule for Dishet {
         // Lemma 4: no receiver ends above the sender (guards the floating-point levels too).
         for k in dn[..filled].iter_mut() {
             let sender_after = (w_i - given) as f64;
-            let allowed = (sender_after * k.capacity / c_i - k.load as f64)
-                .floor()
-                .max(0.0) as u64;
+            let allowed = (sender_after * k.capacity / c_i - k.load as f64).max(0.0) as u64;
             if k.units > allowed {
                 given -= k.units - allowed;
                 k.units = allowed;

@@ -77,14 +77,14 @@ impl FirstOrder {
         self.rounding
     }
 
-    /// Fills `scratch.candidates` with the flows to the lighter neighbours.
-    fn flows<T: Topology>(view: &NodeView<'_, T>, scratch: &mut Scratch) {
+    /// Calls `f` with the flow to every lighter neighbour.
+    #[inline(always)]
+    fn for_each_flow<T: Topology, F: FnMut(Flow)>(view: &NodeView<'_, T>, mut f: F) {
         let i = view.node;
         let c_i = view.capacities[i];
         let x_i = view.levels[i];
         let deg_i = view.topology.degree(i);
-        let flows = &mut scratch.candidates;
-        flows.clear();
+        let k_i = deg_i as f64 / c_i;
         for j in view.topology.neighbors(i) {
             if !view.heavier(i, j) {
                 continue;
@@ -92,24 +92,38 @@ impl FirstOrder {
             let c_j = view.capacities[j];
             let deg_j = view.topology.degree(j);
             let dx = x_i - view.levels[j];
-            // α·dx with a single division, exact when the flow is an integer.
+            // α·dx with a single division, exact when the flow is an integer; dx > 0, so the
+            // casts below are floors (and a ceiling).
             let flow = (c_i.min(c_j) * dx) / ((deg_i.max(deg_j) + 1) as f64);
-            let whole = flow.floor();
+            let whole = flow as u64;
             // safety: the largest f with f·(deg_i/c_i + deg_j/c_j) < 2·dx
-            let q = 2.0 * dx / (deg_i as f64 / c_i + deg_j as f64 / c_j);
-            let limit = ((q * (1.0 - 1e-12)).ceil() - 1.0).max(0.0) as u64;
-            flows.push(Candidate {
+            let q = (2.0 * dx / (k_i + deg_j as f64 / c_j)) * (1.0 - 1e-12);
+            let below = q as u64;
+            let ceil = below + u64::from((below as f64) < q);
+            let limit = ceil.saturating_sub(1);
+            f(Flow {
                 node: j,
-                load: view.loads[j],
-                capacity: c_j,
-                level: view.levels[j],
-                units: (whole as u64).min(limit),
-                fraction: flow - whole,
+                whole: whole.min(limit),
+                fraction: flow - whole as f64,
                 limit,
                 deficit: dx * c_j,
             });
         }
     }
+}
+
+/// The diffusion flow over one edge.
+#[derive(Debug, Clone, Copy)]
+struct Flow {
+    node: usize,
+    /// `⌊α·dx⌋` (never above `limit`).
+    whole: u64,
+    /// `α·dx − ⌊α·dx⌋`.
+    fraction: f64,
+    /// The most units the edge can carry safely.
+    limit: u64,
+    /// `dx·c_j`: the units the neighbour lacks to reach this node's level.
+    deficit: f64,
 }
 
 /// One stream per (seed, round, node): the draws do not depend on the order in which nodes
@@ -144,49 +158,56 @@ impl NodeRule for FirstOrder {
         if budget == 0 {
             return;
         }
-        Self::flows(view, scratch);
-        let flows = &mut scratch.candidates;
-        match self.rounding {
-            Rounding::Nearest => {
-                for f in flows.iter_mut() {
-                    if f.fraction >= 0.5 && f.units < f.limit {
-                        f.units += 1;
-                    }
-                }
+        let mut emit = |node: usize, units: u64| {
+            let units = units.min(budget);
+            if units > 0 {
+                budget -= units;
+                out.push((node, units));
             }
+        };
+        match self.rounding {
+            Rounding::Nearest => Self::for_each_flow(view, |f| {
+                let up = f.fraction >= 0.5 && f.whole < f.limit;
+                emit(f.node, f.whole + u64::from(up));
+            }),
             Rounding::Random => {
                 let mut rng = None;
-                for f in flows.iter_mut() {
-                    if f.fraction > 0.0 && f.units < f.limit {
+                Self::for_each_flow(view, |f| {
+                    let mut units = f.whole;
+                    if f.fraction > 0.0 && f.whole < f.limit {
                         let rng =
                             rng.get_or_insert_with(|| node_rng(view.seed, view.round, view.node));
-                        if rng.random_bool(f.fraction.min(1.0)) {
-                            f.units += 1;
-                        }
+                        units += u64::from(rng.random_bool(f.fraction.min(1.0)));
                     }
-                }
+                    emit(f.node, units);
+                });
             }
             Rounding::Biased => {
+                let flows = &mut scratch.candidates;
+                flows.clear();
+                Self::for_each_flow(view, |f| {
+                    flows.push(Candidate {
+                        node: f.node,
+                        units: f.whole,
+                        fraction: f.fraction,
+                        limit: f.limit,
+                        deficit: f.deficit,
+                        ..Candidate::default()
+                    })
+                });
                 let pooled: f64 = flows.iter().map(|f| f.fraction).sum();
-                let mut extra = (pooled + 0.5).floor() as u64;
+                let mut extra = (pooled + 0.5) as u64;
                 flows.sort_unstable_by(|a, b| {
                     b.deficit.total_cmp(&a.deficit).then(a.node.cmp(&b.node))
                 });
                 for f in flows.iter_mut() {
-                    if extra == 0 {
-                        break;
-                    }
                     let add = extra.min(f.limit.saturating_sub(f.units));
                     f.units += add;
                     extra -= add;
                 }
-            }
-        }
-        for f in flows.iter() {
-            let units = f.units.min(budget);
-            if units > 0 {
-                budget -= units;
-                out.push((f.node, units));
+                for f in flows.iter() {
+                    emit(f.node, f.units);
+                }
             }
         }
     }
@@ -195,15 +216,15 @@ impl NodeRule for FirstOrder {
         self.rounding == Rounding::Random
     }
 
-    fn could_send<T: Topology>(&self, view: &NodeView<'_, T>, scratch: &mut Scratch) -> bool {
+    fn could_send<T: Topology>(&self, view: &NodeView<'_, T>, _scratch: &mut Scratch) -> bool {
         if view.loads[view.node] == 0 {
             return false;
         }
-        Self::flows(view, scratch);
-        scratch
-            .candidates
-            .iter()
-            .any(|f| f.units > 0 || (f.fraction > 0.0 && f.units < f.limit))
+        let mut could = false;
+        Self::for_each_flow(view, |f| {
+            could |= f.whole > 0 || (f.fraction > 0.0 && f.whole < f.limit);
+        });
+        could
     }
 }
 

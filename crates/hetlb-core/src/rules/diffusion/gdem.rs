@@ -96,7 +96,7 @@ impl NodeRule for Gdem<'_> {
         let (w_i, w_j) = (view.loads[i] as f64, view.loads[j] as f64);
         let (c_i, c_j) = (view.capacities[i], view.capacities[j]);
         let excess = (w_i * c_j - w_j * c_i) / (c_i + c_j);
-        let units = ((2.0 * self.lambda * excess).floor().max(0.0) as u64).min(view.loads[i]);
+        let units = ((2.0 * self.lambda * excess).max(0.0) as u64).min(view.loads[i]); // a floor
         if units > 0 {
             out.push((j, units));
         }
