@@ -93,7 +93,8 @@ impl NodeRule for Dishet {
         }
         // eqs. (2)-(3): LD = P_i − L_avg·C_i = (P_i·ΣC_DN − C_i·ΣP_DN) / (C_i + ΣC_DN)
         let excess = ((w_i as f64) * sum_c - c_i * (sum_w as f64)) / (c_i + sum_c);
-        if !(excess >= 1.0) {
+        // also false for NaN (never produced from valid capacities)
+        if excess.is_nan() || excess < 1.0 {
             return;
         }
         let ld = (excess as u64).min(w_i); // excess ≥ 1: the cast is a floor
