@@ -2,7 +2,9 @@
 //!
 //! One file per experiment family; each prints our numbers beside the paper's.
 
+mod chau;
 mod dishet;
+mod rim;
 
 use anyhow::Result;
 
@@ -15,6 +17,12 @@ pub struct Args {
 
 #[derive(Debug, clap::Subcommand)]
 enum Experiment {
+    /// Chau & Fu, Table 1: max difference after DEM, 100,000 random trials, n = 3..12.
+    ChauTable1(chau::Args),
+    /// Chau & Fu, Table 2: max difference after the improved DEM, n = 3..12.
+    ChauTable2(chau::Args),
+    /// Rim et al., Table 1: DEM and OEM over every non-decreasing load vector (8, 16, 32 processors).
+    RimTable1(rim::Args),
     /// DISHET against diffusion, biasing and gdem on random graphs (Neelakantan 2012, §5).
     Dishet(dishet::Args),
 }
@@ -22,6 +30,9 @@ enum Experiment {
 /// Runs `hetlb reproduce`.
 pub fn run(args: Args) -> Result<()> {
     match args.experiment {
+        Experiment::ChauTable1(a) => chau::run(chau::Table::One, a),
+        Experiment::ChauTable2(a) => chau::run(chau::Table::Two, a),
+        Experiment::RimTable1(a) => rim::run(a),
         Experiment::Dishet(a) => dishet::run_command(a),
     }
 }
