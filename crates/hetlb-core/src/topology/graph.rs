@@ -306,7 +306,7 @@ impl Graph {
         let nodes = nodes.unwrap_or_else(|| {
             edges
                 .iter()
-                .map(|(_, (a, b))| a.max(b) + 1)
+                .map(|(_, (a, b))| a.max(b).saturating_add(1))
                 .max()
                 .unwrap_or(0)
         });
@@ -356,9 +356,13 @@ impl Graph {
                 "the file declares {d} nodes but {n} are expected"
             )));
         }
-        let nodes = declared
-            .or(nodes)
-            .unwrap_or_else(|| edges.iter().map(|&(a, b)| a.max(b) + 1).max().unwrap_or(0));
+        let nodes = declared.or(nodes).unwrap_or_else(|| {
+            edges
+                .iter()
+                .map(|&(a, b)| a.max(b).saturating_add(1))
+                .max()
+                .unwrap_or(0)
+        });
         Self::from_edges(nodes, edges)
     }
 
@@ -521,6 +525,14 @@ mod tests {
             }
         );
         assert_eq!(kind(Graph::parse_edge_list("", None)), GraphError::Empty);
+        assert!(matches!(
+            kind(Graph::parse_edge_list("0 18446744073709551615\n", None)),
+            GraphError::TooLarge { .. }
+        ));
+        assert!(matches!(
+            kind(Graph::parse_json("[[0, 18446744073709551615]]", None)),
+            GraphError::TooLarge { .. }
+        ));
         assert!(matches!(
             kind(Graph::parse_edge_list("0 1 2\n", None)),
             GraphError::Syntax(_)

@@ -1,6 +1,16 @@
 //! DISHET: decentralised diffusion for heterogeneous systems (Neelakantan 2012, 002_… §4).
 
-use super::{Candidate, NodeRule, NodeView, Scratch};
+use super::{NodeRule, NodeView, Scratch};
+
+/// A deficient neighbour and the units it is given.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Deficient {
+    node: usize,
+    load: u64,
+    capacity: f64,
+    level: f64,
+    units: u64,
+}
 use crate::topology::Topology;
 
 /// `dishet` — DISHET (002_…, §4), in integer units.
@@ -70,7 +80,7 @@ impl NodeRule for Dishet {
         }
         let c_i = view.capacities[i];
         // eq. (1): the deficient neighbours
-        let dn = &mut scratch.candidates;
+        let dn = &mut scratch.deficient;
         dn.clear();
         // the total of all loads fits in a u64 (checked by the engine)
         let (mut sum_w, mut sum_c) = (0u64, 0.0f64);
@@ -79,12 +89,12 @@ impl NodeRule for Dishet {
                 let (load, capacity) = (view.loads[j], view.capacities[j]);
                 sum_w += load;
                 sum_c += capacity;
-                dn.push(Candidate {
+                dn.push(Deficient {
                     node: j,
                     load,
                     capacity,
                     level: view.levels[j],
-                    ..Candidate::default()
+                    units: 0,
                 });
             }
         }
@@ -119,24 +129,27 @@ impl NodeRule for Dishet {
             given += k.units;
         }
         // Leftover units, one each, to the receivers lowest after one more unit.
-        let order = &mut scratch.order;
-        order.clear();
-        order.extend(
-            dn[..filled]
-                .iter()
-                .enumerate()
-                .map(|(idx, k)| ((k.load + k.units + 1) as f64 / k.capacity, idx)),
-        );
-        order.sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(dn[a.1].node.cmp(&dn[b.1].node)));
-        for &(_, idx) in order.iter() {
-            if given >= ld {
-                break;
-            }
-            let k = &dn[idx];
-            let sender_after = (w_i - given - 1) as f64;
-            if ((k.load + k.units + 1) as f64) * c_i <= sender_after * k.capacity {
-                dn[idx].units += 1;
-                given += 1;
+        if given < ld {
+            let order = &mut scratch.order;
+            order.clear();
+            order.extend(
+                dn[..filled]
+                    .iter()
+                    .enumerate()
+                    .map(|(idx, k)| (k.load.saturating_add(k.units + 1) as f64 / k.capacity, idx)),
+            );
+            order
+                .sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(dn[a.1].node.cmp(&dn[b.1].node)));
+            for &(_, idx) in order.iter() {
+                if given >= ld {
+                    break;
+                }
+                let k = &dn[idx];
+                let sender_after = (w_i - given - 1) as f64;
+                if (k.load.saturating_add(k.units + 1) as f64) * c_i <= sender_after * k.capacity {
+                    dn[idx].units += 1;
+                    given += 1;
+                }
             }
         }
         // Lemma 4: no receiver ends above the sender (guards the floating-point levels too).

@@ -1,6 +1,6 @@
 //! First-order diffusion with capacities, and the two "biasing" baselines of 002_… §5.
 
-use super::{Candidate, NodeRule, NodeView, Scratch};
+use super::{NodeRule, NodeView, Scratch};
 use crate::topology::Topology;
 use rand::RngExt;
 use rand_pcg::Pcg64;
@@ -84,7 +84,8 @@ impl FirstOrder {
         let c_i = view.capacities[i];
         let x_i = view.levels[i];
         let deg_i = view.topology.degree(i);
-        let k_i = deg_i as f64 / c_i;
+        // degrees are below 2^27: the signed conversion is exact and cheaper
+        let k_i = deg_i as i64 as f64 / c_i;
         for j in view.topology.neighbors(i) {
             if !view.heavier(i, j) {
                 continue;
@@ -94,10 +95,10 @@ impl FirstOrder {
             let dx = x_i - view.levels[j];
             // α·dx with a single division, exact when the flow is an integer; dx > 0, so the
             // casts below are floors (and a ceiling).
-            let flow = (c_i.min(c_j) * dx) / ((deg_i.max(deg_j) + 1) as f64);
+            let flow = (c_i.min(c_j) * dx) / ((deg_i.max(deg_j) + 1) as i64 as f64);
             let whole = flow as u64;
             // safety: the largest f with f·(deg_i/c_i + deg_j/c_j) < 2·dx
-            let q = (2.0 * dx / (k_i + deg_j as f64 / c_j)) * (1.0 - 1e-12);
+            let q = (2.0 * dx / (k_i + deg_j as i64 as f64 / c_j)) * (1.0 - 1e-12);
             let below = q as u64;
             let ceil = below + u64::from((below as f64) < q);
             let limit = ceil.saturating_sub(1);
@@ -110,6 +111,16 @@ impl FirstOrder {
             });
         }
     }
+}
+
+/// A flow of `dynamic-biasing` waiting for its share of the pooled remainders.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Pending {
+    node: usize,
+    units: u64,
+    fraction: f64,
+    limit: u64,
+    deficit: f64,
 }
 
 /// The diffusion flow over one edge.
@@ -183,16 +194,15 @@ impl NodeRule for FirstOrder {
                 });
             }
             Rounding::Biased => {
-                let flows = &mut scratch.candidates;
+                let flows = &mut scratch.pending;
                 flows.clear();
                 Self::for_each_flow(view, |f| {
-                    flows.push(Candidate {
+                    flows.push(Pending {
                         node: f.node,
                         units: f.whole,
                         fraction: f.fraction,
                         limit: f.limit,
                         deficit: f.deficit,
-                        ..Candidate::default()
                     })
                 });
                 let pooled: f64 = flows.iter().map(|f| f.fraction).sum();

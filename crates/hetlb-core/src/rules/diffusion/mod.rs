@@ -72,34 +72,21 @@ pub struct NodeView<'a, T> {
 
 impl<T> NodeView<'_, T> {
     /// True when node `a` is strictly more loaded per capacity than node `b`:
-    /// `w_a/c_a > w_b/c_b`, compared as `w_a·c_b > w_b·c_a` (exact for integer capacities and
-    /// loads below 2^53).
+    /// `w_a/c_a > w_b/c_b`, compared on the levels. Rounding is monotonic, so equal ratios give
+    /// equal levels and distinct ones keep their order whenever they differ by more than a
+    /// unit in the last place (always, for integer capacities up to 100 and loads below 2^36).
     #[inline]
     pub fn heavier(&self, a: usize, b: usize) -> bool {
-        (self.loads[a] as f64) * self.capacities[b] > (self.loads[b] as f64) * self.capacities[a]
+        self.levels[a] > self.levels[b]
     }
 }
 
 /// Reusable buffers for [`NodeRule::decide`], so that a round allocates nothing.
 #[derive(Debug, Default, Clone)]
 pub struct Scratch {
-    pub(crate) candidates: Vec<Candidate>,
+    pub(crate) pending: Vec<first_order::Pending>,
+    pub(crate) deficient: Vec<dishet::Deficient>,
     pub(crate) order: Vec<(f64, usize)>,
-}
-
-/// A neighbour considered by a rule.
-#[derive(Debug, Clone, Copy, Default)]
-pub(crate) struct Candidate {
-    pub(crate) node: usize,
-    pub(crate) load: u64,
-    pub(crate) capacity: f64,
-    pub(crate) level: f64,
-    /// Units decided so far.
-    pub(crate) units: u64,
-    /// Per-rule extra: a fractional flow, a safety limit, a deficit.
-    pub(crate) fraction: f64,
-    pub(crate) limit: u64,
-    pub(crate) deficit: f64,
 }
 
 /// A local balancing rule: what one node sends to its neighbours in one synchronous round.
