@@ -4,6 +4,7 @@
 
 mod chau;
 mod rim;
+mod rim_overhead;
 
 use anyhow::Result;
 
@@ -22,6 +23,8 @@ enum Experiment {
     ChauTable2(chau::Args),
     /// Rim et al., Table 1: DEM and OEM over every non-decreasing load vector (8, 16, 32 processors).
     RimTable1(rim::Args),
+    /// Rim et al., §§5.2 and 6: time to transmit CWA, DEM and OEM plans, phased, overlapped, pipelined.
+    RimOverhead(rim_overhead::Args),
 }
 
 /// Runs `hetlb reproduce`.
@@ -30,5 +33,6 @@ pub fn run(args: Args) -> Result<()> {
         Experiment::ChauTable1(a) => chau::run(chau::Table::One, a),
         Experiment::ChauTable2(a) => chau::run(chau::Table::Two, a),
         Experiment::RimTable1(a) => rim::run(a),
+        Experiment::RimOverhead(a) => rim_overhead::run(a),
     }
 }
