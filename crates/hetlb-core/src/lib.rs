@@ -37,6 +37,7 @@ pub mod plan;
 pub mod rounds;
 pub mod rules;
 pub mod topology;
+pub mod transmission;
 pub mod units;
 
 pub use algorithm::{Algorithm, BalanceError, BalanceOptions, balance};

@@ -18,6 +18,7 @@ pub mod dishet;
 pub mod enumeration;
 pub mod histogram;
 pub mod monte_carlo;
+pub mod overhead;
 pub mod paper;
 pub mod seed;
 

@@ -5,6 +5,7 @@
 mod chau;
 mod dishet;
 mod rim;
+mod rim_overhead;
 
 use anyhow::Result;
 
@@ -23,6 +24,8 @@ enum Experiment {
     ChauTable2(chau::Args),
     /// Rim et al., Table 1: DEM and OEM over every non-decreasing load vector (8, 16, 32 processors).
     RimTable1(rim::Args),
+    /// Rim et al., §§5.2 and 6: time to transmit CWA, DEM and OEM plans, phased, overlapped, pipelined.
+    RimOverhead(rim_overhead::Args),
     /// DISHET against diffusion, biasing and gdem on random graphs (Neelakantan 2012, §5).
     Dishet(dishet::Args),
 }
@@ -33,6 +36,7 @@ pub fn run(args: Args) -> Result<()> {
         Experiment::ChauTable1(a) => chau::run(chau::Table::One, a),
         Experiment::ChauTable2(a) => chau::run(chau::Table::Two, a),
         Experiment::RimTable1(a) => rim::run(a),
+        Experiment::RimOverhead(a) => rim_overhead::run(a),
         Experiment::Dishet(a) => dishet::run_command(a),
     }
 }
