@@ -155,8 +155,9 @@ impl NodeRule for Dishet {
         // Lemma 4: no receiver ends above the sender (guards the floating-point levels too).
         for k in dn[..filled].iter_mut() {
             let sender_after = (w_i - given) as f64;
-            let allowed = (sender_after * k.capacity / c_i - k.load as f64).max(0.0) as u64;
-            if k.units > allowed {
+            if ((k.load + k.units) as f64) * c_i > sender_after * k.capacity {
+                let allowed = (sender_after * k.capacity / c_i - k.load as f64).max(0.0) as u64;
+                let allowed = allowed.min(k.units);
                 given -= k.units - allowed;
                 k.units = allowed;
             }
