@@ -149,7 +149,9 @@ pub enum DelayAwareError {
         value: f64,
     },
     /// A link estimate with a bad rate or latency.
-    #[error("link {from} -> {to}: rate {rate} and latency {latency} must be positive and non-negative")]
+    #[error(
+        "link {from} -> {to}: rate {rate} and latency {latency} must be positive and non-negative"
+    )]
     InvalidLink {
         /// Sending node id.
         from: usize,
