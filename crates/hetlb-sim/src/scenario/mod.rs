@@ -232,7 +232,10 @@ impl Validator<'_> {
                 return self.err(
                     format!("{table}.{name}"),
                     Some(at.clone()),
-                    format!("not used by kind {:?}", kind.get_ref()),
+                    format!(
+                        "not used by kind \"{}\"",
+                        kebab(&format!("{:?}", kind.get_ref()))
+                    ),
                 );
             }
         }
@@ -637,4 +640,16 @@ impl Validator<'_> {
             policy,
         })
     }
+}
+
+/// `DelayAware` → `delay-aware`.
+fn kebab(name: &str) -> String {
+    let mut out = String::new();
+    for (i, c) in name.chars().enumerate() {
+        if c.is_uppercase() && i > 0 {
+            out.push('-');
+        }
+        out.extend(c.to_lowercase());
+    }
+    out
 }
