@@ -14,6 +14,9 @@ pub struct NodeReport {
     pub busy: f64,
     /// Seconds it had none, up to the horizon.
     pub idle: f64,
+    /// Seconds it had none before its last completion: time spent waiting for load that was
+    /// still on its way (003_… §5 calls this the standby time).
+    pub waiting: f64,
     /// Tasks it executed.
     pub executed: u64,
     /// Tasks it sent away.

@@ -88,6 +88,11 @@ fn delayed_transfer_without_compensation_leaves_the_receiver_idle() {
     assert_eq!(r.tasks_moved, 500);
     assert!(close(r.makespan, 7.6, 1e-6), "{}", r.makespan);
     assert!(close(r.nodes[4].idle, 3.6, 1e-6), "{}", r.nodes[4].idle);
+    assert!(
+        close(r.nodes[4].waiting, 3.6, 1e-6),
+        "{}",
+        r.nodes[4].waiting
+    );
     assert!(close(r.nodes[5].finish, 4.0, 1e-6), "{}", r.nodes[5].finish);
 }
 
@@ -101,6 +106,12 @@ fn compensation_shortens_the_delayed_scenario() {
     assert!(close(d.factor, 0.52, 1e-9), "{}", d.factor);
     assert!(close(r.makespan, 5.2, 1e-6), "{}", r.makespan);
     assert!(close(r.nodes[4].finish, 4.0, 1e-6), "{}", r.nodes[4].finish);
+    // Node 4 waits from 1.5 s to 2.7 s.
+    assert!(
+        close(r.nodes[4].waiting, 1.2, 1e-6),
+        "{}",
+        r.nodes[4].waiting
+    );
 }
 
 #[test]

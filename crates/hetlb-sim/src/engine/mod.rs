@@ -604,11 +604,17 @@ impl<N: NodeModel, L: LinkModel, P: Policy> Engine<N, L, P> {
                 (horizon - s.busy_since).max(0.0)
             };
             let busy = (s.busy + open).min(horizon);
+            let waiting = if s.queue.is_empty() {
+                (s.finish - s.busy).max(0.0)
+            } else {
+                horizon - busy
+            };
             nodes.push(NodeReport {
                 node: i,
                 finish: s.finish,
                 busy,
                 idle: horizon - busy,
+                waiting,
                 executed: s.executed,
                 sent: s.sent,
                 received: s.received,

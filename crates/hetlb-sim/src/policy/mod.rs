@@ -96,6 +96,10 @@ pub struct PolicyStats {
     pub mean_max_load_after: Option<f64>,
     /// Mean over balancings of the average load right after balancing.
     pub mean_load_after: Option<f64>,
+    /// Mean over balancings of total load / largest load right after balancing: the speedup
+    /// over one processor of executing the balanced loads if nothing else arrived (004_… §4:
+    /// the processing time after balancing is set by the most loaded processor).
+    pub mean_batch_speedup: Option<f64>,
     /// The delay-aware decisions, in time order.
     pub decisions: Vec<DecisionRecord>,
 }

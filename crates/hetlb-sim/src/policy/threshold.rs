@@ -25,6 +25,7 @@ pub struct HypercubeThreshold {
     max_difference_sum: u64,
     max_load_sum: u64,
     mean_load_sum: f64,
+    batch_speedup_sum: f64,
     loads: Vec<u64>,
 }
 
@@ -38,6 +39,7 @@ impl HypercubeThreshold {
             max_difference_sum: 0,
             max_load_sum: 0,
             mean_load_sum: 0.0,
+            batch_speedup_sum: 0.0,
             loads: Vec::new(),
         }
     }
@@ -74,6 +76,9 @@ impl Policy for HypercubeThreshold {
         self.max_difference_sum += max - min;
         self.max_load_sum += max;
         self.mean_load_sum += total as f64 / plan.final_loads.len().max(1) as f64;
+        if max > 0 {
+            self.batch_speedup_sum += total as f64 / max as f64;
+        }
         Ok(())
     }
 
@@ -85,6 +90,7 @@ impl Policy for HypercubeThreshold {
             mean_max_difference_after: mean(self.max_difference_sum as f64),
             mean_max_load_after: mean(self.max_load_sum as f64),
             mean_load_after: mean(self.mean_load_sum),
+            mean_batch_speedup: mean(self.batch_speedup_sum),
             decisions: Vec::new(),
         }
     }
