@@ -10,17 +10,43 @@ use std::collections::BinaryHeap;
 /// A scheduled event.
 #[derive(Debug, Clone)]
 pub struct Scheduled<E> {
-    /// When it fires, in seconds.
-    pub time: f64,
-    /// Insertion number: ties in `time` fire in increasing `seq`.
-    pub seq: u64,
+    /// `(time, seq)` as one integer whose unsigned order is `total_cmp`'s, then `seq`'s:
+    /// computed once at push, so a heap comparison is a single integer comparison.
+    key: u128,
     /// The event.
     pub event: E,
 }
 
+impl<E> Scheduled<E> {
+    /// When it fires, in seconds.
+    pub fn time(&self) -> f64 {
+        let bits = (self.key >> 64) as u64;
+        f64::from_bits(if bits >> 63 == 1 {
+            bits & !(1 << 63)
+        } else {
+            !bits
+        })
+    }
+
+    /// Insertion number: ties in time fire in increasing `seq`.
+    pub fn seq(&self) -> u64 {
+        self.key as u64
+    }
+}
+
+/// The bits of `t` mapped so that unsigned integer order is [`f64::total_cmp`] order.
+fn ordered_bits(t: f64) -> u64 {
+    let bits = t.to_bits();
+    if bits >> 63 == 1 {
+        !bits
+    } else {
+        bits | (1 << 63)
+    }
+}
+
 impl<E> PartialEq for Scheduled<E> {
     fn eq(&self, other: &Self) -> bool {
-        self.cmp(other) == Ordering::Equal
+        self.key == other.key
     }
 }
 
@@ -34,11 +60,9 @@ impl<E> PartialOrd for Scheduled<E> {
 
 impl<E> Ord for Scheduled<E> {
     /// Reversed, so that [`BinaryHeap`] (a max-heap) pops the earliest event.
+    #[inline]
     fn cmp(&self, other: &Self) -> Ordering {
-        other
-            .time
-            .total_cmp(&self.time)
-            .then_with(|| other.seq.cmp(&self.seq))
+        other.key.cmp(&self.key)
     }
 }
 
@@ -54,6 +78,7 @@ impl<E> Ord for Scheduled<E> {
 /// q.push(2.0, "late");
 /// q.push(1.0, "first");
 /// q.push(1.0, "second");
+/// assert_eq!(q.peek_time(), Some(1.0));
 /// assert_eq!(q.pop().map(|s| s.event), Some("first"));
 /// assert_eq!(q.pop().map(|s| s.event), Some("second"));
 /// assert_eq!(q.pop().map(|s| s.event), Some("late"));
@@ -84,7 +109,8 @@ impl<E> EventQueue<E> {
     pub fn push(&mut self, time: f64, event: E) {
         let seq = self.next_seq;
         self.next_seq += 1;
-        self.heap.push(Scheduled { time, seq, event });
+        let key = (u128::from(ordered_bits(time)) << 64) | u128::from(seq);
+        self.heap.push(Scheduled { key, event });
     }
 
     /// Removes and returns the earliest event.
@@ -94,7 +120,7 @@ impl<E> EventQueue<E> {
 
     /// The time of the earliest event.
     pub fn peek_time(&self) -> Option<f64> {
-        self.heap.peek().map(|s| s.time)
+        self.heap.peek().map(Scheduled::time)
     }
 
     /// Number of pending events.
@@ -129,9 +155,20 @@ mod tests {
             let mut expected: Vec<(u8, usize)> = times.iter().copied().zip(0..).collect();
             expected.sort();
             let got: Vec<(u8, usize)> = std::iter::from_fn(|| q.pop())
-                .map(|s| (s.time as u8, s.event))
+                .map(|s| (s.time() as u8, s.event))
                 .collect();
             prop_assert_eq!(got, expected);
+        }
+
+        /// The integer key orders like `total_cmp`, negative values and NaN included.
+        #[test]
+        fn key_order_is_total_cmp(a in any::<f64>(), b in any::<f64>()) {
+            prop_assert_eq!(ordered_bits(a).cmp(&ordered_bits(b)), a.total_cmp(&b));
+            let mut q = EventQueue::new();
+            q.push(a, ());
+            let s = q.pop().unwrap();
+            prop_assert_eq!(s.time().to_bits(), a.to_bits());
+            prop_assert_eq!(s.seq(), 0);
         }
     }
 }

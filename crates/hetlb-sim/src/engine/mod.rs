@@ -295,11 +295,11 @@ impl<N: NodeModel, L: LinkModel, P: Policy> Engine<N, L, P> {
         let end = self.setup.end_time.unwrap_or(f64::INFINITY);
         let mut stopped_early = false;
         while let Some(next) = self.queue.pop() {
-            if next.time > end {
+            if next.time() > end {
                 stopped_early = true;
                 break;
             }
-            self.now = next.time;
+            self.now = next.time();
             if self.handle(next.event)? {
                 self.events += 1;
                 if self.setup.check_conservation {
