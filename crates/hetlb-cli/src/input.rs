@@ -39,8 +39,8 @@ pub fn parse_capacities(spec: &str, option: &str) -> Result<Vec<f64>> {
 }
 
 fn parse_load(item: &str) -> std::result::Result<u64, &'static str> {
-    if item.starts_with('-') {
-        return Err(if item[1..].parse::<f64>().is_ok() {
+    if let Some(magnitude) = item.strip_prefix('-') {
+        return Err(if magnitude.parse::<f64>().is_ok() {
             "is negative"
         } else {
             "is not a number"
@@ -115,10 +115,7 @@ mod tests {
         assert_eq!(err(""), "--loads: no values given");
         assert!(err("99999999999999999999").contains("larger than"));
         assert!(err("@/nonexistent/file").starts_with("--loads: cannot read"));
-        assert_eq!(
-            parse_capacities("1,nan,2", "--capacities").unwrap()[1].is_nan(),
-            true
-        );
+        assert!(parse_capacities("1,nan,2", "--capacities").unwrap()[1].is_nan());
         assert!(parse_capacities("1,two", "--capacities").is_err());
     }
 
