@@ -59,9 +59,14 @@ fn main() -> ExitCode {
                     ExitCode::SUCCESS
                 };
             }
+            // clap's message, up to its usage section, on one line.
             let text = e.render().to_string();
-            let first = text.lines().next().unwrap_or("error: invalid arguments");
-            eprintln!("{first}");
+            let message: Vec<&str> = text
+                .lines()
+                .map(str::trim)
+                .take_while(|l| !l.is_empty() && !l.starts_with("Usage:"))
+                .collect();
+            eprintln!("{}", message.join(" "));
             return ExitCode::from(2);
         }
     };

@@ -118,14 +118,14 @@ impl ExchangeSummary {
 
 /// Dimensions handled inside one contiguous block: 2^13 `u64` loads are 64 KiB.
 const BLOCK_DIMS: u32 = 13;
-/// Columns gathered per tile for the high dimensions: one 64-byte cache line of `u64`.
-const TILE_COLUMNS: usize = 8;
+/// Columns gathered per tile for the high dimensions: two 64-byte cache lines of `u64`.
+const TILE_COLUMNS: usize = 16;
 
 /// Balances `loads` in place with `rule` over all dimensions and returns the totals.
 ///
 /// The result is exactly that of [`plan`]. The first 13 dimensions are applied block by
 /// block, each block of 2^13 loads staying in cache, because a subcube's first phases depend
-/// only on its own loads; the remaining dimensions are applied to tiles of eight columns
+/// only on its own loads; the remaining dimensions are applied to tiles of sixteen columns
 /// gathered into a contiguous buffer. The vector is thus read and written about twice
 /// instead of `n` times.
 ///
@@ -163,6 +163,41 @@ pub fn balance_in_place<R: PairRule, T: Units>(
     Ok(stats.finish())
 }
 
+/// Applies `rule` for the dimensions `dims`, in order, inside one aligned block of a larger
+/// cube: `block` holds the loads of nodes `base..base + block.len()`, and every dimension in
+/// `dims` must be below `log2(block.len())`, so that all pairs stay inside the block. `n` is
+/// the dimension of the whole cube, which rules such as the improved DEM need.
+///
+/// This is what makes exhaustive enumerations fast: a subcube's first phases depend only on
+/// its own loads, so they can be computed once per distinct subcube.
+///
+/// # Panics
+/// If `block.len()` is not a power of two, `base` is not a multiple of it, or a dimension is
+/// out of range.
+///
+/// # Example
+/// ```
+/// use hetlb_core::exchange::balance_block;
+/// use hetlb_core::rules::dimension_exchange::Oem;
+/// let mut upper_half = [4u8, 7, 0, 9];
+/// balance_block(&Oem, &mut upper_half, 4, 0..2, 3);
+/// assert_eq!(upper_half.iter().map(|&x| u32::from(x)).sum::<u32>(), 20);
+/// ```
+pub fn balance_block<R: PairRule, T: Units>(
+    rule: &R,
+    block: &mut [T],
+    base: usize,
+    dims: Range<u32>,
+    n: u32,
+) {
+    assert!(block.len().is_power_of_two() && base % block.len() == 0);
+    assert!(dims.end <= block.len().trailing_zeros() && dims.end <= n);
+    let mut stats = Stats::new(n);
+    for k in dims {
+        exchange_contiguous(rule, block, base, k, n, &mut stats);
+    }
+}
+
 struct Stats {
     hops: u64,
     messages: u64,
@@ -187,6 +222,30 @@ impl Stats {
     }
 }
 
+/// Four independent accumulators per statistic, so the compiler can keep the lanes apart.
+#[derive(Default)]
+struct Lanes {
+    hops: [u64; 4],
+    messages: [u64; 4],
+    tmax: [u64; 4],
+}
+
+impl Lanes {
+    #[inline(always)]
+    fn record(&mut self, lane: usize, moved: u64) {
+        self.hops[lane] += moved;
+        self.messages[lane] += u64::from(moved != 0);
+        self.tmax[lane] = self.tmax[lane].max(moved);
+    }
+
+    fn fold_into(self, stats: &mut Stats, k: u32) {
+        stats.hops += self.hops.iter().sum::<u64>();
+        stats.messages += self.messages.iter().sum::<u64>();
+        let tmax = self.tmax.iter().copied().max().unwrap_or(0);
+        stats.tmax[k as usize] = stats.tmax[k as usize].max(tmax);
+    }
+}
+
 /// One pair exchange; returns the units moved.
 #[inline(always)]
 fn exchange_pair<R: PairRule, T: Units>(rule: &R, ctx: PairContext, lo: &mut T, hi: &mut T) -> u64 {
@@ -194,7 +253,44 @@ fn exchange_pair<R: PairRule, T: Units>(rule: &R, ctx: PairContext, lo: &mut T, 
     let na = rule.split(ctx, a, b);
     *lo = na;
     *hi = a + b - na;
-    na.max(a).to_u64() - na.min(a).to_u64()
+    na.to_u64().abs_diff(a.to_u64())
+}
+
+/// Dimension `k` between two runs of lanes: `lo[i]` is node `base + i` and `hi[i]` its
+/// dimension-`k` partner.
+#[inline(always)]
+fn exchange_lanes<R: PairRule, T: Units>(
+    rule: &R,
+    lo: &mut [T],
+    hi: &mut [T],
+    base: usize,
+    k: u32,
+    n: u32,
+    acc: &mut Lanes,
+) {
+    let ctx = |i: usize| PairContext {
+        dimension: k,
+        dimensions: n,
+        low: base + i,
+    };
+    let done = lo.len() / 4 * 4;
+    let mut lo4 = lo.chunks_exact_mut(4);
+    let mut hi4 = hi.chunks_exact_mut(4);
+    for (q, (l, h)) in (&mut lo4).zip(&mut hi4).enumerate() {
+        for lane in 0..4 {
+            let moved = exchange_pair(rule, ctx(4 * q + lane), &mut l[lane], &mut h[lane]);
+            acc.record(lane, moved);
+        }
+    }
+    for (i, (l, h)) in lo4
+        .into_remainder()
+        .iter_mut()
+        .zip(hi4.into_remainder().iter_mut())
+        .enumerate()
+    {
+        let moved = exchange_pair(rule, ctx(done + i), l, h);
+        acc.record(i, moved);
+    }
 }
 
 /// Dimension `k` applied inside a contiguous slice whose first element is node `base`.
@@ -207,25 +303,28 @@ fn exchange_contiguous<R: PairRule, T: Units>(
     stats: &mut Stats,
 ) {
     let half = 1usize << k;
-    let (mut hops, mut messages, mut tmax) = (0u64, 0u64, 0u64);
-    for (c, chunk) in slice.chunks_exact_mut(2 * half).enumerate() {
-        let chunk_base = base + c * 2 * half;
-        let (lo, hi) = chunk.split_at_mut(half);
-        for (i, (l, h)) in lo.iter_mut().zip(hi.iter_mut()).enumerate() {
-            let ctx = PairContext {
-                dimension: k,
-                dimensions: n,
-                low: chunk_base + i,
-            };
-            let moved = exchange_pair(rule, ctx, l, h);
-            hops += moved;
-            messages += u64::from(moved > 0);
-            tmax = tmax.max(moved);
+    let mut acc = Lanes::default();
+    if half < 4 {
+        // Pairs of the lowest dimensions are interleaved: walk them one by one.
+        for (c, chunk) in slice.chunks_exact_mut(2 * half).enumerate() {
+            let (lo, hi) = chunk.split_at_mut(half);
+            for (i, (l, h)) in lo.iter_mut().zip(hi.iter_mut()).enumerate() {
+                let ctx = PairContext {
+                    dimension: k,
+                    dimensions: n,
+                    low: base + c * 2 * half + i,
+                };
+                let moved = exchange_pair(rule, ctx, l, h);
+                acc.record(c & 3, moved);
+            }
+        }
+    } else {
+        for (c, chunk) in slice.chunks_exact_mut(2 * half).enumerate() {
+            let (lo, hi) = chunk.split_at_mut(half);
+            exchange_lanes(rule, lo, hi, base + c * 2 * half, k, n, &mut acc);
         }
     }
-    stats.hops += hops;
-    stats.messages += messages;
-    stats.tmax[k as usize] = stats.tmax[k as usize].max(tmax);
+    acc.fold_into(stats, k);
 }
 
 /// Dimensions `low_dims..n`, applied to gathered tiles of [`TILE_COLUMNS`] columns.
@@ -247,26 +346,20 @@ fn exchange_high_dimensions<R: PairRule, T: Units>(
         }
         for j in 0..(n - low_dims) {
             let k = low_dims + j;
-            let (mut hops, mut messages, mut tmax) = (0u64, 0u64, 0u64);
             let half_rows = 1usize << j;
+            let mut acc = Lanes::default();
             for (c, chunk) in tile.chunks_exact_mut(2 * half_rows * width).enumerate() {
                 let (lo, hi) = chunk.split_at_mut(half_rows * width);
-                for (i, (l, h)) in lo.iter_mut().zip(hi.iter_mut()).enumerate() {
-                    let row = c * 2 * half_rows + i / width;
-                    let ctx = PairContext {
-                        dimension: k,
-                        dimensions: n,
-                        low: (row << low_dims) + col0 + i % width,
-                    };
-                    let moved = exchange_pair(rule, ctx, l, h);
-                    hops += moved;
-                    messages += u64::from(moved > 0);
-                    tmax = tmax.max(moved);
+                for (r, (l, h)) in lo
+                    .chunks_exact_mut(width)
+                    .zip(hi.chunks_exact_mut(width))
+                    .enumerate()
+                {
+                    let row = c * 2 * half_rows + r;
+                    exchange_lanes(rule, l, h, (row << low_dims) + col0, k, n, &mut acc);
                 }
             }
-            stats.hops += hops;
-            stats.messages += messages;
-            stats.tmax[k as usize] = stats.tmax[k as usize].max(tmax);
+            acc.fold_into(stats, k);
         }
         for r in 0..rows {
             let start = (r << low_dims) + col0;

@@ -1,1 +1,21 @@
-//! experiments
+//! # hetlb-experiments
+//!
+//! The papers' experiments, recomputed: every number printed by `hetlb reproduce` comes from
+//! here, next to the published number it is compared with ([`paper`]).
+//!
+//! * [`monte_carlo`] — Chau & Fu's Tables 1–2: random load vectors, histogram of the final max
+//!   difference (000_…, §3).
+//! * [`enumeration`] — Rim et al.'s Table 1: every non-decreasing load vector of a size and
+//!   value range, exhaustively (004_…, §4).
+//! * [`histogram`] — the histogram both produce.
+//!
+//! Both drivers run on rayon and are deterministic for a seed whatever the thread count:
+//! every trial has its own random stream, and histograms are merged by addition.
+
+pub mod enumeration;
+pub mod histogram;
+pub mod monte_carlo;
+pub mod paper;
+pub mod seed;
+
+pub use histogram::Histogram;

@@ -2,10 +2,12 @@
 //!
 //! One file per experiment family; each prints our numbers beside the paper's.
 
-use anyhow::Result;
-
+mod chau;
 mod mirtaheri;
+mod rim;
 mod rim_dynamic;
+
+use anyhow::Result;
 
 /// Arguments of `hetlb reproduce`.
 #[derive(Debug, clap::Args)]
@@ -16,6 +18,12 @@ pub struct Args {
 
 #[derive(Debug, clap::Subcommand)]
 enum Experiment {
+    /// Chau & Fu, Table 1: max difference after DEM, 100,000 random trials, n = 3..12.
+    ChauTable1(chau::Args),
+    /// Chau & Fu, Table 2: max difference after the improved DEM, n = 3..12.
+    ChauTable2(chau::Args),
+    /// Rim et al., Table 1: DEM and OEM over every non-decreasing load vector (8, 16, 32 processors).
+    RimTable1(rim::Args),
     /// Mirtaheri & Grandinetti (003_…) §5: the 6-node one-shot scenarios (Figs. 8–11) and a
     /// sweep of the transfer/execution rate ratio, with and without the compensating factor.
     Mirtaheri(mirtaheri::Args),
@@ -27,6 +35,9 @@ enum Experiment {
 /// Runs `hetlb reproduce`.
 pub fn run(args: Args) -> Result<()> {
     match args.experiment {
+        Experiment::ChauTable1(a) => chau::run(chau::Table::One, a),
+        Experiment::ChauTable2(a) => chau::run(chau::Table::Two, a),
+        Experiment::RimTable1(a) => rim::run(a),
         Experiment::Mirtaheri(a) => mirtaheri::run(a),
         Experiment::RimDynamic(a) => rim_dynamic::run(a),
     }

@@ -1,0 +1,263 @@
+//! `hetlb reproduce chau-table1|chau-table2`: Chau & Fu's Tables 1–2 (000_…, §3).
+
+use crate::output::{Format, fixed, print_csv, print_json, table};
+use crate::progress::bar;
+use anyhow::{Context, Result, bail};
+use hetlb_core::Algorithm;
+use hetlb_experiments::Histogram;
+use hetlb_experiments::monte_carlo::{MonteCarlo, MonteCarloRow};
+use hetlb_experiments::paper::{CHAU_TABLE1, CHAU_TABLE2, CHAU_TRIALS, ChauRow};
+use serde::Serialize;
+
+/// Arguments of `hetlb reproduce chau-table1` and `chau-table2`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Random trials per hypercube dimension (the paper uses 100,000).
+    #[arg(long, default_value_t = CHAU_TRIALS)]
+    trials: u64,
+    /// Seed of the random streams; the same seed gives the same table on any number of threads.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Each node's load is drawn uniformly from 0..=MAX_LOAD (the paper does not say).
+    #[arg(long, default_value_t = 1_000_000)]
+    max_load: u64,
+    /// Hypercube dimensions, as `A-B` or a single `N`.
+    #[arg(long, default_value = "3-12")]
+    dims: String,
+    /// Algorithm to run instead of the table's own (dem-fixed for Table 1, dem-improved for
+    /// Table 2), to compare rules against the same published numbers.
+    #[arg(long)]
+    algorithm: Option<String>,
+    /// Output format.
+    #[arg(long, short, value_enum, default_value_t)]
+    format: Format,
+}
+
+/// Which of the two tables.
+#[derive(Debug, Clone, Copy)]
+pub enum Table {
+    /// Table 1: DEM.
+    One,
+    /// Table 2: improved DEM.
+    Two,
+}
+
+impl Table {
+    fn paper(self) -> &'static [ChauRow; 10] {
+        match self {
+            Table::One => &CHAU_TABLE1,
+            Table::Two => &CHAU_TABLE2,
+        }
+    }
+
+    fn algorithm(self) -> Algorithm {
+        match self {
+            Table::One => Algorithm::DemFixed,
+            Table::Two => Algorithm::DemImproved,
+        }
+    }
+
+    fn title(self) -> &'static str {
+        match self {
+            Table::One => "Chau & Fu, Table 1 (DEM)",
+            Table::Two => "Chau & Fu, Table 2 (improved DEM)",
+        }
+    }
+}
+
+#[derive(Serialize)]
+struct PaperRow {
+    trials: u64,
+    histogram: Histogram,
+    average: f64,
+}
+
+#[derive(Serialize)]
+struct Row {
+    algorithm: Algorithm,
+    n: u32,
+    trials: u64,
+    histogram: Histogram,
+    average: f64,
+    paper: Option<PaperRow>,
+    /// Largest |z| over the columns of the two-sample test of proportions against the paper.
+    max_abs_z: Option<f64>,
+}
+
+fn parse_dims(spec: &str) -> Result<std::ops::RangeInclusive<u32>> {
+    let parse = |s: &str| {
+        s.trim()
+            .parse::<u32>()
+            .with_context(|| format!("--dims: '{s}' is not a dimension"))
+    };
+    let (a, b) = match spec.split_once('-') {
+        Some((a, b)) => (parse(a)?, parse(b)?),
+        None => (parse(spec)?, parse(spec)?),
+    };
+    if a > b {
+        bail!("--dims: the range {a}-{b} is empty");
+    }
+    Ok(a..=b)
+}
+
+/// Runs `hetlb reproduce chau-table1` or `chau-table2`.
+pub fn run(which: Table, args: Args) -> Result<()> {
+    let algorithm = match &args.algorithm {
+        Some(name) => name.parse().context("--algorithm")?,
+        None => which.algorithm(),
+    };
+    let dimensions = parse_dims(&args.dims)?;
+    let mc = MonteCarlo {
+        algorithm,
+        dimensions: dimensions.clone(),
+        trials: args.trials,
+        seed: args.seed,
+        max_load: args.max_load,
+    };
+    let steps = args
+        .trials
+        .saturating_mul(dimensions.clone().count() as u64);
+    let progress = bar(steps, format!("{algorithm}, {} trials", args.trials));
+    let rows = mc
+        .run(&|done| progress.inc(done))
+        .map_err(|e| anyhow::anyhow!("{}: {e}", field_of(&e)))?;
+    progress.finish_and_clear();
+    let rows: Vec<Row> = rows.into_iter().map(|r| with_paper(which, r)).collect();
+    match args.format {
+        Format::Json => print_json(&rows),
+        Format::Csv => print_csv(
+            &[
+                "algorithm",
+                "n",
+                "source",
+                "trials",
+                "d0",
+                "d1",
+                "d2",
+                "d3",
+                "d4",
+                "d5",
+                "d6",
+                "d7",
+                "d8+",
+                "average",
+            ],
+            rows.iter().flat_map(|r| {
+                let ours = csv_row(r.algorithm, r.n, "hetlb", r.trials, &r.histogram, r.average);
+                let paper = r
+                    .paper
+                    .as_ref()
+                    .map(|p| csv_row(r.algorithm, r.n, "paper", p.trials, &p.histogram, p.average));
+                std::iter::once(ours).chain(paper)
+            }),
+        ),
+        Format::Table => {
+            print_table(which, &mc, &rows);
+            Ok(())
+        }
+    }
+}
+
+fn field_of(e: &hetlb_experiments::monte_carlo::MonteCarloError) -> &'static str {
+    use hetlb_experiments::monte_carlo::MonteCarloError as E;
+    match e {
+        E::NoTrials => "--trials",
+        E::Dimension(_) => "--dims",
+        E::Overflow { .. } => "--max-load",
+    }
+}
+
+fn with_paper(which: Table, r: MonteCarloRow) -> Row {
+    let paper = which.paper().iter().find(|p| p.n == r.n).map(|p| PaperRow {
+        trials: p.counts.iter().sum(),
+        histogram: Histogram::from_dense(&p.counts),
+        average: p.average,
+    });
+    let max_abs_z = paper
+        .as_ref()
+        .map(|p| max_abs_z(&r.histogram, &p.histogram));
+    Row {
+        algorithm: r.algorithm,
+        n: r.n,
+        trials: r.trials,
+        histogram: r.histogram,
+        average: r.average,
+        paper,
+        max_abs_z,
+    }
+}
+
+/// Two-sample z statistic of each column's proportion; the largest in absolute value.
+fn max_abs_z(ours: &Histogram, paper: &Histogram) -> f64 {
+    let (t1, t2) = (ours.total() as f64, paper.total() as f64);
+    let top = ours.max_difference().max(paper.max_difference());
+    (0..=top)
+        .map(|d| {
+            let (c1, c2) = (ours.count(d) as f64, paper.count(d) as f64);
+            let p = (c1 + c2) / (t1 + t2);
+            let sigma = (p * (1.0 - p) * (1.0 / t1 + 1.0 / t2)).sqrt();
+            if sigma == 0.0 {
+                0.0
+            } else {
+                ((c1 / t1 - c2 / t2) / sigma).abs()
+            }
+        })
+        .fold(0.0, f64::max)
+}
+
+fn csv_row(
+    algorithm: Algorithm,
+    n: u32,
+    source: &str,
+    trials: u64,
+    h: &Histogram,
+    average: f64,
+) -> Vec<String> {
+    let mut row = vec![
+        algorithm.to_string(),
+        n.to_string(),
+        source.to_string(),
+        trials.to_string(),
+    ];
+    row.extend((0..8).map(|d| h.count(d).to_string()));
+    row.push(h.count_at_least(8).to_string());
+    row.push(format!("{average:.4}"));
+    row
+}
+
+fn print_table(which: Table, mc: &MonteCarlo, rows: &[Row]) {
+    println!("{} — reproduced with {}", which.title(), mc.algorithm);
+    println!(
+        "{} trials per row, loads uniform on 0..={}, seed {}; |z| is the largest two-sample z of a column against the paper",
+        mc.trials, mc.max_load, mc.seed
+    );
+    let top = rows
+        .iter()
+        .map(|r| {
+            r.histogram
+                .max_difference()
+                .max(r.paper.as_ref().map_or(0, |p| p.histogram.max_difference()))
+        })
+        .max()
+        .unwrap_or(0)
+        .max(7);
+    let mut header = vec!["n".to_string(), "source".to_string()];
+    header.extend((0..=top).map(|d| d.to_string()));
+    header.extend(["avg".to_string(), "|z|".to_string()]);
+    let mut t = table(header);
+    for r in rows {
+        let mut ours = vec![r.n.to_string(), "hetlb".to_string()];
+        ours.extend((0..=top).map(|d| r.histogram.count(d).to_string()));
+        ours.push(fixed(r.average, 3));
+        ours.push(r.max_abs_z.map(|z| fixed(z, 1)).unwrap_or_default());
+        t.add_row(ours);
+        if let Some(p) = &r.paper {
+            let mut paper = vec![String::new(), "paper".to_string()];
+            paper.extend((0..=top).map(|d| p.histogram.count(d).to_string()));
+            paper.push(fixed(p.average, 2));
+            paper.push(String::new());
+            t.add_row(paper);
+        }
+    }
+    println!("{t}");
+}
