@@ -360,9 +360,8 @@ fn print_tables(out: &Output) {
         "Paper (Figs. 7–9, plotted without a table): about 30% for both, the speedup gain growing with the cube.\n\
          The paper's parameters as read here: its 50–60% band as the offered utilisation (--utilisation), an\n\
          overloaded processor as one holding --threshold tasks, 1000λ/5000λ as processes generated per\n\
-         processor. The batch speedup is\n\
-         Σ loads / max load right after balancing; the Table 1 column is the reduction implied by the\n\
-         paper's own exhaustive counts for static loads."
+         processor. The batch speedup is Σ loads / max load right after balancing; the Table 1 column is\n\
+         the reduction implied by the paper's own exhaustive counts for static loads."
     );
 }
 
