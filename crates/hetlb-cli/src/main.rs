@@ -12,7 +12,6 @@
 mod commands;
 mod input;
 mod output;
-#[allow(dead_code)] // used by the plotting commands as they land
 mod plot;
 mod progress;
 

@@ -68,6 +68,7 @@ pub fn line_chart(
 }
 
 /// One layer of a stacked bar chart: a value per category.
+#[allow(dead_code)] // for the runtime's reports
 #[derive(Debug, Clone)]
 pub struct Stack {
     /// Legend text.
@@ -77,6 +78,7 @@ pub struct Stack {
 }
 
 /// A stacked bar chart, one bar per category, written to `path` (`.svg` or `.png`).
+#[allow(dead_code)] // for the runtime's reports
 pub fn stacked_bars(
     path: &Path,
     title: &str,
@@ -179,13 +181,45 @@ where
             .background_style(WHITE.mix(0.85))
             .border_style(BLACK)
             .label_font(("sans-serif", 14))
-            .position(SeriesLabelPosition::UpperRight)
+            .position(emptiest_corner(series, (x0, x1), (y0, y1 * 1.05)))
             .draw()?;
     }
     root.present()?;
     Ok(())
 }
 
+/// The corner of the plot area (a third of each axis) crossed by the fewest points, so the
+/// legend hides as little data as possible.
+fn emptiest_corner(
+    series: &[Series],
+    (x0, x1): (f64, f64),
+    (y0, y1): (f64, f64),
+) -> SeriesLabelPosition {
+    let corners = [
+        (SeriesLabelPosition::UpperRight, true, true),
+        (SeriesLabelPosition::UpperLeft, false, true),
+        (SeriesLabelPosition::LowerRight, true, false),
+        (SeriesLabelPosition::LowerLeft, false, false),
+    ];
+    let (wx, wy) = ((x1 - x0) / 3.0, (y1 - y0) / 3.0);
+    let inside = |&(_, right, upper): &(SeriesLabelPosition, bool, bool), (x, y): (f64, f64)| {
+        let in_x = if right { x >= x1 - wx } else { x <= x0 + wx };
+        let in_y = if upper { y >= y1 - wy } else { y <= y0 + wy };
+        in_x && in_y
+    };
+    corners
+        .iter()
+        .min_by_key(|c| {
+            series
+                .iter()
+                .flat_map(|s| s.points.iter())
+                .filter(|&&p| inside(c, p))
+                .count()
+        })
+        .map_or(SeriesLabelPosition::UpperRight, |c| c.0.clone())
+}
+
+#[allow(dead_code)] // for the runtime's reports
 fn draw_bars<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     title: &str,

@@ -30,6 +30,7 @@ pub mod model;
 pub mod plan;
 pub mod rules;
 pub mod topology;
+pub mod transmission;
 pub mod units;
 
 pub use algorithm::{Algorithm, BalanceError, BalanceOptions, balance};

@@ -15,6 +15,7 @@
 pub mod enumeration;
 pub mod histogram;
 pub mod monte_carlo;
+pub mod overhead;
 pub mod paper;
 pub mod seed;
 

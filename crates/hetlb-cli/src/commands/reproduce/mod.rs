@@ -6,6 +6,7 @@ mod chau;
 mod mirtaheri;
 mod rim;
 mod rim_dynamic;
+mod rim_overhead;
 
 use anyhow::Result;
 
@@ -30,6 +31,8 @@ enum Experiment {
     /// Rim et al. (004_…) §4: dynamic hypercube balancing under Poisson arrivals with dem,
     /// oem, dem-improved and cwa; average max difference after balancing and speedup.
     RimDynamic(rim_dynamic::Args),
+    /// Rim et al., §§5.2 and 6: time to transmit CWA, DEM and OEM plans, phased, overlapped, pipelined.
+    RimOverhead(rim_overhead::Args),
 }
 
 /// Runs `hetlb reproduce`.
@@ -40,5 +43,6 @@ pub fn run(args: Args) -> Result<()> {
         Experiment::RimTable1(a) => rim::run(a),
         Experiment::Mirtaheri(a) => mirtaheri::run(a),
         Experiment::RimDynamic(a) => rim_dynamic::run(a),
+        Experiment::RimOverhead(a) => rim_overhead::run(a),
     }
 }
