@@ -5,6 +5,7 @@
 //! * `reproduce` — recompute a published table and print it beside the paper's numbers;
 //! * `enumerate` — exhaustive histogram of the final max difference over all load vectors;
 //! * `bench` — time the hot kernels side by side with their baselines.
+//! * `simulate` — run a discrete-event scenario file (TOML).
 //!
 //! Errors are one line, `error: ...`, naming the option at fault, with a non-zero exit.
 
@@ -35,6 +36,8 @@ enum Command {
     Enumerate(commands::enumerate::Args),
     /// Time the hot kernels against their baselines, side by side.
     Bench(commands::bench::Args),
+    /// Run a discrete-event scenario (TOML) and report makespan, idle times, queue lengths.
+    Simulate(commands::simulate::Args),
 }
 
 fn main() -> ExitCode {
@@ -71,6 +74,7 @@ fn main() -> ExitCode {
         Command::Reproduce(args) => commands::reproduce::run(args),
         Command::Enumerate(args) => commands::enumerate::run(args),
         Command::Bench(args) => commands::bench::run(args),
+        Command::Simulate(args) => commands::simulate::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -4,3 +4,4 @@ pub mod balance;
 pub mod bench;
 pub mod enumerate;
 pub mod reproduce;
+pub mod simulate;
