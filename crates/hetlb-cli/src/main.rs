@@ -28,7 +28,7 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Balance one load vector on a hypercube and print the plan and its metrics.
+    /// Balance one load vector on a hypercube or any network and print the plan and its metrics.
     Balance(commands::balance::Args),
     /// Recompute a published table and print it beside the paper's numbers.
     Reproduce(commands::reproduce::Args),

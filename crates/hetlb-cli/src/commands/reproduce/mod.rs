@@ -3,6 +3,7 @@
 //! One file per experiment family; each prints our numbers beside the paper's.
 
 mod chau;
+mod dishet;
 mod mirtaheri;
 mod rim;
 mod rim_dynamic;
@@ -33,6 +34,8 @@ enum Experiment {
     RimDynamic(rim_dynamic::Args),
     /// Rim et al., §§5.2 and 6: time to transmit CWA, DEM and OEM plans, phased, overlapped, pipelined.
     RimOverhead(rim_overhead::Args),
+    /// DISHET against diffusion, biasing and gdem on random graphs (Neelakantan 2012, §5).
+    Dishet(dishet::Args),
 }
 
 /// Runs `hetlb reproduce`.
@@ -44,5 +47,6 @@ pub fn run(args: Args) -> Result<()> {
         Experiment::Mirtaheri(a) => mirtaheri::run(a),
         Experiment::RimDynamic(a) => rim_dynamic::run(a),
         Experiment::RimOverhead(a) => rim_overhead::run(a),
+        Experiment::Dishet(a) => dishet::run_command(a),
     }
 }
