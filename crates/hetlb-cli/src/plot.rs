@@ -188,6 +188,79 @@ where
     Ok(())
 }
 
+/// One bar of a Gantt chart: row `row` is busy from `start` for `len` time units.
+#[derive(Debug, Clone, Copy)]
+pub struct Bar {
+    /// Row index into the chart's row labels.
+    pub row: usize,
+    /// Start time.
+    pub start: f64,
+    /// Duration.
+    pub len: f64,
+    /// Colour index (bars of the same index share a colour).
+    pub color: usize,
+}
+
+/// A Gantt chart of `bars` over `rows` (labelled when there are few enough), written to `path`
+/// (`.svg` or `.png`).
+pub fn gantt(path: &Path, title: &str, x_label: &str, rows: &[String], bars: &[Bar]) -> Result<()> {
+    register_font();
+    render!(path, |root| draw_gantt(&root, title, x_label, rows, bars))
+        .with_context(|| format!("cannot write plot '{}'", path.display()))
+}
+
+/// Rows labelled up to this many; beyond, the chart shows only their activity.
+const LABELLED_ROWS: usize = 48;
+
+fn draw_gantt<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    title: &str,
+    x_label: &str,
+    rows: &[String],
+    bars: &[Bar],
+) -> DrawResult
+where
+    DB::ErrorType: 'static,
+{
+    root.fill(&WHITE)?;
+    let end = bars.iter().map(|b| b.start + b.len).fold(1.0, f64::max);
+    let n = rows.len().max(1);
+    let labels = rows.to_vec();
+    let mut chart = ChartBuilder::on(root)
+        .caption(title, ("sans-serif", 24))
+        .margin(16)
+        .x_label_area_size(48)
+        .y_label_area_size(if rows.len() <= LABELLED_ROWS { 80 } else { 24 })
+        .build_cartesian_2d(0f64..end, -0.5f64..n as f64 - 0.5)?;
+    chart
+        .configure_mesh()
+        .disable_y_mesh()
+        .y_labels(if rows.len() <= LABELLED_ROWS { n } else { 0 })
+        .y_label_formatter(&move |y| {
+            let i = y.round();
+            if (y - i).abs() < 0.01 && i >= 0.0 {
+                labels.get(i as usize).cloned().unwrap_or_default()
+            } else {
+                String::new()
+            }
+        })
+        .x_desc(x_label)
+        .label_style(("sans-serif", 12))
+        .draw()?;
+    chart.draw_series(bars.iter().map(|b| {
+        let color = palette(b.color);
+        Rectangle::new(
+            [
+                (b.start, b.row as f64 - 0.35),
+                (b.start + b.len, b.row as f64 + 0.35),
+            ],
+            color.filled(),
+        )
+    }))?;
+    root.present()?;
+    Ok(())
+}
+
 /// The corner of the plot area (a third of each axis) crossed by the fewest points, so the
 /// legend hides as little data as possible.
 fn emptiest_corner(
