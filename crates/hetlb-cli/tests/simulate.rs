@@ -116,7 +116,15 @@ fn same_seed_same_output() {
 #[test]
 fn reproduce_mirtaheri_prints_the_paper_beside_ours() {
     let out = hetlb()
-        .args(["reproduce", "mirtaheri", "--runs", "3", "--format", "json"])
+        .args([
+            "reproduce",
+            "mirtaheri",
+            "--runs",
+            "3",
+            "--no-plots",
+            "--format",
+            "json",
+        ])
         .output()
         .unwrap();
     assert!(
@@ -163,6 +171,7 @@ fn reproduce_rim_dynamic_runs_small() {
             "200",
             "--runs",
             "2",
+            "--no-plots",
             "--format",
             "csv",
         ])

@@ -57,7 +57,7 @@ pub struct Args {
     #[arg(long, default_value_t = hetlb_core::rounds::DEFAULT_MAX_ROUNDS, value_name = "R")]
     max_rounds: u64,
     /// Directory of the SVG plots (rounds against total load, one per distribution).
-    #[arg(long, default_value = "target/plots/dishet", value_name = "DIR")]
+    #[arg(long, default_value = "plots/dishet", value_name = "DIR")]
     out_dir: PathBuf,
     /// Do not write plots.
     #[arg(long)]

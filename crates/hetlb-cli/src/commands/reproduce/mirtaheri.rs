@@ -34,7 +34,7 @@ const RECEIVER: usize = 4;
 /// Arguments of `hetlb reproduce mirtaheri`.
 #[derive(Debug, clap::Args)]
 #[command(
-    after_help = "Examples:\n  hetlb reproduce mirtaheri\n  hetlb reproduce mirtaheri --runs 1000 --plots plots/\n  hetlb reproduce mirtaheri --ratios 0.25,0.5,1,2 --format json"
+    after_help = "Examples:\n  hetlb reproduce mirtaheri\n  hetlb reproduce mirtaheri --runs 1000 --out-dir plots/\n  hetlb reproduce mirtaheri --ratios 0.25,0.5,1,2 --format json"
 )]
 pub struct Args {
     /// Runs with Poisson task completions per scenario (seeds SEED, SEED+1, …).
@@ -46,12 +46,27 @@ pub struct Args {
     /// Transfer rate / execution rate ratios of the delayed sweep.
     #[arg(long, value_delimiter = ',', default_values_t = vec![0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 10.0])]
     ratios: Vec<f64>,
-    /// Write the queue-length plots (Figs. 8–11) and the sweep plots to this directory.
-    #[arg(long, value_name = "DIR")]
-    plots: Option<PathBuf>,
+    /// Directory for the queue-length plots (Figs. 8–11) and the sweep plots.
+    #[arg(
+        long = "out-dir",
+        alias = "plots",
+        value_name = "DIR",
+        default_value = "plots/mirtaheri"
+    )]
+    out_dir: PathBuf,
+    /// Do not write plots.
+    #[arg(long)]
+    no_plots: bool,
     /// Output format.
     #[arg(long, short, value_enum, default_value_t)]
     format: Format,
+}
+
+impl Args {
+    /// The plot directory, unless `--no-plots`.
+    fn plots(&self) -> Option<&PathBuf> {
+        (!self.no_plots).then_some(&self.out_dir)
+    }
 }
 
 /// One scenario of §5.
@@ -306,9 +321,9 @@ pub fn run(args: Args) -> Result<()> {
 
     let sweep = sweep(&cases[3].scenario, &args.ratios)?;
 
-    if let Some(dir) = &args.plots {
+    if let Some(dir) = args.plots() {
         std::fs::create_dir_all(dir)
-            .with_context(|| format!("--plots: cannot create '{}'", dir.display()))?;
+            .with_context(|| format!("--out-dir: cannot create '{}'", dir.display()))?;
         for (case, report) in cases.iter().zip(&deterministic) {
             let path = dir.join(format!("mirtaheri-{}.svg", case.key));
             crate::commands::simulate::plot_queues(&path, case.title, report, |i| {
@@ -348,7 +363,7 @@ pub fn run(args: Args) -> Result<()> {
         ),
         Format::Table => {
             print_tables(&cases, &output, &deterministic);
-            if let Some(dir) = &args.plots {
+            if let Some(dir) = args.plots() {
                 println!("plots written to {}", dir.display());
             }
             Ok(())

@@ -34,7 +34,7 @@ use std::path::{Path, PathBuf};
 /// Arguments of `hetlb reproduce rim-dynamic`.
 #[derive(Debug, clap::Args)]
 #[command(
-    after_help = "Examples:\n  hetlb reproduce rim-dynamic\n  hetlb reproduce rim-dynamic --procs 8,16 --arrivals 1000 --runs 3\n  hetlb reproduce rim-dynamic --utilisation 0.6 --threshold 4 --plots plots/"
+    after_help = "Examples:\n  hetlb reproduce rim-dynamic\n  hetlb reproduce rim-dynamic --procs 8,16 --arrivals 1000 --runs 3\n  hetlb reproduce rim-dynamic --utilisation 0.6 --threshold 4 --out-dir plots/"
 )]
 pub struct Args {
     /// Hypercube sizes (powers of two).
@@ -55,12 +55,27 @@ pub struct Args {
     /// First seed.
     #[arg(long, default_value_t = 1)]
     seed: u64,
-    /// Write the plots (max difference and OEM gain against the cube size) to this directory.
-    #[arg(long, value_name = "DIR")]
-    plots: Option<PathBuf>,
+    /// Directory for the plots (max difference and OEM gain against the cube size).
+    #[arg(
+        long = "out-dir",
+        alias = "plots",
+        value_name = "DIR",
+        default_value = "plots/rim-dynamic"
+    )]
+    out_dir: PathBuf,
+    /// Do not write plots.
+    #[arg(long)]
+    no_plots: bool,
     /// Output format.
     #[arg(long, short, value_enum, default_value_t)]
     format: Format,
+}
+
+impl Args {
+    /// The plot directory, unless `--no-plots`.
+    fn plots(&self) -> Option<&PathBuf> {
+        (!self.no_plots).then_some(&self.out_dir)
+    }
 }
 
 const RULES: [Option<Algorithm>; 5] = [
@@ -256,7 +271,7 @@ pub fn run(args: Args) -> Result<()> {
         rows,
         oem_over_dem: gains,
     };
-    if let Some(dir) = &args.plots {
+    if let Some(dir) = args.plots() {
         plot(dir, &output, &args)?;
     }
     match args.format {
@@ -289,7 +304,7 @@ pub fn run(args: Args) -> Result<()> {
         ),
         Format::Table => {
             print_tables(&output);
-            if let Some(dir) = &args.plots {
+            if let Some(dir) = args.plots() {
                 println!("plots written to {}", dir.display());
             }
             Ok(())
@@ -367,7 +382,7 @@ fn print_tables(out: &Output) {
 
 fn plot(dir: &Path, out: &Output, args: &Args) -> Result<()> {
     std::fs::create_dir_all(dir)
-        .with_context(|| format!("--plots: cannot create '{}'", dir.display()))?;
+        .with_context(|| format!("--out-dir: cannot create '{}'", dir.display()))?;
     for &arrivals in &args.arrivals {
         let series: Vec<Series> = RULES
             .iter()
