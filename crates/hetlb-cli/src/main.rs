@@ -40,7 +40,31 @@ enum Command {
     Simulate(commands::simulate::Args),
 }
 
+/// True when `message` reports that stdout's reader went away (`hetlb … | head`).
+fn is_broken_pipe(message: &str) -> bool {
+    message.contains("Broken pipe") || message.contains("os error 32")
+}
+
+/// A closed stdout ends the program quietly, as it does for other Unix tools, instead of
+/// panicking in `println!`.
+fn exit_quietly_on_broken_pipe() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let payload = info
+            .payload()
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| info.payload().downcast_ref::<&str>().copied())
+            .unwrap_or("");
+        if payload.starts_with("failed printing to stdout") && is_broken_pipe(payload) {
+            std::process::exit(0);
+        }
+        default(info);
+    }));
+}
+
 fn main() -> ExitCode {
+    exit_quietly_on_broken_pipe();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {
@@ -80,6 +104,9 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             let message = format!("{e:#}").replace('\n', " ");
+            if is_broken_pipe(&message) {
+                return ExitCode::SUCCESS;
+            }
             eprintln!("error: {message}");
             ExitCode::FAILURE
         }
