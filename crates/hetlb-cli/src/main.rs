@@ -4,7 +4,8 @@
 //! * `balance` — balance one load vector and print the plan and its metrics;
 //! * `reproduce` — recompute a published table and print it beside the paper's numbers;
 //! * `enumerate` — exhaustive histogram of the final max difference over all load vectors;
-//! * `bench` — time the hot kernels side by side with their baselines;
+//! * `bench` — time the hot kernels side by side with their baselines.
+//! * `simulate` — run a discrete-event scenario file (TOML);
 //! * `run` — real tasks on real workers (threads or MPI) under EFP or a baseline.
 //!
 //! Errors are one line, `error: ...`, naming the option at fault, with a non-zero exit.
@@ -12,7 +13,6 @@
 mod commands;
 mod input;
 mod output;
-#[allow(dead_code)] // used by the plotting commands as they land
 mod plot;
 mod progress;
 
@@ -29,7 +29,7 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Balance one load vector on a hypercube and print the plan and its metrics.
+    /// Balance one load vector on a hypercube or any network and print the plan and its metrics.
     Balance(commands::balance::Args),
     /// Recompute a published table and print it beside the paper's numbers.
     Reproduce(commands::reproduce::Args),
@@ -37,11 +37,37 @@ enum Command {
     Enumerate(commands::enumerate::Args),
     /// Time the hot kernels against their baselines, side by side.
     Bench(commands::bench::Args),
+    /// Run a discrete-event scenario (TOML) and report makespan, idle times, queue lengths.
+    Simulate(commands::simulate::Args),
     /// Run real tasks on real workers (threads or MPI) under EFP or a baseline.
     Run(commands::run::Args),
 }
 
+/// True when `message` reports that stdout's reader went away (`hetlb … | head`).
+fn is_broken_pipe(message: &str) -> bool {
+    message.contains("Broken pipe") || message.contains("os error 32")
+}
+
+/// A closed stdout ends the program quietly, as it does for other Unix tools, instead of
+/// panicking in `println!`.
+fn exit_quietly_on_broken_pipe() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let payload = info
+            .payload()
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| info.payload().downcast_ref::<&str>().copied())
+            .unwrap_or("");
+        if payload.starts_with("failed printing to stdout") && is_broken_pipe(payload) {
+            std::process::exit(0);
+        }
+        default(info);
+    }));
+}
+
 fn main() -> ExitCode {
+    exit_quietly_on_broken_pipe();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {
@@ -75,12 +101,16 @@ fn main() -> ExitCode {
         Command::Reproduce(args) => commands::reproduce::run(args),
         Command::Enumerate(args) => commands::enumerate::run(args),
         Command::Bench(args) => commands::bench::run(args),
+        Command::Simulate(args) => commands::simulate::run(args),
         Command::Run(args) => commands::run::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             let message = format!("{e:#}").replace('\n', " ");
+            if is_broken_pipe(&message) {
+                return ExitCode::SUCCESS;
+            }
             eprintln!("error: {message}");
             ExitCode::FAILURE
         }

@@ -68,6 +68,7 @@ pub fn line_chart(
 }
 
 /// One layer of a stacked bar chart: a value per category.
+#[allow(dead_code)] // for the runtime's reports
 #[derive(Debug, Clone)]
 pub struct Stack {
     /// Legend text.
@@ -77,6 +78,7 @@ pub struct Stack {
 }
 
 /// A stacked bar chart, one bar per category, written to `path` (`.svg` or `.png`).
+#[allow(dead_code)] // for the runtime's reports
 pub fn stacked_bars(
     path: &Path,
     title: &str,
@@ -200,13 +202,118 @@ where
             .background_style(WHITE.mix(0.85))
             .border_style(BLACK)
             .label_font(("sans-serif", 14))
-            .position(SeriesLabelPosition::UpperRight)
+            .position(emptiest_corner(series, (x0, x1), (y0, y1 * 1.05)))
             .draw()?;
     }
     root.present()?;
     Ok(())
 }
 
+/// One bar of a Gantt chart: row `row` is busy from `start` for `len` time units.
+#[derive(Debug, Clone, Copy)]
+pub struct Bar {
+    /// Row index into the chart's row labels.
+    pub row: usize,
+    /// Start time.
+    pub start: f64,
+    /// Duration.
+    pub len: f64,
+    /// Colour index (bars of the same index share a colour).
+    pub color: usize,
+}
+
+/// A Gantt chart of `bars` over `rows` (labelled when there are few enough), written to `path`
+/// (`.svg` or `.png`).
+pub fn gantt(path: &Path, title: &str, x_label: &str, rows: &[String], bars: &[Bar]) -> Result<()> {
+    register_font();
+    render!(path, |root| draw_gantt(&root, title, x_label, rows, bars))
+        .with_context(|| format!("cannot write plot '{}'", path.display()))
+}
+
+/// Rows labelled up to this many; beyond, the chart shows only their activity.
+const LABELLED_ROWS: usize = 48;
+
+fn draw_gantt<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    title: &str,
+    x_label: &str,
+    rows: &[String],
+    bars: &[Bar],
+) -> DrawResult
+where
+    DB::ErrorType: 'static,
+{
+    root.fill(&WHITE)?;
+    let end = bars.iter().map(|b| b.start + b.len).fold(1.0, f64::max);
+    let n = rows.len().max(1);
+    let labels = rows.to_vec();
+    let mut chart = ChartBuilder::on(root)
+        .caption(title, ("sans-serif", 24))
+        .margin(16)
+        .x_label_area_size(48)
+        .y_label_area_size(if rows.len() <= LABELLED_ROWS { 80 } else { 24 })
+        .build_cartesian_2d(0f64..end, -0.5f64..n as f64 - 0.5)?;
+    chart
+        .configure_mesh()
+        .disable_y_mesh()
+        .y_labels(if rows.len() <= LABELLED_ROWS { n } else { 0 })
+        .y_label_formatter(&move |y| {
+            let i = y.round();
+            if (y - i).abs() < 0.01 && i >= 0.0 {
+                labels.get(i as usize).cloned().unwrap_or_default()
+            } else {
+                String::new()
+            }
+        })
+        .x_desc(x_label)
+        .label_style(("sans-serif", 12))
+        .draw()?;
+    chart.draw_series(bars.iter().map(|b| {
+        let color = palette(b.color);
+        Rectangle::new(
+            [
+                (b.start, b.row as f64 - 0.35),
+                (b.start + b.len, b.row as f64 + 0.35),
+            ],
+            color.filled(),
+        )
+    }))?;
+    root.present()?;
+    Ok(())
+}
+
+/// The corner of the plot area (a third of each axis) crossed by the fewest points, so the
+/// legend hides as little data as possible.
+fn emptiest_corner(
+    series: &[Series],
+    (x0, x1): (f64, f64),
+    (y0, y1): (f64, f64),
+) -> SeriesLabelPosition {
+    let corners = [
+        (SeriesLabelPosition::UpperRight, true, true),
+        (SeriesLabelPosition::UpperLeft, false, true),
+        (SeriesLabelPosition::LowerRight, true, false),
+        (SeriesLabelPosition::LowerLeft, false, false),
+    ];
+    let (wx, wy) = ((x1 - x0) / 3.0, (y1 - y0) / 3.0);
+    let inside = |&(_, right, upper): &(SeriesLabelPosition, bool, bool), (x, y): (f64, f64)| {
+        let in_x = if right { x >= x1 - wx } else { x <= x0 + wx };
+        let in_y = if upper { y >= y1 - wy } else { y <= y0 + wy };
+        in_x && in_y
+    };
+    corners
+        .iter()
+        .min_by_key(|c| {
+            series
+                .iter()
+                .flat_map(|s| s.points.iter())
+                .filter(|&&p| inside(c, p))
+                .count()
+        })
+        .map_or(SeriesLabelPosition::UpperRight, |c| c.0.clone())
+}
+
+#[allow(dead_code)] // for the runtime's reports
 fn draw_bars<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     title: &str,

@@ -221,3 +221,64 @@ fn chau_json_rows_carry_ours_and_the_papers() {
     assert!(rows[0]["histogram"].is_object() && rows[0]["average"].is_f64());
     assert_eq!(rows[0]["paper"]["histogram"]["1"], 87_483);
 }
+
+#[test]
+fn balance_transmits_the_plan_under_each_schedule() {
+    let v = json(&[
+        "balance",
+        "-a",
+        "dem",
+        "-l",
+        "15,1,1,1,1,1,1,1",
+        "--schedule",
+        "phased,overlap,pipeline",
+        "-f",
+        "json",
+    ]);
+    let steps: Vec<u64> = v["transmission"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["steps"].as_u64().unwrap())
+        .collect();
+    assert_eq!(steps, vec![12, 10, 7]);
+    let dir = std::env::temp_dir().join(format!("hetlb-gantt-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let gantt = dir.join("links.svg");
+    let out = hetlb(&[
+        "balance",
+        "-a",
+        "oem",
+        "-l",
+        "9,0,0,3",
+        "--schedule",
+        "pipeline",
+        "--gantt",
+        gantt.to_str().unwrap(),
+    ]);
+    assert!(out.status.success());
+    assert!(std::fs::read_to_string(&gantt).unwrap().contains("<svg"));
+    std::fs::remove_dir_all(&dir).ok();
+    fails_with(
+        &["balance", "-a", "dem", "-l", "1,2", "--schedule", "fast"],
+        "--schedule",
+    );
+    fails_with(
+        &[
+            "balance",
+            "-a",
+            "diffusion",
+            "-t",
+            "ring:4",
+            "-l",
+            "1,2,3,4",
+            "--schedule",
+            "phased",
+        ],
+        "--schedule",
+    );
+    fails_with(
+        &["balance", "-a", "dem", "-l", "1,2", "--gantt", "/tmp/x.pdf"],
+        "--gantt",
+    );
+}

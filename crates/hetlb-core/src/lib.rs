@@ -5,10 +5,15 @@
 //! runtime all drive these same rules.
 //!
 //! * [`model`] — integer loads, capacities, validation errors.
-//! * [`topology`] — the [`Topology`](topology::Topology) trait and the implicit
-//!   [`Hypercube`](topology::Hypercube).
+//! * [`topology`] — the [`Topology`](topology::Topology) trait, the implicit
+//!   [`Hypercube`](topology::Hypercube), arbitrary [`Graph`](topology::Graph)s and their
+//!   generators, and [`Network`](topology::Network)s named by a
+//!   [`TopologySpec`](topology::TopologySpec) (`ring:16`, `torus:8x8`, …).
 //! * [`rules`] — the balancing decisions: dimension exchange (DEM, improved DEM,
-//!   heterogeneous DEM, OEM) and cube walking (CWA, hybrid).
+//!   heterogeneous DEM, OEM), cube walking (CWA, hybrid), and diffusion on any network
+//!   (DISHET, first-order diffusion and its biased roundings, generalised dimension exchange).
+//! * [`rounds`] — the synchronous round engine of the diffusion rules, with its stopping rule.
+//! * [`network_algorithm`] — every algorithm on every network, by its command-line name.
 //! * [`exchange`] — engines applying a pair rule to a cube: a full [`Plan`] or an in-place,
 //!   cache-blocked balance.
 //! * [`plan`], [`metrics`] — what was decided and what it costs.
@@ -27,9 +32,12 @@ pub mod allocation;
 pub mod exchange;
 pub mod metrics;
 pub mod model;
+pub mod network_algorithm;
 pub mod plan;
+pub mod rounds;
 pub mod rules;
 pub mod topology;
+pub mod transmission;
 pub mod units;
 
 pub use algorithm::{Algorithm, BalanceError, BalanceOptions, balance};

@@ -8,13 +8,17 @@
 //! * [`enumeration`] — Rim et al.'s Table 1: every non-decreasing load vector of a size and
 //!   value range, exhaustively (004_…, §4).
 //! * [`histogram`] — the histogram both produce.
+//! * [`dishet`] — Neelakantan's DISHET experiments: random graphs, eight initial
+//!   distributions, DISHET against diffusion, biasing and gdem (002_…, §5).
 //!
 //! Both drivers run on rayon and are deterministic for a seed whatever the thread count:
 //! every trial has its own random stream, and histograms are merged by addition.
 
+pub mod dishet;
 pub mod enumeration;
 pub mod histogram;
 pub mod monte_carlo;
+pub mod overhead;
 pub mod paper;
 pub mod seed;
 

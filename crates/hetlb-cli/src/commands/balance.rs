@@ -1,22 +1,29 @@
-//! `hetlb balance`: one load vector, one algorithm, the plan and its metrics.
+//! `hetlb balance`: one load vector, one algorithm, one network; the plan and its metrics.
 
 use crate::input::{parse_capacities, parse_loads};
 use crate::output::{Format, fixed, print_csv, print_json, table};
-use anyhow::{Context, Result, anyhow};
-use hetlb_core::{Algorithm, BalanceOptions, Capacities, Metrics, Plan, Transfer, balance};
+use crate::plot::{Bar, Series, gantt, line_chart};
+use anyhow::{Context, Result, anyhow, bail};
+use hetlb_core::network_algorithm::{NetworkAlgorithm, NetworkError, NetworkOptions, balance_on};
+use hetlb_core::rounds::{RoundError, RoundRun};
+use hetlb_core::topology::{Graph, Hypercube, Network, Topology, TopologySpec};
+use hetlb_core::transmission::{Schedule, Transmission, transmit};
+use hetlb_core::{BalanceError, Capacities, Metrics, ModelError, Plan, Transfer};
 use serde::Serialize;
+use std::path::PathBuf;
 
 /// Arguments of `hetlb balance`.
 #[derive(Debug, clap::Args)]
 #[command(
-    after_help = "Examples:\n  hetlb balance --algorithm oem --loads 4,7,0,9,2,2,8,1\n  hetlb balance --algorithm dem-hetero --loads 640,960 --capacities 64,32 --format json\n  hetlb balance --algorithm hybrid --procs-per-group 4 --loads @loads.txt"
+    after_help = "Examples:\n  hetlb balance --algorithm oem --loads 4,7,0,9,2,2,8,1\n  hetlb balance --algorithm dem-hetero --loads 640,960 --capacities 64,32 --format json\n  hetlb balance --algorithm hybrid --procs-per-group 4 --loads @loads.txt\n  hetlb balance --algorithm dishet --topology ring:8 --loads 80,0,0,0,0,0,0,0 --capacities 1,1,2,2,4,4,1,1\n  hetlb balance --algorithm gdem --topology torus:4x4 --loads @loads.txt --plot loads.svg\n  hetlb balance --algorithm diffusion --topology file:graph.txt --loads @loads.txt --max-rounds 500"
 )]
 pub struct Args {
-    /// Algorithm: dem, dem-fixed, dem-improved, dem-hetero, oem, cwa, hybrid.
+    /// Algorithm. On a hypercube: dem, dem-fixed, dem-improved, dem-hetero, oem, cwa, hybrid.
+    /// On any network: dishet, diffusion, random-biasing, dynamic-biasing, gdem.
     #[arg(long, short)]
     algorithm: String,
-    /// Loads, one per node (a power of two of them): `5,0,3,…`, or `@path` to a file of one
-    /// integer per line or a JSON array.
+    /// Loads, one per node (without --topology, a power of two of them): `5,0,3,…`, or `@path`
+    /// to a file of one integer per line or a JSON array.
     #[arg(long, short, allow_hyphen_values = true)]
     loads: String,
     /// Node capacities (positive speeds), same count as loads: `1,2,…` or `@path`.
@@ -25,6 +32,32 @@ pub struct Args {
     /// P for `hybrid`: OEM inside groups of P nodes, then CWA across groups.
     #[arg(long, value_name = "P")]
     procs_per_group: Option<usize>,
+    /// Network: ring:16, path:8, mesh:4x4, torus:8x8, kary:4:3, star:9, complete:8,
+    /// hypercube:5, random:32:0.2[:seed], or file:PATH (edge list `a b` per line, ids from 0,
+    /// or JSON `{"nodes": N, "edges": [[a, b], …]}`). Default: the hypercube of the loads.
+    #[arg(long, short, value_name = "SPEC")]
+    topology: Option<String>,
+    /// Round limit of the diffusion algorithms (default 100000).
+    #[arg(long, value_name = "R")]
+    max_rounds: Option<u64>,
+    /// Seed of random-biasing's random streams.
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Exchange parameter λ of gdem, 0 < λ < 1 (default: the known optimum for hypercubes,
+    /// rings, paths, meshes and tori, 1/2 otherwise).
+    #[arg(long, allow_hyphen_values = true)]
+    lambda: Option<f64>,
+    /// Write every node's load per round to this chart (.svg or .png).
+    #[arg(long, value_name = "PATH")]
+    plot: Option<PathBuf>,
+    /// Transmit the plan and print the time, in steps of T_comm: phased, overlap, pipeline
+    /// (comma-separated for several). Hypercube plans only.
+    #[arg(long, value_delimiter = ',', value_name = "SCHEDULE")]
+    schedule: Vec<String>,
+    /// Draw every link's activity over time (.svg or .png), for the schedule given (default
+    /// phased; with several schedules, one file each, named PATH-SCHEDULE.ext).
+    #[arg(long, value_name = "PATH")]
+    gantt: Option<PathBuf>,
     /// Output format. CSV lists the transfers: phase, dimension, from, to, units.
     #[arg(long, short, value_enum, default_value_t)]
     format: Format,
@@ -32,8 +65,10 @@ pub struct Args {
 
 #[derive(Serialize)]
 struct Report<'a> {
-    algorithm: Algorithm,
+    algorithm: NetworkAlgorithm,
+    topology: &'a str,
     nodes: usize,
+    edges: usize,
     total: u64,
     capacities: Option<&'a [f64]>,
     initial: &'a [u64],
@@ -41,13 +76,22 @@ struct Report<'a> {
     final_loads: &'a [u64],
     phases: Vec<&'a [Transfer]>,
     phase_dimensions: Vec<Option<u32>>,
+    rounds: u64,
+    executed_rounds: u64,
+    converged: bool,
+    convergence: String,
+    loads_per_round: Vec<Vec<u64>>,
     metrics: &'a Metrics,
+    /// One entry per `--schedule`, with every link's activity.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    transmission: Vec<Transmission>,
 }
 
 /// Runs `hetlb balance`.
 pub fn run(args: Args) -> Result<()> {
-    let algorithm: Algorithm = args.algorithm.parse().context("--algorithm")?;
+    let algorithm: NetworkAlgorithm = args.algorithm.parse().context("--algorithm")?;
     let loads = parse_loads(&args.loads, "--loads")?;
+    let (network, topology) = network(args.topology.as_deref(), &loads, algorithm)?;
     let capacities = args
         .capacities
         .as_deref()
@@ -58,36 +102,65 @@ pub fn run(args: Args) -> Result<()> {
         .transpose()?;
     if capacities.is_some() && !algorithm.uses_capacities() {
         eprintln!(
-            "note: {algorithm} does not use capacities; they only weight the metrics (use dem-hetero, cwa or hybrid)"
+            "note: {algorithm} does not use capacities; they only weight the metrics (use dem-hetero, cwa, hybrid or a diffusion algorithm)"
         );
     }
-    let options = BalanceOptions {
+    if args.seed.is_some() && algorithm != NetworkAlgorithm::RandomBiasing {
+        bail!("--seed: only random-biasing draws random numbers, not {algorithm}");
+    }
+    let options = NetworkOptions {
         capacities,
         procs_per_group: args.procs_per_group,
+        max_rounds: args.max_rounds,
+        seed: args.seed.unwrap_or(0),
+        lambda: args.lambda,
     };
-    let plan = balance(algorithm, &loads, &options).map_err(|e| {
+    let run = balance_on(&network, algorithm, &loads, &options).map_err(|e| {
         let field = match &e {
-            hetlb_core::BalanceError::Model(hetlb_core::ModelError::GroupSize { .. })
-            | hetlb_core::BalanceError::GroupSizeUnused(_) => "--procs-per-group",
-            hetlb_core::BalanceError::Model(hetlb_core::ModelError::CapacityCount { .. }) => {
+            NetworkError::Balance(BalanceError::Model(ModelError::GroupSize { .. }))
+            | NetworkError::Balance(BalanceError::GroupSizeUnused(_)) => "--procs-per-group",
+            NetworkError::Balance(BalanceError::Model(ModelError::CapacityCount { .. }))
+            | NetworkError::Round(RoundError::Model(ModelError::CapacityCount { .. })) => {
                 "--capacities"
             }
+            NetworkError::NeedsHypercube(_) => "--algorithm",
+            NetworkError::Lambda(_) => "--lambda",
+            NetworkError::Unused { option, .. } if option.contains('λ') => "--lambda",
+            NetworkError::Unused { option, .. } if option.contains("round") => "--max-rounds",
+            NetworkError::Unused { .. } => "--procs-per-group",
             _ => "--loads",
         };
         anyhow!("{field}: {e}")
     })?;
-    let metrics = Metrics::of(&plan, options.capacities.as_ref());
+    let plan = &run.plan;
+    let metrics = Metrics::of(plan, options.capacities.as_ref());
+    let transmissions = transmissions(&args, &network, plan)?;
+    if let Some(path) = &args.plot {
+        plot_loads(path, algorithm, &topology, &run).context("--plot")?;
+        eprintln!(
+            "note: plot of every node's load per round written to {}",
+            path.display()
+        );
+    }
     match args.format {
         Format::Json => print_json(&Report {
             algorithm,
+            topology: &topology,
             nodes: plan.nodes(),
+            edges: network.edge_count(),
             total: plan.initial.iter().sum(),
             capacities: options.capacities.as_ref().map(Capacities::as_slice),
             initial: &plan.initial,
             final_loads: &plan.final_loads,
             phases: plan.phases.iter().map(|p| p.transfers.as_slice()).collect(),
             phase_dimensions: plan.phases.iter().map(|p| p.dimension).collect(),
+            rounds: run.rounds,
+            executed_rounds: run.executed_rounds,
+            converged: run.converged,
+            convergence: run.convergence.to_string(),
+            loads_per_round: run.loads_after_each_round(),
             metrics: &metrics,
+            transmission: transmissions,
         }),
         Format::Csv => print_csv(
             &["phase", "dimension", "from", "to", "units"],
@@ -104,10 +177,196 @@ pub fn run(args: Args) -> Result<()> {
             }),
         ),
         Format::Table => {
-            print_table(algorithm, &plan, &metrics);
+            print_table(algorithm, &topology, &run, &metrics);
+            print_transmissions(&transmissions);
             Ok(())
         }
     }
+}
+
+/// The transmissions of `--schedule`, and the charts of `--gantt`.
+fn transmissions(args: &Args, network: &Network, plan: &Plan) -> Result<Vec<Transmission>> {
+    let mut schedules = args
+        .schedule
+        .iter()
+        .map(|s| {
+            s.parse::<Schedule>()
+                .map_err(|e| anyhow!("--schedule: {e}"))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    if schedules.is_empty() && args.gantt.is_some() {
+        schedules.push(Schedule::Phased);
+    }
+    if schedules.is_empty() {
+        return Ok(Vec::new());
+    }
+    if !matches!(network, Network::Hypercube(_)) {
+        bail!(
+            "--schedule: transmission schedules move hypercube plans; this network is not a hypercube"
+        );
+    }
+    let mut out = Vec::new();
+    for &schedule in &schedules {
+        let t = transmit(plan, schedule).map_err(|e| anyhow!("--schedule: {e}"))?;
+        if let Some(path) = &args.gantt {
+            let path = if schedules.len() > 1 {
+                suffixed(path, schedule.name())
+            } else {
+                path.clone()
+            };
+            draw_gantt(&path, &t).context("--gantt")?;
+            eprintln!(
+                "note: link activity of the {schedule} schedule written to {}",
+                path.display()
+            );
+        }
+        out.push(t);
+    }
+    Ok(out)
+}
+
+/// `out.svg` → `out-pipeline.svg`.
+fn suffixed(path: &std::path::Path, suffix: &str) -> PathBuf {
+    let stem = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let name = match path.extension() {
+        Some(ext) => format!("{stem}-{suffix}.{}", ext.to_string_lossy()),
+        None => format!("{stem}-{suffix}"),
+    };
+    path.with_file_name(name)
+}
+
+fn draw_gantt(path: &std::path::Path, t: &Transmission) -> Result<()> {
+    let mut links: Vec<(usize, usize)> = t.bursts.iter().map(|b| (b.from, b.to)).collect();
+    links.sort_unstable_by_key(|&(from, to)| ((from ^ to).trailing_zeros(), from, to));
+    links.dedup();
+    let rows: Vec<String> = links.iter().map(|(a, b)| format!("{a}→{b}")).collect();
+    let bars: Vec<Bar> = t
+        .bursts
+        .iter()
+        .map(|b| Bar {
+            row: links
+                .binary_search_by_key(
+                    &((b.from ^ b.to).trailing_zeros(), b.from, b.to),
+                    |&(f, to)| ((f ^ to).trailing_zeros(), f, to),
+                )
+                .unwrap_or(0),
+            start: b.start as f64,
+            len: b.len as f64,
+            color: (b.from ^ b.to).trailing_zeros() as usize,
+        })
+        .collect();
+    gantt(
+        path,
+        &format!(
+            "{} schedule: {} T_comm, {} links (colour = dimension)",
+            t.schedule, t.steps, t.links_used
+        ),
+        "time (T_comm)",
+        &rows,
+        &bars,
+    )
+}
+
+fn print_transmissions(ts: &[Transmission]) {
+    if ts.is_empty() {
+        return;
+    }
+    let mut t = table([
+        "schedule",
+        "time (T_comm)",
+        "unit-hops",
+        "links used",
+        "utilisation",
+        "rounds",
+    ]);
+    for x in ts {
+        t.add_row(vec![
+            x.schedule.to_string(),
+            x.steps.to_string(),
+            x.units.to_string(),
+            x.links_used.to_string(),
+            fixed(x.utilisation, 3),
+            x.rounds.to_string(),
+        ]);
+    }
+    println!("{t}");
+}
+
+/// The network of `--topology`, or the hypercube of the loads, with its name.
+fn network(
+    spec: Option<&str>,
+    loads: &[u64],
+    algorithm: NetworkAlgorithm,
+) -> Result<(Network, String)> {
+    let Some(spec) = spec else {
+        let cube = Hypercube::for_nodes(loads.len()).map_err(|e| {
+            if algorithm.needs_hypercube() {
+                anyhow!("--loads: {e}")
+            } else {
+                anyhow!("--loads: {e}; give --topology for other networks")
+            }
+        })?;
+        return Ok((
+            Network::Hypercube(cube),
+            format!("hypercube:{}", cube.dimensions()),
+        ));
+    };
+    let parsed: TopologySpec = spec.parse().map_err(|e| anyhow!("--topology: {e}"))?;
+    let network = match &parsed {
+        TopologySpec::File(path) => {
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| anyhow!("--topology: cannot read '{path}': {e}"))?;
+            let graph = Graph::parse(&text, Some(loads.len()))
+                .map_err(|e| anyhow!("--topology: {path}: {e}"))?;
+            Network::from_graph(graph)
+        }
+        _ => parsed
+            .build()
+            .map_err(|e| anyhow!("--topology: {parsed}: {e}"))?,
+    };
+    if network.node_count() != loads.len() {
+        bail!(
+            "--loads: {} loads given for a network of {} nodes ({parsed})",
+            loads.len(),
+            network.node_count()
+        );
+    }
+    Ok((network, parsed.to_string()))
+}
+
+/// Every node's load per round: one line per node.
+fn plot_loads(
+    path: &std::path::Path,
+    algorithm: NetworkAlgorithm,
+    topology: &str,
+    run: &RoundRun,
+) -> Result<()> {
+    let history = run.loads_after_each_round();
+    let n = run.plan.nodes();
+    let series: Vec<Series> = (0..n)
+        .map(|node| Series {
+            label: if n <= 10 {
+                format!("node {node}")
+            } else {
+                String::new()
+            },
+            points: std::iter::once(run.plan.initial[node])
+                .chain(history.iter().map(|loads| loads[node]))
+                .enumerate()
+                .map(|(r, w)| (r as f64, w as f64))
+                .collect(),
+        })
+        .collect();
+    line_chart(
+        path,
+        &format!("{algorithm} on {topology}: load of every node"),
+        "round",
+        "load (units)",
+        &series,
+    )
 }
 
 /// Loads shown in full up to this many nodes; longer vectors are abbreviated.
@@ -122,10 +381,14 @@ fn abbreviate(loads: &[u64]) -> String {
     }
 }
 
-fn print_table(algorithm: Algorithm, plan: &Plan, m: &Metrics) {
+/// Phases listed in full up to this many; longer runs show the first and the last ones.
+const SHOWN_PHASES: usize = 40;
+
+fn print_table(algorithm: NetworkAlgorithm, topology: &str, run: &RoundRun, m: &Metrics) {
+    let plan: &Plan = &run.plan;
     let total: u64 = plan.initial.iter().sum();
     println!(
-        "{algorithm} on {} nodes, {total} units — {} [{}]",
+        "{algorithm} on {} nodes ({topology}), {total} units — {} [{}]",
         plan.nodes(),
         algorithm.summary(),
         algorithm.source()
@@ -147,10 +410,29 @@ fn print_table(algorithm: Algorithm, plan: &Plan, m: &Metrics) {
         String::new(),
         abbreviate(&loads),
     ]);
+    let count = plan.phases.len();
+    let (head, tail) = if count > SHOWN_PHASES {
+        (20, count - 10)
+    } else {
+        (count, count)
+    };
     for (i, p) in plan.phases.iter().enumerate() {
         for t in &p.transfers {
             loads[t.from] -= t.units;
             loads[t.to] += t.units;
+        }
+        if i == head && head < tail {
+            phases.add_row(vec![
+                "…".to_string(),
+                String::new(),
+                String::new(),
+                String::new(),
+                String::new(),
+                format!("({} phases not shown)", tail - head),
+            ]);
+        }
+        if i >= head && i < tail {
+            continue;
         }
         phases.add_row(vec![
             i.to_string(),
@@ -182,6 +464,11 @@ fn print_table(algorithm: Algorithm, plan: &Plan, m: &Metrics) {
         ("  task messages", m.task_messages.to_string()),
         ("Σ Tmax", m.sum_tmax.to_string()),
         ("phases", m.phases.to_string()),
+        (
+            "rounds to convergence",
+            format!("{} ({} executed)", run.rounds, run.executed_rounds),
+        ),
+        ("convergence", run.convergence.to_string()),
     ] {
         metrics.add_row(vec![name.to_string(), value]);
     }

@@ -6,9 +6,10 @@
 
 use crate::output::{Format, fixed, print_json, table};
 use anyhow::{Result, anyhow, bail};
-use hetlb_core::Algorithm;
 use hetlb_core::exchange::balance_in_place;
 use hetlb_core::rules::dimension_exchange::{Dem, Oem};
+use hetlb_core::transmission::{Schedule, transmit};
+use hetlb_core::{Algorithm, BalanceOptions, balance};
 use hetlb_experiments::enumeration::{enumerate, vector_count};
 use serde::Serialize;
 use std::hint::black_box;
@@ -27,6 +28,24 @@ enum Kernel {
     Enumeration(EnumerationArgs),
     /// One in-place dem and oem balance of a 2^n-node cube, against a plain pass over the vector.
     Exchange(ExchangeArgs),
+    /// Scheduling the transmission of a 2^n-node plan: phased, overlap, pipeline.
+    Transmission(TransmissionArgs),
+}
+
+#[derive(Debug, clap::Args)]
+struct TransmissionArgs {
+    /// Hypercube dimension n (2^n nodes).
+    #[arg(long, default_value_t = 16)]
+    dims: u32,
+    /// Loads are uniform on 0..MAX_LOAD (seeded).
+    #[arg(long, default_value_t = 1000)]
+    max_load: u64,
+    /// Timed repetitions; the median is reported.
+    #[arg(long, default_value_t = 5)]
+    repeat: usize,
+    /// Output format (table or json).
+    #[arg(long, short, value_enum, default_value_t)]
+    format: Format,
 }
 
 #[derive(Debug, clap::Args)]
@@ -104,6 +123,7 @@ pub fn run(args: Args) -> Result<()> {
     match args.kernel {
         Kernel::Enumeration(a) => bench_enumeration(a),
         Kernel::Exchange(a) => bench_exchange(a),
+        Kernel::Transmission(a) => bench_transmission(a),
     }
 }
 
@@ -245,6 +265,79 @@ struct ExchangeReport {
     oem_ratio: f64,
 }
 
+/// A seeded pseudo-random load vector of `2^dims` loads below `max_load`.
+fn random_loads(dims: u32, max_load: u64) -> Vec<u64> {
+    let mut x = 0x2545_F491_4F6C_DD1Du64;
+    (0..1usize << dims)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % max_load.max(1)
+        })
+        .collect()
+}
+
+#[derive(Serialize)]
+struct TransmissionRow {
+    algorithm: Algorithm,
+    schedule: Schedule,
+    steps: u64,
+    median_ms: f64,
+}
+
+fn bench_transmission(a: TransmissionArgs) -> Result<()> {
+    if a.repeat == 0 {
+        bail!("--repeat: must be at least 1");
+    }
+    if a.dims > 22 {
+        bail!("--dims: at most 22");
+    }
+    let loads = random_loads(a.dims, a.max_load);
+    let mut rows = Vec::new();
+    for alg in [Algorithm::Dem, Algorithm::Oem, Algorithm::Cwa] {
+        let plan =
+            balance(alg, &loads, &BalanceOptions::default()).map_err(|e| anyhow!("--dims: {e}"))?;
+        for schedule in Schedule::ALL {
+            let mut steps = 0;
+            let times = (0..a.repeat)
+                .map(|_| {
+                    let (t, secs) = time(|| transmit(&plan, schedule));
+                    steps = t.map(|t| t.steps).unwrap_or(0);
+                    secs
+                })
+                .collect();
+            rows.push(TransmissionRow {
+                algorithm: alg,
+                schedule,
+                steps,
+                median_ms: median(times) * 1e3,
+            });
+        }
+    }
+    if a.format == Format::Json {
+        return print_json(&rows);
+    }
+    println!(
+        "Transmission schedules of a {}-cube plan ({} nodes, loads uniform on 0..{}), one thread, median of {}",
+        a.dims,
+        loads.len(),
+        a.max_load,
+        a.repeat
+    );
+    let mut t = table(["algorithm", "schedule", "steps (T_comm)", "median ms"]);
+    for r in &rows {
+        t.add_row(vec![
+            r.algorithm.to_string(),
+            r.schedule.to_string(),
+            r.steps.to_string(),
+            fixed(r.median_ms, 2),
+        ]);
+    }
+    println!("{t}");
+    Ok(())
+}
+
 fn bench_exchange(a: ExchangeArgs) -> Result<()> {
     if a.repeat == 0 {
         bail!("--repeat: must be at least 1");
@@ -253,15 +346,7 @@ fn bench_exchange(a: ExchangeArgs) -> Result<()> {
         bail!("--dims: at most 30 (2^30 loads are 8 GiB)");
     }
     let nodes = 1usize << a.dims;
-    let mut x = 0x2545_F491_4F6C_DD1Du64;
-    let loads: Vec<u64> = (0..nodes)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x % 1_000_000
-        })
-        .collect();
+    let loads = random_loads(a.dims, 1_000_000);
     let mut work = loads.clone();
     let (mut plain, mut dem, mut oem) = (Vec::new(), Vec::new(), Vec::new());
     for _ in 0..a.repeat {

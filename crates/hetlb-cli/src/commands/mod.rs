@@ -5,3 +5,4 @@ pub mod bench;
 pub mod enumerate;
 pub mod reproduce;
 pub mod run;
+pub mod simulate;

@@ -2,11 +2,20 @@
 //!
 //! Every algorithm that balances over links asks a [`Topology`] who its neighbours are. The
 //! hypercube ([`Hypercube`]) is implicit: node `u`'s partner in dimension `k` is `u ^ (1 << k)`,
-//! so it costs no memory even at 2^24 nodes. Arbitrary graphs implement the same trait.
+//! so it costs no memory even at 2^24 nodes. Arbitrary graphs ([`Graph`], built by the
+//! [`generators`] or parsed from an edge list or JSON) implement the same trait, and
+//! [`Network`] holds either, as named by a [`TopologySpec`] (`ring:16`, `torus:8x8`, …).
 
+mod colouring;
+pub mod generators;
+mod graph;
 mod hypercube;
+mod network;
 
+pub use colouring::EdgeColouring;
+pub use graph::{Graph, GraphError, Location, MAX_ARCS, MAX_NODES};
 pub use hypercube::Hypercube;
+pub use network::{EitherIter, Network, Shape, SpecError, TopologySpec};
 
 /// An undirected network of `node_count()` nodes numbered `0..node_count()`.
 ///

@@ -3,7 +3,11 @@
 //! One file per experiment family; each prints our numbers beside the paper's.
 
 mod chau;
+mod dishet;
+mod mirtaheri;
 mod rim;
+mod rim_dynamic;
+mod rim_overhead;
 
 use anyhow::Result;
 
@@ -22,6 +26,16 @@ enum Experiment {
     ChauTable2(chau::Args),
     /// Rim et al., Table 1: DEM and OEM over every non-decreasing load vector (8, 16, 32 processors).
     RimTable1(rim::Args),
+    /// Mirtaheri & Grandinetti (003_…) §5: the 6-node one-shot scenarios (Figs. 8–11) and a
+    /// sweep of the transfer/execution rate ratio, with and without the compensating factor.
+    Mirtaheri(mirtaheri::Args),
+    /// Rim et al. (004_…) §4: dynamic hypercube balancing under Poisson arrivals with dem,
+    /// oem, dem-improved and cwa; average max difference after balancing and speedup.
+    RimDynamic(rim_dynamic::Args),
+    /// Rim et al., §§5.2 and 6: time to transmit CWA, DEM and OEM plans, phased, overlapped, pipelined.
+    RimOverhead(rim_overhead::Args),
+    /// DISHET against diffusion, biasing and gdem on random graphs (Neelakantan 2012, §5).
+    Dishet(dishet::Args),
 }
 
 /// Runs `hetlb reproduce`.
@@ -30,5 +44,9 @@ pub fn run(args: Args) -> Result<()> {
         Experiment::ChauTable1(a) => chau::run(chau::Table::One, a),
         Experiment::ChauTable2(a) => chau::run(chau::Table::Two, a),
         Experiment::RimTable1(a) => rim::run(a),
+        Experiment::Mirtaheri(a) => mirtaheri::run(a),
+        Experiment::RimDynamic(a) => rim_dynamic::run(a),
+        Experiment::RimOverhead(a) => rim_overhead::run(a),
+        Experiment::Dishet(a) => dishet::run_command(a),
     }
 }

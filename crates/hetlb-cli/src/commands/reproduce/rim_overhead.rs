@@ -1,0 +1,253 @@
+//! `hetlb reproduce rim-overhead`: the cost of moving the units (Rim et al., 004_… §5.2, §6.3;
+//! Figs. 12–13 and 22–23).
+
+use crate::output::{Format, fixed, print_csv, print_json, table};
+use crate::plot::{Series, line_chart};
+use crate::progress::bar;
+use anyhow::{Context, Result, anyhow};
+use hetlb_core::Algorithm;
+use hetlb_experiments::overhead::{ALGORITHMS, FACTORS, Overhead, OverheadError, OverheadRow};
+use std::path::PathBuf;
+
+/// Arguments of `hetlb reproduce rim-overhead`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Processors (comma-separated powers of two).
+    #[arg(long, value_delimiter = ',', default_value = "8,16")]
+    procs: Vec<usize>,
+    /// Imbalance percentages: the share of processors holding k times more load.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "10,20,30,40,50,60,70,80,90"
+    )]
+    imbalance: Vec<u32>,
+    /// Random choices of the heavy processors per (imbalance, k).
+    #[arg(long, default_value_t = 50)]
+    repetitions: u64,
+    /// Units held by a light processor; heavy ones hold k times as many.
+    #[arg(long, default_value_t = 10)]
+    base: u64,
+    /// Seed of the random choice of heavy processors.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Directory for the SVG plots (created if missing).
+    #[arg(long, default_value = "plots/rim-overhead")]
+    out_dir: PathBuf,
+    /// Do not write plots.
+    #[arg(long)]
+    no_plots: bool,
+    /// Image format of the plots: svg or png.
+    #[arg(long, value_parser = ["svg", "png"], default_value = "svg")]
+    plot_format: String,
+    /// Output format.
+    #[arg(long, short, value_enum, default_value_t)]
+    format: Format,
+}
+
+/// Runs `hetlb reproduce rim-overhead`.
+pub fn run(args: Args) -> Result<()> {
+    let mut rows: Vec<OverheadRow> = Vec::new();
+    for &procs in &args.procs {
+        let exp = Overhead {
+            procs,
+            imbalances: args.imbalance.clone(),
+            factors: FACTORS.to_vec(),
+            base: args.base,
+            repetitions: args.repetitions,
+            seed: args.seed,
+        };
+        let total = (args.imbalance.len() * FACTORS.len()) as u64 * args.repetitions;
+        let progress = bar(total, format!("transmission, {procs} processors"));
+        let result = exp.run(&|done| progress.inc(done)).map_err(|e| {
+            let field = match e {
+                OverheadError::Procs(_) => "--procs",
+                OverheadError::Imbalance(_) => "--imbalance",
+                OverheadError::Repetitions => "--repetitions",
+                OverheadError::Overflow(_) => "--base",
+            };
+            anyhow!("{field}: {e}")
+        })?;
+        progress.finish_and_clear();
+        rows.extend(result);
+    }
+    let plots = if args.no_plots {
+        Vec::new()
+    } else {
+        write_plots(&args, &rows)?
+    };
+    match args.format {
+        Format::Json => print_json(&rows),
+        Format::Csv => print_csv(
+            &[
+                "procs",
+                "imbalance",
+                "algorithm",
+                "instances",
+                "phased",
+                "overlap",
+                "pipeline",
+                "overlap_normalised",
+                "pipeline_normalised",
+                "task_hops",
+            ],
+            rows.iter().map(|r| {
+                vec![
+                    r.procs.to_string(),
+                    r.imbalance.to_string(),
+                    r.algorithm.to_string(),
+                    r.instances.to_string(),
+                    format!("{:.3}", r.phased),
+                    format!("{:.3}", r.overlap),
+                    format!("{:.3}", r.pipeline),
+                    format!("{:.4}", r.overlap_normalised),
+                    format!("{:.4}", r.pipeline_normalised),
+                    format!("{:.3}", r.task_hops),
+                ]
+            }),
+        ),
+        Format::Table => {
+            print_table(&args, &rows);
+            for p in &plots {
+                println!("plot: {}", p.display());
+            }
+            Ok(())
+        }
+    }
+}
+
+fn row(rows: &[OverheadRow], procs: usize, imbalance: u32, alg: Algorithm) -> Option<&OverheadRow> {
+    rows.iter()
+        .find(|r| r.procs == procs && r.imbalance == imbalance && r.algorithm == alg)
+}
+
+fn print_table(args: &Args, rows: &[OverheadRow]) {
+    println!("Rim, Jang & Kim, §§5.2 and 6.3 — time to transmit the plan, in T_comm");
+    println!(
+        "light processors hold {} units, heavy ones k × {} for k in {:?}; {} random heavy sets per (imbalance, k), seed {}",
+        args.base, args.base, FACTORS, args.repetitions, args.seed
+    );
+    println!(
+        "overlap and pipeline are normalised by the phased time of the same algorithm (paper: Figs. 22–23)"
+    );
+    for &procs in &args.procs {
+        println!("\n{procs} processors");
+        let mut t = table([
+            "imbalance",
+            "cwa overlap",
+            "cwa pipeline",
+            "dem overlap",
+            "dem pipeline",
+            "oem overlap",
+            "oem pipeline",
+            "Σ Tmax cwa",
+            "Σ Tmax oem",
+            "oem / cwa",
+            "task-hops cwa",
+            "task-hops oem",
+        ]);
+        let mut ratios = Vec::new();
+        for &imb in &args.imbalance {
+            let mut line = vec![format!("{imb}%")];
+            for alg in ALGORITHMS {
+                let r = row(rows, procs, imb, alg);
+                line.push(
+                    r.map(|r| fixed(r.overlap_normalised, 3))
+                        .unwrap_or_default(),
+                );
+                line.push(
+                    r.map(|r| fixed(r.pipeline_normalised, 3))
+                        .unwrap_or_default(),
+                );
+            }
+            let (cwa, oem) = (
+                row(rows, procs, imb, Algorithm::Cwa),
+                row(rows, procs, imb, Algorithm::Oem),
+            );
+            if let (Some(c), Some(o)) = (cwa, oem) {
+                ratios.push(o.phased / c.phased);
+                line.extend([
+                    fixed(c.phased, 1),
+                    fixed(o.phased, 1),
+                    fixed(o.phased / c.phased, 3),
+                    fixed(c.task_hops, 1),
+                    fixed(o.task_hops, 1),
+                ]);
+            }
+            t.add_row(line);
+        }
+        println!("{t}");
+        if !ratios.is_empty() {
+            let mean = ratios.iter().sum::<f64>() / ratios.len() as f64;
+            println!(
+                "Σ Tmax, OEM against CWA (mean over imbalances): {} — paper (§5.2, Figs. 12–13): OEM about 10% lower, i.e. about 0.90",
+                fixed(mean, 3)
+            );
+        }
+    }
+}
+
+fn write_plots(args: &Args, rows: &[OverheadRow]) -> Result<Vec<PathBuf>> {
+    std::fs::create_dir_all(&args.out_dir)
+        .with_context(|| format!("--out-dir: cannot create '{}'", args.out_dir.display()))?;
+    let mut written = Vec::new();
+    for &procs in &args.procs {
+        for alg in ALGORITHMS {
+            let pick = |f: fn(&OverheadRow) -> f64| -> Vec<(f64, f64)> {
+                args.imbalance
+                    .iter()
+                    .filter_map(|&i| row(rows, procs, i, alg).map(|r| (f64::from(i), f(r))))
+                    .collect()
+            };
+            let series = [
+                Series {
+                    label: format!("{alg} (phased)"),
+                    points: pick(|_| 1.0),
+                },
+                Series {
+                    label: "overlapping".into(),
+                    points: pick(|r| r.overlap_normalised),
+                },
+                Series {
+                    label: "overlapping + pipelining".into(),
+                    points: pick(|r| r.pipeline_normalised),
+                },
+            ];
+            let path = args
+                .out_dir
+                .join(format!("rim-overhead-{procs}-{alg}.{}", args.plot_format));
+            line_chart(
+                &path,
+                &format!("{alg}, {procs} processors: transmission time normalised by phased"),
+                "imbalance (% of processors with k times more load)",
+                "normalised transmission time",
+                &series,
+            )?;
+            written.push(path);
+        }
+        let series: Vec<Series> = [Algorithm::Cwa, Algorithm::Oem]
+            .into_iter()
+            .map(|alg| Series {
+                label: format!("{alg}"),
+                points: args
+                    .imbalance
+                    .iter()
+                    .filter_map(|&i| row(rows, procs, i, alg).map(|r| (f64::from(i), r.phased)))
+                    .collect(),
+            })
+            .collect();
+        let path = args.out_dir.join(format!(
+            "rim-overhead-{procs}-sum-tmax.{}",
+            args.plot_format
+        ));
+        line_chart(
+            &path,
+            &format!("Σ Tmax of CWA and OEM, {procs} processors"),
+            "imbalance (% of processors with k times more load)",
+            "mean Σ Tmax (T_comm)",
+            &series,
+        )?;
+        written.push(path);
+    }
+    Ok(written)
+}

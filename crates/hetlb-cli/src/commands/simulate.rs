@@ -1,0 +1,239 @@
+//! `hetlb simulate SCENARIO.toml`: run one discrete-event scenario.
+
+use crate::output::{Format, fixed, print_csv, print_json, table};
+use crate::plot::{Series, line_chart};
+use anyhow::{Context, Result};
+use hetlb_sim::{Report, Scenario};
+use std::path::{Path, PathBuf};
+
+/// Arguments of `hetlb simulate`.
+#[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Examples:\n  hetlb simulate examples/scenarios/mirtaheri-balanced.toml\n  hetlb simulate examples/scenarios/mirtaheri-compensated.toml --plot queues.svg\n  hetlb simulate examples/scenarios/rim-dynamic.toml --seed 7 --format json"
+)]
+pub struct Args {
+    /// The scenario file (TOML); see examples/scenarios/.
+    scenario: PathBuf,
+    /// Output format. CSV has one row per node and a first row `all` for the totals.
+    #[arg(long, short, value_enum, default_value_t)]
+    format: Format,
+    /// Write every node's queue length over time to this SVG or PNG file.
+    #[arg(long, value_name = "FILE")]
+    plot: Option<PathBuf>,
+    /// Override the scenario's seed.
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Recount every task after every event (slow on large scenarios).
+    #[arg(long)]
+    check: bool,
+}
+
+/// Runs `hetlb simulate`.
+pub fn run(args: Args) -> Result<()> {
+    let mut scenario =
+        Scenario::from_path(&args.scenario).with_context(|| args.scenario.display().to_string())?;
+    if let Some(seed) = args.seed {
+        scenario.setup.seed = seed;
+    }
+    scenario.setup.check_conservation |= args.check;
+    scenario.setup.series.enabled |= args.plot.is_some();
+    let report = scenario
+        .run()
+        .with_context(|| args.scenario.display().to_string())?;
+    if let Some(path) = &args.plot {
+        let title = scenario
+            .name
+            .clone()
+            .unwrap_or_else(|| args.scenario.display().to_string());
+        plot_queues(
+            path,
+            &format!("{title} — {}", report.policy),
+            &report,
+            |i| format!("node {i}"),
+        )?;
+    }
+    match args.format {
+        Format::Json => print_json(&report),
+        Format::Csv => print_csv(
+            &[
+                "node",
+                "finish",
+                "busy",
+                "idle",
+                "executed",
+                "sent",
+                "received",
+                "final_load",
+            ],
+            std::iter::once([
+                "all".to_string(),
+                report.makespan.to_string(),
+                report.nodes.iter().map(|n| n.busy).sum::<f64>().to_string(),
+                report.total_idle.to_string(),
+                report.executed.to_string(),
+                report.tasks_moved.to_string(),
+                report.tasks_moved.to_string(),
+                (report.queued_at_end + report.in_transit_at_end).to_string(),
+            ])
+            .chain(report.nodes.iter().map(|n| {
+                [
+                    n.node.to_string(),
+                    n.finish.to_string(),
+                    n.busy.to_string(),
+                    n.idle.to_string(),
+                    n.executed.to_string(),
+                    n.sent.to_string(),
+                    n.received.to_string(),
+                    n.final_load.to_string(),
+                ]
+            })),
+        ),
+        Format::Table => {
+            print_summary(&scenario, &args.scenario, &report);
+            Ok(())
+        }
+    }
+}
+
+/// Nodes listed in the per-node table; larger runs show only the summary.
+const SHOWN_NODES: usize = 64;
+
+fn print_summary(scenario: &Scenario, path: &Path, r: &Report) {
+    println!(
+        "{} — {} nodes, policy {}, seed {}",
+        scenario
+            .name
+            .clone()
+            .unwrap_or_else(|| path.display().to_string()),
+        r.nodes.len(),
+        r.policy,
+        r.seed
+    );
+    if let Some(d) = &scenario.description {
+        println!("{d}");
+    }
+    let mut summary = table(["metric", "value"]);
+    let mut rows = vec![
+        ("makespan (s)", fixed(r.makespan, 4)),
+        ("total idle (s)", fixed(r.total_idle, 4)),
+        ("tasks moved", r.tasks_moved.to_string()),
+        ("transfers", r.transfers.to_string()),
+        ("events processed", r.events.to_string()),
+        ("cancelled completions", r.cancelled_events.to_string()),
+        (
+            "tasks: initial + injected + arrived",
+            format!("{} + {} + {}", r.initial, r.injected, r.arrived),
+        ),
+        ("tasks executed", r.executed.to_string()),
+    ];
+    if r.queued_at_end + r.in_transit_at_end > 0 {
+        rows.push((
+            "left at the end (queued, in transit)",
+            format!("{}, {}", r.queued_at_end, r.in_transit_at_end),
+        ));
+    }
+    if let Some(t) = r.mean_response_time {
+        rows.push(("mean response time (s)", fixed(t, 4)));
+    }
+    let s = &r.policy_stats;
+    if s.balancings > 0 {
+        rows.push(("balancing operations", s.balancings.to_string()));
+    }
+    if let Some(d) = s.mean_max_difference_after {
+        rows.push(("mean max difference after balancing", fixed(d, 4)));
+    }
+    for (name, value) in rows {
+        summary.add_row(vec![name.to_string(), value]);
+    }
+    println!("{summary}");
+    if !s.decisions.is_empty() {
+        let mut t = table([
+            "time (s)",
+            "from",
+            "to",
+            "share p",
+            "planned",
+            "k",
+            "sent",
+            "arrival (s)",
+        ]);
+        for d in &s.decisions {
+            for x in &d.transfers {
+                t.add_row(vec![
+                    fixed(d.time, 4),
+                    x.from.to_string(),
+                    x.to.to_string(),
+                    fixed(x.share, 4),
+                    x.planned.to_string(),
+                    fixed(x.factor, 4),
+                    x.tasks.to_string(),
+                    fixed(d.time + x.arrival, 4),
+                ]);
+            }
+        }
+        println!("{t}");
+    }
+    if r.nodes.len() <= SHOWN_NODES {
+        let mut t = table([
+            "node",
+            "finish (s)",
+            "busy (s)",
+            "idle (s)",
+            "waiting (s)",
+            "executed",
+            "sent",
+            "received",
+        ]);
+        for n in &r.nodes {
+            t.add_row(vec![
+                n.node.to_string(),
+                fixed(n.finish, 4),
+                fixed(n.busy, 4),
+                fixed(n.idle, 4),
+                fixed(n.waiting, 4),
+                n.executed.to_string(),
+                n.sent.to_string(),
+                n.received.to_string(),
+            ]);
+        }
+        println!("{t}");
+    }
+}
+
+/// Every node's queue length over time as step lines, labelled by `label(node)`.
+pub fn queue_series(report: &Report, label: impl Fn(usize) -> String) -> Vec<Series> {
+    report
+        .series
+        .iter()
+        .enumerate()
+        .map(|(node, points)| {
+            let mut steps = Vec::with_capacity(points.len() * 2);
+            for (i, &(t, len)) in points.iter().enumerate() {
+                if i > 0 {
+                    steps.push((t, points[i - 1].1 as f64));
+                }
+                steps.push((t, len as f64));
+            }
+            Series {
+                label: label(node),
+                points: steps,
+            }
+        })
+        .collect()
+}
+
+/// Plots [`queue_series`] to `path`.
+pub fn plot_queues(
+    path: &Path,
+    title: &str,
+    report: &Report,
+    label: impl Fn(usize) -> String,
+) -> Result<()> {
+    line_chart(
+        path,
+        title,
+        "time (s)",
+        "tasks at the node",
+        &queue_series(report, label),
+    )
+}

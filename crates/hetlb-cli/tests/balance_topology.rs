@@ -1,0 +1,275 @@
+//! `hetlb balance --topology`: every algorithm on every kind of network, and one clear line
+//! for every bad graph input.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+fn hetlb(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_hetlb"))
+        .args(args)
+        .output()
+        .expect("the hetlb binary runs")
+}
+
+fn error_line(args: &[&str]) -> String {
+    let out = hetlb(args);
+    assert!(!out.status.success(), "{args:?} should fail");
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
+    assert!(stderr.starts_with("error: "), "{stderr}");
+    stderr.trim_end().to_string()
+}
+
+fn temp_file(name: &str, text: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("hetlb-topology-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+#[test]
+fn bad_graph_files_give_one_line_naming_the_problem() {
+    for (name, text, expected) in [
+        (
+            "self.txt",
+            "0 1\n1 2\n2 2\n2 3\n",
+            "line 3: self loop at node 2",
+        ),
+        (
+            "dup.txt",
+            "0 1\n1 2\n2 1\n2 3\n",
+            "line 3: duplicate edge 1 - 2",
+        ),
+        (
+            "range.txt",
+            "0 1\n1 2\n2 7\n",
+            "line 3: node id 7 is out of range",
+        ),
+        ("disc.txt", "0 1\n2 3\n", "disconnected"),
+        ("syntax.txt", "0 1\n1\n", "line 2: expected two node ids"),
+        ("bad.json", "{\"edges\": [[0, 1]", "not a JSON graph"),
+        (
+            "count.json",
+            "{\"nodes\": 5, \"edges\": [[0, 1]]}",
+            "declares 5 nodes",
+        ),
+    ] {
+        let path = temp_file(name, text);
+        let spec = format!("file:{}", path.display());
+        let line = error_line(&["balance", "-a", "dishet", "-t", &spec, "-l", "1,2,3,4"]);
+        assert!(line.starts_with("error: --topology: "), "{line}");
+        assert!(line.contains(expected), "{name}: {line}");
+    }
+    let line = error_line(&[
+        "balance",
+        "-a",
+        "dishet",
+        "-t",
+        "file:/nonexistent/graph.txt",
+        "-l",
+        "1,2",
+    ]);
+    assert!(line.contains("cannot read"), "{line}");
+}
+
+#[test]
+fn bad_specs_and_mismatches_give_one_line_naming_the_option() {
+    for (args, option) in [
+        (
+            vec!["-a", "dishet", "-t", "ring:2", "-l", "1,2"],
+            "--topology",
+        ),
+        (
+            vec!["-a", "dishet", "-t", "mesh:4", "-l", "1"],
+            "--topology",
+        ),
+        (
+            vec!["-a", "dishet", "-t", "torus:0x3", "-l", "1"],
+            "--topology",
+        ),
+        (
+            vec!["-a", "dishet", "-t", "random:8:1.5", "-l", "1"],
+            "--topology",
+        ),
+        (
+            vec!["-a", "dishet", "-t", "complete:50000", "-l", "1"],
+            "--topology",
+        ),
+        (
+            vec!["-a", "dishet", "-t", "ring:8", "-l", "1,2,3"],
+            "--loads",
+        ),
+        (vec!["-a", "dishet", "-l", "1,2,3"], "--loads"),
+        (
+            vec!["-a", "dishet", "-t", "ring:4", "-l", "1,2,3,4", "-c", "1,2"],
+            "--capacities",
+        ),
+        (
+            vec![
+                "-a", "dishet", "-t", "ring:4", "-l", "1,2,3,4", "-c", "1,0,1,1",
+            ],
+            "--capacities",
+        ),
+        (
+            vec!["-a", "dem", "-t", "ring:4", "-l", "1,2,3,4"],
+            "--algorithm",
+        ),
+        (
+            vec![
+                "-a", "gdem", "-t", "ring:4", "-l", "1,2,3,4", "--lambda", "1",
+            ],
+            "--lambda",
+        ),
+        (
+            vec![
+                "-a", "dishet", "-t", "ring:4", "-l", "1,2,3,4", "--lambda", "0.6",
+            ],
+            "--lambda",
+        ),
+        (
+            vec!["-a", "oem", "-l", "1,2,3,4", "--max-rounds", "9"],
+            "--max-rounds",
+        ),
+        (
+            vec![
+                "-a",
+                "diffusion",
+                "-t",
+                "ring:4",
+                "-l",
+                "1,2,3,4",
+                "--seed",
+                "1",
+            ],
+            "--seed",
+        ),
+    ] {
+        let mut full = vec!["balance"];
+        full.extend(args.iter().copied());
+        let line = error_line(&full);
+        assert!(
+            line.starts_with(&format!("error: {option}: ")),
+            "{args:?}: {line}"
+        );
+    }
+}
+
+#[test]
+fn every_algorithm_runs_on_every_topology_kind() {
+    let file = temp_file(
+        "square.txt",
+        "# a square with a diagonal\n0 1\n1 2\n2 3\n3 0\n0 2\n",
+    );
+    let file_spec = format!("file:{}", file.display());
+    let specs = [
+        ("path:5", 5),
+        ("ring:6", 6),
+        ("mesh:2x3", 6),
+        ("torus:3x3", 9),
+        ("kary:2:3", 8),
+        ("star:5", 5),
+        ("complete:4", 4),
+        ("hypercube:3", 8),
+        ("random:7:0.3:2", 7),
+        (file_spec.as_str(), 4),
+    ];
+    let cube_only = [
+        "dem",
+        "dem-fixed",
+        "dem-improved",
+        "dem-hetero",
+        "oem",
+        "cwa",
+        "hybrid",
+    ];
+    let diffusion = [
+        "dishet",
+        "diffusion",
+        "random-biasing",
+        "dynamic-biasing",
+        "gdem",
+    ];
+    for (spec, n) in specs {
+        let loads: Vec<String> = (0..n).map(|i| ((i * 17) % 23).to_string()).collect();
+        let loads = loads.join(",");
+        let caps: Vec<String> = (0..n).map(|i| (1 + i % 3).to_string()).collect();
+        let caps = caps.join(",");
+        for alg in cube_only.iter().chain(&diffusion) {
+            let out = hetlb(&[
+                "balance", "-a", alg, "-t", spec, "-l", &loads, "-c", &caps, "-f", "json",
+            ]);
+            if cube_only.contains(alg) && !spec.starts_with("hypercube") {
+                assert!(!out.status.success(), "{alg} on {spec}");
+                continue;
+            }
+            assert!(
+                out.status.success(),
+                "{alg} on {spec}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+            let sum = |key: &str| -> u64 {
+                report[key]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|v| v.as_u64().unwrap())
+                    .sum()
+            };
+            assert_eq!(sum("initial"), sum("final"), "{alg} on {spec}");
+            assert_eq!(report["converged"], true, "{alg} on {spec}");
+            let per_round = report["loads_per_round"].as_array().unwrap();
+            assert_eq!(per_round.len() as u64, report["rounds"].as_u64().unwrap());
+            for key in [
+                "max_difference",
+                "weighted_imbalance",
+                "units_moved",
+                "task_hops",
+            ] {
+                assert!(report["metrics"][key].is_number(), "{key}");
+            }
+        }
+    }
+}
+
+#[test]
+fn without_a_topology_the_hypercube_is_used_as_before() {
+    let out = hetlb(&[
+        "balance",
+        "-a",
+        "oem",
+        "-l",
+        "4,7,0,9,2,2,8,1",
+        "-f",
+        "json",
+    ]);
+    assert!(out.status.success());
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["topology"], "hypercube:3");
+    assert_eq!(report["phase_dimensions"], serde_json::json!([0, 1, 2]));
+    assert_eq!(report["final"], serde_json::json!([4, 4, 5, 4, 4, 4, 4, 4]));
+    let out = hetlb(&["balance", "-a", "dishet", "-l", "16,0,0,0", "-f", "json"]);
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["final"], serde_json::json!([4, 4, 4, 4]));
+}
+
+#[test]
+fn the_plot_option_writes_a_chart() {
+    let path = std::env::temp_dir().join(format!("hetlb-plot-{}.svg", std::process::id()));
+    let out = hetlb(&[
+        "balance",
+        "-a",
+        "dishet",
+        "-t",
+        "path:4",
+        "-l",
+        "40,0,0,0",
+        "--plot",
+        path.to_str().unwrap(),
+    ]);
+    assert!(out.status.success());
+    let svg = std::fs::read_to_string(&path).unwrap();
+    assert!(svg.contains("<svg") && svg.contains("node 3"));
+    std::fs::remove_file(&path).ok();
+}

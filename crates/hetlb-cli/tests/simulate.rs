@@ -1,0 +1,194 @@
+//! `hetlb simulate` and the simulator's reproductions, end to end.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+fn hetlb() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_hetlb"))
+}
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn examples() -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(root().join("examples/scenarios"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "toml"))
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn every_example_scenario_runs_in_every_format() {
+    let dir = std::env::temp_dir().join(format!("hetlb-simulate-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for path in examples() {
+        for format in ["table", "json", "csv"] {
+            let out = hetlb()
+                .arg("simulate")
+                .arg(&path)
+                .args(["--format", format])
+                .output()
+                .unwrap();
+            assert!(
+                out.status.success(),
+                "{path:?} {format}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            let text = String::from_utf8(out.stdout).unwrap();
+            match format {
+                "json" => {
+                    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+                    assert!(v["makespan"].as_f64().unwrap() > 0.0);
+                    assert!(v["events"].as_u64().unwrap() > 0);
+                }
+                "csv" => assert!(text.starts_with("node,finish,busy,idle")),
+                _ => assert!(text.contains("makespan (s)")),
+            }
+        }
+        let plot = dir.join(format!(
+            "{}.svg",
+            path.file_stem().unwrap().to_string_lossy()
+        ));
+        let out = hetlb()
+            .arg("simulate")
+            .arg(&path)
+            .arg("--plot")
+            .arg(&plot)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{path:?}");
+        assert!(std::fs::read_to_string(&plot).unwrap().contains("<svg"));
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn a_bad_scenario_gives_one_line_and_fails() {
+    let dir = std::env::temp_dir().join(format!("hetlb-bad-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("bad.toml");
+    std::fs::write(
+        &path,
+        "[nodes]\ncount = 2\nrate = -5.0\n[topology]\nkind = \"ring\"\n",
+    )
+    .unwrap();
+    let out = hetlb().arg("simulate").arg(&path).output().unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.starts_with("error: ")
+            && err.contains("nodes.rate: -5 must be positive and finite (line 3)"),
+        "{err}"
+    );
+    let out = hetlb()
+        .arg("simulate")
+        .arg(dir.join("missing.toml"))
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("cannot read"), "{err}");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn same_seed_same_output() {
+    let path = root().join("examples/scenarios/rim-dynamic.toml");
+    let run = |seed: &str| {
+        hetlb()
+            .arg("simulate")
+            .arg(&path)
+            .args(["--format", "json", "--seed", seed])
+            .output()
+            .unwrap()
+            .stdout
+    };
+    assert_eq!(run("5"), run("5"));
+    assert_ne!(run("5"), run("6"));
+}
+
+#[test]
+fn reproduce_mirtaheri_prints_the_paper_beside_ours() {
+    let out = hetlb()
+        .args([
+            "reproduce",
+            "mirtaheri",
+            "--runs",
+            "3",
+            "--no-plots",
+            "--format",
+            "json",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let rows = v["scenarios"].as_array().unwrap();
+    let fig8 = rows
+        .iter()
+        .find(|r| r["case"] == "fig8" && r["measure"] == "makespan")
+        .unwrap();
+    assert_eq!(fig8["paper"], "2.6");
+    assert!((fig8["deterministic"].as_f64().unwrap() - 2.6).abs() < 1e-9);
+    // The sweep: with compensation never worse than k = 1 at any ratio.
+    let sweep = v["sweep"].as_array().unwrap();
+    for ratio in [0.1, 0.5, 1.0, 4.0] {
+        let at = |policy: &str| {
+            sweep
+                .iter()
+                .find(|r| r["ratio"].as_f64() == Some(ratio) && r["policy"] == policy)
+                .unwrap()["makespan"]
+                .as_f64()
+                .unwrap()
+        };
+        assert!(at("eq. 25") <= at("k = 1") + 1e-9, "ratio {ratio}");
+        assert!(
+            at("best single transfer") <= at("eq. 25") + 1e-9,
+            "ratio {ratio}"
+        );
+    }
+}
+
+#[test]
+fn reproduce_rim_dynamic_runs_small() {
+    let out = hetlb()
+        .args([
+            "reproduce",
+            "rim-dynamic",
+            "--procs",
+            "8",
+            "--arrivals",
+            "200",
+            "--runs",
+            "2",
+            "--no-plots",
+            "--format",
+            "csv",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    // Header plus none, dem, oem, dem-improved, cwa.
+    assert_eq!(text.lines().count(), 6, "{text}");
+    let out = hetlb()
+        .args(["reproduce", "rim-dynamic", "--procs", "6"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).starts_with("error: --procs: 6"));
+}

@@ -1,0 +1,462 @@
+//! The round engine: applies a [`NodeRule`] to every node in synchronous rounds.
+//!
+//! In a round every node decides on the loads at the start of the round, then all transfers
+//! happen at once; a node sends out of what it held at the start of the round and never more
+//! (the engine caps it), so the total is conserved and no load becomes negative whatever a
+//! rule decides. A [`Plan`] records one phase per round (`dimension: None`), so the metrics,
+//! the replay check and the plots work as for the hypercube algorithms.
+//!
+//! **Stopping rule.** A deterministic rule's decisions depend only on the loads (and, for
+//! `gdem`, on the round modulo the number of colours `χ`): after
+//! [`NodeRule::fixed_point_window`] consecutive rounds without a move the loads can never
+//! change again, and the run stops. A randomised rule stops after a round without a move in
+//! which no node could have sent in any outcome of its draws. Otherwise the run stops at
+//! [`RoundOptions::max_rounds`] and reports that it did not converge.
+//!
+//! **Rounds to convergence** are counted up to the last round that moved a unit; the quiet
+//! rounds that prove the fixed point are executed (and their load-information messages
+//! counted) but not recorded as phases.
+//!
+//! For very large networks (the benchmarks) [`RoundEngine::step`] runs one round without
+//! building a plan.
+
+use crate::model::{Capacities, ModelError, total_load};
+use crate::plan::{LoadInfo, Phase, Plan, Transfer};
+use crate::rules::diffusion::{NodeRule, NodeView, Scratch};
+use crate::topology::Topology;
+use serde::Serialize;
+use std::fmt;
+use thiserror::Error;
+
+/// The default limit on rounds.
+pub const DEFAULT_MAX_ROUNDS: u64 = 100_000;
+
+/// Options of [`run_rounds`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RoundOptions {
+    /// Stop after this many rounds even if not converged.
+    pub max_rounds: u64,
+    /// Seed of the random streams (one per node and round) of randomised rules.
+    pub seed: u64,
+}
+
+impl Default for RoundOptions {
+    fn default() -> Self {
+        Self {
+            max_rounds: DEFAULT_MAX_ROUNDS,
+            seed: 0,
+        }
+    }
+}
+
+/// How a run ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(tag = "test", rename_all = "kebab-case")]
+pub enum Convergence {
+    /// `window` consecutive rounds moved nothing: a fixed point of a deterministic rule.
+    FixedPoint {
+        /// Quiet rounds needed (1, or `χ` for `gdem`).
+        window: u64,
+    },
+    /// A round moved nothing and no node could send under any outcome of the draws.
+    NoPossibleMove,
+    /// A fixed schedule of phases (the hypercube algorithms: one phase per dimension).
+    Schedule,
+    /// The round limit was reached first.
+    RoundLimit {
+        /// The limit.
+        max_rounds: u64,
+    },
+}
+
+impl fmt::Display for Convergence {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Convergence::FixedPoint { window: 1 } => {
+                f.write_str("fixed point: a round in which no node sends")
+            }
+            Convergence::FixedPoint { window } => write!(
+                f,
+                "fixed point: {window} consecutive rounds (one per colour) without a transfer"
+            ),
+            Convergence::NoPossibleMove => f.write_str(
+                "fixed point: a round without a transfer in which no draw could make a node send",
+            ),
+            Convergence::Schedule => f.write_str("fixed schedule: one phase per dimension"),
+            Convergence::RoundLimit { max_rounds } => {
+                write!(
+                    f,
+                    "not converged: stopped at the limit of {max_rounds} rounds"
+                )
+            }
+        }
+    }
+}
+
+/// The result of a round-based (or phased) run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RoundRun {
+    /// The plan: one phase per round up to the last round that moved a unit.
+    pub plan: Plan,
+    /// Rounds to convergence: up to and including the last round that moved a unit.
+    pub rounds: u64,
+    /// Rounds executed, including the quiet rounds that detected the fixed point.
+    pub executed_rounds: u64,
+    /// True when the run stopped at a fixed point (or ran its fixed schedule).
+    pub converged: bool,
+    /// The convergence test that ended the run.
+    pub convergence: Convergence,
+}
+
+impl RoundRun {
+    /// The load vector after every round (`rounds` vectors; the initial one is `plan.initial`).
+    ///
+    /// # Complexity
+    /// `O(rounds·N + T)`.
+    pub fn loads_after_each_round(&self) -> Vec<Vec<u64>> {
+        let mut loads = self.plan.initial.clone();
+        self.plan
+            .phases
+            .iter()
+            .map(|phase| {
+                for t in &phase.transfers {
+                    loads[t.from] -= t.units;
+                    loads[t.to] += t.units;
+                }
+                loads.clone()
+            })
+            .collect()
+    }
+}
+
+/// Why a run could not start.
+#[derive(Debug, Clone, PartialEq, Error)]
+pub enum RoundError {
+    /// Bad loads or capacities.
+    #[error(transparent)]
+    Model(#[from] ModelError),
+    /// The load vector does not have one entry per node.
+    #[error("{loads} loads given for a network of {nodes} nodes")]
+    NodeCount {
+        /// Loads given.
+        loads: usize,
+        /// Nodes of the network.
+        nodes: usize,
+    },
+}
+
+/// Units and transfers of one round.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct RoundStep {
+    /// Units sent in the round (task-hops).
+    pub units: u64,
+    /// Number of transfers (task messages).
+    pub transfers: u64,
+}
+
+/// A rule applied to a network, one round at a time.
+///
+/// # Example
+/// ```
+/// use hetlb_core::rounds::RoundEngine;
+/// use hetlb_core::rules::diffusion::Dishet;
+/// use hetlb_core::topology::generators;
+/// let torus = generators::torus(16, 16).unwrap();
+/// let loads: Vec<u64> = (0..256).map(|i| (i % 7) * 10).collect();
+/// let mut engine = RoundEngine::new(&Dishet, &torus, &loads, None, 0).unwrap();
+/// let step = engine.step(None);
+/// assert!(step.units > 0);
+/// assert_eq!(engine.loads().iter().sum::<u64>(), loads.iter().sum::<u64>());
+/// ```
+#[derive(Debug)]
+pub struct RoundEngine<'a, T, R> {
+    rule: &'a R,
+    topology: &'a T,
+    capacities: Vec<f64>,
+    loads: Vec<u64>,
+    next: Vec<u64>,
+    levels: Vec<f64>,
+    scratch: Scratch,
+    out: Vec<(usize, u64)>,
+    round: u64,
+    seed: u64,
+}
+
+impl<'a, T: Topology, R: NodeRule> RoundEngine<'a, T, R> {
+    /// An engine at round 0.
+    ///
+    /// # Errors
+    /// [`RoundError`] for a load vector of the wrong length or whose total overflows, or
+    /// capacities of the wrong length.
+    pub fn new(
+        rule: &'a R,
+        topology: &'a T,
+        loads: &[u64],
+        capacities: Option<&Capacities>,
+        seed: u64,
+    ) -> Result<Self, RoundError> {
+        let nodes = topology.node_count();
+        if loads.len() != nodes {
+            return Err(RoundError::NodeCount {
+                loads: loads.len(),
+                nodes,
+            });
+        }
+        total_load(loads)?;
+        let capacities = match capacities {
+            Some(c) if c.len() != nodes => {
+                return Err(ModelError::CapacityCount {
+                    capacities: c.len(),
+                    nodes,
+                }
+                .into());
+            }
+            Some(c) => c.as_slice().to_vec(),
+            None => vec![1.0; nodes],
+        };
+        Ok(Self {
+            rule,
+            topology,
+            capacities,
+            loads: loads.to_vec(),
+            next: loads.to_vec(),
+            levels: vec![0.0; nodes],
+            scratch: Scratch::default(),
+            out: Vec::new(),
+            round: 0,
+            seed,
+        })
+    }
+
+    /// The current loads.
+    pub fn loads(&self) -> &[u64] {
+        &self.loads
+    }
+
+    /// Rounds run so far.
+    pub fn round(&self) -> u64 {
+        self.round
+    }
+
+    /// Runs one round; when `record` is given, appends the round's transfers to it (in
+    /// sender order).
+    ///
+    /// # Complexity
+    /// `O(N + Σ decide)`: `O(M)` for the first-order rules, `O(M log Δ)` for `dishet`.
+    pub fn step(&mut self, mut record: Option<&mut Vec<Transfer>>) -> RoundStep {
+        for ((x, &w), &c) in self
+            .levels
+            .iter_mut()
+            .zip(&self.loads)
+            .zip(&self.capacities)
+        {
+            *x = w as f64 / c;
+        }
+        self.next.copy_from_slice(&self.loads);
+        let mut step = RoundStep::default();
+        for node in 0..self.loads.len() {
+            let view = NodeView {
+                topology: self.topology,
+                loads: &self.loads,
+                capacities: &self.capacities,
+                levels: &self.levels,
+                node,
+                round: self.round,
+                seed: self.seed,
+            };
+            self.out.clear();
+            self.rule.decide(&view, &mut self.scratch, &mut self.out);
+            let mut budget = self.loads[node];
+            for &(to, units) in &self.out {
+                let units = units.min(budget);
+                if units == 0 || to == node {
+                    continue;
+                }
+                debug_assert!(self.topology.contains_edge(node, to));
+                budget -= units;
+                self.next[node] -= units;
+                self.next[to] += units;
+                step.units += units;
+                step.transfers += 1;
+                if let Some(r) = record.as_deref_mut() {
+                    r.push(Transfer {
+                        from: node,
+                        to,
+                        units,
+                    });
+                }
+            }
+        }
+        std::mem::swap(&mut self.loads, &mut self.next);
+        self.round += 1;
+        step
+    }
+
+    /// True when some node could send in the next round under some outcome of the draws.
+    pub fn could_any_send(&mut self) -> bool {
+        for ((x, &w), &c) in self
+            .levels
+            .iter_mut()
+            .zip(&self.loads)
+            .zip(&self.capacities)
+        {
+            *x = w as f64 / c;
+        }
+        (0..self.loads.len()).any(|node| {
+            let view = NodeView {
+                topology: self.topology,
+                loads: &self.loads,
+                capacities: &self.capacities,
+                levels: &self.levels,
+                node,
+                round: self.round,
+                seed: self.seed,
+            };
+            self.rule.could_send(&view, &mut self.scratch)
+        })
+    }
+}
+
+/// Runs `rule` on `topology` from `loads` until a fixed point or `options.max_rounds`.
+///
+/// # Arguments
+/// * `rule` — the local rule ([`crate::rules::diffusion`]).
+/// * `topology` — any [`Topology`].
+/// * `loads` — one per node.
+/// * `capacities` — one per node; `None` for equal nodes.
+/// * `options` — round limit and seed.
+///
+/// # Returns
+/// The plan (one phase per round up to the last move), the rounds, and the convergence test
+/// that ended the run.
+///
+/// # Errors
+/// [`RoundError`] for a load or capacity vector of the wrong length or an overflowing total.
+///
+/// # Complexity
+/// `O(R·(N + M log Δ) + T)` for `R` rounds and `T` transfers.
+///
+/// # Example
+/// ```
+/// use hetlb_core::rounds::{run_rounds, RoundOptions, Convergence};
+/// use hetlb_core::rules::diffusion::{FirstOrder, Rounding};
+/// use hetlb_core::topology::generators;
+/// let ring = generators::ring(6).unwrap();
+/// let rule = FirstOrder::new(Rounding::Nearest);
+/// let run = run_rounds(&rule, &ring, &[60, 0, 0, 0, 0, 0], None, &RoundOptions::default()).unwrap();
+/// assert_eq!(run.convergence, Convergence::FixedPoint { window: 1 });
+/// assert_eq!(run.plan.phases.len() as u64, run.rounds);
+/// assert_eq!(run.plan.replay().unwrap(), run.plan.final_loads);
+/// ```
+pub fn run_rounds<T: Topology, R: NodeRule>(
+    rule: &R,
+    topology: &T,
+    loads: &[u64],
+    capacities: Option<&Capacities>,
+    options: &RoundOptions,
+) -> Result<RoundRun, RoundError> {
+    let mut engine = RoundEngine::new(rule, topology, loads, capacities, options.seed)?;
+    let window = rule.fixed_point_window();
+    let mut phases: Vec<Phase> = Vec::new();
+    let mut load_info = LoadInfo::default();
+    let mut rounds = 0u64;
+    let mut quiet = 0u64;
+    let mut convergence = Convergence::RoundLimit {
+        max_rounds: options.max_rounds,
+    };
+    while engine.round() < options.max_rounds {
+        let round = engine.round();
+        let info = rule.load_info(topology, round);
+        load_info.messages += info.messages;
+        load_info.words += info.words;
+        let mut transfers = Vec::new();
+        let step = engine.step(Some(&mut transfers));
+        phases.push(Phase {
+            dimension: None,
+            transfers,
+        });
+        if step.units > 0 {
+            rounds = engine.round();
+            quiet = 0;
+            continue;
+        }
+        quiet += 1;
+        if rule.randomised() {
+            if !engine.could_any_send() {
+                convergence = Convergence::NoPossibleMove;
+                break;
+            }
+        } else if quiet >= window {
+            convergence = Convergence::FixedPoint { window };
+            break;
+        }
+    }
+    phases.truncate(rounds as usize);
+    let converged = !matches!(convergence, Convergence::RoundLimit { .. });
+    Ok(RoundRun {
+        plan: Plan {
+            initial: loads.to_vec(),
+            phases,
+            final_loads: engine.loads().to_vec(),
+            load_info,
+        },
+        rounds,
+        executed_rounds: engine.round(),
+        converged,
+        convergence,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rules::diffusion::Dishet;
+    use crate::topology::generators;
+
+    #[test]
+    fn bad_inputs_are_refused() {
+        let g = generators::path(3).unwrap();
+        let o = RoundOptions::default();
+        assert_eq!(
+            run_rounds(&Dishet, &g, &[1, 2], None, &o),
+            Err(RoundError::NodeCount { loads: 2, nodes: 3 })
+        );
+        let caps = Capacities::uniform(2);
+        assert!(matches!(
+            run_rounds(&Dishet, &g, &[1, 2, 3], Some(&caps), &o),
+            Err(RoundError::Model(ModelError::CapacityCount { .. }))
+        ));
+        assert!(matches!(
+            run_rounds(&Dishet, &g, &[u64::MAX, 1, 0], None, &o),
+            Err(RoundError::Model(ModelError::TotalOverflow))
+        ));
+    }
+
+    #[test]
+    fn a_round_limit_is_reported() {
+        let g = generators::path(16).unwrap();
+        let mut loads = vec![0u64; 16];
+        loads[0] = 1000;
+        let options = RoundOptions {
+            max_rounds: 3,
+            seed: 0,
+        };
+        let run = run_rounds(&Dishet, &g, &loads, None, &options).unwrap();
+        assert!(!run.converged);
+        assert_eq!(run.convergence, Convergence::RoundLimit { max_rounds: 3 });
+        assert_eq!(run.rounds, 3);
+        let history = run.loads_after_each_round();
+        assert_eq!(history.len(), 3);
+        assert_eq!(history[2], run.plan.final_loads);
+    }
+
+    #[test]
+    fn balanced_loads_take_no_round() {
+        let g = generators::ring(5).unwrap();
+        let run = run_rounds(&Dishet, &g, &[3; 5], None, &RoundOptions::default()).unwrap();
+        assert!(run.converged);
+        assert_eq!((run.rounds, run.executed_rounds), (0, 1));
+        assert!(run.plan.phases.is_empty());
+        assert_eq!(run.plan.load_info.messages, 10);
+    }
+}

@@ -1,0 +1,247 @@
+//! DISHET: decentralised diffusion for heterogeneous systems (Neelakantan 2012, 002_… §4).
+
+use super::{NodeRule, NodeView, Scratch};
+
+/// A deficient neighbour and the units it is given.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Deficient {
+    node: usize,
+    load: u64,
+    capacity: f64,
+    level: f64,
+    units: u64,
+}
+use crate::topology::Topology;
+
+/// `dishet` — DISHET (002_…, §4), in integer units.
+///
+/// Node `i`, with load `P_i`, capacity `C_i` and level `L_i = P_i/C_i`:
+/// 1. **Deficient neighbours** (eq. 1): `DN_i = { j ∈ N_i : L_j < L_i }`. If empty, stop.
+/// 2. **Domain average** (eq. 2): `L_avg = (P_i + Σ_{DN} P_j) / (C_i + Σ_{DN} C_j)`.
+/// 3. **Load difference** (eq. 3): `LD = (L_i − L_avg)·C_i`, the units `i` holds above the
+///    average. In integer units `LD = ⌊(L_i − L_avg)·C_i⌋`; if `LD < 1` the node sends
+///    nothing (the paper's "terminated when LD reaches 1").
+/// 4. **Balance** (eqs. 4–5): the deficient neighbours are sorted by level; the lightest
+///    (`nless`) are filled together up to the next level (`δ2 = L_next − L_low`) while `LD`
+///    lasts, and the last part is split among them (`δ1 = LD/count`). Repeated until `LD` runs
+///    out, this is *water-filling*: the lightest neighbours are raised to a common level `ℓ`
+///    with `Σ_{L_k < ℓ} (ℓ − L_k)·C_k = LD`. Levels are compared per capacity, so with
+///    capacities a receiver of capacity `C_k` takes `C_k` units per unit of level (with equal
+///    capacities this is the paper's `δ1`/`δ2` exactly).
+///
+/// **Integer units.** Receiver `k` first gets `⌊ℓ·C_k − P_k⌋` units; the fewer than `|DN_i|`
+/// units left over go one each to the receivers whose level after one more unit is lowest
+/// (ties to the smaller id). No unit is sent that would put a receiver above the sender's own
+/// new level (the anti-thrashing constraint of Lemma 4), so `ℓ ≤ L_avg ≤` the sender's new
+/// level.
+///
+/// **Stopping rule.** A node is idle when `LD < 1`; the run stops at the first round in which
+/// no node sends (then no node ever will: the rule is deterministic). With equal capacities
+/// every edge then differs by at most one unit: a neighbour two units lighter makes `LD ≥ 1`.
+///
+/// # Bound
+/// Terminates: the ascending vector of levels increases lexicographically in every round that
+/// moves a unit (002_…, Lemma 1, Theorem 1). No polynomial bound is known; the engine's
+/// round limit applies.
+///
+/// # Complexity
+/// `O(d log d)` per node of degree `d` (the sort of `DN_i`), `O(M log Δ)` per round.
+///
+/// # Example
+/// ```
+/// use hetlb_core::rounds::{run_rounds, RoundOptions};
+/// use hetlb_core::rules::diffusion::Dishet;
+/// use hetlb_core::topology::generators;
+/// use hetlb_core::Capacities;
+/// // a star: the centre holds everything; capacities 1, 1, 2, 4
+/// let star = generators::star(4).unwrap();
+/// let caps = Capacities::new(vec![1.0, 1.0, 2.0, 4.0]).unwrap();
+/// let run = run_rounds(&Dishet, &star, &[80, 0, 0, 0], Some(&caps), &RoundOptions::default()).unwrap();
+/// assert_eq!(run.plan.final_loads, vec![10, 10, 20, 40]);
+/// ```
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Dishet;
+
+impl NodeRule for Dishet {
+    fn name(&self) -> &'static str {
+        "dishet"
+    }
+
+    fn decide<T: Topology>(
+        &self,
+        view: &NodeView<'_, T>,
+        scratch: &mut Scratch,
+        out: &mut Vec<(usize, u64)>,
+    ) {
+        let i = view.node;
+        let w_i = view.loads[i];
+        if w_i == 0 {
+            return;
+        }
+        let c_i = view.capacities[i];
+        // eq. (1): the deficient neighbours
+        let dn = &mut scratch.deficient;
+        dn.clear();
+        // the total of all loads fits in a u64 (checked by the engine)
+        let (mut sum_w, mut sum_c) = (0u64, 0.0f64);
+        for j in view.topology.neighbors(i) {
+            if view.heavier(i, j) {
+                let (load, capacity) = (view.loads[j], view.capacities[j]);
+                sum_w += load;
+                sum_c += capacity;
+                dn.push(Deficient {
+                    node: j,
+                    load,
+                    capacity,
+                    level: view.levels[j],
+                    units: 0,
+                });
+            }
+        }
+        if dn.is_empty() {
+            return;
+        }
+        // eqs. (2)-(3): LD = P_i − L_avg·C_i = (P_i·ΣC_DN − C_i·ΣP_DN) / (C_i + ΣC_DN)
+        let excess = ((w_i as f64) * sum_c - c_i * (sum_w as f64)) / (c_i + sum_c);
+        // also false for NaN (never produced from valid capacities)
+        if excess.is_nan() || excess < 1.0 {
+            return;
+        }
+        let ld = (excess as u64).min(w_i); // excess ≥ 1: the cast is a floor
+        // Balance: water-fill the lightest deficient neighbours up to a common level.
+        dn.sort_unstable_by(|a, b| a.level.total_cmp(&b.level).then(a.node.cmp(&b.node)));
+        let (mut acc_w, mut acc_c, mut filled) = (0.0f64, 0.0f64, 0);
+        let mut level = 0.0;
+        while filled < dn.len() {
+            acc_w += dn[filled].load as f64;
+            acc_c += dn[filled].capacity;
+            filled += 1;
+            level = (ld as f64 + acc_w) / acc_c;
+            if filled == dn.len() || level <= dn[filled].level {
+                break;
+            }
+        }
+        let mut given = 0u64;
+        for k in dn[..filled].iter_mut() {
+            // a cast of a non-negative number is its floor
+            let units = (level * k.capacity - k.load as f64).max(0.0) as u64;
+            k.units = units.min(ld - given);
+            given += k.units;
+        }
+        // Leftover units, one each, to the receivers lowest after one more unit.
+        if given < ld {
+            let order = &mut scratch.order;
+            order.clear();
+            order.extend(
+                dn[..filled]
+                    .iter()
+                    .enumerate()
+                    .map(|(idx, k)| (k.load.saturating_add(k.units + 1) as f64 / k.capacity, idx)),
+            );
+            order
+                .sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(dn[a.1].node.cmp(&dn[b.1].node)));
+            for &(_, idx) in order.iter() {
+                if given >= ld {
+                    break;
+                }
+                let k = &dn[idx];
+                let sender_after = (w_i - given - 1) as f64;
+                if (k.load.saturating_add(k.units + 1) as f64) * c_i <= sender_after * k.capacity {
+                    dn[idx].units += 1;
+                    given += 1;
+                }
+            }
+        }
+        // Lemma 4: no receiver ends above the sender (guards the floating-point levels too).
+        for k in dn[..filled].iter_mut() {
+            let sender_after = (w_i - given) as f64;
+            if ((k.load + k.units) as f64) * c_i > sender_after * k.capacity {
+                let allowed = (sender_after * k.capacity / c_i - k.load as f64).max(0.0) as u64;
+                let allowed = allowed.min(k.units);
+                given -= k.units - allowed;
+                k.units = allowed;
+            }
+        }
+        out.extend(
+            dn[..filled]
+                .iter()
+                .filter(|k| k.units > 0)
+                .map(|k| (k.node, k.units)),
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rounds::{RoundOptions, run_rounds};
+    use crate::topology::{Topology, generators};
+
+    fn decide<T: Topology>(t: &T, loads: &[u64], caps: &[f64], node: usize) -> Vec<(usize, u64)> {
+        let levels: Vec<f64> = loads
+            .iter()
+            .zip(caps)
+            .map(|(&w, &c)| w as f64 / c)
+            .collect();
+        let view = NodeView {
+            topology: t,
+            loads,
+            capacities: caps,
+            levels: &levels,
+            node,
+            round: 0,
+            seed: 0,
+        };
+        let mut out = Vec::new();
+        Dishet.decide(&view, &mut Scratch::default(), &mut out);
+        out
+    }
+
+    #[test]
+    fn fills_the_lightest_up_to_the_next_level() {
+        // centre 0 with 30 units; leaves at 0, 4, 4, 20
+        let star = generators::star(5).unwrap();
+        let loads = [30, 0, 4, 4, 20];
+        // DN = {1, 2, 3, 4}: average (30+28)/5 = 11.6, LD = 18.
+        // water-fill: raise node 1 to 4 (4 units), then 1,2,3 together: 14 left -> level 8.67
+        let out = decide(&star, &loads, &[1.0; 5], 0);
+        let total: u64 = out.iter().map(|t| t.1).sum();
+        assert_eq!(total, 18);
+        let get = |k| out.iter().find(|t| t.0 == k).map_or(0, |t| t.1);
+        assert_eq!(get(4), 0);
+        let after: Vec<u64> = (1..4).map(|k| loads[k] + get(k)).collect();
+        assert!(
+            after.iter().max().unwrap() - after.iter().min().unwrap() <= 1,
+            "{after:?}"
+        );
+        assert_eq!(after.iter().sum::<u64>(), 8 + 18);
+    }
+
+    #[test]
+    fn a_difference_of_one_is_balanced_enough() {
+        let path = generators::path(2).unwrap();
+        assert!(decide(&path, &[5, 4], &[1.0, 1.0], 0).is_empty());
+        assert_eq!(decide(&path, &[6, 4], &[1.0, 1.0], 0), vec![(1, 1)]);
+    }
+
+    #[test]
+    fn capacities_weight_the_levels() {
+        let path = generators::path(2).unwrap();
+        // levels 12/1 and 12/3 = 4: average 24/4 = 6, LD = 6 units.
+        assert_eq!(decide(&path, &[12, 12], &[1.0, 3.0], 0), vec![(1, 6)]);
+        // node 1 is not heavier per capacity than node 0
+        assert!(decide(&path, &[12, 12], &[1.0, 3.0], 1).is_empty());
+    }
+
+    #[test]
+    fn every_edge_ends_within_one_unit_with_equal_capacities() {
+        let g = generators::random_connected(30, 0.15, 5).unwrap();
+        let loads: Vec<u64> = (0..30).map(|i| (i * 37 % 101) as u64).collect();
+        let run = run_rounds(&Dishet, &g, &loads, None, &RoundOptions::default()).unwrap();
+        assert!(run.converged);
+        let w = &run.plan.final_loads;
+        for (a, b) in g.edges() {
+            assert!(w[a].abs_diff(w[b]) <= 1, "{a}-{b}: {} {}", w[a], w[b]);
+        }
+    }
+}

@@ -1,0 +1,693 @@
+//! The discrete-event engine. See `README.md` beside this file for the design.
+//!
+//! [`Engine`] is generic over a [`NodeModel`], a [`LinkModel`] and a [`Policy`]; it owns the
+//! event queue, the node queues, the links' timetables and one random stream per node and
+//! purpose. A run is a pure function of its inputs and seed.
+
+mod event;
+mod node;
+
+pub use event::Event;
+
+use crate::model::{LinkModel, NodeModel};
+use crate::policy::{Delivery, Order, Policy, PolicyError, Reported, View};
+use crate::queue::EventQueue;
+use crate::report::{NodeReport, Report};
+use crate::rng::{Purpose, exponential, stream};
+use hetlb_core::topology::Topology;
+use node::NodeState;
+use rand_pcg::Pcg64;
+use thiserror::Error;
+
+/// External load entering a node at a given time (the one-shot policy's trigger).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Injection {
+    /// Receiving node.
+    pub node: usize,
+    /// Time in seconds (≥ 0).
+    pub time: f64,
+    /// Number of tasks.
+    pub tasks: u64,
+}
+
+/// Poisson arrivals of tasks at every node.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Arrivals {
+    /// Arrival rate of each node in tasks per second (0 for none).
+    pub rates: Vec<f64>,
+    /// Tasks generated per node before its stream stops; `None` for no limit (the run then
+    /// needs an end time).
+    pub per_node: Option<u64>,
+}
+
+/// Queue-length recording.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SeriesOptions {
+    /// Record at all.
+    pub enabled: bool,
+    /// Minimum seconds between two samples of a node (0 records every change); a node
+    /// running dry is always recorded.
+    pub interval: f64,
+}
+
+/// Everything about a run except the models and the policy.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Setup {
+    /// Tasks at each node at time 0.
+    pub initial: Vec<u64>,
+    /// One-shot injections.
+    pub injections: Vec<Injection>,
+    /// Poisson arrivals, if any.
+    pub arrivals: Option<Arrivals>,
+    /// Seed of every random stream.
+    pub seed: u64,
+    /// Stop at this time (events after it are not processed).
+    pub end_time: Option<f64>,
+    /// Nodes report their load at time 0 and then every this many seconds (`None`: at time
+    /// 0 only).
+    pub status_interval: Option<f64>,
+    /// Queue-length recording.
+    pub series: SeriesOptions,
+    /// Recount every task after every event (`O(N)` per event) and fail on any loss.
+    pub check_conservation: bool,
+}
+
+impl Setup {
+    /// `initial` tasks per node and nothing else: no injections, no arrivals, seed 0, no end
+    /// time, no series, conservation checked only at the end.
+    pub fn new(initial: Vec<u64>) -> Self {
+        Self {
+            initial,
+            injections: Vec::new(),
+            arrivals: None,
+            seed: 0,
+            end_time: None,
+            status_interval: None,
+            series: SeriesOptions {
+                enabled: false,
+                interval: 0.0,
+            },
+            check_conservation: false,
+        }
+    }
+}
+
+/// Why a run failed.
+#[derive(Debug, Clone, PartialEq, Error)]
+pub enum SimError {
+    /// The setup and the models disagree.
+    #[error("{0}")]
+    Setup(String),
+    /// A policy ordered a transfer over a link that does not exist.
+    #[error("policy ordered a transfer {from} -> {to}, but there is no such link")]
+    NoLink {
+        /// Sender.
+        from: usize,
+        /// Receiver.
+        to: usize,
+    },
+    /// A policy's rule refused its input.
+    #[error("policy: {0}")]
+    Policy(#[from] PolicyError),
+    /// Tasks were lost or created: a bug in the engine.
+    #[error(
+        "task conservation violated at t = {time}: executed {executed} + queued {queued} + in transit {in_transit} != {expected}"
+    )]
+    Conservation {
+        /// When.
+        time: f64,
+        /// Tasks executed.
+        executed: u64,
+        /// Tasks queued.
+        queued: u64,
+        /// Tasks on links.
+        in_transit: u64,
+        /// Initial + injected + arrived.
+        expected: u64,
+    },
+}
+
+/// A batch of tasks on a link.
+#[derive(Debug, Clone)]
+struct Batch {
+    to: usize,
+    tasks: Vec<f64>,
+}
+
+/// The discrete-event engine.
+///
+/// # Example
+/// ```
+/// use hetlb_sim::engine::{Engine, Injection, Setup};
+/// use hetlb_sim::model::{Distribution, LinkParams, Links, Nodes};
+/// use hetlb_sim::network::Network;
+/// use hetlb_sim::policy::NoBalancing;
+/// // Two nodes at 10 tasks/s with 10 tasks each; 20 more enter node 0 at t = 0.5 s.
+/// let nodes = Nodes::new(vec![10.0, 10.0], Distribution::Deterministic);
+/// let links = Links::uniform(Network::ring(2), LinkParams::INSTANT);
+/// let mut setup = Setup::new(vec![10, 10]);
+/// setup.injections.push(Injection { node: 0, time: 0.5, tasks: 20 });
+/// let report = Engine::new(nodes, links, NoBalancing, setup).unwrap().run().unwrap();
+/// assert!((report.makespan - 3.0).abs() < 1e-9);
+/// assert!((report.total_idle - 2.0).abs() < 1e-9);
+/// ```
+pub struct Engine<N, L, P> {
+    nodes: N,
+    links: L,
+    policy: P,
+    setup: Setup,
+    now: f64,
+    queue: EventQueue<Event>,
+    state: Vec<NodeState>,
+    service_rng: Vec<Pcg64>,
+    arrival_rng: Vec<Pcg64>,
+    link_rng: Vec<Pcg64>,
+    link_free: Vec<f64>,
+    in_flight: Vec<Option<Batch>>,
+    free_slots: Vec<u32>,
+    reports: Vec<Reported>,
+    arrivals_left: Vec<u64>,
+    orders: Vec<Order>,
+    events: u64,
+    cancelled: u64,
+    injected: u64,
+    arrived: u64,
+    moved: u64,
+    transfers: u64,
+    in_transit: u64,
+    response_sum: f64,
+}
+
+impl<N: NodeModel, L: LinkModel, P: Policy> Engine<N, L, P> {
+    /// Prepares a run.
+    ///
+    /// # Errors
+    /// [`SimError::Setup`] when the node model, the network, the initial loads, the
+    /// injections or the arrival rates do not agree on the number of nodes, or a time or
+    /// rate is out of range.
+    pub fn new(nodes: N, links: L, policy: P, setup: Setup) -> Result<Self, SimError> {
+        let n = nodes.node_count();
+        let bad = |m: String| Err(SimError::Setup(m));
+        if links.network().node_count() != n {
+            return bad(format!(
+                "the network has {} nodes, the node model {n}",
+                links.network().node_count()
+            ));
+        }
+        if setup.initial.len() != n {
+            return bad(format!(
+                "{} initial loads for {n} nodes",
+                setup.initial.len()
+            ));
+        }
+        if n > u32::MAX as usize {
+            return bad(format!("{n} nodes is more than the engine supports"));
+        }
+        for (i, inj) in setup.injections.iter().enumerate() {
+            if inj.node >= n || !(inj.time.is_finite() && inj.time >= 0.0) {
+                return bad(format!(
+                    "injection {i}: node {} at time {} (nodes are 0..{n}, times finite and >= 0)",
+                    inj.node, inj.time
+                ));
+            }
+        }
+        if let Some(a) = &setup.arrivals {
+            if a.rates.len() != n || a.rates.iter().any(|r| !(r.is_finite() && *r >= 0.0)) {
+                return bad(format!(
+                    "arrival rates: need {n} finite non-negative values"
+                ));
+            }
+            if a.per_node.is_none() && setup.end_time.is_none() {
+                return bad("unlimited arrivals need an end time".into());
+            }
+        }
+        if let Some(iv) = setup.status_interval
+            && !(iv.is_finite() && iv > 0.0)
+        {
+            return bad(format!("status interval {iv} must be positive"));
+        }
+        let mut initial_total = 0u64;
+        for &w in &setup.initial {
+            initial_total = initial_total
+                .checked_add(w)
+                .ok_or_else(|| SimError::Setup("the initial loads overflow".into()))?;
+        }
+        let seed = setup.seed;
+        let state = setup
+            .initial
+            .iter()
+            .map(|&w| NodeState {
+                queue: std::iter::repeat_n(0.0, w as usize).collect(),
+                ..NodeState::default()
+            })
+            .collect();
+        let link_count = links.network().link_count();
+        Ok(Self {
+            service_rng: (0..n).map(|i| stream(seed, Purpose::Service, i)).collect(),
+            arrival_rng: (0..n).map(|i| stream(seed, Purpose::Arrivals, i)).collect(),
+            link_rng: (0..n).map(|i| stream(seed, Purpose::Links, i)).collect(),
+            link_free: vec![0.0; link_count],
+            reports: setup
+                .initial
+                .iter()
+                .map(|&load| Reported { load, time: 0.0 })
+                .collect(),
+            arrivals_left: vec![
+                setup
+                    .arrivals
+                    .as_ref()
+                    .and_then(|a| a.per_node)
+                    .unwrap_or(u64::MAX);
+                n
+            ],
+            nodes,
+            links,
+            policy,
+            setup,
+            now: 0.0,
+            queue: EventQueue::new(),
+            state,
+            in_flight: Vec::new(),
+            free_slots: Vec::new(),
+            orders: Vec::new(),
+            events: 0,
+            cancelled: 0,
+            injected: 0,
+            arrived: 0,
+            moved: 0,
+            transfers: 0,
+            in_transit: 0,
+            response_sum: 0.0,
+        })
+    }
+
+    /// Runs to the end (no events left, or the end time) and reports.
+    ///
+    /// # Errors
+    /// [`SimError`] when the policy fails or orders an impossible transfer, or when
+    /// conservation checking finds a lost task.
+    ///
+    /// # Complexity
+    /// `O(E log Q)` for `E` events and at most `Q` pending ones; `O(E·N)` with conservation
+    /// checking on.
+    pub fn run(mut self) -> Result<Report, SimError> {
+        self.start();
+        let end = self.setup.end_time.unwrap_or(f64::INFINITY);
+        let mut stopped_early = false;
+        while let Some(next) = self.queue.pop() {
+            if next.time() > end {
+                stopped_early = true;
+                break;
+            }
+            self.now = next.time();
+            if self.handle(next.event)? {
+                self.events += 1;
+                if self.setup.check_conservation {
+                    self.check_conservation()?;
+                }
+            } else {
+                self.cancelled += 1;
+            }
+        }
+        self.check_conservation()?;
+        Ok(self.finish(stopped_early, end))
+    }
+
+    fn start(&mut self) {
+        for node in 0..self.state.len() {
+            if !self.state[node].queue.is_empty() {
+                self.state[node].busy_since = 0.0;
+                self.start_service(node);
+            }
+            self.record(node);
+        }
+        for (i, inj) in self.setup.injections.iter().enumerate() {
+            self.queue
+                .push(inj.time, Event::Injection { index: i as u32 });
+        }
+        if let Some(a) = &self.setup.arrivals {
+            for node in 0..a.rates.len() {
+                if a.rates[node] > 0.0 && self.arrivals_left[node] > 0 {
+                    let t = exponential(&mut self.arrival_rng[node], 1.0 / a.rates[node]);
+                    self.queue.push(t, Event::Arrival { node: node as u32 });
+                }
+            }
+        }
+        if let (Some(iv), true) = (self.setup.status_interval, self.policy.uses_reports()) {
+            self.queue.push(iv, Event::Status);
+        }
+    }
+
+    /// Handles one event; false when it was a cancelled completion.
+    fn handle(&mut self, event: Event) -> Result<bool, SimError> {
+        match event {
+            Event::Completion { node, epoch } => {
+                let node = node as usize;
+                if self.state[node].epoch != epoch {
+                    return Ok(false);
+                }
+                let s = &mut self.state[node];
+                let entered = s.queue.pop_front().expect("a node in service has a task");
+                s.executed += 1;
+                s.finish = self.now;
+                self.response_sum += self.now - entered;
+                if s.queue.is_empty() {
+                    s.busy += self.now - s.busy_since;
+                } else {
+                    self.start_service(node);
+                }
+                self.record(node);
+            }
+            Event::Arrival { node } => {
+                let node = node as usize;
+                self.add_tasks(node, &[self.now]);
+                self.arrived += 1;
+                self.arrivals_left[node] -= 1;
+                if self.arrivals_left[node] > 0
+                    && let Some(a) = &self.setup.arrivals
+                {
+                    let t = exponential(&mut self.arrival_rng[node], 1.0 / a.rates[node]);
+                    self.queue
+                        .push(self.now + t, Event::Arrival { node: node as u32 });
+                }
+                let mut orders = std::mem::take(&mut self.orders);
+                let decided = self.policy.on_arrival(
+                    &Snapshot {
+                        now: self.now,
+                        state: &self.state,
+                        nodes: &self.nodes,
+                        links: &self.links,
+                        reports: &self.reports,
+                    },
+                    node,
+                    &mut orders,
+                );
+                self.orders = orders;
+                decided?;
+                self.apply_orders()?;
+            }
+            Event::Injection { index } => {
+                let inj = self.setup.injections[index as usize];
+                let stamps = vec![self.now; inj.tasks as usize];
+                self.add_tasks(inj.node, &stamps);
+                self.injected += inj.tasks;
+                let mut orders = std::mem::take(&mut self.orders);
+                let decided = self.policy.on_injection(
+                    &Snapshot {
+                        now: self.now,
+                        state: &self.state,
+                        nodes: &self.nodes,
+                        links: &self.links,
+                        reports: &self.reports,
+                    },
+                    inj.node,
+                    &mut orders,
+                );
+                self.orders = orders;
+                decided?;
+                self.apply_orders()?;
+            }
+            Event::Delivery { slot } => {
+                let batch = self.in_flight[slot as usize]
+                    .take()
+                    .expect("a delivery has its batch");
+                self.free_slots.push(slot);
+                let n = batch.tasks.len() as u64;
+                self.in_transit -= n;
+                self.state[batch.to].received += n;
+                self.add_tasks(batch.to, &batch.tasks);
+            }
+            Event::Status => {
+                let now = self.now;
+                for (r, s) in self.reports.iter_mut().zip(&self.state) {
+                    *r = Reported {
+                        load: s.load(),
+                        time: now,
+                    };
+                }
+                if !self.queue.is_empty()
+                    && let Some(iv) = self.setup.status_interval
+                {
+                    self.queue.push(now + iv, Event::Status);
+                }
+            }
+        }
+        Ok(true)
+    }
+
+    fn start_service(&mut self, node: usize) {
+        let t = self.nodes.service_time(node, &mut self.service_rng[node]);
+        let epoch = self.state[node].epoch;
+        self.queue.push(
+            self.now + t,
+            Event::Completion {
+                node: node as u32,
+                epoch,
+            },
+        );
+    }
+
+    fn add_tasks(&mut self, node: usize, tasks: &[f64]) {
+        if tasks.is_empty() {
+            return;
+        }
+        let s = &mut self.state[node];
+        let was_idle = s.queue.is_empty();
+        s.queue.extend(tasks.iter().copied());
+        if was_idle {
+            s.busy_since = self.now;
+            self.start_service(node);
+        }
+        self.record(node);
+    }
+
+    /// Takes up to `count` of the most recently queued tasks of `node`.
+    fn take_tasks(&mut self, node: usize, count: u64) -> Vec<f64> {
+        let s = &mut self.state[node];
+        let n = (count as usize).min(s.queue.len());
+        if n == 0 {
+            return Vec::new();
+        }
+        let keep = s.queue.len() - n;
+        let taken: Vec<f64> = s.queue.drain(keep..).collect();
+        if s.queue.is_empty() {
+            // The task in service left: cancel its completion.
+            s.epoch = s.epoch.wrapping_add(1);
+            s.busy += self.now - s.busy_since;
+        }
+        s.sent += n as u64;
+        self.record(node);
+        taken
+    }
+
+    fn apply_orders(&mut self) -> Result<(), SimError> {
+        let orders = std::mem::take(&mut self.orders);
+        let n = self.state.len();
+        for order in &orders {
+            if order.from >= n || order.to >= n || order.from == order.to {
+                return Err(SimError::NoLink {
+                    from: order.from,
+                    to: order.to,
+                });
+            }
+            let link = match order.delivery {
+                Delivery::Link => Some(self.links.network().link(order.from, order.to).ok_or(
+                    SimError::NoLink {
+                        from: order.from,
+                        to: order.to,
+                    },
+                )?),
+                Delivery::Instant => None,
+            };
+            let tasks = self.take_tasks(order.from, order.tasks);
+            if tasks.is_empty() {
+                continue;
+            }
+            let count = tasks.len() as u64;
+            self.moved += count;
+            self.transfers += 1;
+            match link {
+                None => {
+                    self.state[order.to].received += count;
+                    self.add_tasks(order.to, &tasks);
+                }
+                Some(link) => {
+                    let rate = self.links.rate(link);
+                    let wire = if rate.is_infinite() {
+                        0.0
+                    } else {
+                        count as f64 / rate
+                    };
+                    let done = self.now.max(self.link_free[link]) + wire;
+                    self.link_free[link] = done;
+                    let arrival = done + self.links.delay(link, &mut self.link_rng[order.from]);
+                    let batch = Batch {
+                        to: order.to,
+                        tasks,
+                    };
+                    let slot = match self.free_slots.pop() {
+                        Some(s) => {
+                            self.in_flight[s as usize] = Some(batch);
+                            s
+                        }
+                        None => {
+                            self.in_flight.push(Some(batch));
+                            (self.in_flight.len() - 1) as u32
+                        }
+                    };
+                    self.in_transit += count;
+                    self.queue.push(arrival, Event::Delivery { slot });
+                }
+            }
+        }
+        self.orders = orders;
+        self.orders.clear();
+        Ok(())
+    }
+
+    fn record(&mut self, node: usize) {
+        let opts = self.setup.series;
+        if !opts.enabled {
+            return;
+        }
+        let now = self.now;
+        let s = &mut self.state[node];
+        let len = s.load();
+        match s.series.last_mut() {
+            Some(last) if last.0 == now => last.1 = len,
+            Some(last) if now - last.0 < opts.interval && len != 0 => {}
+            _ => s.series.push((now, len)),
+        }
+    }
+
+    /// Recounts every task: executed + queued + on links = initial + injected + arrived.
+    fn check_conservation(&self) -> Result<(), SimError> {
+        let executed: u64 = self.state.iter().map(|s| s.executed).sum();
+        let queued: u64 = self.state.iter().map(NodeState::load).sum();
+        let in_transit: u64 = self
+            .in_flight
+            .iter()
+            .flatten()
+            .map(|b| b.tasks.len() as u64)
+            .sum();
+        let expected = self.setup.initial.iter().sum::<u64>() + self.injected + self.arrived;
+        if executed + queued + in_transit != expected || in_transit != self.in_transit {
+            return Err(SimError::Conservation {
+                time: self.now,
+                executed,
+                queued,
+                in_transit,
+                expected,
+            });
+        }
+        Ok(())
+    }
+
+    fn finish(mut self, stopped_early: bool, end: f64) -> Report {
+        let makespan = self.state.iter().map(|s| s.finish).fold(0.0_f64, f64::max);
+        let queued: u64 = self.state.iter().map(NodeState::load).sum();
+        let horizon = if stopped_early && (queued > 0 || self.in_transit > 0) {
+            end
+        } else if stopped_early {
+            makespan.max(self.now)
+        } else {
+            makespan
+        };
+        self.now = horizon;
+        let executed: u64 = self.state.iter().map(|s| s.executed).sum();
+        let mut nodes = Vec::with_capacity(self.state.len());
+        let mut series = Vec::new();
+        for (i, s) in self.state.iter_mut().enumerate() {
+            let open = if s.queue.is_empty() {
+                0.0
+            } else {
+                (horizon - s.busy_since).max(0.0)
+            };
+            let busy = (s.busy + open).min(horizon);
+            let waiting = if s.queue.is_empty() {
+                (s.finish - s.busy).max(0.0)
+            } else {
+                horizon - busy
+            };
+            nodes.push(NodeReport {
+                node: i,
+                finish: s.finish,
+                busy,
+                idle: horizon - busy,
+                waiting,
+                executed: s.executed,
+                sent: s.sent,
+                received: s.received,
+                final_load: s.load(),
+            });
+            if self.setup.series.enabled {
+                let mut points = std::mem::take(&mut s.series);
+                if points.last().is_some_and(|p| p.0 < horizon) {
+                    points.push((horizon, s.load()));
+                }
+                series.push(points);
+            }
+        }
+        Report {
+            policy: self.policy.name(),
+            seed: self.setup.seed,
+            makespan,
+            horizon,
+            total_idle: nodes.iter().map(|n| n.idle).sum(),
+            events: self.events,
+            cancelled_events: self.cancelled,
+            tasks_moved: self.moved,
+            transfers: self.transfers,
+            initial: self.setup.initial.iter().sum(),
+            injected: self.injected,
+            arrived: self.arrived,
+            executed,
+            queued_at_end: queued,
+            in_transit_at_end: self.in_transit,
+            mean_response_time: (executed > 0).then(|| self.response_sum / executed as f64),
+            nodes,
+            policy_stats: self.policy.stats(),
+            series,
+        }
+    }
+}
+
+/// The policy's view of an engine.
+struct Snapshot<'a, N, L> {
+    now: f64,
+    state: &'a [NodeState],
+    nodes: &'a N,
+    links: &'a L,
+    reports: &'a [Reported],
+}
+
+impl<N: NodeModel, L: LinkModel> View for Snapshot<'_, N, L> {
+    fn now(&self) -> f64 {
+        self.now
+    }
+
+    fn node_count(&self) -> usize {
+        self.state.len()
+    }
+
+    fn load(&self, node: usize) -> u64 {
+        self.state[node].load()
+    }
+
+    fn rate(&self, node: usize) -> f64 {
+        self.nodes.rate(node)
+    }
+
+    fn neighbors(&self, node: usize) -> &[usize] {
+        self.links.network().neighbor_slice(node)
+    }
+
+    fn link(&self, from: usize, to: usize) -> Option<(f64, f64)> {
+        let l = self.links.network().link(from, to)?;
+        Some((self.links.rate(l), self.links.mean_delay(l)))
+    }
+
+    fn reported(&self, node: usize) -> Reported {
+        self.reports[node]
+    }
+}

@@ -1,0 +1,205 @@
+//! Node and link models: what the engine asks about time, and nothing else.
+//!
+//! The engine is generic over a [`NodeModel`] (how long a task takes at a node) and a
+//! [`LinkModel`] (which nodes are joined, how fast a link moves tasks, how long its messages
+//! are delayed), in the manner of dslab's network models. [`Nodes`] and [`Links`] are the
+//! models the scenarios use: per-node rates with deterministic or exponential (Poisson
+//! completions) service, and per-link rates with deterministic or exponential delays.
+
+use crate::network::Network;
+use crate::rng::exponential;
+use rand_pcg::Pcg64;
+
+/// How long tasks take at the nodes.
+pub trait NodeModel {
+    /// Number of nodes.
+    fn node_count(&self) -> usize;
+
+    /// Mean execution rate `λ_i` of `node` in tasks per second (what balancing policies
+    /// assume).
+    fn rate(&self, node: usize) -> f64;
+
+    /// The service time of the next task started at `node`, drawn from `rng` if random.
+    fn service_time(&self, node: usize, rng: &mut Pcg64) -> f64;
+}
+
+/// Which nodes are joined and how links behave.
+pub trait LinkModel {
+    /// The network.
+    fn network(&self) -> &Network;
+
+    /// Transfer rate of directed link `link` in tasks per second (may be infinite).
+    fn rate(&self, link: usize) -> f64;
+
+    /// Mean communication delay of `link` in seconds.
+    fn mean_delay(&self, link: usize) -> f64;
+
+    /// The delay of one message (one batch of tasks) on `link`, drawn from `rng` if random.
+    fn delay(&self, link: usize, rng: &mut Pcg64) -> f64;
+}
+
+/// A distribution of durations with a given mean.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, Default, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum Distribution {
+    /// Always the mean.
+    #[default]
+    Deterministic,
+    /// Exponential with that mean: for service times, Poisson task completions.
+    Exponential,
+}
+
+impl Distribution {
+    /// A draw with the given mean.
+    ///
+    /// # Example
+    /// ```
+    /// use hetlb_sim::model::Distribution;
+    /// let mut rng = hetlb_sim::rng::stream(0, hetlb_sim::rng::Purpose::Service, 0);
+    /// assert_eq!(Distribution::Deterministic.sample(0.25, &mut rng), 0.25);
+    /// assert!(Distribution::Exponential.sample(0.25, &mut rng) > 0.0);
+    /// ```
+    pub fn sample(self, mean: f64, rng: &mut Pcg64) -> f64 {
+        match self {
+            Distribution::Deterministic => mean,
+            Distribution::Exponential => {
+                if mean == 0.0 {
+                    0.0
+                } else {
+                    exponential(rng, mean)
+                }
+            }
+        }
+    }
+}
+
+/// Nodes with their own execution rates and one service distribution.
+///
+/// # Example
+/// ```
+/// use hetlb_sim::model::{Distribution, NodeModel, Nodes};
+/// let nodes = Nodes::new(vec![500.0, 250.0], Distribution::Deterministic);
+/// let mut rng = hetlb_sim::rng::stream(0, hetlb_sim::rng::Purpose::Service, 1);
+/// assert_eq!(nodes.service_time(1, &mut rng), 1.0 / 250.0);
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct Nodes {
+    rates: Vec<f64>,
+    means: Vec<f64>,
+    service: Distribution,
+}
+
+impl Nodes {
+    /// Nodes with execution `rates` (tasks per second, positive and finite: the caller
+    /// validates).
+    pub fn new(rates: Vec<f64>, service: Distribution) -> Self {
+        let means = rates.iter().map(|r| 1.0 / r).collect();
+        Self {
+            rates,
+            means,
+            service,
+        }
+    }
+
+    /// The service distribution.
+    pub fn service(&self) -> Distribution {
+        self.service
+    }
+}
+
+impl NodeModel for Nodes {
+    fn node_count(&self) -> usize {
+        self.rates.len()
+    }
+
+    fn rate(&self, node: usize) -> f64 {
+        self.rates[node]
+    }
+
+    #[inline]
+    fn service_time(&self, node: usize, rng: &mut Pcg64) -> f64 {
+        self.service.sample(self.means[node], rng)
+    }
+}
+
+/// The parameters of one directed link.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LinkParams {
+    /// Tasks per second; `f64::INFINITY` moves any batch at once.
+    pub rate: f64,
+    /// Mean communication delay in seconds.
+    pub delay: f64,
+    /// Distribution of the delay.
+    pub distribution: Distribution,
+}
+
+impl LinkParams {
+    /// A link without transfer time or delay.
+    pub const INSTANT: LinkParams = LinkParams {
+        rate: f64::INFINITY,
+        delay: 0.0,
+        distribution: Distribution::Deterministic,
+    };
+}
+
+/// A network whose directed links each have their [`LinkParams`].
+///
+/// # Example
+/// ```
+/// use hetlb_sim::model::{LinkModel, LinkParams, Links};
+/// use hetlb_sim::network::Network;
+/// let links = Links::uniform(Network::ring(3), LinkParams::INSTANT);
+/// assert_eq!(links.rate(0), f64::INFINITY);
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct Links {
+    network: Network,
+    params: Vec<LinkParams>,
+}
+
+impl Links {
+    /// Every link with the same parameters.
+    pub fn uniform(network: Network, params: LinkParams) -> Self {
+        let params = vec![params; network.link_count()];
+        Self { network, params }
+    }
+
+    /// Sets the parameters of both directions of the edge `a – b`; false if there is no
+    /// such edge.
+    pub fn set(&mut self, a: usize, b: usize, params: LinkParams) -> bool {
+        match (self.network.link(a, b), self.network.link(b, a)) {
+            (Some(x), Some(y)) => {
+                self.params[x] = params;
+                self.params[y] = params;
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// The parameters of directed link `link`.
+    pub fn params(&self, link: usize) -> LinkParams {
+        self.params[link]
+    }
+}
+
+impl LinkModel for Links {
+    fn network(&self) -> &Network {
+        &self.network
+    }
+
+    fn rate(&self, link: usize) -> f64 {
+        self.params[link].rate
+    }
+
+    fn mean_delay(&self, link: usize) -> f64 {
+        self.params[link].delay
+    }
+
+    fn delay(&self, link: usize, rng: &mut Pcg64) -> f64 {
+        let p = self.params[link];
+        p.distribution.sample(p.delay, rng)
+    }
+}

@@ -1,0 +1,221 @@
+//! Balancing policies: when to balance and what to move.
+//!
+//! The engine calls a [`Policy`] at the events a policy may react to — external load
+//! injected into a node (the one-shot policy of 003_… §3.2), a task arriving at a node — with
+//! a read-only [`View`] of the system. The policy answers with [`Order`]s; the engine carries
+//! them out, over the links or at once. Policies never touch the engine's state, so the same
+//! decision code (the core's rules) is what a runtime would run.
+//!
+//! | policy | trigger | decision |
+//! |---|---|---|
+//! | [`NoBalancing`] | — | — |
+//! | [`DelayAware`] | injection (one-shot) | `hetlb_core::rules::delay_aware`, with or without the compensating factor |
+//! | [`HypercubeThreshold`] | an arrival brings a node to the overload threshold | a core hypercube algorithm over all nodes (004_… §4) |
+
+mod delay_aware;
+mod threshold;
+
+pub use delay_aware::DelayAware;
+pub use threshold::HypercubeThreshold;
+
+use hetlb_core::BalanceError;
+use hetlb_core::rules::delay_aware::{DelayAwareError, DelayAwareTransfer};
+use serde::Serialize;
+use thiserror::Error;
+
+/// The last load a node reported to its neighbours, and when.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Reported {
+    /// Tasks held at the report.
+    pub load: u64,
+    /// Time of the report in seconds.
+    pub time: f64,
+}
+
+/// A policy's read-only view of the running system.
+pub trait View {
+    /// Current time in seconds.
+    fn now(&self) -> f64;
+    /// Number of nodes.
+    fn node_count(&self) -> usize;
+    /// Tasks held by `node` now (queued and in service).
+    fn load(&self, node: usize) -> u64;
+    /// Mean execution rate of `node` in tasks per second.
+    fn rate(&self, node: usize) -> f64;
+    /// The neighbours of `node`, sorted.
+    fn neighbors(&self, node: usize) -> &[usize];
+    /// `(rate, mean delay)` of the link `from → to`, `None` when not adjacent.
+    fn link(&self, from: usize, to: usize) -> Option<(f64, f64)>;
+    /// The last status report of `node`.
+    fn reported(&self, node: usize) -> Reported;
+}
+
+/// How an order's tasks travel.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Delivery {
+    /// Over the link: queued behind earlier transfers on it, `tasks / rate` seconds on the
+    /// wire, then the link's delay.
+    Link,
+    /// At once, with no time passing (a synchronous collective such as a hypercube balance).
+    Instant,
+}
+
+/// Move up to `tasks` tasks from `from` to `to` (the most recently queued ones).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+pub struct Order {
+    /// Sending node.
+    pub from: usize,
+    /// Receiving node.
+    pub to: usize,
+    /// Number of tasks.
+    pub tasks: u64,
+    /// How they travel.
+    pub delivery: Delivery,
+}
+
+/// One decision of the delay-aware policy, for the report.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DecisionRecord {
+    /// When it was taken.
+    pub time: f64,
+    /// The centre node.
+    pub centre: usize,
+    /// The transfers the centre sends.
+    pub transfers: Vec<DelayAwareTransfer>,
+}
+
+/// What a policy did, for the report.
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+pub struct PolicyStats {
+    /// Number of balancing operations.
+    pub balancings: u64,
+    /// Mean over balancings of max − min load right after balancing.
+    pub mean_max_difference_after: Option<f64>,
+    /// Mean over balancings of the largest load right after balancing.
+    pub mean_max_load_after: Option<f64>,
+    /// Mean over balancings of the average load right after balancing.
+    pub mean_load_after: Option<f64>,
+    /// Mean over balancings of total load / largest load right after balancing: the speedup
+    /// over one processor of executing the balanced loads if nothing else arrived (004_… §4:
+    /// the processing time after balancing is set by the most loaded processor).
+    pub mean_batch_speedup: Option<f64>,
+    /// The delay-aware decisions, in time order.
+    pub decisions: Vec<DecisionRecord>,
+}
+
+/// Why a policy could not decide.
+#[derive(Debug, Clone, PartialEq, Error)]
+pub enum PolicyError {
+    /// The delay-aware rule refused its input.
+    #[error(transparent)]
+    DelayAware(#[from] DelayAwareError),
+    /// A hypercube algorithm refused its input.
+    #[error(transparent)]
+    Balance(#[from] BalanceError),
+}
+
+/// A balancing policy.
+pub trait Policy {
+    /// A short name for reports.
+    fn name(&self) -> String;
+
+    /// External load was just injected into `node`.
+    ///
+    /// # Errors
+    /// When the policy's rule refuses its input.
+    fn on_injection(
+        &mut self,
+        _view: &dyn View,
+        _node: usize,
+        _orders: &mut Vec<Order>,
+    ) -> Result<(), PolicyError> {
+        Ok(())
+    }
+
+    /// One external task just arrived at `node`.
+    ///
+    /// # Errors
+    /// When the policy's rule refuses its input.
+    fn on_arrival(
+        &mut self,
+        _view: &dyn View,
+        _node: usize,
+        _orders: &mut Vec<Order>,
+    ) -> Result<(), PolicyError> {
+        Ok(())
+    }
+
+    /// Whether the policy reads status reports (the engine then refreshes them).
+    fn uses_reports(&self) -> bool {
+        false
+    }
+
+    /// What the policy did.
+    fn stats(&self) -> PolicyStats {
+        PolicyStats::default()
+    }
+}
+
+/// Never balances.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoBalancing;
+
+impl Policy for NoBalancing {
+    fn name(&self) -> String {
+        "none".into()
+    }
+}
+
+/// Any of the built-in policies, so a scenario can choose one at run time.
+#[derive(Debug, Clone)]
+pub enum AnyPolicy {
+    /// [`NoBalancing`].
+    None(NoBalancing),
+    /// [`DelayAware`].
+    DelayAware(DelayAware),
+    /// [`HypercubeThreshold`].
+    Hypercube(HypercubeThreshold),
+}
+
+macro_rules! dispatch {
+    ($self:ident, $p:ident => $e:expr) => {
+        match $self {
+            AnyPolicy::None($p) => $e,
+            AnyPolicy::DelayAware($p) => $e,
+            AnyPolicy::Hypercube($p) => $e,
+        }
+    };
+}
+
+impl Policy for AnyPolicy {
+    fn name(&self) -> String {
+        dispatch!(self, p => p.name())
+    }
+
+    fn on_injection(
+        &mut self,
+        view: &dyn View,
+        node: usize,
+        orders: &mut Vec<Order>,
+    ) -> Result<(), PolicyError> {
+        dispatch!(self, p => p.on_injection(view, node, orders))
+    }
+
+    fn on_arrival(
+        &mut self,
+        view: &dyn View,
+        node: usize,
+        orders: &mut Vec<Order>,
+    ) -> Result<(), PolicyError> {
+        dispatch!(self, p => p.on_arrival(view, node, orders))
+    }
+
+    fn uses_reports(&self) -> bool {
+        dispatch!(self, p => p.uses_reports())
+    }
+
+    fn stats(&self) -> PolicyStats {
+        dispatch!(self, p => p.stats())
+    }
+}

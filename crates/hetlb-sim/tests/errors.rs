@@ -1,0 +1,154 @@
+//! Bad scenarios give one line naming the field and, where TOML gives it, the line.
+
+use hetlb_sim::Scenario;
+
+const GOOD: &str = r#"seed = 1
+[nodes]
+count = 3
+rate = 10.0
+initial = 5
+[topology]
+kind = "ring"
+[links]
+rate = 100.0
+delay = 0.01
+[[injections]]
+node = 0
+time = 0.5
+tasks = 10
+[policy]
+kind = "delay-aware"
+"#;
+
+/// `GOOD` with `from` replaced by `to`; panics if `from` is not there.
+fn edit(from: &str, to: &str) -> String {
+    assert!(GOOD.contains(from), "{from}");
+    GOOD.replacen(from, to, 1)
+}
+
+fn error_of(source: &str) -> String {
+    let e = Scenario::from_toml(source).expect_err("should be rejected");
+    let text = e.to_string();
+    assert!(!text.contains('\n'), "not one line: {text}");
+    text
+}
+
+#[test]
+fn the_good_scenario_is_accepted() {
+    Scenario::from_toml(GOOD).unwrap().run().unwrap();
+}
+
+#[test]
+fn unknown_fields_are_named_with_their_line() {
+    let e = error_of(&edit("initial = 5\n", "initial = 5\nspeed = 3\n"));
+    assert!(e.starts_with("nodes.speed: unknown field `speed`"), "{e}");
+    assert!(e.ends_with("(line 6)"), "{e}");
+    let e = error_of(&edit("seed = 1\n", "seed = 1\nfoo = 2\n"));
+    assert!(e.starts_with("foo: unknown field `foo`"), "{e}");
+    let e = error_of(&edit("tasks = 10\n", "tasks = 10\nwhen = 2\n"));
+    assert!(e.starts_with("injections[0].when: unknown field"), "{e}");
+    let e = error_of(&edit(
+        "kind = \"delay-aware\"\n",
+        "kind = \"delay-aware\"\nthreshold = 3\n",
+    ));
+    assert!(e.starts_with("policy.threshold: not used by kind"), "{e}");
+}
+
+#[test]
+fn missing_fields_are_named() {
+    let e = error_of(&edit("count = 3\n", ""));
+    assert!(e.starts_with("nodes.count: missing field `count`"), "{e}");
+    let e = error_of(&edit("time = 0.5\n", ""));
+    assert!(e.starts_with("injections[0].time: missing field"), "{e}");
+    let e = error_of(&edit("[topology]\nkind = \"ring\"\n", ""));
+    assert!(e.starts_with("topology: missing field `topology`"), "{e}");
+}
+
+#[test]
+fn zero_and_negative_rates_are_rejected() {
+    let e = error_of(&edit("rate = 10.0", "rate = 0.0"));
+    assert_eq!(e, "nodes.rate: 0 must be positive and finite (line 4)");
+    let e = error_of(&edit("rate = 10.0", "rate = -2.0"));
+    assert_eq!(e, "nodes.rate: -2 must be positive and finite (line 4)");
+    let e = error_of(&edit("rate = 100.0", "rate = -1.0"));
+    assert_eq!(
+        e,
+        "links.rate: -1 must be positive (inf for instant) (line 9)"
+    );
+    let e = error_of(&edit("rate = 10.0", "rate = nan"));
+    assert!(e.starts_with("nodes.rate: NaN must be positive"), "{e}");
+    let e = error_of(&edit("delay = 0.01", "delay = -0.5"));
+    assert_eq!(
+        e,
+        "links.delay: -0.5 must be finite and non-negative (line 10)"
+    );
+}
+
+#[test]
+fn bad_injections_are_rejected() {
+    let e = error_of(&edit("node = 0", "node = 3"));
+    assert_eq!(
+        e,
+        "injections[0].node: node 3 does not exist (nodes are 0..2) (line 12)"
+    );
+    let e = error_of(&edit("node = 0", "node = -1"));
+    assert!(e.starts_with("injections[0].node: invalid value"), "{e}");
+    let e = error_of(&edit("time = 0.5", "time = -0.1"));
+    assert_eq!(
+        e,
+        "injections[0].time: -0.1 must be finite and not before 0 (line 13)"
+    );
+}
+
+#[test]
+fn an_end_time_before_the_last_injection_is_rejected() {
+    let e = error_of(&edit("seed = 1\n", "seed = 1\nend_time = 0.25\n"));
+    assert_eq!(
+        e,
+        "end_time: 0.25 is before injection 0 at 0.5; the run must reach every injection (line 2)"
+    );
+    Scenario::from_toml(&edit("seed = 1\n", "seed = 1\nend_time = 0.5\n")).unwrap();
+}
+
+#[test]
+fn wrong_kinds_and_types_are_named() {
+    let e = error_of(&edit("kind = \"ring\"", "kind = \"star\""));
+    assert!(
+        e.starts_with("topology.kind: unknown variant `star`"),
+        "{e}"
+    );
+    let e = error_of(&edit("initial = 5", "initial = \"five\""));
+    assert!(e.starts_with("nodes.initial: invalid type"), "{e}");
+    let e = error_of(&edit(
+        "kind = \"ring\"",
+        "kind = \"graph\"\nedges = [[0, 1], [1, 7]]",
+    ));
+    assert!(
+        e.starts_with("topology.edges: edge 1 (1, 7) names a node outside 0..3"),
+        "{e}"
+    );
+    let e = error_of(&edit(
+        "kind = \"delay-aware\"",
+        "kind = \"hypercube\"\nalgorithm = \"oem\"\nthreshold = 2",
+    ));
+    assert!(
+        e.starts_with("policy.kind: hypercube balancing needs"),
+        "{e}"
+    );
+    let e = error_of(
+        "[nodes]\ncount = 4\nrate = 1.0\n[topology]\nkind = \"hypercube\"\n[policy]\nkind = \"hypercube\"\nalgorithm = \"xyz\"\nthreshold = 2\n",
+    );
+    assert!(
+        e.starts_with("policy.algorithm: unknown algorithm 'xyz'"),
+        "{e}"
+    );
+    let e = error_of(
+        "[nodes]\ncount = 3\nrate = 1.0\n[topology]\nkind = \"ring\"\n[arrivals]\nrate = 1.0\n",
+    );
+    assert!(
+        e.starts_with("arrivals.per_node: unlimited arrivals need"),
+        "{e}"
+    );
+    let e = error_of("[nodes\ncount = 3\n");
+    assert!(e.contains("(line 1)"), "{e}");
+}
