@@ -5,7 +5,8 @@
 //! * `reproduce` — recompute a published table and print it beside the paper's numbers;
 //! * `enumerate` — exhaustive histogram of the final max difference over all load vectors;
 //! * `bench` — time the hot kernels side by side with their baselines.
-//! * `simulate` — run a discrete-event scenario file (TOML).
+//! * `simulate` — run a discrete-event scenario file (TOML);
+//! * `run` — real tasks on real workers (threads or MPI) under EFP or a baseline.
 //!
 //! Errors are one line, `error: ...`, naming the option at fault, with a non-zero exit.
 
@@ -38,6 +39,8 @@ enum Command {
     Bench(commands::bench::Args),
     /// Run a discrete-event scenario (TOML) and report makespan, idle times, queue lengths.
     Simulate(commands::simulate::Args),
+    /// Run real tasks on real workers (threads or MPI) under EFP or a baseline.
+    Run(commands::run::Args),
 }
 
 /// True when `message` reports that stdout's reader went away (`hetlb … | head`).
@@ -99,6 +102,7 @@ fn main() -> ExitCode {
         Command::Enumerate(args) => commands::enumerate::run(args),
         Command::Bench(args) => commands::bench::run(args),
         Command::Simulate(args) => commands::simulate::run(args),
+        Command::Run(args) => commands::run::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -93,6 +93,27 @@ pub fn stacked_bars(
     .with_context(|| format!("cannot write plot '{}'", path.display()))
 }
 
+/// Several stacked bar charts side by side over the same categories, in one file: one panel
+/// per `(y_label, stacks)`.
+pub fn stacked_bar_panels(
+    path: &Path,
+    title: &str,
+    categories: &[String],
+    panels: &[(&str, &[Stack])],
+) -> Result<()> {
+    register_font();
+    render!(path, |root| {
+        let parts = root.split_evenly((1, panels.len().max(1)));
+        panels
+            .iter()
+            .zip(&parts)
+            .try_for_each(|((y_label, stacks), area)| {
+                draw_bars(area, title, categories, y_label, stacks)
+            })
+    })
+    .with_context(|| format!("cannot write plot '{}'", path.display()))
+}
+
 fn extension(path: &Path) -> Result<&'static str> {
     match path
         .extension()

@@ -4,4 +4,5 @@ pub mod balance;
 pub mod bench;
 pub mod enumerate;
 pub mod reproduce;
+pub mod run;
 pub mod simulate;

@@ -1,0 +1,102 @@
+//! The messages of the master-worker protocol.
+//!
+//! ```text
+//! rank 0            every rank              master                 worker
+//!   Calibrate  ──────►  Calibrated ──► rank 0
+//!   Lead (to the fastest) ──────────► master
+//!                                          Tasks ───────────────►
+//!                                                ◄─────────────── Results (speed data)
+//!                                          Tasks / Stop ────────►
+//!                                                ◄─────────────── Bye (totals)
+//!   ◄── Finished / Failed (when the master is not rank 0)
+//! ```
+
+use crate::report::Outcome;
+use hetlb_core::rules::self_scheduling::Observation;
+use serde::{Deserialize, Serialize};
+
+/// What one processor measured over the whole run, sent when it is stopped.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct Totals {
+    /// Seconds from the start of the run until the processor was stopped.
+    pub t_exec: f64,
+    /// Seconds computing.
+    pub t_comp: f64,
+    /// Seconds in communication.
+    pub t_comm: f64,
+    /// Seconds waiting for the master.
+    pub t_wait: f64,
+    /// Tasks the processor ran (successful or not).
+    pub tasks_run: u64,
+}
+
+/// One message between ranks. `T` is a job's task, `O` its output.
+#[derive(Debug, Serialize, Deserialize)]
+pub enum Msg<T, O> {
+    /// Run `task` repeatedly for `seconds` and report the rate.
+    Calibrate {
+        /// The sample task.
+        task: T,
+        /// How long to keep running it.
+        seconds: f64,
+    },
+    /// Tasks per second of the calibration task.
+    Calibrated {
+        /// The rate.
+        rate: f64,
+    },
+    /// The calibration task failed.
+    CalibrationFailed {
+        /// Why.
+        message: String,
+    },
+    /// You are the master; here are the capacities.
+    Lead {
+        /// One per processor.
+        capacities: Vec<f64>,
+        /// True when they were measured.
+        calibrated: bool,
+    },
+    /// A batch of tasks.
+    Tasks {
+        /// `(task number, task)` pairs.
+        tasks: Vec<(u64, T)>,
+        /// Seconds the request this answers waited before the master attended to it.
+        queued_for: f64,
+        /// Seconds since the master started the run, when it sent this.
+        since_start: f64,
+    },
+    /// The results of a batch, with the time split the speed factor is computed from.
+    Results {
+        /// `(task number, output or error)` pairs.
+        results: Vec<(u64, Result<O, String>)>,
+        /// The batch's computation, communication and wait.
+        obs: Observation,
+        /// Set when the processor panicked and will take no more tasks.
+        panic: Option<String>,
+    },
+    /// No more tasks: report your totals.
+    Stop {
+        /// As in `Tasks`.
+        queued_for: f64,
+        /// As in `Tasks`.
+        since_start: f64,
+    },
+    /// A stopped processor's totals.
+    Bye {
+        /// The totals.
+        totals: Totals,
+    },
+    /// A processor's thread ended unexpectedly.
+    Gone {
+        /// Why, as far as known.
+        reason: String,
+    },
+    /// The finished run, from the master to rank 0.
+    Finished(Box<Outcome<O>>),
+    /// The run failed on the master.
+    Failed {
+        /// The error.
+        message: String,
+    },
+}

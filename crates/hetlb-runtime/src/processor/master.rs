@@ -1,0 +1,627 @@
+//! The master: EFP's central processor (001_… §3, steps 1–5), which also computes.
+//!
+//! It holds the task queue, sends the first round, then alternates between its own tasks and
+//! the requests that arrived meanwhile (the paper's "periodic check for interrupting
+//! messages"), asking the [`Scheduler`] how many tasks each requester gets. Results are kept
+//! by task number, so each appears exactly once whatever fails: a task that returns an error
+//! goes back to the queue (to be run by another processor when one is free), and a processor
+//! that panics or vanishes has all its unfinished tasks put back.
+
+use super::Cpu;
+use crate::config::RunConfig;
+use crate::error::RuntimeError;
+use crate::job::Job;
+use crate::message::{Msg, Totals};
+use crate::report::{Dispatch, Failure, FailureKind, Outcome, ProcessorReport, RunReport};
+use crate::transport::{Envelope, Transport};
+use hetlb_core::rules::self_scheduling::{Observation, Scheduler};
+use std::collections::VecDeque;
+use std::time::Instant;
+
+/// Where a processor stands, as the master sees it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    /// Holds no task and is waiting for the master (never served, or parked).
+    Waiting,
+    /// Holds tasks.
+    Busy,
+    /// Sent `Stop`; its totals are expected.
+    Stopped,
+    /// Its totals arrived.
+    Done,
+    /// Its thread is gone; nothing more is expected.
+    Gone,
+}
+
+/// The master's own measurements are folded into the speed table in chunks, so one task
+/// interrupted by the operating system does not swing the reference speed.
+const MASTER_CHUNK_TASKS: u64 = 4;
+const MASTER_CHUNK_SECONDS: f64 = 0.02;
+
+struct Master<'a, 'j, J: Job, Tr> {
+    tr: &'a Tr,
+    cpu: &'a mut Cpu<'j, J>,
+    cfg: &'a RunConfig,
+    sched: Scheduler,
+    capacities: Vec<f64>,
+    calibrated: bool,
+    me: usize,
+    total: u64,
+    queue: VecDeque<u64>,
+    /// Tasks put back, with the processor they failed on (avoided if possible).
+    retry: VecDeque<(u64, usize)>,
+    attempts: Vec<u32>,
+    results: Vec<Option<J::Output>>,
+    done: u64,
+    state: Vec<State>,
+    outstanding: Vec<Vec<u64>>,
+    heard: Vec<Instant>,
+    rows: Vec<u64>,
+    tasks_done: Vec<u64>,
+    batches: Vec<u64>,
+    totals: Vec<Option<Totals>>,
+    failed: Vec<Option<String>>,
+    timeline: Vec<Dispatch>,
+    failures: Vec<Failure>,
+    requeued: u64,
+    duplicates: u64,
+    t0: Instant,
+    own: Totals,
+    chunk: Observation,
+    computes: bool,
+}
+
+/// Runs the master on `tr.rank()` until every task's result is in and every worker has been
+/// stopped. On failure every worker still running is stopped before the error is returned.
+pub(crate) fn run<J, Tr>(
+    tr: &Tr,
+    cpu: &mut Cpu<'_, J>,
+    cfg: &RunConfig,
+    capacities: Vec<f64>,
+    calibrated: bool,
+) -> Result<Outcome<J::Output>, RuntimeError>
+where
+    J: Job,
+    Tr: Transport<Msg<J::Task, J::Output>>,
+{
+    let size = tr.size();
+    if capacities.len() != size {
+        return Err(RuntimeError::Protocol(format!(
+            "{} capacities for {size} processors",
+            capacities.len()
+        )));
+    }
+    let sched = Scheduler::new(cfg.policy, cfg.params, &capacities)?;
+    let total = cpu.job().tasks();
+    let now = Instant::now();
+    let mut m = Master {
+        tr,
+        me: cpu.rank(),
+        cpu,
+        cfg,
+        sched,
+        capacities,
+        calibrated,
+        total,
+        queue: (0..total).collect(),
+        retry: VecDeque::new(),
+        attempts: vec![0; total as usize],
+        results: (0..total).map(|_| None).collect(),
+        done: 0,
+        state: vec![State::Waiting; size],
+        outstanding: vec![Vec::new(); size],
+        heard: vec![now; size],
+        rows: vec![0; size],
+        tasks_done: vec![0; size],
+        batches: vec![0; size],
+        totals: vec![None; size],
+        failed: vec![None; size],
+        timeline: Vec::new(),
+        failures: Vec::new(),
+        requeued: 0,
+        duplicates: 0,
+        t0: now,
+        own: Totals::default(),
+        chunk: Observation::default(),
+        computes: true,
+    };
+    match m.drive() {
+        Ok(makespan) => m.finish(makespan),
+        Err(e) => {
+            m.release_all();
+            Err(e)
+        }
+    }
+}
+
+impl<J, Tr> Master<'_, '_, J, Tr>
+where
+    J: Job,
+    Tr: Transport<Msg<J::Task, J::Output>>,
+{
+    fn since_start(&self) -> f64 {
+        self.t0.elapsed().as_secs_f64()
+    }
+
+    fn left(&self) -> u64 {
+        (self.queue.len() + self.retry.len()) as u64
+    }
+
+    /// Steps 1–5: first round, then own tasks and requests until every result is in.
+    /// Returns the makespan.
+    fn drive(&mut self) -> Result<f64, RuntimeError> {
+        self.t0 = Instant::now();
+        self.cpu.start_clock(self.t0);
+        self.state[self.me] = State::Done;
+        if !self.cfg.master_computes {
+            self.computes = false;
+            self.sched.remove(self.me);
+        }
+        for (w, k) in self.sched.first_round(self.left()) {
+            let since = self.since_start();
+            let sf = self.sched.speed_factor(w);
+            self.send_batch(w, k, since, sf)?;
+        }
+        while self.done < self.total {
+            while let Some(env) = self.tr.try_recv()? {
+                self.attend(env)?;
+            }
+            if self.done >= self.total {
+                break;
+            }
+            if self.computes {
+                if let Some(id) = self.take_for(self.me, 1).pop() {
+                    self.compute_own(id)?;
+                    self.check_timeouts()?;
+                    continue;
+                }
+            } else {
+                self.serve_waiting()?;
+            }
+            if !self.state.contains(&State::Busy) {
+                return Err(RuntimeError::NoProcessorLeft {
+                    left: self.total - self.done,
+                });
+            }
+            let start = Instant::now();
+            let got = self.tr.recv(self.deadline())?;
+            self.own.t_wait += start.elapsed().as_secs_f64();
+            match got {
+                Some(env) => self.attend(env)?,
+                None => self.check_timeouts()?,
+            }
+        }
+        let makespan = self.since_start();
+        self.flush_chunk();
+        Ok(makespan)
+    }
+
+    /// Handles one message, counting the time as the master's communication.
+    fn attend(&mut self, env: Envelope<Msg<J::Task, J::Output>>) -> Result<(), RuntimeError> {
+        let start = Instant::now();
+        let from = env.from;
+        let r = match env.msg {
+            Msg::Results {
+                results,
+                obs,
+                panic,
+            } => self.on_results(from, results, obs, panic, env.arrived),
+            Msg::Bye { totals } => {
+                if from < self.totals.len() {
+                    self.totals[from] = Some(totals);
+                    self.state[from] = State::Done;
+                }
+                Ok(())
+            }
+            Msg::Gone { reason } => {
+                self.on_death(from, reason, FailureKind::Lost);
+                Ok(())
+            }
+            _ => Ok(()),
+        };
+        self.own.t_comm += start.elapsed().as_secs_f64();
+        r
+    }
+
+    fn on_results(
+        &mut self,
+        w: usize,
+        results: Vec<(u64, Result<J::Output, String>)>,
+        obs: Observation,
+        panic: Option<String>,
+        arrived: Instant,
+    ) -> Result<(), RuntimeError> {
+        if w >= self.state.len() {
+            return Err(RuntimeError::Protocol(format!(
+                "results from unknown processor {w}"
+            )));
+        }
+        self.heard[w] = Instant::now();
+        for (id, r) in results {
+            if let Some(pos) = self.outstanding[w].iter().position(|&t| t == id) {
+                self.outstanding[w].swap_remove(pos);
+            }
+            match r {
+                Ok(o) => self.accept(w, id, o),
+                Err(e) => self.on_task_error(w, id, e)?,
+            }
+        }
+        if let Some(message) = panic {
+            self.on_death(w, message, FailureKind::Panic);
+            return Ok(());
+        }
+        if self.state[w] != State::Busy {
+            return Ok(()); // late results from a processor already given up on
+        }
+        if !self.outstanding[w].is_empty() {
+            return Ok(()); // still holds tasks: not a request
+        }
+        let queued_for = arrived.elapsed().as_secs_f64();
+        let d = self.sched.on_report(w, &obs, self.left(), self.computes);
+        if d.tasks > 0 {
+            return self.send_batch(w, d.tasks, queued_for, d.speed_factor);
+        }
+        if self.done >= self.total || self.computes {
+            self.timeline.push(Dispatch {
+                at: self.since_start(),
+                processor: w,
+                tasks: 0,
+                speed_factor: d.speed_factor,
+                queue: self.left(),
+            });
+            self.stop(w, queued_for)
+        } else {
+            // The master cannot compute any more: keep the worker for tasks that may come
+            // back from a failure.
+            self.state[w] = State::Waiting;
+            Ok(())
+        }
+    }
+
+    fn accept(&mut self, p: usize, id: u64, output: J::Output) {
+        let Some(slot) = self.results.get_mut(id as usize) else {
+            self.duplicates += 1;
+            return;
+        };
+        if slot.is_some() {
+            self.duplicates += 1;
+            return;
+        }
+        *slot = Some(output);
+        self.done += 1;
+        self.rows[p] += self.cpu.job().units(id);
+        self.tasks_done[p] += 1;
+        if let Some(progress) = &self.cfg.progress {
+            progress(self.done, self.total);
+        }
+    }
+
+    fn on_task_error(&mut self, p: usize, id: u64, error: String) -> Result<(), RuntimeError> {
+        let Some(tries) = self.attempts.get_mut(id as usize) else {
+            return Ok(());
+        };
+        *tries += 1;
+        if *tries >= self.cfg.max_attempts {
+            return Err(RuntimeError::TaskFailed {
+                task: id,
+                attempts: *tries,
+                error,
+            });
+        }
+        self.failures.push(Failure {
+            processor: p,
+            kind: FailureKind::TaskError,
+            task: Some(id),
+            message: error,
+        });
+        if self
+            .results
+            .get(id as usize)
+            .is_some_and(|slot| slot.is_none())
+        {
+            self.retry.push_back((id, p));
+            self.requeued += 1;
+        }
+        Ok(())
+    }
+
+    /// A processor died: put its tasks back and take it out of the shares.
+    fn on_death(&mut self, p: usize, message: String, kind: FailureKind) {
+        if p >= self.state.len() || matches!(self.state[p], State::Gone) {
+            return;
+        }
+        let lost = std::mem::take(&mut self.outstanding[p]);
+        self.failures.push(Failure {
+            processor: p,
+            kind,
+            task: lost.first().copied(),
+            message: message.clone(),
+        });
+        self.failed[p] = Some(message);
+        for id in lost {
+            if self.results[id as usize].is_none() {
+                self.retry.push_back((id, p));
+                self.requeued += 1;
+            }
+        }
+        self.sched.remove(p);
+        if kind == FailureKind::Lost {
+            self.state[p] = State::Gone;
+        } else {
+            let since = self.since_start();
+            let _ = self.tr.send(
+                p,
+                Msg::Stop {
+                    queued_for: 0.0,
+                    since_start: since,
+                },
+            );
+            self.state[p] = State::Stopped;
+        }
+    }
+
+    /// Takes up to `k` tasks for processor `p`: first those put back by other processors,
+    /// then fresh ones, then those `p` itself failed.
+    fn take_for(&mut self, p: usize, k: u64) -> Vec<u64> {
+        let mut out = Vec::new();
+        let mut i = 0;
+        while (out.len() as u64) < k && i < self.retry.len() {
+            if self.retry[i].1 != p {
+                if let Some((id, _)) = self.retry.remove(i) {
+                    out.push(id);
+                }
+            } else {
+                i += 1;
+            }
+        }
+        while (out.len() as u64) < k {
+            match self.queue.pop_front() {
+                Some(id) => out.push(id),
+                None => break,
+            }
+        }
+        while (out.len() as u64) < k {
+            match self.retry.pop_front() {
+                Some((id, _)) => out.push(id),
+                None => break,
+            }
+        }
+        out
+    }
+
+    fn send_batch(
+        &mut self,
+        w: usize,
+        k: u64,
+        queued_for: f64,
+        speed_factor: f64,
+    ) -> Result<(), RuntimeError> {
+        let ids = self.take_for(w, k);
+        if ids.is_empty() {
+            return Ok(());
+        }
+        let job = self.cpu.job();
+        let tasks: Vec<(u64, J::Task)> = ids.iter().map(|&id| (id, job.task(id))).collect();
+        self.outstanding[w].extend_from_slice(&ids);
+        self.state[w] = State::Busy;
+        self.heard[w] = Instant::now();
+        self.batches[w] += 1;
+        let since_start = self.since_start();
+        self.timeline.push(Dispatch {
+            at: since_start,
+            processor: w,
+            tasks: ids.len() as u64,
+            speed_factor,
+            queue: self.left(),
+        });
+        self.tr.send(
+            w,
+            Msg::Tasks {
+                tasks,
+                queued_for,
+                since_start,
+            },
+        )?;
+        Ok(())
+    }
+
+    fn stop(&mut self, w: usize, queued_for: f64) -> Result<(), RuntimeError> {
+        self.state[w] = State::Stopped;
+        let since_start = self.since_start();
+        self.tr.send(
+            w,
+            Msg::Stop {
+                queued_for,
+                since_start,
+            },
+        )?;
+        Ok(())
+    }
+
+    /// When the master can no longer compute, waiting workers take the tasks put back.
+    fn serve_waiting(&mut self) -> Result<(), RuntimeError> {
+        let waiting: Vec<usize> = (0..self.state.len())
+            .filter(|&w| w != self.me && self.state[w] == State::Waiting)
+            .collect();
+        for w in waiting {
+            if self.left() == 0 {
+                break;
+            }
+            let d = self
+                .sched
+                .on_report(w, &Observation::default(), self.left(), false);
+            let since = self.since_start();
+            self.send_batch(w, d.tasks.max(1), since, d.speed_factor)?;
+        }
+        Ok(())
+    }
+
+    fn compute_own(&mut self, id: u64) -> Result<(), RuntimeError> {
+        let job = self.cpu.job();
+        let start = Instant::now();
+        let task = job.task(id);
+        let out = self.cpu.execute(&task);
+        let dt = start.elapsed().as_secs_f64();
+        self.own.t_comp += dt;
+        self.own.tasks_run += 1;
+        match out {
+            Ok(Ok(o)) => {
+                self.chunk.tasks += 1;
+                self.chunk.t_comp += dt;
+                if self.chunk.tasks >= MASTER_CHUNK_TASKS
+                    || self.chunk.t_comp >= MASTER_CHUNK_SECONDS
+                {
+                    self.flush_chunk();
+                }
+                self.accept(self.me, id, o);
+                Ok(())
+            }
+            Ok(Err(e)) => self.on_task_error(self.me, id, e.to_string()),
+            Err(message) => {
+                self.computes = false;
+                self.failed[self.me] = Some(message.clone());
+                self.failures.push(Failure {
+                    processor: self.me,
+                    kind: FailureKind::Panic,
+                    task: Some(id),
+                    message,
+                });
+                self.retry.push_back((id, self.me));
+                self.requeued += 1;
+                self.sched.remove(self.me);
+                self.serve_waiting()
+            }
+        }
+    }
+
+    fn flush_chunk(&mut self) {
+        if self.chunk.tasks > 0 {
+            self.sched.observe_master(&self.chunk);
+            self.chunk = Observation::default();
+        }
+    }
+
+    fn deadline(&self) -> Option<Instant> {
+        (0..self.state.len())
+            .filter(|&w| self.state[w] == State::Busy)
+            .map(|w| self.heard[w] + self.cfg.timeout)
+            .min()
+    }
+
+    fn check_timeouts(&self) -> Result<(), RuntimeError> {
+        for w in 0..self.state.len() {
+            if self.state[w] == State::Busy {
+                let silent = self.heard[w].elapsed();
+                if silent >= self.cfg.timeout {
+                    return Err(RuntimeError::Unresponsive {
+                        processor: w,
+                        seconds: silent.as_secs_f64(),
+                        tasks: self.outstanding[w].len(),
+                        timeout: self.cfg.timeout.as_secs_f64(),
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// After a failure: stop everyone still running so that threads can end.
+    fn release_all(&mut self) {
+        let since = self.since_start();
+        for w in 0..self.state.len() {
+            if w != self.me && matches!(self.state[w], State::Busy | State::Waiting) {
+                let _ = self.tr.send(
+                    w,
+                    Msg::Stop {
+                        queued_for: 0.0,
+                        since_start: since,
+                    },
+                );
+                self.state[w] = State::Stopped;
+            }
+        }
+    }
+
+    /// Stops the waiting workers, collects every worker's totals and builds the report.
+    fn finish(mut self, makespan: f64) -> Result<Outcome<J::Output>, RuntimeError> {
+        for w in 0..self.state.len() {
+            if w != self.me && self.state[w] == State::Waiting {
+                self.stop(w, 0.0)?;
+            }
+        }
+        let deadline = Instant::now() + self.cfg.timeout;
+        while self.state.contains(&State::Stopped) {
+            let Some(env) = self.tr.recv(Some(deadline))? else {
+                break;
+            };
+            self.attend(env)?;
+        }
+        for w in 0..self.state.len() {
+            if self.state[w] == State::Stopped {
+                self.failures.push(Failure {
+                    processor: w,
+                    kind: FailureKind::NoTotals,
+                    task: None,
+                    message: format!(
+                        "processor {w} sent no totals within {:.1} s of being stopped",
+                        self.cfg.timeout.as_secs_f64()
+                    ),
+                });
+            }
+        }
+        self.own.t_exec = makespan;
+        self.totals[self.me] = Some(self.own);
+        let roles = self.sched.roles().clone();
+        let processors: Vec<ProcessorReport> = (0..self.state.len())
+            .map(|p| {
+                let t = self.totals[p].unwrap_or_default();
+                ProcessorReport {
+                    processor: p,
+                    role: roles.label(p),
+                    rows: self.rows[p],
+                    tasks: self.tasks_done[p],
+                    batches: self.batches[p],
+                    t_exec: t.t_exec,
+                    t_comp: t.t_comp,
+                    t_comm: t.t_comm,
+                    t_wait: t.t_wait,
+                    capacity: self.capacities[p],
+                    failed: self.failed[p].clone(),
+                }
+            })
+            .collect();
+        let done: Vec<(u64, f64)> = processors.iter().map(|p| (p.rows, p.t_comp)).collect();
+        let ideal = RunReport::ideal_makespan(&done);
+        let units: u64 = (0..self.total).map(|id| self.cpu.job().units(id)).sum();
+        let outputs: Vec<J::Output> = self.results.into_iter().flatten().collect();
+        if outputs.len() as u64 != self.total {
+            return Err(RuntimeError::Protocol(format!(
+                "{} results for {} tasks",
+                outputs.len(),
+                self.total
+            )));
+        }
+        let report = RunReport {
+            policy: self.sched.policy(),
+            backend: self.tr.backend().to_string(),
+            processors,
+            tasks: self.total,
+            units,
+            unit: self.cpu.job().unit_name().to_string(),
+            master: self.me,
+            calibrated: self.calibrated,
+            makespan,
+            ideal,
+            efficiency: if makespan > 0.0 {
+                ideal / makespan
+            } else {
+                1.0
+            },
+            timeline: self.timeline,
+            failures: self.failures,
+            requeued: self.requeued,
+            duplicates_dropped: self.duplicates,
+        };
+        Ok(Outcome { report, outputs })
+    }
+}

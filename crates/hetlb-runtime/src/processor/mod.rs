@@ -1,0 +1,474 @@
+//! One processor: the code every rank runs. See `README.md` beside this file for the design.
+//!
+//! Every rank starts as a worker waiting for messages. Rank 0 first *launches* the run: it
+//! has every processor run a sample task for a moment (calibration) unless capacities are
+//! given, picks the fastest as the master (001_… §3) and tells it to lead. The master drives
+//! the run ([`master`]); the others compute the batches it sends until it stops them.
+
+pub(crate) mod master;
+
+use crate::config::RunConfig;
+use crate::error::{RuntimeError, TaskError};
+use crate::faults::Faults;
+use crate::job::Job;
+use crate::message::{Msg, Totals};
+use crate::report::Outcome;
+use crate::slowdown::Slowdown;
+use crate::transport::Transport;
+use hetlb_core::rules::self_scheduling::Observation;
+use std::any::Any;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::time::{Duration, Instant};
+
+/// A processor's compute side: the job, its emulated slowdown, its injected faults and its
+/// clock. The slowdown is private to it; the master only ever sees measured times.
+pub(crate) struct Cpu<'j, J: Job> {
+    rank: usize,
+    job: &'j J,
+    slowdown: Slowdown,
+    faults: Faults,
+    started: u64,
+    completed: u64,
+    t0: Option<Instant>,
+}
+
+/// The panic message of a caught panic.
+pub(crate) fn panic_message(payload: &(dyn Any + Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        (*s).to_string()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "panic with a non-text payload".to_string()
+    }
+}
+
+impl<'j, J: Job> Cpu<'j, J> {
+    pub(crate) fn new(rank: usize, job: &'j J, cfg: &RunConfig) -> Self {
+        Self {
+            rank,
+            job,
+            slowdown: cfg.slowdown(rank),
+            faults: cfg.faults(rank),
+            started: 0,
+            completed: 0,
+            t0: None,
+        }
+    }
+
+    pub(crate) fn job(&self) -> &'j J {
+        self.job
+    }
+
+    pub(crate) fn rank(&self) -> usize {
+        self.rank
+    }
+
+    /// Starts this processor's clock (the master's start, as it knows it).
+    pub(crate) fn start_clock(&mut self, t0: Instant) {
+        self.t0.get_or_insert(t0);
+    }
+
+    fn elapsed(&self) -> Duration {
+        self.t0.map(|t| t.elapsed()).unwrap_or_default()
+    }
+
+    /// True once an injected hang has struck.
+    fn hung(&self) -> bool {
+        self.faults.hang_after.is_some_and(|k| self.completed >= k)
+    }
+
+    /// Runs one task of the run: faults first, then the kernel `slowdown` times. A panic
+    /// (injected or from the job) is caught and returned as `Err(message)`.
+    pub(crate) fn execute(
+        &mut self,
+        task: &J::Task,
+    ) -> Result<Result<J::Output, TaskError>, String> {
+        self.started += 1;
+        let n = self.started;
+        let reps = self.slowdown.factor_at(self.elapsed());
+        let (job, faults, rank) = (self.job, self.faults, self.rank);
+        let out = catch_unwind(AssertUnwindSafe(|| {
+            if faults.panic_on_task == Some(n) {
+                panic!("injected panic on processor {rank} at its task {n}");
+            }
+            if faults.error_every.is_some_and(|k| k > 0 && n % k == 0) {
+                return Err(TaskError::new(format!(
+                    "injected error on processor {rank} at its task {n}"
+                )));
+            }
+            let mut out = job.run(std::hint::black_box(task));
+            for _ in 1..reps {
+                out = std::hint::black_box(job.run(std::hint::black_box(task)));
+            }
+            out
+        }))
+        .map_err(|p| panic_message(p.as_ref()))?;
+        self.completed += 1;
+        Ok(out)
+    }
+
+    /// Runs `task` repeatedly for about `seconds` (at least [`CALIBRATION_RUNS`] times) and
+    /// returns the rate of the fastest run, in tasks per second. Faults do not apply.
+    ///
+    /// The fastest run, not the average: on a shared machine most runs are interrupted by
+    /// other work, and the least interrupted one is the best estimate of what the processor
+    /// itself can do.
+    fn calibrate(&self, task: &J::Task, seconds: f64) -> Result<f64, String> {
+        let reps = self.slowdown.factor_at(Duration::ZERO);
+        let job = self.job;
+        let start = Instant::now();
+        let mut runs = 0u64;
+        let mut fastest = f64::INFINITY;
+        loop {
+            let run = Instant::now();
+            catch_unwind(AssertUnwindSafe(|| {
+                for _ in 0..reps {
+                    std::hint::black_box(job.run(std::hint::black_box(task)))
+                        .map_err(|e| e.to_string())?;
+                }
+                Ok::<(), String>(())
+            }))
+            .map_err(|p| panic_message(p.as_ref()))??;
+            fastest = fastest.min(run.elapsed().as_secs_f64());
+            runs += 1;
+            if runs >= CALIBRATION_RUNS && start.elapsed().as_secs_f64() >= seconds {
+                return Ok(1.0 / fastest.max(1e-9));
+            }
+        }
+    }
+}
+
+/// The fewest runs of the calibration task.
+const CALIBRATION_RUNS: u64 = 5;
+
+/// How a processor's part of the run ended.
+pub(crate) enum Ending<O> {
+    /// A worker that was stopped (or a master that handed its outcome to rank 0).
+    Stopped,
+    /// Rank 0's end: the run's outcome.
+    Finished(Box<Outcome<O>>),
+}
+
+/// Runs processor `tr.rank()` until the run is over. Rank 0 launches the run and returns the
+/// outcome; the others return [`Ending::Stopped`].
+pub(crate) fn run<J, Tr>(
+    tr: &Tr,
+    job: &J,
+    cfg: &RunConfig,
+) -> Result<Ending<J::Output>, RuntimeError>
+where
+    J: Job,
+    Tr: Transport<Msg<J::Task, J::Output>>,
+{
+    let mut cpu = Cpu::new(tr.rank(), job, cfg);
+    if tr.rank() == 0 {
+        let (capacities, calibrated) = launch(tr, &cpu, cfg)?;
+        let master =
+            hetlb_core::rules::self_scheduling::Roles::from_capacities(&capacities)?.master;
+        if master == 0 {
+            return master::run(tr, &mut cpu, cfg, capacities, calibrated)
+                .map(|o| Ending::Finished(Box::new(o)));
+        }
+        tr.send(
+            master,
+            Msg::Lead {
+                capacities,
+                calibrated,
+            },
+        )?;
+    }
+    worker(tr, &mut cpu, cfg)
+}
+
+/// Rank 0's launch: the capacities, given or measured by calibration.
+fn launch<J, Tr>(
+    tr: &Tr,
+    cpu: &Cpu<'_, J>,
+    cfg: &RunConfig,
+) -> Result<(Vec<f64>, bool), RuntimeError>
+where
+    J: Job,
+    Tr: Transport<Msg<J::Task, J::Output>>,
+{
+    let size = tr.size();
+    if let Some(c) = &cfg.capacities {
+        return Ok((c.clone(), false));
+    }
+    if size == 1 || cpu.job.tasks() == 0 || cfg.calibration.is_zero() {
+        return Ok((vec![1.0; size], false));
+    }
+    // One processor at a time, so that each runs alone: on a machine with fewer cores than
+    // processors, concurrent calibrations would measure how the cores happened to be shared
+    // (the first to start and the first to finish look faster) instead of the processors.
+    let seconds = cfg.calibration.as_secs_f64();
+    let mut rates = vec![0.0; size];
+    rates[0] = cpu
+        .calibrate(&cpu.job.task(0), seconds)
+        .map_err(|message| RuntimeError::Calibration {
+            processor: 0,
+            message,
+        })?;
+    for (r, rate) in rates.iter_mut().enumerate().skip(1) {
+        tr.send(
+            r,
+            Msg::Calibrate {
+                task: cpu.job.task(0),
+                seconds,
+            },
+        )?;
+        let deadline = Instant::now() + cfg.timeout + cfg.calibration;
+        let Some(env) = tr.recv(Some(deadline))? else {
+            return Err(RuntimeError::Unresponsive {
+                processor: r,
+                seconds: (cfg.timeout + cfg.calibration).as_secs_f64(),
+                tasks: 1,
+                timeout: cfg.timeout.as_secs_f64(),
+            });
+        };
+        match env.msg {
+            Msg::Calibrated { rate: x } if env.from == r && x.is_finite() && x > 0.0 => *rate = x,
+            Msg::Calibrated { rate: x } => {
+                return Err(RuntimeError::Calibration {
+                    processor: env.from,
+                    message: format!("measured rate {x}"),
+                });
+            }
+            Msg::CalibrationFailed { message } => {
+                return Err(RuntimeError::Calibration {
+                    processor: env.from,
+                    message,
+                });
+            }
+            _ => {
+                return Err(RuntimeError::Protocol(format!(
+                    "unexpected message from processor {} during calibration",
+                    env.from
+                )));
+            }
+        }
+    }
+    Ok((rates, true))
+}
+
+/// Sends `Gone` to the coordinator if the worker's thread unwinds past the task guard.
+struct GoneGuard<'a, J: Job, Tr: Transport<Msg<J::Task, J::Output>>> {
+    tr: &'a Tr,
+    coordinator: usize,
+    _job: std::marker::PhantomData<fn(&J)>,
+}
+
+impl<J: Job, Tr: Transport<Msg<J::Task, J::Output>>> Drop for GoneGuard<'_, J, Tr> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            let _ = self.tr.send(
+                self.coordinator,
+                Msg::Gone {
+                    reason: format!("processor {} ended unexpectedly", self.tr.rank()),
+                },
+            );
+        }
+    }
+}
+
+/// Sends a worker's report to the master. If the master has already ended the run (its end
+/// of the connection is closed), the reason it left in this rank's inbox is returned instead
+/// of the bare transport error.
+fn report_to<J, Tr>(
+    tr: &Tr,
+    master: usize,
+    msg: Msg<J::Task, J::Output>,
+) -> Result<(), RuntimeError>
+where
+    J: Job,
+    Tr: Transport<Msg<J::Task, J::Output>>,
+{
+    match tr.send(master, msg) {
+        Ok(()) => Ok(()),
+        Err(e) => {
+            while let Ok(Some(env)) = tr.try_recv() {
+                if let Msg::Failed { message } = env.msg {
+                    return Err(RuntimeError::Remote {
+                        processor: env.from,
+                        message,
+                    });
+                }
+            }
+            Err(e.into())
+        }
+    }
+}
+
+/// The worker loop: calibrate on request, compute batches, report, stop; or become the master.
+fn worker<J, Tr>(
+    tr: &Tr,
+    cpu: &mut Cpu<'_, J>,
+    cfg: &RunConfig,
+) -> Result<Ending<J::Output>, RuntimeError>
+where
+    J: Job,
+    Tr: Transport<Msg<J::Task, J::Output>>,
+{
+    let me = tr.rank();
+    let mut guard = GoneGuard::<J, Tr> {
+        tr,
+        coordinator: 0,
+        _job: std::marker::PhantomData,
+    };
+    let mut totals = Totals::default();
+    let mut last_sent: Option<Instant> = None;
+    let mut pending_send = 0.0;
+    let mut dead = false;
+    loop {
+        let env = tr
+            .recv(None)?
+            .ok_or_else(|| RuntimeError::Protocol("receive without deadline timed out".into()))?;
+        let from = env.from;
+        match env.msg {
+            Msg::Calibrate { task, seconds } => {
+                let reply = match cpu.calibrate(&task, seconds) {
+                    Ok(rate) => Msg::Calibrated { rate },
+                    Err(message) => Msg::CalibrationFailed { message },
+                };
+                tr.send(from, reply)?;
+            }
+            Msg::Lead {
+                capacities,
+                calibrated,
+            } => {
+                let result = master::run(tr, cpu, cfg, capacities, calibrated);
+                if me == 0 {
+                    return result.map(|o| Ending::Finished(Box::new(o)));
+                }
+                return match result {
+                    Ok(outcome) => {
+                        tr.send(0, Msg::Finished(Box::new(outcome)))?;
+                        Ok(Ending::Stopped)
+                    }
+                    Err(e) => {
+                        let _ = tr.send(
+                            0,
+                            Msg::Failed {
+                                message: e.to_string(),
+                            },
+                        );
+                        Err(e)
+                    }
+                };
+            }
+            Msg::Tasks {
+                tasks,
+                queued_for,
+                since_start,
+            } => {
+                guard.coordinator = from;
+                if cpu.hung() {
+                    continue; // an injected hang: say nothing ever again
+                }
+                let now = Instant::now();
+                let blocked = match last_sent {
+                    Some(s) => now.duration_since(s).as_secs_f64(),
+                    None => {
+                        let t0 = now
+                            .checked_sub(Duration::from_secs_f64(since_start.max(0.0)))
+                            .unwrap_or(now);
+                        cpu.start_clock(t0);
+                        since_start
+                    }
+                };
+                let wait = queued_for.clamp(0.0, blocked.max(0.0));
+                let comm = (blocked - wait).max(0.0);
+                totals.t_wait += wait;
+                totals.t_comm += comm;
+                let mut results = Vec::with_capacity(tasks.len());
+                let mut panic = None;
+                let mut comp = 0.0;
+                let mut ok = 0;
+                for (id, task) in &tasks {
+                    if dead {
+                        break;
+                    }
+                    let start = Instant::now();
+                    let out = cpu.execute(task);
+                    comp += start.elapsed().as_secs_f64();
+                    totals.tasks_run += 1;
+                    match out {
+                        Ok(Ok(o)) => {
+                            ok += 1;
+                            results.push((*id, Ok(o)));
+                        }
+                        Ok(Err(e)) => results.push((*id, Err(e.to_string()))),
+                        Err(message) => {
+                            panic = Some(message);
+                            dead = true;
+                        }
+                    }
+                    if cpu.hung() {
+                        break;
+                    }
+                }
+                totals.t_comp += comp;
+                if cpu.hung() && panic.is_none() {
+                    continue; // the results are never sent
+                }
+                let obs = Observation {
+                    tasks: ok,
+                    t_comp: comp,
+                    t_comm: comm + pending_send,
+                    t_wait: wait,
+                };
+                let start = Instant::now();
+                report_to::<J, Tr>(
+                    tr,
+                    from,
+                    Msg::Results {
+                        results,
+                        obs,
+                        panic,
+                    },
+                )?;
+                pending_send = start.elapsed().as_secs_f64();
+                totals.t_comm += pending_send;
+                last_sent = Some(Instant::now());
+            }
+            Msg::Stop {
+                queued_for,
+                since_start,
+            } => {
+                if cpu.hung() {
+                    return Ok(Ending::Stopped);
+                }
+                let now = Instant::now();
+                let blocked = match last_sent {
+                    Some(s) => now.duration_since(s).as_secs_f64(),
+                    None => {
+                        let t0 = now
+                            .checked_sub(Duration::from_secs_f64(since_start.max(0.0)))
+                            .unwrap_or(now);
+                        cpu.start_clock(t0);
+                        since_start
+                    }
+                };
+                let wait = queued_for.clamp(0.0, blocked.max(0.0));
+                totals.t_wait += wait;
+                totals.t_comm += (blocked - wait).max(0.0);
+                totals.t_exec = cpu.elapsed().as_secs_f64();
+                report_to::<J, Tr>(tr, from, Msg::Bye { totals })?;
+                if me != 0 {
+                    return Ok(Ending::Stopped);
+                }
+                // Rank 0 waits for the master's outcome.
+                totals = Totals::default();
+                last_sent = None;
+            }
+            Msg::Finished(outcome) if me == 0 => return Ok(Ending::Finished(outcome)),
+            Msg::Failed { message } => {
+                return Err(RuntimeError::Remote {
+                    processor: from,
+                    message,
+                });
+            }
+            _ => {}
+        }
+    }
+}

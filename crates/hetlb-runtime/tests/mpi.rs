@@ -1,0 +1,241 @@
+//! The runtime on MPI. Run by `cargo test --features mpi --test mpi`: this program starts
+//! itself under `mpiexec` (4 ranks for the checks, 3 for the silent-rank case) and checks the
+//! exit status; each rank then runs the same checks as an SPMD program, rank 0 asserting.
+
+use hetlb_core::rules::self_scheduling::Policy;
+use hetlb_runtime::transport::mpi::Mpi;
+use hetlb_runtime::workload::matmul::MatmulJob;
+use hetlb_runtime::workload::synthetic::Synthetic;
+use hetlb_runtime::{FailureKind, Faults, FnJob, RunConfig, Slowdown, TaskError, run_mpi};
+use std::process::{Command, ExitCode, Stdio};
+use std::time::{Duration, Instant};
+
+const CHILD: &str = "HETLB_MPI_TEST_CHILD";
+
+fn main() -> ExitCode {
+    match std::env::var(CHILD).ok().as_deref() {
+        Some("checks") => child_checks(),
+        Some("silent") => child_silent(),
+        _ => launcher(),
+    }
+}
+
+/// Runs `mpiexec -n ranks <this program>` with `mode`, killing it after `limit`.
+fn mpiexec(ranks: usize, mode: &str, limit: Duration) -> Result<(bool, String), String> {
+    let me = std::env::current_exe().map_err(|e| e.to_string())?;
+    let mut child = Command::new("mpiexec")
+        .args(["-n", &ranks.to_string()])
+        .arg(&me)
+        .env(CHILD, mode)
+        .stdout(Stdio::inherit())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("cannot start mpiexec (is MPICH installed?): {e}"))?;
+    let start = Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().map_err(|e| e.to_string())? {
+            let mut err = String::new();
+            if let Some(mut s) = child.stderr.take() {
+                use std::io::Read;
+                let _ = s.read_to_string(&mut err);
+            }
+            return Ok((status.success(), err));
+        }
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(format!(
+                "mpiexec -n {ranks} ({mode}) still running after {limit:?}"
+            ));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn launcher() -> ExitCode {
+    let mut failed = 0;
+    let mut passed = 0;
+    match mpiexec(4, "checks", Duration::from_secs(300)) {
+        Ok((true, _)) => passed += 1,
+        Ok((false, err)) => {
+            eprintln!("mpi checks failed:\n{err}");
+            failed += 1;
+        }
+        Err(e) => {
+            eprintln!("{e}");
+            failed += 1;
+        }
+    }
+    let start = Instant::now();
+    match mpiexec(3, "silent", Duration::from_secs(120)) {
+        Ok((false, err)) if err.contains("stopped answering") => {
+            println!(
+                "silent rank detected, run failed clearly after {:.1} s",
+                start.elapsed().as_secs_f64()
+            );
+            passed += 1;
+        }
+        Ok((ok, err)) => {
+            eprintln!("silent rank: expected a clear failure, got success = {ok}:\n{err}");
+            failed += 1;
+        }
+        Err(e) => {
+            eprintln!("silent rank: {e}");
+            failed += 1;
+        }
+    }
+    println!("{passed} passed, {failed} failed");
+    if failed == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
+}
+
+fn digits(x: &u64) -> Result<u32, TaskError> {
+    Ok(x.to_string().len() as u32)
+}
+
+fn child_checks() -> ExitCode {
+    let mpi = match Mpi::init() {
+        Ok(m) => m,
+        Err(e) => {
+            eprintln!("{e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let p = mpi.size();
+    let root = mpi.rank() == 0;
+    let mut problems = Vec::new();
+
+    // The matrix product is right under every policy.
+    let job = MatmulJob::new(120, 30, 9);
+    for policy in Policy::ALL {
+        let mut cfg = RunConfig::new(policy);
+        cfg.slowdowns = (0..p)
+            .map(|i| Slowdown::constant(if i == 0 { 1 } else { 2 }))
+            .collect();
+        cfg.calibration = Duration::from_millis(10);
+        match run_mpi(&mpi, &job, &cfg) {
+            Ok(Some(out)) => {
+                let err = job
+                    .assemble(&out.outputs)
+                    .map(|c| c.max_abs_diff(&job.reference()))
+                    .unwrap_or(f64::INFINITY);
+                let rows: u64 = out.report.processors.iter().map(|p| p.rows).sum();
+                if err > 1e-9 || rows != 120 || out.report.backend != "mpi" {
+                    problems.push(format!("{policy}: error {err}, rows {rows}"));
+                } else {
+                    println!(
+                        "{policy}: matmul 120×120 on {p} ranks right (max error {err:.1e}), \
+                         makespan {:.4} s, master rank {}",
+                        out.report.makespan, out.report.master
+                    );
+                }
+            }
+            Ok(None) => {}
+            Err(e) => problems.push(format!("{policy}: {e}")),
+        }
+    }
+
+    // A registered function on serialisable inputs.
+    let job = FnJob::new((0..500u64).collect(), digits);
+    match run_mpi(&mpi, &job, &RunConfig::new(Policy::Efp)) {
+        Ok(Some(out)) => {
+            if out.outputs[99] != 2 || out.outputs[499] != 3 || out.outputs.len() != 500 {
+                problems.push("FnJob outputs wrong".into());
+            }
+        }
+        Ok(None) => {}
+        Err(e) => problems.push(format!("FnJob: {e}")),
+    }
+
+    // Failures: rank 1 panics at its second task, rank 2 fails every third; every result
+    // still arrives exactly once.
+    let (tasks, cost) = (240, 60_000);
+    let job = Synthetic::new(tasks, cost);
+    let mut cfg = RunConfig::new(Policy::Efp);
+    cfg.capacities = Some((0..p).map(|i| if i == 0 { 2.0 } else { 1.0 }).collect());
+    cfg.faults = (0..p)
+        .map(|i| match i {
+            1 => Faults {
+                panic_on_task: Some(2),
+                ..Faults::default()
+            },
+            2 => Faults {
+                error_every: Some(3),
+                ..Faults::default()
+            },
+            _ => Faults::default(),
+        })
+        .collect();
+    match run_mpi(&mpi, &job, &cfg) {
+        Ok(Some(out)) => {
+            let right = out.outputs.len() as u64 == tasks
+                && out
+                    .outputs
+                    .iter()
+                    .enumerate()
+                    .all(|(i, o)| *o == Synthetic::expected(i as u64, cost));
+            let done: u64 = out.report.processors.iter().map(|p| p.tasks).sum();
+            let panicked = out
+                .report
+                .failures
+                .iter()
+                .any(|f| f.processor == 1 && f.kind == FailureKind::Panic);
+            if !right || done != tasks || !panicked {
+                problems.push(format!(
+                    "faults: right {right}, done {done}, panicked {panicked}"
+                ));
+            } else {
+                println!(
+                    "faults: {} failures survived, {} tasks put back, every result once",
+                    out.report.failures.len(),
+                    out.report.requeued
+                );
+            }
+        }
+        Ok(None) => {}
+        Err(e) => problems.push(format!("faults: {e}")),
+    }
+
+    if root && !problems.is_empty() {
+        for p in &problems {
+            eprintln!("problem: {p}");
+        }
+        mpi.abort(2);
+    }
+    if !problems.is_empty() {
+        mpi.abort(2);
+    }
+    ExitCode::SUCCESS
+}
+
+/// Rank 2 stops answering after one task; the run must fail with a clear message.
+fn child_silent() -> ExitCode {
+    let mpi = match Mpi::init() {
+        Ok(m) => m,
+        Err(e) => {
+            eprintln!("{e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let p = mpi.size();
+    let job = Synthetic::new(300, 100_000);
+    let mut cfg = RunConfig::new(Policy::SelfScheduling);
+    cfg.capacities = Some(vec![1.0; p]);
+    cfg.timeout = Duration::from_secs(2);
+    cfg.faults = (0..p)
+        .map(|i| Faults {
+            hang_after: (i == 2).then_some(1),
+            ..Faults::default()
+        })
+        .collect();
+    match run_mpi(&mpi, &job, &cfg) {
+        Ok(_) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            mpi.abort(3);
+        }
+    }
+}
