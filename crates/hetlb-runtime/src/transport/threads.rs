@@ -7,6 +7,9 @@ use super::{Envelope, Transport, TransportError};
 use crossbeam::channel::{self, Receiver, RecvTimeoutError, Sender, TryRecvError};
 use std::time::Instant;
 
+/// How long `recv` polls before it parks the thread.
+const SPIN_BEFORE_PARKING: std::time::Duration = std::time::Duration::from_micros(50);
+
 /// One rank of an in-process network made by [`network`].
 #[derive(Debug)]
 pub struct ThreadTransport<M> {
@@ -69,6 +72,22 @@ impl<M> Transport<M> for ThreadTransport<M> {
     }
 
     fn recv(&self, deadline: Option<Instant>) -> Result<Option<Envelope<M>>, TransportError> {
+        // A reply usually follows within microseconds; waiting for it briefly before parking
+        // saves two thread wake-ups per request (tens of microseconds on a virtual machine).
+        let spin_until = Instant::now() + SPIN_BEFORE_PARKING;
+        loop {
+            match self.inbox.try_recv() {
+                Ok(e) => return Ok(Some(e)),
+                Err(TryRecvError::Disconnected) => return Err(TransportError::Closed(self.rank)),
+                Err(TryRecvError::Empty) => {}
+            }
+            if Instant::now() >= spin_until {
+                break;
+            }
+            for _ in 0..64 {
+                std::hint::spin_loop();
+            }
+        }
         match deadline {
             None => self
                 .inbox
