@@ -69,6 +69,23 @@ impl<'j, J: Job> Cpu<'j, J> {
         self.t0.get_or_insert(t0);
     }
 
+    /// Seconds this processor has been blocked on the master: since its last message when it
+    /// sent one, otherwise since the master's start (`since_start` seconds ago, which also
+    /// starts this processor's clock).
+    fn blocked_since(&mut self, last_sent: Option<Instant>, since_start: f64) -> f64 {
+        let now = Instant::now();
+        match last_sent {
+            Some(s) => now.duration_since(s).as_secs_f64(),
+            None => {
+                let t0 = now
+                    .checked_sub(Duration::from_secs_f64(since_start.max(0.0)))
+                    .unwrap_or(now);
+                self.start_clock(t0);
+                since_start
+            }
+        }
+    }
+
     fn elapsed(&self) -> Duration {
         self.t0.map(|t| t.elapsed()).unwrap_or_default()
     }
@@ -365,17 +382,7 @@ where
                 if cpu.hung() {
                     continue; // an injected hang: say nothing ever again
                 }
-                let now = Instant::now();
-                let blocked = match last_sent {
-                    Some(s) => now.duration_since(s).as_secs_f64(),
-                    None => {
-                        let t0 = now
-                            .checked_sub(Duration::from_secs_f64(since_start.max(0.0)))
-                            .unwrap_or(now);
-                        cpu.start_clock(t0);
-                        since_start
-                    }
-                };
+                let blocked = cpu.blocked_since(last_sent, since_start);
                 let wait = queued_for.clamp(0.0, blocked.max(0.0));
                 let comm = (blocked - wait).max(0.0);
                 totals.t_wait += wait;
@@ -438,17 +445,7 @@ where
                 if cpu.hung() {
                     return Ok(Ending::Stopped);
                 }
-                let now = Instant::now();
-                let blocked = match last_sent {
-                    Some(s) => now.duration_since(s).as_secs_f64(),
-                    None => {
-                        let t0 = now
-                            .checked_sub(Duration::from_secs_f64(since_start.max(0.0)))
-                            .unwrap_or(now);
-                        cpu.start_clock(t0);
-                        since_start
-                    }
-                };
+                let blocked = cpu.blocked_since(last_sent, since_start);
                 let wait = queued_for.clamp(0.0, blocked.max(0.0));
                 totals.t_wait += wait;
                 totals.t_comm += (blocked - wait).max(0.0);
