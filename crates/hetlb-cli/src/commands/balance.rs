@@ -33,7 +33,7 @@ pub struct Args {
     #[arg(long, value_name = "P")]
     procs_per_group: Option<usize>,
     /// Network: ring:16, path:8, mesh:4x4, torus:8x8, kary:4:3, star:9, complete:8,
-    /// hypercube:5, random:32:0.2[:seed], or file:PATH (edge list `a b` per line, ids from 0,
+    /// hypercube:5, `random:32:0.2[:seed]`, or file:PATH (edge list `a b` per line, ids from 0,
     /// or JSON `{"nodes": N, "edges": [[a, b], …]}`). Default: the hypercube of the loads.
     #[arg(long, short, value_name = "SPEC")]
     topology: Option<String>,
