@@ -63,7 +63,8 @@ pub fn plan_dimensions<R: PairRule>(
 ) -> Vec<Phase> {
     let n = cube.dimensions();
     dims.map(|k| {
-        let mut transfers = Vec::new();
+        // At most one transfer per pair; reserving them all avoids regrowing huge vectors.
+        let mut transfers = Vec::with_capacity(cube.nodes() / 2);
         for low in cube.pairs(k) {
             let high = low | (1usize << k);
             let ctx = PairContext {
@@ -90,6 +91,7 @@ pub fn plan_dimensions<R: PairRule>(
             loads[low] = new_low;
             loads[high] = a + b - new_low;
         }
+        transfers.shrink_to_fit();
         Phase {
             dimension: Some(k),
             transfers,

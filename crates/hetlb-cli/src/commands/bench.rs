@@ -72,6 +72,10 @@ struct ExchangeArgs {
     /// Hypercube dimension n (2^n nodes).
     #[arg(long, default_value_t = 24)]
     dims: u32,
+    /// Also time the full planner, which records every transfer (about 12·2^n of them: some
+    /// 5 GB at n = 24).
+    #[arg(long)]
+    full_plan: bool,
     /// Timed repetitions; the median is reported.
     #[arg(long, default_value_t = 5)]
     repeat: usize,
@@ -263,6 +267,9 @@ struct ExchangeReport {
     oem_seconds: f64,
     dem_ratio: f64,
     oem_ratio: f64,
+    /// Median seconds of `exchange::plan` (every transfer recorded), when measured.
+    dem_plan_seconds: Option<f64>,
+    oem_plan_seconds: Option<f64>,
 }
 
 /// A seeded pseudo-random load vector of `2^dims` loads below `max_load`.
@@ -358,6 +365,25 @@ fn bench_exchange(a: ExchangeArgs) -> Result<()> {
         work.copy_from_slice(&loads);
     }
     let (plain, dem, oem) = (median(plain), median(dem), median(oem));
+    let plan_time = |alg: Algorithm| -> Option<f64> {
+        a.full_plan.then(|| {
+            median(
+                (0..a.repeat.min(3))
+                    .map(|_| {
+                        time(|| {
+                            black_box(
+                                balance(alg, &loads, &BalanceOptions::default())
+                                    .map(|p| p.phases.len()),
+                            )
+                        })
+                        .1
+                    })
+                    .collect(),
+            )
+        })
+    };
+    let (dem_plan_seconds, oem_plan_seconds) =
+        (plan_time(Algorithm::Dem), plan_time(Algorithm::Oem));
     let report = ExchangeReport {
         machine: machine(),
         dims: a.dims,
@@ -368,6 +394,8 @@ fn bench_exchange(a: ExchangeArgs) -> Result<()> {
         oem_seconds: oem,
         dem_ratio: dem / plain,
         oem_ratio: oem / plain,
+        dem_plan_seconds,
+        oem_plan_seconds,
     };
     if a.format == Format::Json {
         return print_json(&report);
@@ -394,6 +422,18 @@ fn bench_exchange(a: ExchangeArgs) -> Result<()> {
         fixed(oem * 1e3, 2),
         fixed(oem / plain, 1),
     ]);
+    for (name, secs) in [
+        ("dem, full plan", report.dem_plan_seconds),
+        ("oem, full plan", report.oem_plan_seconds),
+    ] {
+        if let Some(secs) = secs {
+            t.add_row(vec![
+                name.to_string(),
+                fixed(secs * 1e3, 2),
+                fixed(secs / plain, 1),
+            ]);
+        }
+    }
     println!("{t}");
     Ok(())
 }
