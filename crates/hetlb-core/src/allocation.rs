@@ -127,8 +127,27 @@ pub fn proportional_targets(total: u64, capacities: &[f64], tie_break: &[u64]) -
     if n == 0 {
         return Vec::new();
     }
-    // Floors and remainders, as exact fractions rem/den when possible.
-    let (mut targets, remainders): (Vec<u64>, Vec<Remainder>) = match exact_weights(capacities) {
+    let (mut targets, remainders) = proportional_floors(total, capacities);
+    let mut order: Vec<usize> = (0..n).collect();
+    order.sort_by(|&a, &b| {
+        remainders[b]
+            .cmp(&remainders[a])
+            .then(tie_break[b].cmp(&tie_break[a]))
+            .then(a.cmp(&b))
+    });
+    let assigned: u128 = targets.iter().map(|&t| u128::from(t)).sum();
+    let left = (u128::from(total) - assigned) as usize;
+    for &i in order.iter().cycle().take(left) {
+        targets[i] += 1;
+    }
+    targets
+}
+
+/// `⌊W·c_i/Σc⌋` for every node, exactly when the capacities allow, with the fractional parts.
+/// The floors never add up to more than `total` (the floating-point fallback is trimmed), so
+/// fewer than `N` units are left over on the exact path.
+fn proportional_floors(total: u64, capacities: &[f64]) -> (Vec<u64>, Vec<Remainder>) {
+    match exact_weights(capacities) {
         Some(w) => {
             let den: u128 = w.iter().map(|&x| u128::from(x)).sum();
             w.iter()
@@ -140,42 +159,27 @@ pub fn proportional_targets(total: u64, capacities: &[f64], tie_break: &[u64]) -
         }
         None => {
             let sum: f64 = capacities.iter().sum();
-            capacities
+            let (mut floors, remainders): (Vec<u64>, Vec<Remainder>) = capacities
                 .iter()
                 .map(|&c| {
                     let x = total as f64 * c / sum;
                     let f = x.floor().clamp(0.0, total as f64);
                     (f as u64, Remainder::Float(x - f))
                 })
-                .unzip()
-        }
-    };
-    let mut order: Vec<usize> = (0..n).collect();
-    order.sort_by(|&a, &b| {
-        remainders[b]
-            .cmp(&remainders[a])
-            .then(tie_break[b].cmp(&tie_break[a]))
-            .then(a.cmp(&b))
-    });
-    let assigned: u128 = targets.iter().map(|&t| u128::from(t)).sum();
-    if assigned <= u128::from(total) {
-        let left = (u128::from(total) - assigned) as usize;
-        for &i in order.iter().cycle().take(left) {
-            targets[i] += 1;
-        }
-    } else {
-        // Only reachable on the floating-point path: take back from the smallest remainders.
-        let mut excess = assigned - u128::from(total);
-        for &i in order.iter().rev() {
-            if excess == 0 {
-                break;
+                .unzip();
+            let mut excess = floors
+                .iter()
+                .map(|&f| u128::from(f))
+                .sum::<u128>()
+                .saturating_sub(u128::from(total));
+            for f in floors.iter_mut() {
+                let take = excess.min(u128::from(*f)) as u64;
+                *f -= take;
+                excess -= u128::from(take);
             }
-            let take = excess.min(u128::from(targets[i])) as u64;
-            targets[i] -= take;
-            excess -= u128::from(take);
+            (floors, remainders)
         }
     }
-    targets
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, PartialOrd)]
@@ -199,7 +203,7 @@ impl Remainder {
 /// per unit of time.
 ///
 /// # Complexity
-/// `O(N log N)`: start from the proportional floors, then hand out the fewer than `N`
+/// `O(N log N)`: start from the exact proportional floors, then hand out the fewer than `N`
 /// remaining units one at a time to the node whose finishing time grows least (greedy is
 /// optimal for this min-max problem).
 ///
@@ -210,12 +214,9 @@ impl Remainder {
 /// assert_eq!(optimal_makespan(10, &[1.0, 4.0]), 2.0);
 /// ```
 pub fn optimal_makespan(total: u64, capacities: &[f64]) -> f64 {
-    let sum: f64 = capacities.iter().sum();
-    let mut loads: Vec<u64> = capacities
-        .iter()
-        .map(|&c| ((total as f64 * c / sum).floor() as u64).min(total))
-        .collect();
-    let assigned: u64 = loads.iter().sum();
+    let (mut loads, _) = proportional_floors(total, capacities);
+    let assigned: u128 = loads.iter().map(|&w| u128::from(w)).sum();
+    let level = |w: u64, c: f64| (w as f64 + 1.0) / c;
     let mut makespan = loads
         .iter()
         .zip(capacities)
@@ -225,15 +226,15 @@ pub fn optimal_makespan(total: u64, capacities: &[f64]) -> f64 {
         .iter()
         .zip(capacities)
         .enumerate()
-        .map(|(i, (&w, &c))| NextLevel((w + 1) as f64 / c, i))
+        .map(|(i, (&w, &c))| NextLevel(level(w, c), i))
         .collect();
-    for _ in 0..total.saturating_sub(assigned) {
-        let Some(NextLevel(level, i)) = heap.pop() else {
+    for _ in 0..(u128::from(total) - assigned) {
+        let Some(NextLevel(next, i)) = heap.pop() else {
             break;
         };
-        makespan = makespan.max(level);
+        makespan = makespan.max(next);
         loads[i] += 1;
-        heap.push(NextLevel((loads[i] + 1) as f64 / capacities[i], i));
+        heap.push(NextLevel(level(loads[i], capacities[i]), i));
     }
     makespan
 }

@@ -103,7 +103,7 @@ pub fn plan_dimensions<R: PairRule>(
 /// Totals of an in-place balance: what a plan's metrics would say, without the transfers.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ExchangeSummary {
-    /// Units sent over links, summed over all phases (task-hops).
+    /// Units sent over links, summed over all phases (task-hops), saturating at `u64::MAX`.
     pub task_hops: u64,
     /// Number of pair exchanges that moved at least one unit (task messages).
     pub task_messages: u64,
@@ -114,7 +114,7 @@ pub struct ExchangeSummary {
 impl ExchangeSummary {
     /// `Σ_k Tmax_k` (Rim et al., 004_… §5.2).
     pub fn sum_tmax(&self) -> u64 {
-        self.tmax.iter().sum()
+        self.tmax.iter().fold(0u64, |a, &b| a.saturating_add(b))
     }
 }
 
@@ -241,7 +241,8 @@ impl Lanes {
     }
 
     fn fold_into(self, stats: &mut Stats, k: u32) {
-        stats.hops += self.hops.iter().sum::<u64>();
+        // One phase moves at most the total, which fits; across phases the sum saturates.
+        stats.hops = stats.hops.saturating_add(self.hops.iter().sum::<u64>());
         stats.messages += self.messages.iter().sum::<u64>();
         let tmax = self.tmax.iter().copied().max().unwrap_or(0);
         stats.tmax[k as usize] = stats.tmax[k as usize].max(tmax);

@@ -27,7 +27,7 @@ pub struct Metrics {
     pub distance_from_optimal: f64,
     /// Net units that end on a different node.
     pub units_moved: u64,
-    /// Units sent over links (Σ over transfers).
+    /// Units sent over links (Σ over transfers), saturating at `u64::MAX`.
     pub task_hops: u64,
     /// All messages: load information plus task messages.
     pub messages: u64,
@@ -91,13 +91,19 @@ impl Metrics {
             .zip(final_loads)
             .map(|(&a, &b)| b.saturating_sub(a))
             .sum();
-        let task_hops = plan.transfers().map(|t| t.units).sum();
+        // Within a phase no node sends more than it holds, so a phase's units fit in a u64;
+        // across phases the sums saturate (a unit can hop once per phase).
+        let task_hops = plan
+            .phases
+            .iter()
+            .map(|p| p.transfers.iter().map(|t| t.units).sum::<u64>())
+            .fold(0u64, u64::saturating_add);
         let task_messages = plan.transfers().count() as u64;
         let sum_tmax = plan
             .phases
             .iter()
             .map(|p| p.transfers.iter().map(|t| t.units).max().unwrap_or(0))
-            .sum();
+            .fold(0u64, u64::saturating_add);
         Self {
             max_difference: max - min,
             weighted_imbalance,

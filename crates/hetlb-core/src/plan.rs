@@ -148,7 +148,7 @@ impl Plan {
                         nodes,
                     });
                 }
-                sent[t.from] += t.units;
+                sent[t.from] = sent[t.from].saturating_add(t.units);
             }
             for t in &step.transfers {
                 let node = t.from;
@@ -166,7 +166,8 @@ impl Plan {
                 sent[t.from] = 0;
             }
             for t in &step.transfers {
-                loads[t.to] += t.units;
+                // Only a plan that creates units can overflow; it fails the final check.
+                loads[t.to] = loads[t.to].saturating_add(t.units);
             }
         }
         if let Some(node) = (0..nodes).find(|&i| loads[i] != self.final_loads[i]) {

@@ -154,3 +154,25 @@ fn dem_worst_case_reaches_its_bound() {
     let oem = balance(Algorithm::Oem, &loads, &BalanceOptions::default()).unwrap();
     assert!(Metrics::of(&oem, None).max_difference <= 2);
 }
+
+#[test]
+fn metrics_and_schedules_do_not_overflow_on_extreme_totals() {
+    use hetlb_core::transmission::{Schedule, TransmissionError, transmit};
+    let caps = Capacities::new(vec![3.0, 1.0]).unwrap();
+    let options = BalanceOptions {
+        capacities: Some(caps.clone()),
+        procs_per_group: None,
+    };
+    let plan = balance(Algorithm::DemHetero, &[u64::MAX, 0], &options).unwrap();
+    let m = Metrics::of(&plan, Some(&caps));
+    assert!(m.weighted_imbalance >= 1.0 && m.distance_from_optimal >= 0.0);
+    let mut loads = vec![0u64; 8];
+    loads[0] = u64::MAX;
+    let plan = balance(Algorithm::Cwa, &loads, &BalanceOptions::default()).unwrap();
+    assert_eq!(Metrics::of(&plan, None).task_hops, u64::MAX, "saturates");
+    assert!(transmit(&plan, Schedule::Overlap).is_ok());
+    assert!(matches!(
+        transmit(&plan, Schedule::Pipeline),
+        Err(TransmissionError::TooLarge { .. })
+    ));
+}

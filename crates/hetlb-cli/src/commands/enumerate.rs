@@ -44,6 +44,9 @@ struct Report {
 /// Runs `hetlb enumerate`.
 pub fn run(args: Args) -> Result<()> {
     let algorithm: Algorithm = args.algorithm.parse().context("--algorithm")?;
+    if args.procs == 0 {
+        anyhow::bail!("--procs: must be a power of two (1, 2, 4, …), not 0");
+    }
     let count = vector_count(args.procs, args.values);
     let progress = bar(
         u64::try_from(count).unwrap_or(u64::MAX),

@@ -133,12 +133,25 @@ pub enum TransmissionError {
         /// The step.
         step: u64,
         /// Units not yet sent.
-        pending: u64,
+        pending: u128,
+    },
+    /// Too many unit-hops to simulate step by step.
+    #[error(
+        "{units} unit-hops are more than the {limit} the pipeline schedule simulates step by step"
+    )]
+    TooLarge {
+        /// Unit-hops of the plan.
+        units: u128,
+        /// The limit.
+        limit: u64,
     },
     /// A check failed: see the message.
     #[error("invalid transmission: {0}")]
     Invalid(String),
 }
+
+/// The pipeline schedule simulates every step; beyond this many unit-hops it refuses.
+pub const MAX_PIPELINED_UNITS: u64 = 1 << 32;
 
 /// Units each node must send over each of its links: `togo[u * n + k]` for node `u` and
 /// dimension `k`.
@@ -163,13 +176,15 @@ impl Togo {
                     to: t.to,
                 });
             }
-            units[t.from * n as usize + x.trailing_zeros() as usize] += t.units;
+            let slot = &mut units[t.from * n as usize + x.trailing_zeros() as usize];
+            *slot = slot.saturating_add(t.units);
         }
         Ok(Self { n, units })
     }
 
-    pub(crate) fn total(&self) -> u64 {
-        self.units.iter().sum()
+    /// Unit-hops still to send (a u128: a plan can move more than `u64::MAX` in all).
+    pub(crate) fn total(&self) -> u128 {
+        self.units.iter().map(|&u| u128::from(u)).sum()
     }
 }
 
@@ -194,13 +209,19 @@ impl Togo {
 /// ```
 pub fn transmit(plan: &Plan, schedule: Schedule) -> Result<Transmission, TransmissionError> {
     let togo = Togo::of(plan)?;
+    if schedule == Schedule::Pipeline && togo.total() > u128::from(MAX_PIPELINED_UNITS) {
+        return Err(TransmissionError::TooLarge {
+            units: togo.total(),
+            limit: MAX_PIPELINED_UNITS,
+        });
+    }
     let (steps, rounds, mut bursts) = match schedule {
         Schedule::Phased => phased::run(plan),
         Schedule::Overlap => overlap::run(&plan.initial, togo)?,
         Schedule::Pipeline => pipeline::run(&plan.initial, togo)?,
     };
     bursts.sort_by_key(|b| (b.start, b.from, b.to));
-    let units: u64 = bursts.iter().map(|b| b.len).sum();
+    let units: u64 = bursts.iter().fold(0u64, |a, b| a.saturating_add(b.len));
     let mut links: Vec<(usize, usize)> = bursts.iter().map(|b| (b.from, b.to)).collect();
     links.sort_unstable();
     links.dedup();

@@ -30,7 +30,7 @@ pub(super) fn run(
             let mut covered = 0u64;
             let mut prefix = 0;
             for &units in row.iter() {
-                if covered + units > *held {
+                if covered.checked_add(units).is_none_or(|c| c > *held) {
                     break;
                 }
                 covered += units;
@@ -51,7 +51,7 @@ pub(super) fn run(
                 }
             }
             *held -= covered;
-            pending -= covered;
+            pending -= u128::from(covered);
         }
         if longest == 0 {
             return Err(TransmissionError::Stalled {
@@ -63,7 +63,7 @@ pub(super) fn run(
         for (held, inc) in current.iter_mut().zip(incoming.iter_mut()) {
             *held += std::mem::take(inc);
         }
-        step += longest;
+        step = step.saturating_add(longest);
         rounds += 1;
     }
     Ok((step, rounds, bursts))

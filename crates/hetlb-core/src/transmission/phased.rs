@@ -18,7 +18,7 @@ pub(super) fn run(plan: &Plan) -> (u64, u64, Vec<Burst>) {
             });
             longest = longest.max(t.units);
         }
-        start += longest;
+        start = start.saturating_add(longest);
     }
     (start, plan.phases.len() as u64, bursts)
 }

@@ -146,9 +146,9 @@ impl Scenario {
     /// [`ScenarioError`] naming the file for I/O errors, or the field for anything else.
     pub fn from_path(path: &Path) -> Result<Self, ScenarioError> {
         let text = std::fs::read_to_string(path).map_err(|e| ScenarioError {
-            field: path.display().to_string(),
+            field: "file".to_string(),
             line: None,
-            message: format!("cannot read: {e}"),
+            message: format!("cannot read it: {e}"),
         })?;
         Self::from_toml(&text)
     }

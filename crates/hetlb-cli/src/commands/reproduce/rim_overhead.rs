@@ -48,6 +48,9 @@ pub struct Args {
 /// Runs `hetlb reproduce rim-overhead`.
 pub fn run(args: Args) -> Result<()> {
     let mut rows: Vec<OverheadRow> = Vec::new();
+    if let Some(bad) = args.procs.iter().find(|&&p| p == 0 || !p.is_power_of_two()) {
+        anyhow::bail!("--procs: {bad} is not a power of two (1, 2, 4, …)");
+    }
     for &procs in &args.procs {
         let exp = Overhead {
             procs,
