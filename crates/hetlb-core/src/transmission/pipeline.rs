@@ -4,8 +4,33 @@
 //! as it holds units; a unit that arrives in a step can leave in the next. A node that holds
 //! fewer units than it has links waiting serves them in turn, starting after the dimension it
 //! served last ("interleaving"), so that every receiver can start forwarding early.
+//!
+//! Each node keeps a bit mask of the dimensions it still has to serve, so a step costs the
+//! number of busy links, not `N log N`.
 
 use super::{Burst, Schedule, Togo, TransmissionError};
+
+/// The dimensions set in `mask`, in round-robin order starting after `after`.
+fn round_robin(mask: u64, after: usize) -> impl Iterator<Item = usize> {
+    let split = after + 1;
+    let (upper, lower) = if split >= 64 {
+        (0, mask)
+    } else {
+        (mask & (u64::MAX << split), mask & !(u64::MAX << split))
+    };
+    bits(upper).chain(bits(lower))
+}
+
+/// The set bits of `mask`, lowest first.
+fn bits(mut mask: u64) -> impl Iterator<Item = usize> {
+    std::iter::from_fn(move || {
+        (mask != 0).then(|| {
+            let b = mask.trailing_zeros() as usize;
+            mask &= mask - 1;
+            b
+        })
+    })
+}
 
 /// Returns `(steps, steps, bursts)`.
 pub(super) fn run(
@@ -18,9 +43,17 @@ pub(super) fn run(
     let mut incoming = vec![0u64; nodes];
     let mut last = vec![n.saturating_sub(1); nodes];
     let mut pending = togo.total();
-    let mut active: Vec<usize> = (0..nodes)
-        .filter(|&k| togo.units[k * n..(k + 1) * n].iter().any(|&u| u > 0))
+    // waiting[k]: bit m set while node k still has units to send over dimension m.
+    let mut waiting: Vec<u64> = (0..nodes)
+        .map(|k| {
+            togo.units[k * n..(k + 1) * n]
+                .iter()
+                .enumerate()
+                .filter(|&(_, &u)| u > 0)
+                .fold(0u64, |mask, (m, _)| mask | (1 << m))
+        })
         .collect();
+    let mut active: Vec<usize> = (0..nodes).filter(|&k| waiting[k] != 0).collect();
     // open[k * n + m]: the burst on link (k, dimension m) still being extended, if any.
     let mut open: Vec<Option<usize>> = vec![None; nodes * n];
     let mut bursts: Vec<Burst> = Vec::new();
@@ -29,17 +62,18 @@ pub(super) fn run(
         let mut sent_any = false;
         for &k in &active {
             let mut held = current[k];
-            let after = last[k];
-            for i in 1..=n {
+            if held == 0 {
+                continue;
+            }
+            for m in round_robin(waiting[k], last[k]) {
                 if held == 0 {
                     break;
                 }
-                let m = (after + i) % n;
                 let slot = k * n + m;
-                if togo.units[slot] == 0 {
-                    continue;
-                }
                 togo.units[slot] -= 1;
+                if togo.units[slot] == 0 {
+                    waiting[k] &= !(1 << m);
+                }
                 held -= 1;
                 pending -= 1;
                 sent_any = true;
@@ -71,8 +105,31 @@ pub(super) fn run(
         for (held, inc) in current.iter_mut().zip(incoming.iter_mut()) {
             *held += std::mem::take(inc);
         }
-        active.retain(|&k| togo.units[k * n..(k + 1) * n].iter().any(|&u| u > 0));
+        active.retain(|&k| waiting[k] != 0);
         step += 1;
     }
     Ok((step, step, bursts))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_robin_starts_after_the_last_served() {
+        let mask = 0b1011_0110;
+        assert_eq!(
+            round_robin(mask, 2).collect::<Vec<_>>(),
+            vec![4, 5, 7, 1, 2]
+        );
+        assert_eq!(
+            round_robin(mask, 7).collect::<Vec<_>>(),
+            vec![1, 2, 4, 5, 7]
+        );
+        assert_eq!(
+            round_robin(1 << 63 | 1, 63).collect::<Vec<_>>(),
+            vec![0, 63]
+        );
+        assert_eq!(round_robin(0, 3).count(), 0);
+    }
 }
