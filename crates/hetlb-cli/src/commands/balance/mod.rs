@@ -2,12 +2,14 @@
 
 use crate::input::{parse_capacities, parse_loads};
 use crate::output::{Format, fixed, print_csv, print_json, table};
-use crate::plot::{Bar, Series, gantt, line_chart};
+use crate::plot::{Series, line_chart};
+
+mod schedule;
 use anyhow::{Context, Result, anyhow, bail};
 use hetlb_core::network_algorithm::{NetworkAlgorithm, NetworkError, NetworkOptions, balance_on};
 use hetlb_core::rounds::{RoundError, RoundRun};
 use hetlb_core::topology::{Graph, Hypercube, Network, Topology, TopologySpec};
-use hetlb_core::transmission::{Schedule, Transmission, transmit};
+use hetlb_core::transmission::Transmission;
 use hetlb_core::{BalanceError, Capacities, Metrics, ModelError, Plan, Transfer};
 use serde::Serialize;
 use std::path::PathBuf;
@@ -134,7 +136,8 @@ pub fn run(args: Args) -> Result<()> {
     })?;
     let plan = &run.plan;
     let metrics = Metrics::of(plan, options.capacities.as_ref());
-    let transmissions = transmissions(&args, &network, plan)?;
+    let transmissions =
+        schedule::transmissions(&args.schedule, args.gantt.as_deref(), &network, plan)?;
     if let Some(path) = &args.plot {
         plot_loads(path, algorithm, &topology, &run).context("--plot")?;
         eprintln!(
@@ -178,121 +181,10 @@ pub fn run(args: Args) -> Result<()> {
         ),
         Format::Table => {
             print_table(algorithm, &topology, &run, &metrics);
-            print_transmissions(&transmissions);
+            schedule::print_transmissions(&transmissions);
             Ok(())
         }
     }
-}
-
-/// The transmissions of `--schedule`, and the charts of `--gantt`.
-fn transmissions(args: &Args, network: &Network, plan: &Plan) -> Result<Vec<Transmission>> {
-    let mut schedules = args
-        .schedule
-        .iter()
-        .map(|s| {
-            s.parse::<Schedule>()
-                .map_err(|e| anyhow!("--schedule: {e}"))
-        })
-        .collect::<Result<Vec<_>>>()?;
-    if schedules.is_empty() && args.gantt.is_some() {
-        schedules.push(Schedule::Phased);
-    }
-    if schedules.is_empty() {
-        return Ok(Vec::new());
-    }
-    if !matches!(network, Network::Hypercube(_)) {
-        bail!(
-            "--schedule: transmission schedules move hypercube plans; this network is not a hypercube"
-        );
-    }
-    let mut out = Vec::new();
-    for &schedule in &schedules {
-        let t = transmit(plan, schedule).map_err(|e| anyhow!("--schedule: {e}"))?;
-        if let Some(path) = &args.gantt {
-            let path = if schedules.len() > 1 {
-                suffixed(path, schedule.name())
-            } else {
-                path.clone()
-            };
-            draw_gantt(&path, &t).context("--gantt")?;
-            eprintln!(
-                "note: link activity of the {schedule} schedule written to {}",
-                path.display()
-            );
-        }
-        out.push(t);
-    }
-    Ok(out)
-}
-
-/// `out.svg` → `out-pipeline.svg`.
-fn suffixed(path: &std::path::Path, suffix: &str) -> PathBuf {
-    let stem = path
-        .file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let name = match path.extension() {
-        Some(ext) => format!("{stem}-{suffix}.{}", ext.to_string_lossy()),
-        None => format!("{stem}-{suffix}"),
-    };
-    path.with_file_name(name)
-}
-
-fn draw_gantt(path: &std::path::Path, t: &Transmission) -> Result<()> {
-    let mut links: Vec<(usize, usize)> = t.bursts.iter().map(|b| (b.from, b.to)).collect();
-    links.sort_unstable_by_key(|&(from, to)| ((from ^ to).trailing_zeros(), from, to));
-    links.dedup();
-    let rows: Vec<String> = links.iter().map(|(a, b)| format!("{a}→{b}")).collect();
-    let bars: Vec<Bar> = t
-        .bursts
-        .iter()
-        .map(|b| Bar {
-            row: links
-                .binary_search_by_key(
-                    &((b.from ^ b.to).trailing_zeros(), b.from, b.to),
-                    |&(f, to)| ((f ^ to).trailing_zeros(), f, to),
-                )
-                .unwrap_or(0),
-            start: b.start as f64,
-            len: b.len as f64,
-            color: (b.from ^ b.to).trailing_zeros() as usize,
-        })
-        .collect();
-    gantt(
-        path,
-        &format!(
-            "{} schedule: {} T_comm, {} links (colour = dimension)",
-            t.schedule, t.steps, t.links_used
-        ),
-        "time (T_comm)",
-        &rows,
-        &bars,
-    )
-}
-
-fn print_transmissions(ts: &[Transmission]) {
-    if ts.is_empty() {
-        return;
-    }
-    let mut t = table([
-        "schedule",
-        "time (T_comm)",
-        "unit-hops",
-        "links used",
-        "utilisation",
-        "rounds",
-    ]);
-    for x in ts {
-        t.add_row(vec![
-            x.schedule.to_string(),
-            x.steps.to_string(),
-            x.units.to_string(),
-            x.links_used.to_string(),
-            fixed(x.utilisation, 3),
-            x.rounds.to_string(),
-        ]);
-    }
-    println!("{t}");
 }
 
 /// The network of `--topology`, or the hypercube of the loads, with its name.
