@@ -38,6 +38,34 @@ pub fn parse_capacities(spec: &str, option: &str) -> Result<Vec<f64>> {
         .collect()
 }
 
+/// Parses a comma-separated list for `option`. A bad item is reported with its position and
+/// either `what` it should be or, when `what` is `None`, the parser's own message (which for
+/// names lists the valid ones).
+pub fn parse_list<T>(spec: &str, option: &str, what: Option<&str>) -> Result<Vec<T>>
+where
+    T: std::str::FromStr,
+    T::Err: std::fmt::Display,
+{
+    let items: Vec<&str> = spec
+        .split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .collect();
+    if items.is_empty() {
+        bail!("{option}: no values given");
+    }
+    items
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            s.parse::<T>().map_err(|e| match what {
+                Some(what) => anyhow!("{option}: value {} ('{s}') is not {what}", i + 1),
+                None => anyhow!("{option}: value {} ('{s}'): {e}", i + 1),
+            })
+        })
+        .collect()
+}
+
 fn parse_load(item: &str) -> std::result::Result<u64, &'static str> {
     if let Some(magnitude) = item.strip_prefix('-') {
         return Err(if magnitude.parse::<f64>().is_ok() {

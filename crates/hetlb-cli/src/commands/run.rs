@@ -4,6 +4,7 @@
 //! T_wait), the makespan, the efficiency against the ideal makespan and the speedup against
 //! one worker; beside the paper's numbers when the matrix order matches one of its tables.
 
+use crate::input::parse_list;
 use crate::output::{Format, fixed, print_csv, print_json, table};
 use crate::plot::{Stack, stacked_bar_panels};
 use crate::progress;
@@ -108,25 +109,6 @@ struct Setup {
     capacities: Option<Vec<f64>>,
 }
 
-fn parse_list<T: std::str::FromStr>(spec: &str, option: &str, what: &str) -> Result<Vec<T>> {
-    let items: Vec<&str> = spec
-        .split(',')
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
-        .collect();
-    if items.is_empty() {
-        bail!("{option}: no values given");
-    }
-    items
-        .iter()
-        .enumerate()
-        .map(|(i, s)| {
-            s.parse::<T>()
-                .map_err(|_| anyhow!("{option}: value {} ('{s}') is not {what}", i + 1))
-        })
-        .collect()
-}
-
 impl Setup {
     fn parse(args: &Args) -> Result<Self> {
         let workload = match args.workload.as_str() {
@@ -167,7 +149,7 @@ impl Setup {
         let slowdowns = args
             .slowdown
             .as_deref()
-            .map(|s| parse_list::<u32>(s, "--slowdown", "a whole number ≥ 1"))
+            .map(|s| parse_list::<u32>(s, "--slowdown", Some("a whole number ≥ 1")))
             .transpose()?;
         if let Some(s) = &slowdowns {
             if let Some(i) = s.iter().position(|&f| f == 0) {
@@ -185,7 +167,7 @@ impl Setup {
         let capacities = args
             .capacities
             .as_deref()
-            .map(|s| parse_list::<f64>(s, "--capacities", "a number"))
+            .map(|s| parse_list::<f64>(s, "--capacities", Some("a number")))
             .transpose()?;
         if let Some(c) = &capacities {
             if let Some(i) = c.iter().position(|x| !(x.is_finite() && *x > 0.0)) {

@@ -1,5 +1,6 @@
 //! `hetlb reproduce dishet`: the DISHET experiment grid (002_… §5), recomputed.
 
+use crate::input::parse_list;
 use crate::output::{Format, fixed, print_csv, print_json, table};
 use crate::plot::{Series, line_chart};
 use crate::progress;
@@ -8,7 +9,6 @@ use hetlb_core::network_algorithm::NetworkAlgorithm;
 use hetlb_experiments::dishet::{Cell, Config, Distribution, PAPER_FINDINGS, aggregate, run};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
-use std::str::FromStr;
 
 /// Arguments of `hetlb reproduce dishet`.
 #[derive(Debug, clap::Args)]
@@ -56,46 +56,25 @@ pub struct Args {
     /// Round limit of every run.
     #[arg(long, default_value_t = hetlb_core::rounds::DEFAULT_MAX_ROUNDS, value_name = "R")]
     max_rounds: u64,
-    /// Directory of the SVG plots (rounds against total load, one per distribution).
-    #[arg(long, default_value = "plots/dishet", value_name = "DIR")]
-    out_dir: PathBuf,
-    /// Do not write plots.
-    #[arg(long)]
-    no_plots: bool,
+    #[command(flatten)]
+    plots: super::PlotOptions,
     /// Output format. JSON and CSV give every cell (size, total, distribution, algorithm).
     #[arg(long, short, value_enum, default_value_t)]
     format: Format,
 }
 
-fn list<T: FromStr>(spec: &str, option: &str) -> Result<Vec<T>>
-where
-    T::Err: std::fmt::Display,
-{
-    let items: Vec<&str> = spec
-        .split(',')
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
-        .collect();
-    if items.is_empty() {
-        bail!("{option}: no values given");
-    }
-    items
-        .iter()
-        .map(|s| s.parse::<T>().map_err(|e| anyhow!("{option}: '{s}': {e}")))
-        .collect()
-}
-
 fn config(args: &Args) -> Result<Config> {
-    let sizes: Vec<usize> = list(&args.sizes, "--sizes")?;
+    let sizes: Vec<usize> = parse_list(&args.sizes, "--sizes", None)?;
     if let Some(&bad) = sizes.iter().find(|&&n| n == 0 || n > 4096) {
         bail!("--sizes: {bad} nodes is out of range (1 to 4096)");
     }
-    let totals: Vec<u64> = list(&args.totals, "--totals")?;
+    let totals: Vec<u64> = parse_list(&args.totals, "--totals", None)?;
     if let Some(&bad) = totals.iter().find(|&&w| w > 1 << 40) {
         bail!("--totals: {bad} is too large (at most 2^40 units)");
     }
-    let distributions: Vec<Distribution> = list(&args.distributions, "--distributions")?;
-    let algorithms: Vec<NetworkAlgorithm> = list(&args.algorithms, "--algorithms")?;
+    let distributions: Vec<Distribution> =
+        parse_list(&args.distributions, "--distributions", None)?;
+    let algorithms: Vec<NetworkAlgorithm> = parse_list(&args.algorithms, "--algorithms", None)?;
     if let Some(a) = algorithms.iter().find(|a| a.needs_hypercube()) {
         bail!("--algorithms: {a} runs on a hypercube only; the experiment uses random graphs");
     }
@@ -143,10 +122,10 @@ pub fn run_command(args: Args) -> Result<()> {
     let outcomes = run(&config, &|| bar.inc(1)).map_err(|e| anyhow!("{e}"))?;
     bar.finish_and_clear();
     let cells = aggregate(&outcomes);
-    let plots = if args.no_plots {
-        Vec::new()
-    } else {
-        write_plots(&args.out_dir, &config, &cells).context("--out-dir")?
+    let plot_dir = args.plots.dir("dishet")?;
+    let plots = match &plot_dir {
+        None => Vec::new(),
+        Some(dir) => write_plots(dir, &config, &cells).context("--out-dir")?,
     };
     let capacity_distribution = format!(
         "integers drawn uniformly from 1..={} per node",
@@ -211,7 +190,7 @@ pub fn run_command(args: Args) -> Result<()> {
             } else {
                 println!(
                     "Plots (rounds against total load, one per distribution) written to {}/:",
-                    args.out_dir.display()
+                    plot_dir.as_deref().unwrap_or(Path::new("")).display()
                 );
                 for p in &plots {
                     println!("  {}", p.display());

@@ -19,7 +19,7 @@ use hetlb_sim::scenario::{PolicySpec, Scenario};
 use hetlb_sim::{Report, SimError};
 use rayon::prelude::*;
 use serde::Serialize;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 const NO_BALANCING: &str =
     include_str!("../../../../../examples/scenarios/mirtaheri-no-balancing.toml");
@@ -46,27 +46,11 @@ pub struct Args {
     /// Transfer rate / execution rate ratios of the delayed sweep.
     #[arg(long, value_delimiter = ',', default_values_t = vec![0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 10.0])]
     ratios: Vec<f64>,
-    /// Directory for the queue-length plots (Figs. 8–11) and the sweep plots.
-    #[arg(
-        long = "out-dir",
-        alias = "plots",
-        value_name = "DIR",
-        default_value = "plots/mirtaheri"
-    )]
-    out_dir: PathBuf,
-    /// Do not write plots.
-    #[arg(long)]
-    no_plots: bool,
+    #[command(flatten)]
+    plots: super::PlotOptions,
     /// Output format.
     #[arg(long, short, value_enum, default_value_t)]
     format: Format,
-}
-
-impl Args {
-    /// The plot directory, unless `--no-plots`.
-    fn plots(&self) -> Option<&PathBuf> {
-        (!self.no_plots).then_some(&self.out_dir)
-    }
 }
 
 /// One scenario of §5.
@@ -321,9 +305,8 @@ pub fn run(args: Args) -> Result<()> {
 
     let sweep = sweep(&cases[3].scenario, &args.ratios)?;
 
-    if let Some(dir) = args.plots() {
-        std::fs::create_dir_all(dir)
-            .with_context(|| format!("--out-dir: cannot create '{}'", dir.display()))?;
+    let plot_dir = args.plots.dir("mirtaheri")?;
+    if let Some(dir) = &plot_dir {
         for (case, report) in cases.iter().zip(&deterministic) {
             let path = dir.join(format!("mirtaheri-{}.svg", case.key));
             crate::commands::simulate::plot_queues(&path, case.title, report, |i| {
@@ -363,7 +346,7 @@ pub fn run(args: Args) -> Result<()> {
         ),
         Format::Table => {
             print_tables(&cases, &output, &deterministic);
-            if let Some(dir) = args.plots() {
+            if let Some(dir) = &plot_dir {
                 println!("plots written to {}", dir.display());
             }
             Ok(())

@@ -9,7 +9,8 @@ mod rim;
 mod rim_dynamic;
 mod rim_overhead;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
+use std::path::{Path, PathBuf};
 
 /// Arguments of `hetlb reproduce`.
 #[derive(Debug, clap::Args)]
@@ -48,5 +49,32 @@ pub fn run(args: Args) -> Result<()> {
         Experiment::RimDynamic(a) => rim_dynamic::run(a),
         Experiment::RimOverhead(a) => rim_overhead::run(a),
         Experiment::Dishet(a) => dishet::run_command(a),
+    }
+}
+
+/// Where a reproduction writes its plots: `plots/<experiment>` unless told otherwise.
+#[derive(Debug, clap::Args)]
+pub struct PlotOptions {
+    /// Directory for the plots, created if missing [default: plots/<experiment>].
+    #[arg(long = "out-dir", alias = "plots", value_name = "DIR")]
+    out_dir: Option<PathBuf>,
+    /// Do not write plots.
+    #[arg(long)]
+    no_plots: bool,
+}
+
+impl PlotOptions {
+    /// The directory for `experiment`'s plots, created, or `None` with `--no-plots`.
+    pub fn dir(&self, experiment: &str) -> Result<Option<PathBuf>> {
+        if self.no_plots {
+            return Ok(None);
+        }
+        let dir = self
+            .out_dir
+            .clone()
+            .unwrap_or_else(|| Path::new("plots").join(experiment));
+        std::fs::create_dir_all(&dir)
+            .with_context(|| format!("--out-dir: cannot create '{}'", dir.display()))?;
+        Ok(Some(dir))
     }
 }

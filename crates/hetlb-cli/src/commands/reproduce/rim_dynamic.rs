@@ -21,7 +21,7 @@
 
 use crate::output::{Format, fixed, print_csv, print_json, table};
 use crate::plot::{Series, line_chart};
-use anyhow::{Context, Result};
+use anyhow::Result;
 use hetlb_core::Algorithm;
 use hetlb_sim::engine::{Arrivals, SeriesOptions, Setup};
 use hetlb_sim::model::{Distribution, LinkParams, Links, Nodes};
@@ -29,7 +29,7 @@ use hetlb_sim::network::Network;
 use hetlb_sim::scenario::{PolicySpec, Scenario};
 use rayon::prelude::*;
 use serde::Serialize;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// Arguments of `hetlb reproduce rim-dynamic`.
 #[derive(Debug, clap::Args)]
@@ -55,27 +55,11 @@ pub struct Args {
     /// First seed.
     #[arg(long, default_value_t = 1)]
     seed: u64,
-    /// Directory for the plots (max difference and OEM gain against the cube size).
-    #[arg(
-        long = "out-dir",
-        alias = "plots",
-        value_name = "DIR",
-        default_value = "plots/rim-dynamic"
-    )]
-    out_dir: PathBuf,
-    /// Do not write plots.
-    #[arg(long)]
-    no_plots: bool,
+    #[command(flatten)]
+    plots: super::PlotOptions,
     /// Output format.
     #[arg(long, short, value_enum, default_value_t)]
     format: Format,
-}
-
-impl Args {
-    /// The plot directory, unless `--no-plots`.
-    fn plots(&self) -> Option<&PathBuf> {
-        (!self.no_plots).then_some(&self.out_dir)
-    }
 }
 
 const RULES: [Option<Algorithm>; 5] = [
@@ -271,7 +255,8 @@ pub fn run(args: Args) -> Result<()> {
         rows,
         oem_over_dem: gains,
     };
-    if let Some(dir) = args.plots() {
+    let plot_dir = args.plots.dir("rim-dynamic")?;
+    if let Some(dir) = &plot_dir {
         plot(dir, &output, &args)?;
     }
     match args.format {
@@ -304,7 +289,7 @@ pub fn run(args: Args) -> Result<()> {
         ),
         Format::Table => {
             print_tables(&output);
-            if let Some(dir) = args.plots() {
+            if let Some(dir) = &plot_dir {
                 println!("plots written to {}", dir.display());
             }
             Ok(())
@@ -381,8 +366,6 @@ fn print_tables(out: &Output) {
 }
 
 fn plot(dir: &Path, out: &Output, args: &Args) -> Result<()> {
-    std::fs::create_dir_all(dir)
-        .with_context(|| format!("--out-dir: cannot create '{}'", dir.display()))?;
     for &arrivals in &args.arrivals {
         let series: Vec<Series> = RULES
             .iter()

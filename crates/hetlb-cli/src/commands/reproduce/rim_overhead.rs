@@ -4,10 +4,10 @@
 use crate::output::{Format, fixed, print_csv, print_json, table};
 use crate::plot::{Series, line_chart};
 use crate::progress::bar;
-use anyhow::{Context, Result, anyhow};
+use anyhow::{Result, anyhow};
 use hetlb_core::Algorithm;
 use hetlb_experiments::overhead::{ALGORITHMS, FACTORS, Overhead, OverheadError, OverheadRow};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// Arguments of `hetlb reproduce rim-overhead`.
 #[derive(Debug, clap::Args)]
@@ -31,12 +31,8 @@ pub struct Args {
     /// Seed of the random choice of heavy processors.
     #[arg(long, default_value_t = 1)]
     seed: u64,
-    /// Directory for the SVG plots (created if missing).
-    #[arg(long, default_value = "plots/rim-overhead")]
-    out_dir: PathBuf,
-    /// Do not write plots.
-    #[arg(long)]
-    no_plots: bool,
+    #[command(flatten)]
+    plots: super::PlotOptions,
     /// Image format of the plots: svg or png.
     #[arg(long, value_parser = ["svg", "png"], default_value = "svg")]
     plot_format: String,
@@ -74,10 +70,9 @@ pub fn run(args: Args) -> Result<()> {
         progress.finish_and_clear();
         rows.extend(result);
     }
-    let plots = if args.no_plots {
-        Vec::new()
-    } else {
-        write_plots(&args, &rows)?
+    let plots = match args.plots.dir("rim-overhead")? {
+        None => Vec::new(),
+        Some(dir) => write_plots(&dir, &args, &rows)?,
     };
     match args.format {
         Format::Json => print_json(&rows),
@@ -190,9 +185,7 @@ fn print_table(args: &Args, rows: &[OverheadRow]) {
     }
 }
 
-fn write_plots(args: &Args, rows: &[OverheadRow]) -> Result<Vec<PathBuf>> {
-    std::fs::create_dir_all(&args.out_dir)
-        .with_context(|| format!("--out-dir: cannot create '{}'", args.out_dir.display()))?;
+fn write_plots(dir: &Path, args: &Args, rows: &[OverheadRow]) -> Result<Vec<PathBuf>> {
     let mut written = Vec::new();
     for &procs in &args.procs {
         for alg in ALGORITHMS {
@@ -216,9 +209,7 @@ fn write_plots(args: &Args, rows: &[OverheadRow]) -> Result<Vec<PathBuf>> {
                     points: pick(|r| r.pipeline_normalised),
                 },
             ];
-            let path = args
-                .out_dir
-                .join(format!("rim-overhead-{procs}-{alg}.{}", args.plot_format));
+            let path = dir.join(format!("rim-overhead-{procs}-{alg}.{}", args.plot_format));
             line_chart(
                 &path,
                 &format!("{alg}, {procs} processors: transmission time normalised by phased"),
@@ -239,7 +230,7 @@ fn write_plots(args: &Args, rows: &[OverheadRow]) -> Result<Vec<PathBuf>> {
                     .collect(),
             })
             .collect();
-        let path = args.out_dir.join(format!(
+        let path = dir.join(format!(
             "rim-overhead-{procs}-sum-tmax.{}",
             args.plot_format
         ));
