@@ -55,7 +55,7 @@ pub fn run(args: Args) -> Result<()> {
 /// Where a reproduction writes its plots: `plots/<experiment>` unless told otherwise.
 #[derive(Debug, clap::Args)]
 pub struct PlotOptions {
-    /// Directory for the plots, created if missing [default: plots/<experiment>].
+    /// Directory for the plots, created if missing [default: plots/EXPERIMENT].
     #[arg(long = "out-dir", alias = "plots", value_name = "DIR")]
     out_dir: Option<PathBuf>,
     /// Do not write plots.
