@@ -125,7 +125,7 @@ fn bad_arguments_get_one_clear_line() {
         &with(&["--backend", "carrier-pigeon"]),
         "--backend: unknown backend",
     );
-    fails_with(&["run", "sorting"], "workload");
+    fails_with(&["run", "sorting"], "sorting");
     fails_with(&with(&["--slowdown-change", "1:3"]), "--slowdown-change");
     fails_with(&with(&["--timeout", "0"]), "--timeout");
     fails_with(

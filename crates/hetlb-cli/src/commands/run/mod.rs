@@ -1,0 +1,32 @@
+//! `hetlb run`: real work on real workers (threads, or MPI under `mpiexec`), one module per
+//! way of balancing it.
+//!
+//! * [`master_worker`] — `matmul` and `synthetic`: a problem cut into tasks that a master hands
+//!   out under EFP or a baseline (Aldasht, Ortega & Puntonet, 001_…).
+
+mod master_worker;
+
+use anyhow::Result;
+
+/// Arguments of `hetlb run`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    #[command(subcommand)]
+    workload: Workload,
+}
+
+#[derive(Debug, clap::Subcommand)]
+enum Workload {
+    /// C = A·B split by rows (the EFP paper's benchmark), under EFP or a baseline.
+    Matmul(master_worker::Args),
+    /// CPU-bound tasks of a configurable cost, under EFP or a baseline.
+    Synthetic(master_worker::Args),
+}
+
+/// Runs `hetlb run`.
+pub fn run(args: Args) -> Result<()> {
+    match args.workload {
+        Workload::Matmul(a) => master_worker::run(master_worker::Workload::Matmul, a),
+        Workload::Synthetic(a) => master_worker::run(master_worker::Workload::Synthetic, a),
+    }
+}
