@@ -40,6 +40,7 @@ pub mod grain;
 pub mod job;
 pub mod message;
 pub mod paper;
+pub mod peer;
 mod processor;
 pub mod report;
 pub mod run;

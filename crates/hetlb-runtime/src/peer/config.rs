@@ -1,0 +1,361 @@
+//! How a [`Balancer`](super::Balancer) decides: the rule, the ranks' topology, their speeds,
+//! the transmission schedule and the timeouts.
+
+use super::error::PeerError;
+use hetlb_core::network_algorithm::NetworkAlgorithm;
+use hetlb_core::topology::{Graph, Network, Topology, TopologySpec};
+use hetlb_core::transmission::Schedule;
+use std::time::Duration;
+
+/// The default silence after which a peer is judged to have stopped answering.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Where the capacities that the rule weighs come from.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Speeds {
+    /// Every rank counts the same (the rules' uniform case).
+    Equal,
+    /// Given capacities, one per rank, positive and finite.
+    Fixed(Vec<f64>),
+    /// Measured: the application reports, with [`Balancer::record`], the units it processed
+    /// and the seconds they took; a rank's capacity is the median rate of its last `window`
+    /// reports (equal speeds until every rank has reported once).
+    ///
+    /// [`Balancer::record`]: super::Balancer::record
+    Measured {
+        /// Reports the median is taken over.
+        window: usize,
+    },
+}
+
+/// Faults to inject into one rank's rebalance, to show and test what the others do. Counted
+/// in item messages this rank has sent during the call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Fault {
+    /// No fault.
+    #[default]
+    None,
+    /// Panic after sending `k` item messages (a panic in the middle of a move).
+    PanicAfterSends(u32),
+    /// Stop answering after sending `k` item messages, for the given time, then carry on (as
+    /// a process stopped with SIGSTOP and continued).
+    FreezeAfterSends(u32, Duration),
+    /// Leave the group after sending `k` item messages: the call returns an error at once,
+    /// without telling anyone, and the balancer is dropped.
+    LeaveAfterSends(u32),
+}
+
+/// Everything a [`Balancer`](super::Balancer) needs besides its communicator. Every rank of
+/// the group must use the same configuration (the ranks check that they agree).
+///
+/// # Example
+/// ```
+/// use hetlb_runtime::peer::{BalancerConfig, Speeds};
+/// use hetlb_core::transmission::Schedule;
+/// let cfg = BalancerConfig::new("dishet")
+///     .unwrap()
+///     .topology("ring:6")
+///     .unwrap()
+///     .speeds(Speeds::Measured { window: 5 })
+///     .schedule(Schedule::Phased);
+/// assert_eq!(cfg.algorithm().name(), "dishet");
+/// assert!(BalancerConfig::new("dem-superb").is_err());
+/// ```
+#[derive(Debug, Clone)]
+pub struct BalancerConfig {
+    pub(crate) algorithm: NetworkAlgorithm,
+    pub(crate) topology: Option<(String, Network)>,
+    pub(crate) speeds: Speeds,
+    pub(crate) schedule: Schedule,
+    pub(crate) timeout: Duration,
+    pub(crate) entry_timeout: Option<Duration>,
+    pub(crate) procs_per_group: Option<usize>,
+    pub(crate) max_rounds: Option<u64>,
+    pub(crate) seed: u64,
+    pub(crate) lambda: Option<f64>,
+    pub(crate) fault: Fault,
+}
+
+impl BalancerConfig {
+    /// A configuration for `rule`: any name `hetlb balance --algorithm` accepts (`dem`,
+    /// `dem-fixed`, `dem-improved`, `dem-hetero`, `oem`, `cwa`, `hybrid`, `dishet`,
+    /// `diffusion`, `random-biasing`, `dynamic-biasing`, `gdem`). Equal speeds, the phased
+    /// schedule, a 10 s timeout, the default topology (see [`BalancerConfig::topology`]).
+    ///
+    /// # Errors
+    /// [`PeerError::Config`] for an unknown rule.
+    pub fn new(rule: &str) -> Result<Self, PeerError> {
+        let algorithm = rule.parse::<NetworkAlgorithm>().map_err(|e| {
+            PeerError::Config(format!(
+                "{e}; known rules: {}",
+                NetworkAlgorithm::all()
+                    .map(|a| a.name())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ))
+        })?;
+        Ok(Self::for_algorithm(algorithm))
+    }
+
+    /// A configuration for an already parsed rule.
+    pub fn for_algorithm(algorithm: NetworkAlgorithm) -> Self {
+        Self {
+            algorithm,
+            topology: None,
+            speeds: Speeds::Equal,
+            schedule: Schedule::Phased,
+            timeout: DEFAULT_TIMEOUT,
+            entry_timeout: None,
+            procs_per_group: None,
+            max_rounds: None,
+            seed: 0,
+            lambda: None,
+            fault: Fault::None,
+        }
+    }
+
+    /// The ranks' topology as a spec (`ring:8`, `torus:2x4`, `hypercube:3`, `random:8:0.5:1`,
+    /// `file:PATH` …), with as many nodes as there are ranks. Without it: a hypercube when the
+    /// rank count is a power of two, a ring otherwise (the hypercube rules need a hypercube).
+    ///
+    /// # Errors
+    /// [`PeerError::Config`] for a spec that cannot be parsed or built, or a file that cannot
+    /// be read.
+    pub fn topology(mut self, spec: &str) -> Result<Self, PeerError> {
+        let parsed: TopologySpec = spec
+            .parse()
+            .map_err(|e| PeerError::Config(format!("topology: {e}")))?;
+        let network = match &parsed {
+            TopologySpec::File(path) => {
+                let text = std::fs::read_to_string(path).map_err(|e| {
+                    PeerError::Config(format!("topology: cannot read '{path}': {e}"))
+                })?;
+                let graph = Graph::parse(&text, None)
+                    .map_err(|e| PeerError::Config(format!("topology: {path}: {e}")))?;
+                Network::from_graph(graph)
+            }
+            other => other
+                .build()
+                .map_err(|e| PeerError::Config(format!("topology: {other}: {e}")))?,
+        };
+        self.topology = Some((parsed.to_string(), network));
+        Ok(self)
+    }
+
+    /// The ranks' topology as a built network, named `label` in reports and dumps.
+    pub fn network(mut self, label: impl Into<String>, network: Network) -> Self {
+        self.topology = Some((label.into(), network));
+        self
+    }
+
+    /// Where the capacities come from.
+    pub fn speeds(mut self, speeds: Speeds) -> Self {
+        self.speeds = speeds;
+        self
+    }
+
+    /// How items are put on the links: phased, overlapped or pipelined (004_… §6).
+    pub fn schedule(mut self, schedule: Schedule) -> Self {
+        self.schedule = schedule;
+        self
+    }
+
+    /// Silence after which a peer that takes part in the call is judged to have stopped
+    /// answering (default 10 s). A peer proves it is alive while it waits in the call; a
+    /// peer that has not reached the call yet is busy, not silent (see
+    /// [`BalancerConfig::entry_timeout`]).
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = timeout;
+        self
+    }
+
+    /// How long to wait for a peer that has not reached the call and cannot prove it is
+    /// alive meanwhile (on MPI below `MPI_THREAD_MULTIPLE`, where no thread can answer for a
+    /// busy rank). Default: no limit, since a busy peer must never be declared dead.
+    pub fn entry_timeout(mut self, timeout: Option<Duration>) -> Self {
+        self.entry_timeout = timeout;
+        self
+    }
+
+    /// `P` of `hybrid` (OEM within groups of `P` ranks, then CWA).
+    pub fn procs_per_group(mut self, p: Option<usize>) -> Self {
+        self.procs_per_group = p;
+        self
+    }
+
+    /// Round limit of the diffusion rules (default 100,000, as `hetlb balance`).
+    pub fn max_rounds(mut self, rounds: Option<u64>) -> Self {
+        self.max_rounds = rounds;
+        self
+    }
+
+    /// Seed of `random-biasing`'s draws.
+    pub fn seed(mut self, seed: u64) -> Self {
+        self.seed = seed;
+        self
+    }
+
+    /// `λ` of `gdem` (default: the network's optimal or 1/2).
+    pub fn lambda(mut self, lambda: Option<f64>) -> Self {
+        self.lambda = lambda;
+        self
+    }
+
+    /// A fault to inject into this rank's calls (tests and demonstrations).
+    pub fn fault(mut self, fault: Fault) -> Self {
+        self.fault = fault;
+        self
+    }
+
+    /// The rule.
+    pub fn algorithm(&self) -> NetworkAlgorithm {
+        self.algorithm
+    }
+
+    /// The schedule.
+    pub fn schedule_kind(&self) -> Schedule {
+        self.schedule
+    }
+
+    /// The speeds.
+    pub fn speeds_kind(&self) -> &Speeds {
+        &self.speeds
+    }
+
+    /// Checks the configuration against `ranks` ranks and returns the topology's label and
+    /// network. Nothing has moved when this fails.
+    pub(crate) fn resolve(&self, ranks: usize) -> Result<(String, Network), PeerError> {
+        let bad = |m: String| Err(PeerError::Config(m));
+        if ranks == 0 {
+            return bad("a group needs at least one rank".into());
+        }
+        if self.timeout.is_zero() {
+            return bad("timeout: must be positive".into());
+        }
+        match &self.speeds {
+            Speeds::Fixed(c) => {
+                if c.len() != ranks {
+                    return bad(format!(
+                        "capacities: {} values given for {ranks} ranks",
+                        c.len()
+                    ));
+                }
+                if let Some(i) = c.iter().position(|x| !(x.is_finite() && *x > 0.0)) {
+                    return bad(format!(
+                        "capacities: value {} ({}) must be positive and finite",
+                        i + 1,
+                        c[i]
+                    ));
+                }
+            }
+            Speeds::Measured { window: 0 } => {
+                return bad("speeds: the measuring window must hold at least one report".into());
+            }
+            _ => {}
+        }
+        let (label, network) = match &self.topology {
+            Some((label, network)) => (label.clone(), network.clone()),
+            None if ranks.is_power_of_two() => {
+                let d = ranks.trailing_zeros();
+                let spec = TopologySpec::Hypercube(d);
+                (
+                    spec.to_string(),
+                    spec.build()
+                        .map_err(|e| PeerError::Config(format!("topology: {e}")))?,
+                )
+            }
+            None if self.algorithm.needs_hypercube() => {
+                return bad(format!(
+                    "{} needs a hypercube: a power-of-two number of ranks, not {ranks} (use a \
+                     diffusion rule such as dishet or gdem on other counts)",
+                    self.algorithm
+                ));
+            }
+            None => {
+                // Not a power of two, so at least 3 ranks: a ring exists.
+                let spec = TopologySpec::Ring(ranks);
+                (
+                    spec.to_string(),
+                    spec.build()
+                        .map_err(|e| PeerError::Config(format!("topology: {e}")))?,
+                )
+            }
+        };
+        if network.node_count() != ranks {
+            return bad(format!(
+                "topology: {label} has {} nodes but there are {ranks} ranks",
+                network.node_count()
+            ));
+        }
+        if self.algorithm.needs_hypercube() && !matches!(network, Network::Hypercube(_)) {
+            return bad(format!(
+                "{} runs on a hypercube only, not on {label} (use gdem, dishet or diffusion on \
+                 other networks)",
+                self.algorithm
+            ));
+        }
+        if self.procs_per_group.is_some() && self.algorithm.name() != "hybrid" {
+            return bad(format!(
+                "procs_per_group: only hybrid has groups, not {}",
+                self.algorithm
+            ));
+        }
+        if let Some(l) = self.lambda {
+            if self.algorithm != NetworkAlgorithm::Gdem {
+                return bad(format!("lambda: only gdem has one, not {}", self.algorithm));
+            }
+            if !(l.is_finite() && l > 0.0 && l < 1.0) {
+                return bad(format!("lambda: {l} is not in (0, 1)"));
+            }
+        }
+        if self.max_rounds.is_some() && self.algorithm.needs_hypercube() {
+            return bad(format!(
+                "max_rounds: {} runs one phase per dimension and has no round limit",
+                self.algorithm
+            ));
+        }
+        Ok((label, network))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_fit_the_rank_count() {
+        let cfg = BalancerConfig::new("oem").unwrap();
+        assert_eq!(cfg.resolve(8).unwrap().0, "hypercube:3");
+        let e = cfg.resolve(6).unwrap_err().to_string();
+        assert!(e.contains("power-of-two"), "{e}");
+        let cfg = BalancerConfig::new("dishet").unwrap();
+        assert_eq!(cfg.resolve(6).unwrap().0, "ring:6");
+        assert_eq!(cfg.resolve(2).unwrap().0, "hypercube:1");
+        assert_eq!(cfg.resolve(1).unwrap().1.node_count(), 1);
+    }
+
+    #[test]
+    fn bad_arguments_are_named() {
+        let e = |c: BalancerConfig, n| c.resolve(n).unwrap_err().to_string();
+        let oem = BalancerConfig::new("oem").unwrap();
+        assert!(e(oem.clone().speeds(Speeds::Fixed(vec![1.0; 3])), 4).contains("capacities: 3"));
+        assert!(
+            e(
+                oem.clone().speeds(Speeds::Fixed(vec![1.0, 0.0, 1.0, 1.0])),
+                4
+            )
+            .contains("value 2")
+        );
+        assert!(e(oem.clone().topology("ring:4").unwrap(), 4).contains("hypercube only"));
+        assert!(e(oem.clone().topology("ring:5").unwrap(), 4).contains("5 nodes"));
+        assert!(e(oem.clone().procs_per_group(Some(2)), 4).contains("only hybrid"));
+        assert!(e(oem.timeout(Duration::ZERO), 4).contains("timeout"));
+        assert!(BalancerConfig::new("nope").is_err());
+        assert!(
+            BalancerConfig::new("oem")
+                .unwrap()
+                .topology("ring")
+                .is_err()
+        );
+    }
+}

@@ -1,0 +1,133 @@
+//! What one rank's rebalance did.
+
+use super::decide::Migration;
+use hetlb_core::transmission::Schedule;
+use serde::Serialize;
+
+/// One rank's account of a rebalance. The vectors (`loads_before`, `planned_after`,
+/// `loads_after`, …) are the whole group's and the same on every rank.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Report {
+    /// The call, counted from 1.
+    pub epoch: u64,
+    /// This rank.
+    pub rank: usize,
+    /// The backend (`threads`, `mpi`).
+    pub backend: &'static str,
+    /// The rule.
+    pub algorithm: String,
+    /// The ranks' topology.
+    pub topology: String,
+    /// How items were put on the links.
+    pub schedule: Schedule,
+    /// Items this rank held before the call.
+    pub items_before: u64,
+    /// Items this rank holds after it.
+    pub items_after: u64,
+    /// Units (Σ of item loads) before.
+    pub units_before: u64,
+    /// Units after.
+    pub units_after: u64,
+    /// Items this rank sent (forwarded items count at every hop).
+    pub items_sent: u64,
+    /// Items this rank received.
+    pub items_received: u64,
+    /// Units sent.
+    pub units_sent: u64,
+    /// Units received.
+    pub units_received: u64,
+    /// Bytes of item messages sent (serialised size; on threads, what they would take).
+    pub bytes_sent: u64,
+    /// Bytes received (on threads: 0, items move as values).
+    pub bytes_received: u64,
+    /// Messages this rank sent: gather, items, acknowledgements, agreement.
+    pub messages_sent: u64,
+    /// Phases (dimensions or rounds) of the plan that moved something.
+    pub phases: usize,
+    /// `max (load ÷ capacity) ÷ average` before the call (1 is perfect).
+    pub imbalance_before: f64,
+    /// The same after the move.
+    pub imbalance_after: f64,
+    /// The same for the rule's planned loads.
+    pub planned_imbalance_after: f64,
+    /// True when the rule moved work (false: the loads were already as balanced as the rule
+    /// makes them, and the call cost one all-gather).
+    pub balanced: bool,
+    /// True when the rule reached its fixed point or ran its schedule.
+    pub converged: bool,
+    /// Σ over this rank's transfers of planned − carried units (weighted items only; 0 with
+    /// unit items).
+    pub residual: i64,
+    /// Seconds this rank spent deciding (the gather and the rule).
+    pub decide_seconds: f64,
+    /// Seconds this rank spent moving, agreement included.
+    pub move_seconds: f64,
+    /// The longest move of any rank, to its last transfer (seconds).
+    pub slowest_move_seconds: f64,
+    /// The model's transmission time in steps of one unit over one link.
+    pub predicted_steps: Option<u64>,
+    /// Measured seconds per unit over a link: Σ (first send → acknowledgement) ÷ Σ units,
+    /// over every rank's transfers.
+    pub seconds_per_unit: Option<f64>,
+    /// `predicted_steps × seconds_per_unit`: the model's prediction of the move, to compare
+    /// with `slowest_move_seconds`.
+    pub predicted_move_seconds: Option<f64>,
+    /// Capacities the rule used (`None`: equal ranks).
+    pub capacities: Option<Vec<f64>>,
+    /// Measured speeds (units per second), when measured.
+    pub measured_speeds: Option<Vec<f64>>,
+    /// Units per rank as the rule saw them.
+    pub loads_before: Vec<u64>,
+    /// The rule's final loads.
+    pub planned_after: Vec<u64>,
+    /// Units per rank after the move (equal to `planned_after` with unit items).
+    pub loads_after: Vec<u64>,
+    /// Items per rank after the move.
+    pub items_after_all: Vec<u64>,
+}
+
+impl Report {
+    /// The report of a call that moved nothing.
+    pub(crate) fn unchanged(m: &Migration, rank: usize, backend: &'static str) -> Self {
+        let weights = m.weights();
+        let imbalance = super::decide::imbalance(&m.loads_before, &weights);
+        Self {
+            epoch: m.epoch,
+            rank,
+            backend,
+            algorithm: m.algorithm.name().to_string(),
+            topology: m.topology.clone(),
+            schedule: m.schedule,
+            items_before: m.items_before[rank],
+            items_after: m.items_before[rank],
+            units_before: m.loads_before[rank],
+            units_after: m.loads_before[rank],
+            items_sent: 0,
+            items_received: 0,
+            units_sent: 0,
+            units_received: 0,
+            bytes_sent: 0,
+            bytes_received: 0,
+            messages_sent: 0,
+            phases: 0,
+            imbalance_before: imbalance,
+            imbalance_after: imbalance,
+            planned_imbalance_after: imbalance,
+            balanced: false,
+            converged: m.converged,
+            residual: 0,
+            decide_seconds: m.decide_seconds,
+            move_seconds: 0.0,
+            slowest_move_seconds: 0.0,
+            predicted_steps: m.predicted_steps,
+            seconds_per_unit: None,
+            predicted_move_seconds: None,
+            capacities: m.capacities.clone(),
+            measured_speeds: m.measured_speeds.clone(),
+            loads_before: m.loads_before.clone(),
+            planned_after: m.planned_after.clone(),
+            loads_after: m.loads_before.clone(),
+            items_after_all: m.items_before.clone(),
+        }
+    }
+}

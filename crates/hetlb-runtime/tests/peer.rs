@@ -1,0 +1,380 @@
+//! Peer rebalancing on threads: the decisions are the planner's, every item is held exactly
+//! once, and failures are reported without losing anything.
+
+use hetlb_core::model::Capacities;
+use hetlb_core::network_algorithm::{NetworkAlgorithm, NetworkOptions, balance_on};
+use hetlb_core::topology::TopologySpec;
+use hetlb_core::transmission::Schedule;
+use hetlb_runtime::peer::{
+    Balancer, BalancerConfig, Fault, Item, PeerError, Report, Speeds, threads,
+};
+use proptest::prelude::*;
+use serde::{Deserialize, Serialize};
+use std::time::{Duration, Instant};
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+struct Work {
+    id: u64,
+    cost: u64,
+    payload: [u8; 8],
+}
+
+impl Item for Work {
+    fn id(&self) -> u64 {
+        self.id
+    }
+    fn load(&self) -> u64 {
+        self.cost
+    }
+}
+
+/// Runs one rebalance on `items.len()` threads; returns each rank's result and items after.
+fn run_group<T: Item>(
+    items: Vec<Vec<T>>,
+    config: impl Fn(usize) -> BalancerConfig,
+) -> Vec<(Result<Report, PeerError>, Vec<T>)> {
+    let comms = threads::group::<T>(items.len());
+    let handles: Vec<_> = comms
+        .into_iter()
+        .zip(items)
+        .enumerate()
+        .map(|(rank, (comm, mut mine))| {
+            let cfg = config(rank);
+            std::thread::spawn(move || {
+                let mut b = Balancer::new(comm, cfg).expect("valid configuration");
+                let r = b.rebalance(&mut mine);
+                (r, mine)
+            })
+        })
+        .collect();
+    handles.into_iter().map(|h| h.join().unwrap()).collect()
+}
+
+fn unit_items(loads: &[u64]) -> Vec<Vec<u64>> {
+    let mut next = 0u64;
+    loads
+        .iter()
+        .map(|&l| {
+            let v: Vec<u64> = (next..next + l).collect();
+            next += l;
+            v
+        })
+        .collect()
+}
+
+fn planner_final(
+    spec: &str,
+    algorithm: NetworkAlgorithm,
+    loads: &[u64],
+    caps: Option<&[f64]>,
+) -> Vec<u64> {
+    let network = spec.parse::<TopologySpec>().unwrap().build().unwrap();
+    let options = NetworkOptions {
+        capacities: caps.map(|c| Capacities::new(c.to_vec()).unwrap()),
+        ..NetworkOptions::default()
+    };
+    balance_on(&network, algorithm, loads, &options)
+        .unwrap()
+        .plan
+        .final_loads
+}
+
+fn assert_exactly_once(before: &[Vec<u64>], after: &[(Result<Report, PeerError>, Vec<u64>)]) {
+    let mut a: Vec<u64> = before.iter().flatten().copied().collect();
+    let mut b: Vec<u64> = after.iter().flat_map(|(_, v)| v.iter().copied()).collect();
+    a.sort_unstable();
+    b.sort_unstable();
+    assert_eq!(a, b, "every item exactly once");
+}
+
+#[test]
+fn unit_counts_equal_the_planner_for_every_rule_and_schedule() {
+    let loads = [13u64, 0, 7, 22, 1, 9, 30, 4];
+    let caps = [1.0, 2.0, 1.0, 3.0, 1.0, 1.0, 2.0, 1.0];
+    for algorithm in NetworkAlgorithm::all() {
+        let spec = "hypercube:3";
+        for schedule in Schedule::ALL {
+            for capacities in [None, Some(&caps[..])] {
+                let expected = planner_final(spec, algorithm, &loads, capacities);
+                let items = unit_items(&loads);
+                let out = run_group(items.clone(), |_| {
+                    let cfg = BalancerConfig::for_algorithm(algorithm)
+                        .topology(spec)
+                        .unwrap()
+                        .schedule(schedule);
+                    match capacities {
+                        Some(c) => cfg.speeds(Speeds::Fixed(c.to_vec())),
+                        None => cfg,
+                    }
+                });
+                let counts: Vec<u64> = out.iter().map(|(_, v)| v.len() as u64).collect();
+                assert_eq!(
+                    counts, expected,
+                    "{algorithm} {schedule} capacities {capacities:?}"
+                );
+                for (r, _) in &out {
+                    let r = r.as_ref().unwrap();
+                    assert_eq!(r.loads_after, expected);
+                    assert_eq!(r.planned_after, expected);
+                    assert_eq!(r.residual, 0);
+                }
+                assert_exactly_once(&items, &out);
+            }
+        }
+    }
+}
+
+#[test]
+fn diffusion_rules_on_other_networks_equal_the_planner() {
+    for (spec, loads) in [
+        ("ring:6", vec![60u64, 0, 3, 0, 0, 17]),
+        ("torus:2x3", vec![0u64, 40, 0, 5, 5, 0]),
+        ("path:5", vec![25u64, 0, 0, 0, 1]),
+        ("random:7:0.5:3", vec![9u64, 0, 0, 21, 0, 0, 2]),
+    ] {
+        for algorithm in NetworkAlgorithm::all().filter(|a| !a.needs_hypercube()) {
+            let expected = planner_final(spec, algorithm, &loads, None);
+            let items = unit_items(&loads);
+            let out = run_group(items.clone(), |_| {
+                BalancerConfig::for_algorithm(algorithm)
+                    .topology(spec)
+                    .unwrap()
+            });
+            let counts: Vec<u64> = out.iter().map(|(_, v)| v.len() as u64).collect();
+            assert_eq!(counts, expected, "{algorithm} on {spec}");
+            assert_exactly_once(&items, &out);
+        }
+    }
+}
+
+#[test]
+fn a_balanced_group_costs_one_gather_and_moves_nothing() {
+    let items = unit_items(&[5, 5, 5, 5]);
+    let out = run_group(items.clone(), |_| BalancerConfig::new("cwa").unwrap());
+    for (r, v) in &out {
+        let r = r.as_ref().unwrap();
+        assert!(!r.balanced);
+        assert_eq!((r.items_sent, r.items_received, v.len()), (0, 0, 5));
+        assert_eq!(r.imbalance_before, 1.0);
+    }
+}
+
+#[test]
+fn defaults_pick_a_ring_for_six_ranks_and_refuse_hypercube_rules() {
+    let items = unit_items(&[12, 0, 0, 0, 0, 0]);
+    let out = run_group(items, |_| BalancerConfig::new("dishet").unwrap());
+    let r = out[0].0.as_ref().unwrap();
+    assert_eq!(r.topology, "ring:6");
+    assert!(r.imbalance_after < r.imbalance_before);
+    let comm = threads::group::<u64>(6).pop().unwrap();
+    let e = Balancer::new(comm, BalancerConfig::new("oem").unwrap()).unwrap_err();
+    assert!(e.to_string().contains("power-of-two"), "{e}");
+}
+
+#[test]
+fn ranks_with_different_rules_are_told_before_anything_moves() {
+    let items = unit_items(&[8, 0, 0, 0]);
+    let out = run_group(items.clone(), |r| {
+        BalancerConfig::new(if r == 2 { "dem" } else { "oem" }).unwrap()
+    });
+    for ((r, v), before) in out.iter().zip(&items) {
+        assert!(matches!(r, Err(PeerError::Mismatch(_))), "{r:?}");
+        assert_eq!(v, before);
+    }
+}
+
+#[test]
+fn weighted_items_follow_the_plan_within_one_item_per_transfer() {
+    // 8 ranks, rank 0 holds items of costs 1..=40, the others nothing.
+    let mut items: Vec<Vec<Work>> = vec![Vec::new(); 8];
+    items[0] = (1..=40)
+        .map(|i| Work {
+            id: i,
+            cost: i,
+            payload: [i as u8; 8],
+        })
+        .collect();
+    let total: u64 = (1..=40).sum();
+    let out = run_group(items, |_| BalancerConfig::new("cwa").unwrap());
+    let mut ids: Vec<u64> = out
+        .iter()
+        .flat_map(|(_, v)| v.iter().map(|w| w.id))
+        .collect();
+    ids.sort_unstable();
+    assert_eq!(ids, (1..=40).collect::<Vec<u64>>());
+    let r = out[0].0.as_ref().unwrap();
+    assert_eq!(r.loads_after.iter().sum::<u64>(), total);
+    for (&after, &planned) in r.loads_after.iter().zip(&r.planned_after) {
+        assert!(after.abs_diff(planned) <= 40, "{after} vs {planned}");
+    }
+    assert!(r.imbalance_after < r.imbalance_before);
+    let before = out[0].0.as_ref().unwrap().imbalance_before;
+    assert!(before >= 7.9);
+}
+
+/// Rank 0 holds everything; rank `victim` suffers `fault`; everyone else must return an error
+/// naming it, in time, holding exactly what it held before.
+fn survive(fault: Fault, victim: usize, expect: &str) {
+    let loads = [400u64, 0, 0, 0, 0, 0, 0, 0];
+    let items = unit_items(&loads);
+    let comms = threads::group::<u64>(8);
+    let start = Instant::now();
+    let handles: Vec<_> = comms
+        .into_iter()
+        .zip(items.clone())
+        .enumerate()
+        .map(|(rank, (comm, mut mine))| {
+            std::thread::spawn(move || {
+                let mut cfg = BalancerConfig::new("dem")
+                    .unwrap()
+                    .timeout(Duration::from_millis(300));
+                if rank == victim {
+                    cfg = cfg.fault(fault);
+                }
+                let mut b = Balancer::new(comm, cfg).unwrap();
+                let r = b.rebalance(&mut mine);
+                (r, mine)
+            })
+        })
+        .collect();
+    let out: Vec<_> = handles.into_iter().map(|h| h.join()).collect();
+    assert!(start.elapsed() < Duration::from_secs(10));
+    for (rank, (o, before)) in out.into_iter().zip(&items).enumerate() {
+        if rank == victim {
+            continue;
+        }
+        let (r, after) = o.expect("survivors do not panic");
+        let e = r.expect_err("a failed peer is reported");
+        assert_eq!(e.culprit(), Some(victim), "rank {rank}: {e}");
+        assert!(
+            e.to_string().contains(expect) || matches!(e, PeerError::Aborted { .. }),
+            "{e}"
+        );
+        assert_eq!(&after, before, "rank {rank} holds what it held before");
+    }
+}
+
+#[test]
+fn a_peer_that_panics_mid_move_is_named_and_nothing_is_lost() {
+    survive(Fault::PanicAfterSends(1), 0, "panicked");
+}
+
+#[test]
+fn a_peer_that_stops_answering_is_named_within_the_timeout() {
+    survive(
+        Fault::FreezeAfterSends(1, Duration::from_secs(2)),
+        0,
+        "stopped answering",
+    );
+}
+
+#[test]
+fn a_peer_that_leaves_mid_move_is_named() {
+    survive(Fault::LeaveAfterSends(1), 0, "left");
+}
+
+#[test]
+fn a_busy_peer_is_never_declared_dead() {
+    // Rank 3 computes for three timeouts before it joins the call.
+    let items = unit_items(&[40, 0, 0, 0]);
+    let comms = threads::group::<u64>(4);
+    let handles: Vec<_> = comms
+        .into_iter()
+        .zip(items)
+        .enumerate()
+        .map(|(rank, (comm, mut mine))| {
+            std::thread::spawn(move || {
+                let cfg = BalancerConfig::new("oem")
+                    .unwrap()
+                    .timeout(Duration::from_millis(100));
+                let mut b = Balancer::new(comm, cfg).unwrap();
+                if rank == 3 {
+                    std::thread::sleep(Duration::from_millis(300));
+                }
+                b.rebalance(&mut mine).map(|_| mine.len())
+            })
+        })
+        .collect();
+    let counts: Vec<usize> = handles
+        .into_iter()
+        .map(|h| h.join().unwrap().unwrap())
+        .collect();
+    assert_eq!(counts, vec![10, 10, 10, 10]);
+}
+
+#[test]
+fn repeated_calls_keep_the_epochs_apart() {
+    let comms = threads::group::<u64>(4);
+    let handles: Vec<_> = comms
+        .into_iter()
+        .enumerate()
+        .map(|(rank, comm)| {
+            std::thread::spawn(move || {
+                let mut b =
+                    Balancer::new(comm, BalancerConfig::new("dem-improved").unwrap()).unwrap();
+                let mut mine: Vec<u64> = Vec::new();
+                for step in 0..20u64 {
+                    // each step rank (step % 4) gains 9 new items
+                    if rank as u64 == step % 4 {
+                        mine.extend((0..9).map(|i| 1000 * step + i));
+                    }
+                    b.rebalance(&mut mine).unwrap();
+                }
+                mine
+            })
+        })
+        .collect();
+    let all: Vec<Vec<u64>> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+    let mut ids: Vec<u64> = all.iter().flatten().copied().collect();
+    ids.sort_unstable();
+    let mut expected: Vec<u64> = (0..20u64)
+        .flat_map(|s| (0..9).map(move |i| 1000 * s + i))
+        .collect();
+    expected.sort_unstable();
+    assert_eq!(ids, expected);
+    let counts: Vec<usize> = all.iter().map(Vec::len).collect();
+    assert!(
+        counts.iter().max().unwrap() - counts.iter().min().unwrap() <= 2,
+        "{counts:?}"
+    );
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    #[test]
+    fn every_item_is_held_exactly_once(
+        dims in 0u32..4,
+        rule in 0usize..12,
+        costs in prop::collection::vec((0usize..16, 0u64..6), 0..60),
+        caps in prop::collection::vec(1u32..5, 8),
+        schedule in 0usize..3,
+        use_caps in any::<bool>(),
+    ) {
+        let ranks = 1usize << dims;
+        let algorithm = NetworkAlgorithm::all().nth(rule).unwrap();
+        let mut items: Vec<Vec<Work>> = vec![Vec::new(); ranks];
+        for (id, &(owner, cost)) in costs.iter().enumerate() {
+            items[owner % ranks].push(Work { id: id as u64, cost, payload: [0; 8] });
+        }
+        let caps: Vec<f64> = caps[..ranks].iter().map(|&c| f64::from(c)).collect();
+        let spec = format!("hypercube:{dims}");
+        let out = run_group(items.clone(), |_| {
+            let cfg = BalancerConfig::for_algorithm(algorithm)
+                .topology(&spec)
+                .unwrap()
+                .schedule(Schedule::ALL[schedule]);
+            if use_caps { cfg.speeds(Speeds::Fixed(caps.clone())) } else { cfg }
+        });
+        let mut before: Vec<(u64, u64)> = items.iter().flatten().map(|w| (w.id, w.cost)).collect();
+        let mut after: Vec<(u64, u64)> =
+            out.iter().flat_map(|(_, v)| v.iter().map(|w| (w.id, w.cost))).collect();
+        before.sort_unstable();
+        after.sort_unstable();
+        prop_assert_eq!(before, after);
+        for (r, v) in &out {
+            let r = r.as_ref().unwrap();
+            prop_assert_eq!(r.units_after, v.iter().map(|w| w.cost).sum::<u64>());
+        }
+    }
+}
