@@ -6,7 +6,9 @@
 //! * `enumerate` — exhaustive histogram of the final max difference over all load vectors;
 //! * `bench` — time the hot kernels side by side with their baselines.
 //! * `simulate` — run a discrete-event scenario file (TOML);
-//! * `run` — real tasks on real workers (threads or MPI) under EFP or a baseline.
+//! * `run` — real work on real workers (threads or MPI): EFP master-worker, or an iterative
+//!   application balanced by peer rebalancing;
+//! * `replay` — other rules, offline, on the rebalances a run recorded.
 //!
 //! Errors are one line, `error: ...`, naming the option at fault, with a non-zero exit.
 
@@ -39,8 +41,11 @@ enum Command {
     Bench(commands::bench::Args),
     /// Run a discrete-event scenario (TOML) and report makespan, idle times, queue lengths.
     Simulate(commands::simulate::Args),
-    /// Run real tasks on real workers (threads or MPI) under EFP or a baseline.
+    /// Run real work on real workers (threads or MPI): EFP master-worker, or an iterative
+    /// application balanced by peer rebalancing.
     Run(commands::run::Args),
+    /// Re-run other rules offline on the rebalances recorded by `hetlb run iterative --dump`.
+    Replay(commands::replay::Args),
 }
 
 /// True when `message` reports that stdout's reader went away (`hetlb … | head`).
@@ -103,6 +108,7 @@ fn main() -> ExitCode {
         Command::Bench(args) => commands::bench::run(args),
         Command::Simulate(args) => commands::simulate::run(args),
         Command::Run(args) => commands::run::run(args),
+        Command::Replay(args) => commands::replay::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

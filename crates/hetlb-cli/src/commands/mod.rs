@@ -3,6 +3,7 @@
 pub mod balance;
 pub mod bench;
 pub mod enumerate;
+pub mod replay;
 pub mod reproduce;
 pub mod run;
 pub mod simulate;

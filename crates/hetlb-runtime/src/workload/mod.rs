@@ -1,4 +1,6 @@
-//! Ready-made jobs: the paper's matrix multiplication and a synthetic CPU-bound task.
+//! Ready-made workloads: the paper's matrix multiplication and a synthetic CPU-bound task
+//! (master-worker), and an iterative application balanced by peer rebalancing.
 
+pub mod iterative;
 pub mod matmul;
 pub mod synthetic;

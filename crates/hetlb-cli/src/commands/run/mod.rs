@@ -3,7 +3,12 @@
 //!
 //! * [`master_worker`] — `matmul` and `synthetic`: a problem cut into tasks that a master hands
 //!   out under EFP or a baseline (Aldasht, Ortega & Puntonet, 001_…).
+//! * [`iterative`] — an iterative application whose ranks balance their own items with peer
+//!   rebalancing under the decentralised rules (000_…, 002_…, 004_…).
 
+mod iterative;
+#[cfg(feature = "mpi")]
+mod iterative_mpi;
 mod master_worker;
 
 use anyhow::Result;
@@ -21,6 +26,9 @@ enum Workload {
     Matmul(master_worker::Args),
     /// CPU-bound tasks of a configurable cost, under EFP or a baseline.
     Synthetic(master_worker::Args),
+    /// An iterative application balanced by peer rebalancing, each rule against none and the
+    /// ideal.
+    Iterative(iterative::Args),
 }
 
 /// Runs `hetlb run`.
@@ -28,5 +36,6 @@ pub fn run(args: Args) -> Result<()> {
     match args.workload {
         Workload::Matmul(a) => master_worker::run(master_worker::Workload::Matmul, a),
         Workload::Synthetic(a) => master_worker::run(master_worker::Workload::Synthetic, a),
+        Workload::Iterative(a) => iterative::run(a),
     }
 }

@@ -1,0 +1,562 @@
+//! `hetlb run iterative`: an iterative application on real workers, balanced by peer
+//! rebalancing under each decentralised rule in turn, against no balancing and the ideal.
+
+use crate::input::parse_list;
+use crate::output::{Format, fixed, print_csv, print_json, table};
+use crate::plot::{Series, line_chart};
+use crate::progress;
+use anyhow::{Context, Result, anyhow, bail};
+use hetlb_core::network_algorithm::NetworkAlgorithm;
+use hetlb_core::transmission::Schedule;
+use hetlb_runtime::Slowdown;
+use hetlb_runtime::peer::{BalancerConfig, Speeds};
+use hetlb_runtime::workload::iterative::{Drift, IterativeConfig, IterativeRun, Step};
+use serde::Serialize;
+use std::io::Write;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// The most ranks a threads run starts (each rank is a thread).
+const MAX_THREAD_RANKS: usize = 1024;
+/// The most cells (items) a run holds in memory.
+const MAX_CELLS: u64 = 100_000_000;
+
+/// Arguments of `hetlb run iterative`.
+#[derive(Debug, clap::Args)]
+#[command(after_help = "Examples:\n  \
+    hetlb run iterative --balancer all --workers 4 --slowdown 1,3,3,3\n  \
+    hetlb run iterative --balancer cwa,dishet,none --workers 8 --drift hotspot:6 --plot iterations.svg\n  \
+    hetlb run iterative --balancer oem --workers 4 --schedule pipeline --dump steps.jsonl --format json\n  \
+    mpiexec -n 8 hetlb run iterative --backend mpi --balancer all --slowdown 1,1,3,3,3,3,3,3")]
+pub struct Args {
+    /// Items (cells of work) in all, spread over the ranks in equal blocks at the start.
+    #[arg(long, default_value_t = 4096, visible_alias = "cells")]
+    items: u64,
+    /// Iterations of the application's loop.
+    #[arg(long, default_value_t = 40)]
+    iterations: u64,
+    /// Rebalance every R iterations.
+    #[arg(long, default_value_t = 5, value_name = "R")]
+    every: u64,
+    /// Rules to compare, comma-separated (any name `hetlb balance` accepts), `none` for the
+    /// run without balancing, or `all`: every rule that fits the rank count, and none.
+    #[arg(long, default_value = "all", value_name = "ALG[,ALG…]|all|none")]
+    balancer: String,
+    /// Ranks (threads; on MPI the number of processes, the default there).
+    #[arg(long)]
+    workers: Option<usize>,
+    /// Slowdown factor per rank, whole numbers ≥ 1 (`1,3,3,3`); the rank repeats its kernel
+    /// that many times. The balancer never sees them: it measures speeds.
+    #[arg(long)]
+    slowdown: Option<String>,
+    /// Costs that move over the iterations: `hotspot[:FACTOR[:WIDTH[:SWEEPS]]]`, a window of
+    /// WIDTH (fraction of the items, default 0.125) costing FACTOR units per item (default 4)
+    /// that sweeps SWEEPS times over the items during the run (default 1). Without it every
+    /// item costs one unit.
+    #[arg(long)]
+    drift: Option<String>,
+    /// Kernel rounds per unit of work.
+    #[arg(long, default_value_t = 2000)]
+    cost: u64,
+    /// Bytes of application data carried by each item.
+    #[arg(long, default_value_t = 64)]
+    item_bytes: usize,
+    /// How items are put on the links: phased, overlap or pipeline (Rim et al. §6).
+    #[arg(long, default_value = "phased")]
+    schedule: String,
+    /// Capacities the rules weigh: `measured` (units per busy second, median of the last 3
+    /// reports) or `equal`.
+    #[arg(long, default_value = "measured")]
+    speeds: String,
+    /// Topology of the ranks for the diffusion rules (`ring:6`, `torus:2x4`, …); default a
+    /// hypercube when the rank count is a power of two, a ring otherwise.
+    #[arg(long)]
+    topology: Option<String>,
+    /// Seed of random-biasing's draws.
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// Seconds a rank taking part in a rebalance may stay silent before it is declared failed.
+    #[arg(long, default_value_t = 10.0)]
+    timeout: f64,
+    /// threads (default) or mpi (under mpiexec; needs a build with `--features mpi`).
+    #[arg(long, default_value = "threads")]
+    backend: String,
+    /// Record every rebalance, one JSON object a line (for `hetlb replay`). With several
+    /// balancers, one file each (`NAME-cwa.jsonl`, …).
+    #[arg(long, value_name = "FILE.jsonl")]
+    dump: Option<PathBuf>,
+    /// Time per iteration for each balancer: `.svg` or `.png`.
+    #[arg(long)]
+    plot: Option<PathBuf>,
+    /// Output format.
+    #[arg(long, short, value_enum, default_value_t)]
+    format: Format,
+}
+
+/// Everything checked before anything runs.
+pub(super) struct Setup {
+    pub(super) config: IterativeConfig,
+    pub(super) balancers: Vec<Option<BalancerConfig>>,
+}
+
+impl Setup {
+    pub(super) fn parse(args: &Args, ranks: usize) -> Result<Self> {
+        if ranks == 0 {
+            bail!("--workers: at least one rank is needed");
+        }
+        if args.items == 0 {
+            bail!("--items: at least one item is needed");
+        }
+        if args.items > MAX_CELLS {
+            bail!("--items: {} is more than the {MAX_CELLS} this machine's memory allows", args.items);
+        }
+        let bytes = (args.items as u128) * (args.item_bytes as u128 + 48);
+        if bytes > 8 << 30 {
+            bail!(
+                "--item-bytes: {} items of {} bytes need {} GiB; at most 8 GiB",
+                args.items,
+                args.item_bytes,
+                bytes >> 30
+            );
+        }
+        if args.iterations == 0 {
+            bail!("--iterations: at least one iteration is needed");
+        }
+        if args.every == 0 {
+            bail!("--every: must be at least 1");
+        }
+        if !(args.timeout.is_finite() && args.timeout > 0.0 && args.timeout <= 86_400.0) {
+            bail!("--timeout: must be a positive number of seconds, at most 86400");
+        }
+        let slowdowns: Vec<Slowdown> = match &args.slowdown {
+            Some(s) => {
+                let v = parse_list::<u32>(s, "--slowdown", Some("a whole number ≥ 1"))?;
+                if v.len() != ranks {
+                    bail!("--slowdown: {} values given for {ranks} workers", v.len());
+                }
+                if let Some(i) = v.iter().position(|&f| f == 0) {
+                    bail!("--slowdown: value {} is 0; factors are whole numbers from 1", i + 1);
+                }
+                v.into_iter().map(Slowdown::constant).collect()
+            }
+            None => vec![Slowdown::constant(1); ranks],
+        };
+        let drift = args
+            .drift
+            .as_deref()
+            .map(|d| Drift::parse(d).map_err(|e| anyhow!("--drift: {e}")))
+            .transpose()?;
+        let schedule = Schedule::ALL
+            .into_iter()
+            .find(|s| s.name() == args.schedule)
+            .ok_or_else(|| {
+                anyhow!(
+                    "--schedule: unknown schedule '{}' (expected phased, overlap or pipeline)",
+                    args.schedule
+                )
+            })?;
+        let speeds = match args.speeds.as_str() {
+            "measured" => Speeds::Measured { window: 3 },
+            "equal" => Speeds::Equal,
+            other => bail!("--speeds: unknown '{other}' (expected measured or equal)"),
+        };
+        let names: Vec<String> = match args.balancer.as_str() {
+            "all" => NetworkAlgorithm::all()
+                .filter(|a| ranks.is_power_of_two() || !a.needs_hypercube())
+                .map(|a| a.name().to_string())
+                .chain(std::iter::once("none".to_string()))
+                .collect(),
+            list => list.split(',').map(|s| s.trim().to_string()).collect(),
+        };
+        if names.is_empty() || names.iter().any(String::is_empty) {
+            bail!("--balancer: an empty name in '{}'", args.balancer);
+        }
+        let mut balancers = Vec::new();
+        for name in &names {
+            if name == "none" {
+                balancers.push(None);
+                continue;
+            }
+            let mut cfg = BalancerConfig::new(name)
+                .map_err(|e| anyhow!("--balancer: {e}"))?
+                .speeds(speeds.clone())
+                .schedule(schedule)
+                .timeout(Duration::from_secs_f64(args.timeout));
+            if cfg.algorithm() == NetworkAlgorithm::RandomBiasing {
+                cfg = cfg.seed(args.seed);
+            }
+            if let Some(t) = &args.topology {
+                if !cfg.algorithm().needs_hypercube() {
+                    cfg = cfg.topology(t).map_err(|e| anyhow!("--topology: {e}"))?;
+                }
+            }
+            // Refuse a rule that does not fit the ranks before anything runs.
+            let comm = hetlb_runtime::peer::threads::group::<u64>(ranks)
+                .into_iter()
+                .next()
+                .ok_or_else(|| anyhow!("--workers: at least one rank is needed"))?;
+            hetlb_runtime::peer::Balancer::<u64, _>::new(comm, cfg.clone())
+                .map_err(|e| anyhow!("--balancer: {e}"))?;
+            balancers.push(Some(cfg));
+        }
+        Ok(Self {
+            config: IterativeConfig {
+                cells: args.items,
+                iterations: args.iterations,
+                every: args.every,
+                cost: args.cost,
+                payload: args.item_bytes,
+                slowdowns,
+                drift,
+            },
+            balancers,
+        })
+    }
+}
+
+/// Runs `hetlb run iterative`.
+pub fn run(args: Args) -> Result<()> {
+    match args.backend.as_str() {
+        "threads" => {}
+        "mpi" => return run_mpi(&args),
+        other => bail!("--backend: unknown backend '{other}' (expected threads or mpi)"),
+    }
+    let ranks = args.workers.unwrap_or(4);
+    if ranks > MAX_THREAD_RANKS {
+        bail!("--workers: {ranks} threads is more than the {MAX_THREAD_RANKS} a threads run starts");
+    }
+    let setup = Setup::parse(&args, ranks)?;
+    let mut runs = Vec::new();
+    for b in &setup.balancers {
+        let name = b.as_ref().map_or("none", |c| c.algorithm().name()).to_string();
+        let bar = progress::bar(setup.config.iterations, format!("{name} on {ranks} ranks"));
+        let bb = bar.clone();
+        let p: hetlb_runtime::workload::iterative::IterationProgress =
+            Arc::new(move |done| bb.set_position(done));
+        let run = hetlb_runtime::workload::iterative::run_threads(
+            &setup.config,
+            ranks,
+            b.clone(),
+            Some(p),
+        )
+        .with_context(|| format!("{name}"))?;
+        bar.finish_and_clear();
+        runs.push(run);
+    }
+    present(&args, &setup, ranks, "threads", &runs)
+}
+
+#[cfg(not(feature = "mpi"))]
+fn run_mpi(_args: &Args) -> Result<()> {
+    bail!(
+        "--backend: this hetlb was built without MPI support; rebuild with \
+         `cargo build --release -p hetlb-cli --features mpi` and launch it with mpiexec"
+    )
+}
+
+#[cfg(feature = "mpi")]
+fn run_mpi(args: &Args) -> Result<()> {
+    super::iterative_mpi::run(args)
+}
+
+/// One balancer's row, as JSON.
+#[derive(Serialize)]
+struct BalancerJson<'a> {
+    balancer: &'a str,
+    total_seconds: f64,
+    mean_iteration_seconds: f64,
+    ideal_seconds: f64,
+    vs_none: Option<f64>,
+    vs_ideal: f64,
+    iteration_seconds: &'a [f64],
+    steps: &'a [Step],
+    ranks: &'a [hetlb_runtime::workload::iterative::RankLog],
+    items_moved: u64,
+    bytes: u64,
+}
+
+#[derive(Serialize)]
+struct RunJson<'a> {
+    backend: &'a str,
+    workers: usize,
+    items: u64,
+    iterations: u64,
+    every: u64,
+    slowdown: Vec<u32>,
+    drift: Option<&'a str>,
+    schedule: &'a str,
+    speeds: &'a str,
+    balancers: Vec<BalancerJson<'a>>,
+    best: Option<&'a str>,
+}
+
+pub(super) fn present(
+    args: &Args,
+    setup: &Setup,
+    ranks: usize,
+    backend: &str,
+    runs: &[IterativeRun],
+) -> Result<()> {
+    check_exactly_once(setup, runs)?;
+    let none_total = runs
+        .iter()
+        .find(|r| r.balancer == "none")
+        .map(|r| r.total_seconds);
+    let balancers: Vec<BalancerJson> = runs
+        .iter()
+        .map(|r| BalancerJson {
+            balancer: &r.balancer,
+            total_seconds: r.total_seconds,
+            mean_iteration_seconds: r.total_seconds / r.iteration_seconds.len().max(1) as f64,
+            ideal_seconds: r.ideal_seconds,
+            vs_none: none_total.map(|n| r.total_seconds / n),
+            vs_ideal: r.total_seconds / r.ideal_seconds.max(f64::MIN_POSITIVE),
+            iteration_seconds: &r.iteration_seconds,
+            steps: &r.steps,
+            ranks: &r.ranks,
+            items_moved: r.steps.iter().map(|s| s.items_moved).sum(),
+            bytes: r.steps.iter().map(|s| s.bytes).sum(),
+        })
+        .collect();
+    let best = balancers
+        .iter()
+        .filter(|b| b.balancer != "none")
+        .min_by(|a, b| a.total_seconds.total_cmp(&b.total_seconds))
+        .map(|b| b.balancer);
+    let doc = RunJson {
+        backend,
+        workers: ranks,
+        items: args.items,
+        iterations: args.iterations,
+        every: args.every,
+        slowdown: setup.config.slowdowns.iter().map(|s| s.factor).collect(),
+        drift: args.drift.as_deref(),
+        schedule: &args.schedule,
+        speeds: &args.speeds,
+        balancers,
+        best,
+    };
+    if let Some(path) = &args.plot {
+        let series: Vec<Series> = runs
+            .iter()
+            .map(|r| Series {
+                label: r.balancer.clone(),
+                points: r
+                    .iteration_seconds
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &t)| ((i + 1) as f64, t * 1e3))
+                    .collect(),
+            })
+            .collect();
+        line_chart(
+            path,
+            &format!("Time per iteration, {ranks} ranks ({backend})"),
+            "iteration",
+            "milliseconds (slowest rank)",
+            &series,
+        )
+        .context("--plot")?;
+    }
+    if let Some(path) = &args.dump {
+        for r in runs.iter().filter(|r| r.balancer != "none") {
+            let target = if runs.iter().filter(|r| r.balancer != "none").count() > 1 {
+                suffixed(path, &r.balancer)
+            } else {
+                path.clone()
+            };
+            write_dump(&target, r).with_context(|| format!("--dump: {}", target.display()))?;
+        }
+    }
+    match args.format {
+        Format::Json => print_json(&doc),
+        Format::Csv => print_csv(
+            &[
+                "balancer",
+                "total_seconds",
+                "mean_iteration_seconds",
+                "ideal_seconds",
+                "vs_none",
+                "vs_ideal",
+                "steps",
+                "mean_imbalance_before",
+                "mean_imbalance_after",
+                "items_moved",
+                "bytes",
+            ],
+            doc.balancers.iter().map(|b| {
+                let (before, after) = mean_imbalance(b.steps);
+                vec![
+                    b.balancer.to_string(),
+                    format!("{:.6}", b.total_seconds),
+                    format!("{:.6}", b.mean_iteration_seconds),
+                    format!("{:.6}", b.ideal_seconds),
+                    b.vs_none.map_or(String::new(), |x| format!("{x:.4}")),
+                    format!("{:.4}", b.vs_ideal),
+                    b.steps.len().to_string(),
+                    before.map_or(String::new(), |x| format!("{x:.4}")),
+                    after.map_or(String::new(), |x| format!("{x:.4}")),
+                    b.items_moved.to_string(),
+                    b.bytes.to_string(),
+                ]
+            }),
+        ),
+        Format::Table => {
+            print_table(&doc);
+            Ok(())
+        }
+    }
+}
+
+fn mean_imbalance(steps: &[Step]) -> (Option<f64>, Option<f64>) {
+    if steps.is_empty() {
+        return (None, None);
+    }
+    let n = steps.len() as f64;
+    (
+        Some(steps.iter().map(|s| s.imbalance_before).sum::<f64>() / n),
+        Some(steps.iter().map(|s| s.imbalance_after).sum::<f64>() / n),
+    )
+}
+
+fn print_table(doc: &RunJson) {
+    println!(
+        "Iterative workload on {} ({} ranks): {} items, {} iterations, rebalance every {}; \
+         slowdowns {}; {}; {} schedule, {} speeds",
+        doc.backend,
+        doc.workers,
+        doc.items,
+        doc.iterations,
+        doc.every,
+        doc.slowdown
+            .iter()
+            .map(u32::to_string)
+            .collect::<Vec<_>>()
+            .join(","),
+        doc.drift
+            .map_or("every item one unit".to_string(), |d| format!("drift {d}")),
+        doc.schedule,
+        doc.speeds
+    );
+    let mut t = table([
+        "balancer",
+        "total s",
+        "s / iteration",
+        "ideal s",
+        "÷ none",
+        "÷ ideal",
+        "rebalances",
+        "imbalance before → after",
+        "items moved",
+        "MB moved",
+        "s in rebalance",
+    ]);
+    for b in &doc.balancers {
+        let (before, after) = mean_imbalance(b.steps);
+        t.add_row(vec![
+            b.balancer.to_string(),
+            fixed(b.total_seconds, 3),
+            fixed(b.mean_iteration_seconds, 4),
+            fixed(b.ideal_seconds, 3),
+            b.vs_none.map_or("–".into(), |x| fixed(x, 3)),
+            fixed(b.vs_ideal, 3),
+            b.steps.len().to_string(),
+            match (before, after) {
+                (Some(x), Some(y)) => format!("{x:.3} → {y:.3}"),
+                _ => "–".into(),
+            },
+            b.items_moved.to_string(),
+            fixed(b.bytes as f64 / 1e6, 2),
+            fixed(b.steps.iter().map(|s| s.seconds).fold(0.0, |a, x| a + x), 3),
+        ]);
+    }
+    println!("{t}");
+    if let Some(best) = doc.best {
+        if let Some(b) = doc.balancers.iter().find(|b| b.balancer == best) {
+            println!(
+                "best: {best}, {:.3} s: {} · {:.1}% above the ideal ({:.3} s: work ÷ Σ measured \
+                 speed)",
+                b.total_seconds,
+                b.vs_none.map_or("no run without balancing to compare".into(), |x| format!(
+                    "{:.1}% of the time without balancing",
+                    100.0 * x
+                )),
+                100.0 * (b.vs_ideal - 1.0),
+                b.ideal_seconds
+            );
+        }
+    }
+    println!(
+        "Imbalance is max(load ÷ capacity) ÷ average, at each rebalance; an iteration lasts as \
+         long as its slowest rank."
+    );
+}
+
+/// Every item is held by exactly one rank at the end of every run (count and id checksum).
+fn check_exactly_once(setup: &Setup, runs: &[IterativeRun]) -> Result<()> {
+    let n = setup.config.cells;
+    let expected: u128 = u128::from(n) * u128::from(n.saturating_sub(1)) / 2;
+    for r in runs {
+        let items: u64 = r.ranks.iter().map(|l| l.items).sum();
+        let ids: u128 = r.ranks.iter().map(|l| l.id_sum).sum();
+        if items != n || ids != expected {
+            bail!(
+                "{}: the ranks hold {items} items (id sum {ids}) at the end, expected {n} (id sum \
+                 {expected})",
+                r.balancer
+            );
+        }
+    }
+    Ok(())
+}
+
+fn suffixed(path: &std::path::Path, name: &str) -> PathBuf {
+    let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("steps");
+    let ext = path.extension().and_then(|s| s.to_str()).unwrap_or("jsonl");
+    path.with_file_name(format!("{stem}-{name}.{ext}"))
+}
+
+/// One line of a dump: a rebalance as the rule saw it.
+#[derive(Serialize)]
+struct DumpLine<'a> {
+    step: usize,
+    iteration: u64,
+    algorithm: &'a str,
+    topology: &'a str,
+    capacities: Vec<f64>,
+    loads_before: &'a [u64],
+    planned_after: &'a [u64],
+    loads_after: &'a [u64],
+    measured_speeds: Option<&'a [f64]>,
+    imbalance_before: f64,
+    imbalance_after: f64,
+}
+
+fn write_dump(path: &std::path::Path, run: &IterativeRun) -> Result<()> {
+    let file = std::fs::File::create(path)?;
+    let mut w = std::io::BufWriter::new(file);
+    for (k, s) in run.steps.iter().enumerate() {
+        let r = &s.report;
+        let line = DumpLine {
+            step: k + 1,
+            iteration: s.iteration,
+            algorithm: &r.algorithm,
+            topology: &r.topology,
+            capacities: r
+                .capacities
+                .clone()
+                .unwrap_or_else(|| vec![1.0; r.loads_before.len()]),
+            loads_before: &r.loads_before,
+            planned_after: &r.planned_after,
+            loads_after: &r.loads_after,
+            measured_speeds: r.measured_speeds.as_deref(),
+            imbalance_before: s.imbalance_before,
+            imbalance_after: s.imbalance_after,
+        };
+        serde_json::to_writer(&mut w, &line)?;
+        writeln!(w)?;
+    }
+    w.flush()?;
+    Ok(())
+}

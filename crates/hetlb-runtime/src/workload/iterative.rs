@@ -1,0 +1,637 @@
+//! An iterative application balanced by peer rebalancing: ranks compute their items every
+//! iteration, wait for each other (bulk-synchronous), and every `every` iterations call
+//! [`Balancer::rebalance`].
+//!
+//! Items are cells of synthetic CPU work. Without drift every cell costs one unit; with a
+//! [`Drift`] a hot spot of costlier cells moves over the items as the iterations pass, so the
+//! load moves between ranks and must be followed. A rank with slowdown factor `s` repeats its
+//! kernel `s` times (the balancer never reads `s`: it measures speeds from the units each rank
+//! reports and the seconds they took).
+//!
+//! Because iterations are bulk-synchronous, an iteration lasts as long as its slowest rank:
+//! this is what imbalance costs, and what [`IterativeRun::iteration_seconds`] records.
+
+use crate::peer::{Balancer, BalancerConfig, Comm, Item, PeerError, Report};
+use crate::slowdown::Slowdown;
+use crate::workload::synthetic::Synthetic;
+use serde::{Deserialize, Serialize};
+use std::sync::{Arc, Condvar, Mutex, PoisonError};
+use std::time::Instant;
+use thiserror::Error;
+
+/// One cell of the iterative workload: its id, its current cost in units, and a payload that
+/// travels with it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Cell {
+    /// Unique among all ranks.
+    pub id: u64,
+    /// Units of work this iteration.
+    pub cost: u64,
+    /// Application data moved with the cell.
+    pub payload: Vec<u8>,
+}
+
+impl Item for Cell {
+    fn id(&self) -> u64 {
+        self.id
+    }
+    fn load(&self) -> u64 {
+        self.cost
+    }
+}
+
+/// How the cost of the cells changes over the iterations.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub enum Drift {
+    /// A window of `width` (a fraction of all cells) costs `factor` units per cell instead of
+    /// one; it moves by `sweeps` passes over the cells during the run.
+    HotSpot {
+        /// Cost of a hot cell in units (≥ 1).
+        factor: u64,
+        /// Width of the hot window as a fraction of the cells, in (0, 1].
+        width: f64,
+        /// Passes of the window over all the cells during the run.
+        sweeps: f64,
+    },
+}
+
+impl Drift {
+    /// The cost of cell `id` of `cells` at `iteration` of `iterations`.
+    ///
+    /// # Example
+    /// ```
+    /// use hetlb_runtime::workload::iterative::Drift;
+    /// let d = Drift::HotSpot { factor: 5, width: 0.25, sweeps: 1.0 };
+    /// assert_eq!(d.cost(0, 100, 0, 10), 5);   // the window starts at cell 0
+    /// assert_eq!(d.cost(50, 100, 0, 10), 1);
+    /// assert_eq!(d.cost(50, 100, 5, 10), 5);  // half-way through the run it is at 50
+    /// ```
+    pub fn cost(&self, id: u64, cells: u64, iteration: u64, iterations: u64) -> u64 {
+        match *self {
+            Drift::HotSpot {
+                factor,
+                width,
+                sweeps,
+            } => {
+                let n = cells.max(1) as f64;
+                let start = (sweeps * iteration as f64 / iterations.max(1) as f64).fract() * n;
+                let offset = (id as f64 - start).rem_euclid(n);
+                if offset < width * n { factor.max(1) } else { 1 }
+            }
+        }
+    }
+
+    /// Parses `hotspot[:FACTOR[:WIDTH[:SWEEPS]]]` (defaults 4, 0.125, 1).
+    ///
+    /// # Errors
+    /// A message naming the part that is wrong.
+    pub fn parse(spec: &str) -> Result<Self, String> {
+        let mut parts = spec.split(':');
+        match parts.next() {
+            Some("hotspot") => {}
+            Some(other) => {
+                return Err(format!(
+                    "unknown drift '{other}' (expected hotspot[:FACTOR[:WIDTH[:SWEEPS]]])"
+                ));
+            }
+            None => return Err("empty drift".into()),
+        }
+        let factor = match parts.next() {
+            Some(f) => f
+                .parse::<u64>()
+                .ok()
+                .filter(|&f| (1..=1_000_000).contains(&f))
+                .ok_or_else(|| format!("factor '{f}' is not a whole number from 1 to 1000000"))?,
+            None => 4,
+        };
+        let width = match parts.next() {
+            Some(w) => w
+                .parse::<f64>()
+                .ok()
+                .filter(|w| *w > 0.0 && *w <= 1.0)
+                .ok_or_else(|| format!("width '{w}' is not a fraction in (0, 1]"))?,
+            None => 0.125,
+        };
+        let sweeps = match parts.next() {
+            Some(s) => s
+                .parse::<f64>()
+                .ok()
+                .filter(|s| s.is_finite() && *s >= 0.0 && *s <= 1e6)
+                .ok_or_else(|| format!("sweeps '{s}' is not a number from 0 to 1000000"))?,
+            None => 1.0,
+        };
+        if parts.next().is_some() {
+            return Err("too many fields (expected hotspot[:FACTOR[:WIDTH[:SWEEPS]]])".into());
+        }
+        Ok(Drift::HotSpot {
+            factor,
+            width,
+            sweeps,
+        })
+    }
+}
+
+/// The settings of an iterative run.
+#[derive(Debug, Clone)]
+pub struct IterativeConfig {
+    /// Cells in all (spread over the ranks in equal blocks at the start).
+    pub cells: u64,
+    /// Iterations.
+    pub iterations: u64,
+    /// Rebalance every this many iterations (after iterations `every`, `2·every`, …).
+    pub every: u64,
+    /// Kernel rounds per unit of cost.
+    pub cost: u64,
+    /// Bytes of payload per cell.
+    pub payload: usize,
+    /// One slowdown per rank.
+    pub slowdowns: Vec<Slowdown>,
+    /// How the cells' costs change (`None`: one unit each, always).
+    pub drift: Option<Drift>,
+}
+
+/// Why an iterative run failed.
+#[derive(Debug, Clone, PartialEq, Error)]
+pub enum IterativeError {
+    /// Inconsistent settings.
+    #[error("{0}")]
+    Config(String),
+    /// A rebalance failed.
+    #[error("rebalance at iteration {iteration} failed on rank {rank}: {error}")]
+    Rebalance {
+        /// The iteration after which it was called.
+        iteration: u64,
+        /// The rank that reports it.
+        rank: usize,
+        /// The error.
+        error: PeerError,
+    },
+    /// A rank's thread ended abnormally.
+    #[error("rank {0} panicked")]
+    Panicked(usize),
+    /// Another rank failed, so this one stopped.
+    #[error("rank {0} stopped because another rank failed")]
+    Stopped(usize),
+}
+
+impl IterativeConfig {
+    /// Checks the settings for `ranks` ranks.
+    ///
+    /// # Errors
+    /// [`IterativeError::Config`] naming the setting.
+    pub fn validate(&self, ranks: usize) -> Result<(), IterativeError> {
+        let bad = |m: String| Err(IterativeError::Config(m));
+        if ranks == 0 {
+            return bad("workers: at least one rank is needed".into());
+        }
+        if self.iterations == 0 {
+            return bad("iterations: at least one is needed".into());
+        }
+        if self.every == 0 {
+            return bad("every: must be at least 1".into());
+        }
+        if self.slowdowns.len() != ranks {
+            return bad(format!(
+                "slowdown: {} values given for {ranks} ranks",
+                self.slowdowns.len()
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// One rebalance step, seen by the whole group.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Step {
+    /// Iterations done when it was called.
+    pub iteration: u64,
+    /// `max (load ÷ capacity) ÷ average` before.
+    pub imbalance_before: f64,
+    /// The same after.
+    pub imbalance_after: f64,
+    /// Items that crossed a link (Σ over ranks of items received).
+    pub items_moved: u64,
+    /// Units that crossed a link.
+    pub units_moved: u64,
+    /// Bytes of item messages (Σ over ranks of bytes sent).
+    pub bytes: u64,
+    /// Seconds of the call on the slowest rank (deciding and moving).
+    pub seconds: f64,
+    /// The model's prediction of the move (steps × measured time per unit), when known.
+    pub predicted_move_seconds: Option<f64>,
+    /// The measured move on the slowest rank.
+    pub measured_move_seconds: f64,
+    /// Rank 0's full report (the group's load vectors, capacities, speeds), for dumps.
+    pub report: ReportRecord,
+}
+
+/// The group-wide part of a [`Report`], serialisable both ways (for dumps and MPI gathers).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReportRecord {
+    /// The rule.
+    pub algorithm: String,
+    /// The topology spec.
+    pub topology: String,
+    /// Capacities the rule used (`None`: equal).
+    pub capacities: Option<Vec<f64>>,
+    /// Measured speeds.
+    pub measured_speeds: Option<Vec<f64>>,
+    /// Units per rank as the rule saw them.
+    pub loads_before: Vec<u64>,
+    /// The rule's final loads.
+    pub planned_after: Vec<u64>,
+    /// What each rank holds after the move.
+    pub loads_after: Vec<u64>,
+    /// Phases of the plan.
+    pub phases: usize,
+    /// The model's steps.
+    pub predicted_steps: Option<u64>,
+}
+
+impl From<&Report> for ReportRecord {
+    fn from(r: &Report) -> Self {
+        Self {
+            algorithm: r.algorithm.clone(),
+            topology: r.topology.clone(),
+            capacities: r.capacities.clone(),
+            measured_speeds: r.measured_speeds.clone(),
+            loads_before: r.loads_before.clone(),
+            planned_after: r.planned_after.clone(),
+            loads_after: r.loads_after.clone(),
+            phases: r.phases,
+            predicted_steps: r.predicted_steps,
+        }
+    }
+}
+
+/// What one rank did over the run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RankLog {
+    /// The rank.
+    pub rank: usize,
+    /// Items held at the end.
+    pub items: u64,
+    /// Units held at the end.
+    pub units: u64,
+    /// Seconds computing, over the run.
+    pub busy_seconds: f64,
+    /// Units processed over the run.
+    pub units_processed: u64,
+    /// Σ of the ids of the items held at the end (with `items`, a checksum of exactly-once).
+    pub id_sum: u128,
+    /// Per rebalance: items received, units received, bytes sent, seconds of the call.
+    pub calls: Vec<CallLog>,
+    /// Rank 0 only: seconds of every iteration, barrier to barrier.
+    pub iteration_seconds: Vec<f64>,
+    /// Rank 0 only: the group-wide records of every call, and imbalances.
+    pub records: Vec<(f64, f64, ReportRecord, Option<f64>)>,
+}
+
+/// One rank's part of one rebalance.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct CallLog {
+    /// Iterations done.
+    pub iteration: u64,
+    /// Items this rank received.
+    pub items_received: u64,
+    /// Units this rank received.
+    pub units_received: u64,
+    /// Bytes this rank sent.
+    pub bytes_sent: u64,
+    /// Seconds of the call on this rank.
+    pub seconds: f64,
+    /// This rank's move, to its last transfer.
+    pub move_seconds: f64,
+}
+
+/// The outcome of one balancer (or of none) on the iterative workload.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct IterativeRun {
+    /// The rule's name, or `none`.
+    pub balancer: String,
+    /// Seconds from the first iteration to the last, on rank 0.
+    pub total_seconds: f64,
+    /// Every iteration's time: the slowest rank's, barrier to barrier (rebalances included).
+    pub iteration_seconds: Vec<f64>,
+    /// Every rebalance.
+    pub steps: Vec<Step>,
+    /// Every rank at the end.
+    pub ranks: Vec<RankLog>,
+    /// Units of work processed over the run, all ranks.
+    pub work_units: u64,
+    /// `work ÷ Σ speed`, with each rank's speed measured over this run (units per busy
+    /// second): the time a perfectly balanced run would take, without balancing costs.
+    pub ideal_seconds: f64,
+}
+
+impl IterativeRun {
+    /// Assembles the run from every rank's log (rank 0 first).
+    pub fn assemble(balancer: &str, total_seconds: f64, mut logs: Vec<RankLog>) -> Self {
+        logs.sort_by_key(|l| l.rank);
+        let first = logs.first();
+        let iteration_seconds = first
+            .map(|l| l.iteration_seconds.clone())
+            .unwrap_or_default();
+        let records = first.map(|l| l.records.clone()).unwrap_or_default();
+        let steps = records
+            .into_iter()
+            .enumerate()
+            .map(|(k, (before, after, report, predicted))| {
+                let calls: Vec<&CallLog> = logs.iter().filter_map(|l| l.calls.get(k)).collect();
+                Step {
+                    iteration: calls.first().map_or(0, |c| c.iteration),
+                    imbalance_before: before,
+                    imbalance_after: after,
+                    items_moved: calls.iter().map(|c| c.items_received).sum(),
+                    units_moved: calls.iter().map(|c| c.units_received).sum(),
+                    bytes: calls.iter().map(|c| c.bytes_sent).sum(),
+                    seconds: calls.iter().map(|c| c.seconds).fold(0.0, f64::max),
+                    predicted_move_seconds: predicted,
+                    measured_move_seconds: calls.iter().map(|c| c.move_seconds).fold(0.0, f64::max),
+                    report,
+                }
+            })
+            .collect();
+        let work_units: u64 = logs.iter().map(|l| l.units_processed).sum();
+        let speed: f64 = logs
+            .iter()
+            .filter(|l| l.busy_seconds > 0.0)
+            .map(|l| l.units_processed as f64 / l.busy_seconds)
+            .sum();
+        let ideal_seconds = if speed > 0.0 {
+            work_units as f64 / speed
+        } else {
+            0.0
+        };
+        for l in &mut logs {
+            l.iteration_seconds.clear();
+            l.records.clear();
+        }
+        Self {
+            balancer: balancer.to_string(),
+            total_seconds,
+            iteration_seconds,
+            steps,
+            ranks: logs,
+            work_units,
+            ideal_seconds,
+        }
+    }
+}
+
+/// The cells rank `rank` of `ranks` starts with: an equal block of ids.
+pub fn initial_cells(cfg: &IterativeConfig, rank: usize, ranks: usize) -> Vec<Cell> {
+    let lo = cfg.cells * rank as u64 / ranks as u64;
+    let hi = cfg.cells * (rank as u64 + 1) / ranks as u64;
+    (lo..hi)
+        .map(|id| Cell {
+            id,
+            cost: cfg
+                .drift
+                .map_or(1, |d| d.cost(id, cfg.cells, 0, cfg.iterations)),
+            payload: vec![(id % 251) as u8; cfg.payload],
+        })
+        .collect()
+}
+
+/// Called by rank 0 after every iteration with the number of iterations done.
+pub type IterationProgress = Arc<dyn Fn(u64) + Send + Sync>;
+
+/// Runs one rank of the workload. `barrier` waits for every rank (the application's own
+/// synchronisation, not the balancer's) and returns false when the group has failed;
+/// `balancer` is `None` for the run without balancing.
+///
+/// # Errors
+/// [`IterativeError::Rebalance`] when a call fails; [`IterativeError::Stopped`] when the
+/// barrier reports that another rank failed.
+pub fn run_rank<C: Comm<Cell>>(
+    cfg: &IterativeConfig,
+    rank: usize,
+    ranks: usize,
+    mut balancer: Option<&mut Balancer<Cell, C>>,
+    barrier: &dyn Fn() -> bool,
+    progress: Option<&IterationProgress>,
+) -> Result<RankLog, IterativeError> {
+    let mut cells = initial_cells(cfg, rank, ranks);
+    let slowdown = cfg.slowdowns.get(rank).copied().unwrap_or_default();
+    let mut log = RankLog {
+        rank,
+        items: 0,
+        units: 0,
+        busy_seconds: 0.0,
+        units_processed: 0,
+        id_sum: 0,
+        calls: Vec::new(),
+        iteration_seconds: Vec::new(),
+        records: Vec::new(),
+    };
+    if !barrier() {
+        return Err(IterativeError::Stopped(rank));
+    }
+    let start = Instant::now();
+    let mut last = Instant::now();
+    let mut sink = 0u64;
+    for iteration in 0..cfg.iterations {
+        if let Some(d) = cfg.drift {
+            for c in &mut cells {
+                c.cost = d.cost(c.id, cfg.cells, iteration, cfg.iterations);
+            }
+        }
+        let factor = u64::from(slowdown.factor_at(start.elapsed()));
+        let t0 = Instant::now();
+        let mut units = 0u64;
+        for c in &cells {
+            sink ^= Synthetic::expected(c.id, std::hint::black_box(c.cost * cfg.cost * factor));
+            units += c.cost;
+        }
+        let busy = t0.elapsed().as_secs_f64();
+        log.busy_seconds += busy;
+        log.units_processed += units;
+        if let Some(b) = balancer.as_deref_mut() {
+            b.record(units, busy);
+        }
+        let done = iteration + 1;
+        if done % cfg.every == 0 && done < cfg.iterations {
+            if let Some(b) = balancer.as_deref_mut() {
+                let t = Instant::now();
+                let report =
+                    b.rebalance(&mut cells)
+                        .map_err(|error| IterativeError::Rebalance {
+                            iteration: done,
+                            rank,
+                            error,
+                        })?;
+                log.calls.push(CallLog {
+                    iteration: done,
+                    items_received: report.items_received,
+                    units_received: report.units_received,
+                    bytes_sent: report.bytes_sent,
+                    seconds: t.elapsed().as_secs_f64(),
+                    move_seconds: report.slowest_move_seconds,
+                });
+                if rank == 0 {
+                    log.records.push((
+                        report.imbalance_before,
+                        report.imbalance_after,
+                        ReportRecord::from(&report),
+                        report.predicted_move_seconds,
+                    ));
+                }
+            }
+        }
+        if !barrier() {
+            return Err(IterativeError::Stopped(rank));
+        }
+        if rank == 0 {
+            log.iteration_seconds.push(last.elapsed().as_secs_f64());
+            last = Instant::now();
+            if let Some(p) = progress {
+                p(done);
+            }
+        }
+    }
+    std::hint::black_box(sink);
+    log.items = cells.len() as u64;
+    log.units = cells.iter().map(|c| c.cost).sum();
+    log.id_sum = cells.iter().map(|c| u128::from(c.id)).sum();
+    Ok(log)
+}
+
+/// Runs the workload on `ranks` threads, balanced by `balancer` (`None`: not balanced).
+///
+/// # Errors
+/// [`IterativeError`] for bad settings, a failed call or a panicking rank.
+///
+/// # Example
+/// ```
+/// use hetlb_runtime::workload::iterative::{run_threads, IterativeConfig};
+/// use hetlb_runtime::peer::{BalancerConfig, Speeds};
+/// use hetlb_runtime::Slowdown;
+/// let cfg = IterativeConfig {
+///     cells: 64, iterations: 6, every: 2, cost: 10, payload: 8,
+///     slowdowns: vec![Slowdown::constant(1), Slowdown::constant(3)],
+///     drift: None,
+/// };
+/// let balancer = BalancerConfig::new("cwa").unwrap().speeds(Speeds::Measured { window: 3 });
+/// let run = run_threads(&cfg, 2, Some(balancer), None).unwrap();
+/// assert_eq!(run.ranks.iter().map(|r| r.items).sum::<u64>(), 64);
+/// assert_eq!(run.steps.len(), 2);
+/// ```
+pub fn run_threads(
+    cfg: &IterativeConfig,
+    ranks: usize,
+    balancer: Option<BalancerConfig>,
+    progress: Option<IterationProgress>,
+) -> Result<IterativeRun, IterativeError> {
+    cfg.validate(ranks)?;
+    let name = balancer
+        .as_ref()
+        .map_or("none".to_string(), |b| b.algorithm().name().to_string());
+    let comms = crate::peer::threads::group::<Cell>(ranks);
+    let mut balancers = Vec::with_capacity(ranks);
+    for comm in comms {
+        balancers.push(match &balancer {
+            Some(b) => Some(
+                Balancer::new(comm, b.clone())
+                    .map_err(|e| IterativeError::Config(format!("balancer: {e}")))?,
+            ),
+            None => None,
+        });
+    }
+    let barrier = Arc::new(GroupBarrier::new(ranks));
+    let start = Instant::now();
+    let handles: Vec<_> = balancers
+        .into_iter()
+        .enumerate()
+        .map(|(rank, mut b)| {
+            let cfg = cfg.clone();
+            let barrier = Arc::clone(&barrier);
+            let progress = progress.clone();
+            std::thread::Builder::new()
+                .name(format!("hetlb-rank{rank}"))
+                .spawn(move || {
+                    let _guard = FailOnPanic(Arc::clone(&barrier));
+                    let wait = || barrier.wait();
+                    let result = run_rank(&cfg, rank, ranks, b.as_mut(), &wait, progress.as_ref());
+                    if result.is_err() {
+                        barrier.fail();
+                    }
+                    result
+                })
+        })
+        .collect();
+    let mut logs = Vec::with_capacity(ranks);
+    let mut first_error = None;
+    for (rank, h) in handles.into_iter().enumerate() {
+        let h = h.map_err(|e| IterativeError::Config(format!("cannot start a thread: {e}")))?;
+        match h.join() {
+            Ok(Ok(log)) => logs.push(log),
+            Ok(Err(IterativeError::Stopped(_))) => {}
+            Ok(Err(e)) => {
+                first_error.get_or_insert(e);
+            }
+            Err(_) => {
+                first_error.get_or_insert(IterativeError::Panicked(rank));
+            }
+        }
+    }
+    if let Some(e) = first_error {
+        return Err(e);
+    }
+    let total = start.elapsed().as_secs_f64();
+    Ok(IterativeRun::assemble(&name, total, logs))
+}
+
+/// A barrier that a failing rank can break, so that no rank waits for it forever.
+struct GroupBarrier {
+    state: Mutex<(usize, u64, bool)>,
+    changed: Condvar,
+    ranks: usize,
+}
+
+impl GroupBarrier {
+    fn new(ranks: usize) -> Self {
+        Self {
+            state: Mutex::new((0, 0, false)),
+            changed: Condvar::new(),
+            ranks,
+        }
+    }
+
+    /// Waits for every rank; false when the group has failed.
+    fn wait(&self) -> bool {
+        let mut s = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        if s.2 {
+            return false;
+        }
+        let generation = s.1;
+        s.0 += 1;
+        if s.0 == self.ranks {
+            s.0 = 0;
+            s.1 += 1;
+            self.changed.notify_all();
+            return true;
+        }
+        while s.1 == generation && !s.2 {
+            s = self.changed.wait(s).unwrap_or_else(PoisonError::into_inner);
+        }
+        !s.2
+    }
+
+    fn fail(&self) {
+        let mut s = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        s.2 = true;
+        self.changed.notify_all();
+    }
+}
+
+/// Breaks the barrier when its thread panics, so the other ranks stop instead of waiting.
+struct FailOnPanic(Arc<GroupBarrier>);
+
+impl Drop for FailOnPanic {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.0.fail();
+        }
+    }
+}
