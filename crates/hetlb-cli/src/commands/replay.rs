@@ -76,7 +76,8 @@ pub fn run(args: Args) -> Result<()> {
         );
     }
     let reader = BufReader::new(
-        std::fs::File::open(path).with_context(|| format!("file: cannot read '{}'", path.display()))?,
+        std::fs::File::open(path)
+            .with_context(|| format!("file: cannot read '{}'", path.display()))?,
     );
     let mut steps = Vec::new();
     for (i, line) in reader.lines().enumerate() {
@@ -120,9 +121,10 @@ pub fn run(args: Args) -> Result<()> {
             phases: None,
         });
         for a in algorithms {
-            let capacities = Some(Capacities::new(caps.clone()).map_err(|e| {
-                anyhow!("file: step {}: capacities: {e}", r.step)
-            })?);
+            let capacities = Some(
+                Capacities::new(caps.clone())
+                    .map_err(|e| anyhow!("file: step {}: capacities: {e}", r.step))?,
+            );
             let run = balance_on(
                 network,
                 a,
@@ -148,7 +150,9 @@ pub fn run(args: Args) -> Result<()> {
         }
     }
     match args.format {
-        Format::Json => print_json(&serde_json::json!({ "steps": steps.len(), "outcomes": outcomes })),
+        Format::Json => {
+            print_json(&serde_json::json!({ "steps": steps.len(), "outcomes": outcomes }))
+        }
         Format::Csv => print_csv(
             &[
                 "step",
@@ -196,7 +200,11 @@ fn check(r: &Recorded) -> Result<()> {
     if r.capacities.len() != n {
         bail!("capacities: {} values for {n} ranks", r.capacities.len());
     }
-    if let Some(i) = r.capacities.iter().position(|c| !(c.is_finite() && *c > 0.0)) {
+    if let Some(i) = r
+        .capacities
+        .iter()
+        .position(|c| !(c.is_finite() && *c > 0.0))
+    {
         bail!("capacities: value {} must be positive and finite", i + 1);
     }
     Ok(())
@@ -212,7 +220,9 @@ fn build(spec: &str, nodes: usize) -> Result<Network> {
                 Graph::parse(&text, Some(nodes)).map_err(|e| anyhow!("topology: {path}: {e}"))?,
             )
         }
-        _ => parsed.build().map_err(|e| anyhow!("topology: {parsed}: {e}"))?,
+        _ => parsed
+            .build()
+            .map_err(|e| anyhow!("topology: {parsed}: {e}"))?,
     };
     if network.node_count() != nodes {
         bail!(
@@ -232,12 +242,11 @@ fn algorithms(spec: &str, network: &Network) -> Result<Vec<NetworkAlgorithm>> {
     }
     spec.split(',')
         .map(|s| {
-            let a: NetworkAlgorithm = s
-                .trim()
-                .parse()
-                .map_err(|e| anyhow!("--algorithm: {e}"))?;
+            let a: NetworkAlgorithm = s.trim().parse().map_err(|e| anyhow!("--algorithm: {e}"))?;
             if a.needs_hypercube() && !cube {
-                bail!("--algorithm: {a} runs on a hypercube only, and the recorded ranks are not one");
+                bail!(
+                    "--algorithm: {a} runs on a hypercube only, and the recorded ranks are not one"
+                );
             }
             Ok(a)
         })
@@ -303,7 +312,10 @@ fn print_table(steps: &[Recorded], outcomes: &[Outcome]) {
         s.add_row(vec![
             name.to_string(),
             fixed(rows.iter().map(|o| o.imbalance_after).sum::<f64>() / n, 3),
-            fixed(rows.iter().map(|o| o.units_moved as f64).sum::<f64>() / n, 1),
+            fixed(
+                rows.iter().map(|o| o.units_moved as f64).sum::<f64>() / n,
+                1,
+            ),
             mean(&|o| o.task_hops.map(|x| x as f64)),
             mean(&|o| o.sum_tmax.map(|x| x as f64)),
         ]);

@@ -107,6 +107,11 @@ impl<T: Item, C: Comm<T>> Balancer<T, C> {
         &self.label
     }
 
+    /// Gives the communicator back (to build another balancer on it, with another rule).
+    pub fn into_comm(self) -> C {
+        self.comm
+    }
+
     /// The configuration.
     pub fn config(&self) -> &BalancerConfig {
         &self.config

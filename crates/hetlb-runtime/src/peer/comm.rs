@@ -160,9 +160,9 @@ pub trait Comm<T> {
     /// state its balancer left behind; on MPI, how long ago anything was heard from it.
     fn liveness(&mut self, peer: usize) -> Liveness;
 
-    /// Called regularly while this rank waits in a call: a backend that proves liveness with
-    /// messages sends its heartbeats here.
-    fn keep_alive(&mut self) {}
+    /// Called regularly while this rank waits in call `epoch`: a backend that proves liveness
+    /// with messages sends its heartbeats here.
+    fn keep_alive(&mut self, _epoch: u64) {}
 
     /// True when a peer that is busy outside a call can still prove it is alive (threads
     /// always; MPI with a heartbeat thread). Otherwise a peer that has not reached the call

@@ -38,6 +38,10 @@ use hetlb_core::transmission::Schedule;
 use std::collections::{BTreeMap, HashMap};
 use std::time::Instant;
 
+/// Items per message at most: a larger transfer goes in several messages (the last one marked
+/// `last`), which bounds the size of one MPI message and lets a receiver start forwarding.
+pub(crate) const MAX_ITEMS_PER_MESSAGE: usize = 1 << 16;
+
 /// What this rank's move did.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct MoveStats {
@@ -183,13 +187,29 @@ fn move_items<T: Item, C: Comm<T>>(
             o.carried += carried;
             stats.items_sent += batch.len() as u64;
             stats.units_sent += carried;
+            let mut batch = batch;
+            while batch.len() > MAX_ITEMS_PER_MESSAGE {
+                let rest = batch.split_off(MAX_ITEMS_PER_MESSAGE);
+                let units = batch.iter().map(Item::load).sum();
+                let items = std::mem::replace(&mut batch, rest);
+                session.send(
+                    o.t.to,
+                    Msg::Items {
+                        epoch,
+                        transfer: o.t.id,
+                        last: false,
+                        units,
+                        items,
+                    },
+                )?;
+            }
             session.send(
                 o.t.to,
                 Msg::Items {
                     epoch,
                     transfer: o.t.id,
                     last,
-                    units: carried,
+                    units: batch.iter().map(Item::load).sum(),
                     items: batch,
                 },
             )?;

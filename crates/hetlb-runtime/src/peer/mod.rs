@@ -40,6 +40,8 @@ mod gather;
 mod holdings;
 mod item;
 mod migrate;
+#[cfg(feature = "mpi")]
+pub mod mpi;
 mod report;
 mod session;
 mod speed;

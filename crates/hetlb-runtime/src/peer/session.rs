@@ -41,6 +41,8 @@ impl<T> Msg<T> {
 pub(crate) struct Mailbox<T> {
     pub(crate) later: VecDeque<Received<T>>,
     pub(crate) departed: Vec<Option<PeerFailure>>,
+    /// The latest call each peer was heard in: a peer heard in this call takes part in it.
+    pub(crate) seen_in: Vec<u64>,
 }
 
 impl<T> Mailbox<T> {
@@ -48,6 +50,7 @@ impl<T> Mailbox<T> {
         Self {
             later: VecDeque::new(),
             departed: vec![None; size],
+            seen_in: vec![0; size],
         }
     }
 }
@@ -71,7 +74,7 @@ pub(crate) struct Session<'a, T, C> {
     early: VecDeque<Received<T>>,
     /// Messages of later calls.
     later: &'a mut VecDeque<Received<T>>,
-    shown_up: Vec<bool>,
+    seen_in: &'a mut Vec<u64>,
     departed: &'a mut Vec<Option<PeerFailure>>,
     last_tick: Instant,
     /// Whether a failure found while waiting is announced to every rank (the move), or only
@@ -90,6 +93,7 @@ impl<'a, T, C: Comm<T>> Session<'a, T, C> {
     ) -> Self {
         let size = comm.size();
         mailbox.departed.resize(size, None);
+        mailbox.seen_in.resize(size, 0);
         let mut pending = VecDeque::new();
         let mut kept = VecDeque::new();
         for r in mailbox.later.drain(..) {
@@ -100,9 +104,8 @@ impl<'a, T, C: Comm<T>> Session<'a, T, C> {
             }
         }
         mailbox.later = kept;
-        let mut shown_up = vec![false; size];
         for r in &pending {
-            shown_up[r.from] = true;
+            mailbox.seen_in[r.from] = epoch;
         }
         Self {
             comm,
@@ -112,7 +115,7 @@ impl<'a, T, C: Comm<T>> Session<'a, T, C> {
             pending,
             early: VecDeque::new(),
             later: &mut mailbox.later,
-            shown_up,
+            seen_in: &mut mailbox.seen_in,
             departed: &mut mailbox.departed,
             last_tick: Instant::now(),
             announce_failures: true,
@@ -226,7 +229,7 @@ impl<'a, T, C: Comm<T>> Session<'a, T, C> {
                 }
                 Some(_) => {}
             }
-            self.shown_up[r.from] = true;
+            self.seen_in[r.from] = self.epoch;
             match &r.msg {
                 Msg::Heartbeat { .. } => continue,
                 Msg::Abort {
@@ -250,7 +253,7 @@ impl<'a, T, C: Comm<T>> Session<'a, T, C> {
     /// Sends heartbeats when due and judges the watched peers.
     fn tick(&mut self, watch: &impl Fn(usize) -> bool) -> Result<(), PeerError> {
         if self.last_tick.elapsed() >= TICK {
-            self.comm.keep_alive();
+            self.comm.keep_alive(self.epoch);
             self.last_tick = Instant::now();
         }
         let me = self.rank();
@@ -278,8 +281,8 @@ impl<'a, T, C: Comm<T>> Session<'a, T, C> {
                 Liveness::Left => PeerFailure::Left,
                 Liveness::Panicked(m) => PeerFailure::Panicked(m),
                 Liveness::Silent(d) => {
-                    let limit = if self.shown_up[peer] || self.comm.proves_liveness_outside_calls()
-                    {
+                    let taking_part = self.seen_in[peer] == self.epoch;
+                    let limit = if taking_part || self.comm.proves_liveness_outside_calls() {
                         Some(self.timeout)
                     } else {
                         self.entry_timeout

@@ -45,7 +45,7 @@ pub struct Args {
     balancer: String,
     /// Ranks (threads; on MPI the number of processes, the default there).
     #[arg(long)]
-    workers: Option<usize>,
+    pub(super) workers: Option<usize>,
     /// Slowdown factor per rank, whole numbers ≥ 1 (`1,3,3,3`); the rank repeats its kernel
     /// that many times. The balancer never sees them: it measures speeds.
     #[arg(long)]
@@ -109,7 +109,10 @@ impl Setup {
             bail!("--items: at least one item is needed");
         }
         if args.items > MAX_CELLS {
-            bail!("--items: {} is more than the {MAX_CELLS} this machine's memory allows", args.items);
+            bail!(
+                "--items: {} is more than the {MAX_CELLS} this machine's memory allows",
+                args.items
+            );
         }
         let bytes = (args.items as u128) * (args.item_bytes as u128 + 48);
         if bytes > 8 << 30 {
@@ -136,7 +139,10 @@ impl Setup {
                     bail!("--slowdown: {} values given for {ranks} workers", v.len());
                 }
                 if let Some(i) = v.iter().position(|&f| f == 0) {
-                    bail!("--slowdown: value {} is 0; factors are whole numbers from 1", i + 1);
+                    bail!(
+                        "--slowdown: value {} is 0; factors are whole numbers from 1",
+                        i + 1
+                    );
                 }
                 v.into_iter().map(Slowdown::constant).collect()
             }
@@ -224,12 +230,17 @@ pub fn run(args: Args) -> Result<()> {
     }
     let ranks = args.workers.unwrap_or(4);
     if ranks > MAX_THREAD_RANKS {
-        bail!("--workers: {ranks} threads is more than the {MAX_THREAD_RANKS} a threads run starts");
+        bail!(
+            "--workers: {ranks} threads is more than the {MAX_THREAD_RANKS} a threads run starts"
+        );
     }
     let setup = Setup::parse(&args, ranks)?;
     let mut runs = Vec::new();
     for b in &setup.balancers {
-        let name = b.as_ref().map_or("none", |c| c.algorithm().name()).to_string();
+        let name = b
+            .as_ref()
+            .map_or("none", |c| c.algorithm().name())
+            .to_string();
         let bar = progress::bar(setup.config.iterations, format!("{name} on {ranks} ranks"));
         let bb = bar.clone();
         let p: hetlb_runtime::workload::iterative::IterationProgress =
@@ -240,7 +251,7 @@ pub fn run(args: Args) -> Result<()> {
             b.clone(),
             Some(p),
         )
-        .with_context(|| format!("{name}"))?;
+        .with_context(|| name.clone())?;
         bar.finish_and_clear();
         runs.push(run);
     }
@@ -478,10 +489,11 @@ fn print_table(doc: &RunJson) {
                 "best: {best}, {:.3} s: {} · {:.1}% above the ideal ({:.3} s: work ÷ Σ measured \
                  speed)",
                 b.total_seconds,
-                b.vs_none.map_or("no run without balancing to compare".into(), |x| format!(
-                    "{:.1}% of the time without balancing",
-                    100.0 * x
-                )),
+                b.vs_none
+                    .map_or("no run without balancing to compare".into(), |x| format!(
+                        "{:.1}% of the time without balancing",
+                        100.0 * x
+                    )),
                 100.0 * (b.vs_ideal - 1.0),
                 b.ideal_seconds
             );
