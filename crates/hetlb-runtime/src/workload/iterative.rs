@@ -273,8 +273,12 @@ pub struct RankLog {
     pub items: u64,
     /// Units held at the end.
     pub units: u64,
-    /// Seconds computing, over the run.
+    /// CPU seconds computing, over the run (the thread's CPU time: what the rank's speed is
+    /// measured in).
     pub busy_seconds: f64,
+    /// Wall-clock seconds computing, over the run (more than `busy_seconds` when ranks share
+    /// cores).
+    pub wall_busy_seconds: f64,
     /// Units processed over the run.
     pub units_processed: u64,
     /// Σ of the ids of the items held at the end (with `items`, a checksum of exactly-once).
@@ -319,14 +323,24 @@ pub struct IterativeRun {
     pub ranks: Vec<RankLog>,
     /// Units of work processed over the run, all ranks.
     pub work_units: u64,
-    /// `work ÷ Σ speed`, with each rank's speed measured over this run (units per busy
-    /// second): the time a perfectly balanced run would take, without balancing costs.
+    /// `work ÷ Σ speed × max(1, P ÷ C)`: the time a perfectly balanced run would take without
+    /// balancing costs. Each rank's speed is measured over this run in units per CPU second of
+    /// its kernel; when the `P` ranks share `C < P` cores, each gets `C/P` of a core.
     pub ideal_seconds: f64,
+    /// Ranks per core when there are more ranks than cores (1 otherwise): the factor above.
+    pub oversubscription: f64,
 }
 
 impl IterativeRun {
-    /// Assembles the run from every rank's log (rank 0 first).
-    pub fn assemble(balancer: &str, total_seconds: f64, mut logs: Vec<RankLog>) -> Self {
+    /// Assembles the run from every rank's log; `oversubscription` is ranks per core on the
+    /// machine, when above 1 (see [`IterativeRun::ideal_seconds`]).
+    pub fn assemble(
+        balancer: &str,
+        total_seconds: f64,
+        mut logs: Vec<RankLog>,
+        oversubscription: f64,
+    ) -> Self {
+        let oversubscription = oversubscription.max(1.0);
         logs.sort_by_key(|l| l.rank);
         let first = logs.first();
         let iteration_seconds = first
@@ -359,7 +373,7 @@ impl IterativeRun {
             .map(|l| l.units_processed as f64 / l.busy_seconds)
             .sum();
         let ideal_seconds = if speed > 0.0 {
-            work_units as f64 / speed
+            work_units as f64 / speed * oversubscription
         } else {
             0.0
         };
@@ -375,6 +389,7 @@ impl IterativeRun {
             ranks: logs,
             work_units,
             ideal_seconds,
+            oversubscription,
         }
     }
 }
@@ -419,6 +434,7 @@ pub fn run_rank<C: Comm<Cell>>(
         items: 0,
         units: 0,
         busy_seconds: 0.0,
+        wall_busy_seconds: 0.0,
         units_processed: 0,
         id_sum: 0,
         calls: Vec::new(),
@@ -439,13 +455,19 @@ pub fn run_rank<C: Comm<Cell>>(
         }
         let factor = u64::from(slowdown.factor_at(start.elapsed()));
         let t0 = Instant::now();
+        let cpu0 = cpu_time::ThreadTime::try_now().ok();
         let mut units = 0u64;
         for c in &cells {
             sink ^= Synthetic::expected(c.id, std::hint::black_box(c.cost * cfg.cost * factor));
             units += c.cost;
         }
-        let busy = t0.elapsed().as_secs_f64();
+        let wall = t0.elapsed().as_secs_f64();
+        // CPU time, so that a rank's speed does not depend on how the ranks share the cores.
+        let busy = cpu0
+            .and_then(|c| c.try_elapsed().ok())
+            .map_or(wall, |d| d.as_secs_f64());
         log.busy_seconds += busy;
+        log.wall_busy_seconds += wall;
         log.units_processed += units;
         if let Some(b) = balancer.as_deref_mut() {
             b.record(units, busy);
@@ -579,7 +601,13 @@ pub fn run_threads(
         return Err(e);
     }
     let total = start.elapsed().as_secs_f64();
-    Ok(IterativeRun::assemble(&name, total, logs))
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    Ok(IterativeRun::assemble(
+        &name,
+        total,
+        logs,
+        ranks as f64 / cores as f64,
+    ))
 }
 
 /// A barrier that a failing rank can break, so that no rank waits for it forever.

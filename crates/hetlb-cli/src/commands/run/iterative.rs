@@ -202,8 +202,13 @@ impl Setup {
                 .into_iter()
                 .next()
                 .ok_or_else(|| anyhow!("--workers: at least one rank is needed"))?;
-            hetlb_runtime::peer::Balancer::<u64, _>::new(comm, cfg.clone())
-                .map_err(|e| anyhow!("--balancer: {e}"))?;
+            hetlb_runtime::peer::Balancer::<u64, _>::new(comm, cfg.clone()).map_err(|e| {
+                let m = e.to_string();
+                match m.strip_prefix("topology: ") {
+                    Some(rest) => anyhow!("--topology: {rest}"),
+                    None => anyhow!("--balancer: {m}"),
+                }
+            })?;
             balancers.push(Some(cfg));
         }
         Ok(Self {
@@ -280,6 +285,7 @@ struct BalancerJson<'a> {
     ideal_seconds: f64,
     vs_none: Option<f64>,
     vs_ideal: f64,
+    oversubscription: f64,
     iteration_seconds: &'a [f64],
     steps: &'a [Step],
     ranks: &'a [hetlb_runtime::workload::iterative::RankLog],
@@ -323,6 +329,7 @@ pub(super) fn present(
             ideal_seconds: r.ideal_seconds,
             vs_none: none_total.map(|n| r.total_seconds / n),
             vs_ideal: r.total_seconds / r.ideal_seconds.max(f64::MIN_POSITIVE),
+            oversubscription: r.oversubscription,
             iteration_seconds: &r.iteration_seconds,
             steps: &r.steps,
             ranks: &r.ranks,
@@ -486,8 +493,8 @@ fn print_table(doc: &RunJson) {
     if let Some(best) = doc.best {
         if let Some(b) = doc.balancers.iter().find(|b| b.balancer == best) {
             println!(
-                "best: {best}, {:.3} s: {} · {:.1}% above the ideal ({:.3} s: work ÷ Σ measured \
-                 speed)",
+                "best: {best}, {:.3} s: {} · {:.1}% above the ideal ({:.3} s: work ÷ Σ speed \
+                 measured in CPU time{})",
                 b.total_seconds,
                 b.vs_none
                     .map_or("no run without balancing to compare".into(), |x| format!(
@@ -495,7 +502,12 @@ fn print_table(doc: &RunJson) {
                         100.0 * x
                     )),
                 100.0 * (b.vs_ideal - 1.0),
-                b.ideal_seconds
+                b.ideal_seconds,
+                if b.oversubscription > 1.0 {
+                    format!(", × {:.2} ranks per core", b.oversubscription)
+                } else {
+                    String::new()
+                }
             );
         }
     }

@@ -34,6 +34,10 @@ pub(super) fn run(args: &Args) -> Result<()> {
         Ok(s) => s,
         Err(e) => return fail(e),
     };
+    // Ranks per core on this rank's node, for the ideal.
+    let local = world.split_shared(0).size() as f64;
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as f64;
+    let oversubscription = local / cores;
     let mut comm = Some(MpiComm::<Cell>::new(&world));
     let mut runs = Vec::new();
     for b in &setup.balancers {
@@ -76,7 +80,7 @@ pub(super) fn run(args: &Args) -> Result<()> {
         }
         let logs = gather_logs(&world, rank, &log)?;
         if rank == 0 {
-            runs.push(IterativeRun::assemble(&name, total, logs));
+            runs.push(IterativeRun::assemble(&name, total, logs, oversubscription));
         }
     }
     drop(comm);

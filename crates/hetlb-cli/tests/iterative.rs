@@ -1,0 +1,288 @@
+//! `hetlb run iterative` and `hetlb replay` end to end.
+
+use serde_json::Value;
+use std::process::{Command, Output};
+
+fn hetlb(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_hetlb"))
+        .args(args)
+        .output()
+        .expect("run hetlb")
+}
+
+fn json(args: &[&str]) -> Value {
+    let out = hetlb(args);
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("JSON")
+}
+
+fn fails_with(args: &[&str], needle: &str) {
+    let out = hetlb(args);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{args:?} should fail");
+    assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr:?}");
+    assert!(stderr.starts_with("error: "), "{args:?}: {stderr:?}");
+    assert!(
+        stderr.contains(needle),
+        "{args:?}: {stderr:?} lacks {needle:?}"
+    );
+}
+
+const SMALL: [&str; 8] = [
+    "--items",
+    "256",
+    "--iterations",
+    "6",
+    "--every",
+    "2",
+    "--cost",
+    "20",
+];
+
+fn iterative(extra: &[&str]) -> Vec<String> {
+    let mut v: Vec<String> = ["run", "iterative"].iter().map(|s| s.to_string()).collect();
+    v.extend(SMALL.iter().map(|s| s.to_string()));
+    v.extend(extra.iter().map(|s| s.to_string()));
+    v
+}
+
+fn args(v: &[String]) -> Vec<&str> {
+    v.iter().map(String::as_str).collect()
+}
+
+#[test]
+fn json_has_every_balancer_step_and_rank() {
+    let v = iterative(&[
+        "--balancer",
+        "all",
+        "--workers",
+        "4",
+        "--slowdown",
+        "1,3,3,3",
+        "--format",
+        "json",
+    ]);
+    let d = json(&args(&v));
+    let balancers = d["balancers"].as_array().unwrap();
+    let names: Vec<&str> = balancers
+        .iter()
+        .map(|b| b["balancer"].as_str().unwrap())
+        .collect();
+    assert_eq!(names.len(), 13, "{names:?}");
+    assert_eq!(names.last(), Some(&"none"));
+    for b in balancers {
+        assert!(b["total_seconds"].as_f64().unwrap() > 0.0);
+        let ranks = b["ranks"].as_array().unwrap();
+        assert_eq!(ranks.len(), 4);
+        let items: u64 = ranks.iter().map(|r| r["items"].as_u64().unwrap()).sum();
+        assert_eq!(items, 256, "every item exactly once");
+        for r in ranks {
+            assert!(r["units"].as_u64().is_some() && r["busy_seconds"].as_f64().is_some());
+        }
+        let steps = b["steps"].as_array().unwrap();
+        let expected = if b["balancer"] == "none" { 0 } else { 2 };
+        assert_eq!(steps.len(), expected);
+        for s in steps {
+            for f in ["imbalance_before", "imbalance_after", "seconds"] {
+                assert!(s[f].as_f64().is_some(), "{f}");
+            }
+            for f in ["items_moved", "bytes"] {
+                assert!(s[f].as_u64().is_some(), "{f}");
+            }
+        }
+    }
+}
+
+#[test]
+fn six_ranks_run_the_diffusion_rules_on_a_ring() {
+    let v = iterative(&["--balancer", "all", "--workers", "6", "--format", "json"]);
+    let d = json(&args(&v));
+    let names: Vec<&str> = d["balancers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b["balancer"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "dishet",
+            "diffusion",
+            "random-biasing",
+            "dynamic-biasing",
+            "gdem",
+            "none"
+        ]
+    );
+}
+
+/// The dump records what the rule saw; `hetlb balance` on those inputs gives the recorded plan,
+/// and with unit items the ranks hold exactly the plan.
+#[test]
+fn dumps_agree_with_hetlb_balance_and_replay() {
+    let dir = std::env::temp_dir().join(format!("hetlb-dump-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let dump = dir.join("steps.jsonl");
+    for (rule, extra) in [
+        (
+            "dem-hetero",
+            vec!["--workers", "4", "--slowdown", "1,2,3,1"],
+        ),
+        (
+            "dishet",
+            vec![
+                "--workers",
+                "6",
+                "--topology",
+                "ring:6",
+                "--drift",
+                "hotspot:5",
+            ],
+        ),
+        ("oem", vec!["--workers", "8", "--schedule", "pipeline"]),
+    ] {
+        let mut e = vec![
+            "--balancer",
+            rule,
+            "--dump",
+            dump.to_str().unwrap(),
+            "--format",
+            "json",
+        ];
+        e.extend(extra.iter().copied());
+        let v = iterative(&e);
+        json(&args(&v));
+        let text = std::fs::read_to_string(&dump).unwrap();
+        let lines: Vec<Value> = text
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert_eq!(lines.len(), 2, "{rule}");
+        for l in &lines {
+            for f in [
+                "step",
+                "algorithm",
+                "topology",
+                "capacities",
+                "loads_before",
+                "planned_after",
+                "loads_after",
+            ] {
+                assert!(!l[f].is_null(), "{rule}: {f}");
+            }
+            let list = |f: &str| -> String {
+                l[f].as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|x| x.to_string())
+                    .collect::<Vec<_>>()
+                    .join(",")
+            };
+            let b = json(&[
+                "balance",
+                "--algorithm",
+                rule,
+                "--topology",
+                l["topology"].as_str().unwrap(),
+                "--loads",
+                &list("loads_before"),
+                "--capacities",
+                &list("capacities"),
+                "--format",
+                "json",
+            ]);
+            assert_eq!(b["final"], l["planned_after"], "{rule}: the rule's plan");
+            if rule != "dishet" {
+                // unit items (no drift): the ranks hold exactly the plan
+                assert_eq!(l["loads_after"], l["planned_after"], "{rule}");
+            }
+        }
+        let out = hetlb(&[
+            "replay",
+            dump.to_str().unwrap(),
+            "--algorithm",
+            "all",
+            "--format",
+            "csv",
+        ]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let csv = String::from_utf8_lossy(&out.stdout);
+        assert!(csv.starts_with("step,algorithm,recorded,imbalance_before,imbalance_after"));
+        assert!(csv.contains("(recorded)"));
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn bad_arguments_get_one_clear_line() {
+    let base = iterative(&[]);
+    let with = |extra: &[&str]| -> Vec<String> {
+        let mut v = base.clone();
+        v.extend(extra.iter().map(|s| s.to_string()));
+        v
+    };
+    fails_with(
+        &args(&with(&["--balancer", "oem", "--workers", "6"])),
+        "--balancer",
+    );
+    fails_with(&args(&with(&["--balancer", "dem-superb"])), "--balancer");
+    fails_with(&args(&with(&["--balancer", "oem,,cwa"])), "--balancer");
+    fails_with(&args(&with(&["--drift", "hotspot:0"])), "--drift");
+    fails_with(&args(&with(&["--drift", "wave"])), "--drift");
+    fails_with(&args(&with(&["--schedule", "teleport"])), "--schedule");
+    fails_with(&args(&with(&["--speeds", "guessed"])), "--speeds");
+    fails_with(&args(&with(&["--every", "0"])), "--every");
+    fails_with(
+        &args(&with(&["--workers", "3", "--slowdown", "1,2"])),
+        "--slowdown",
+    );
+    fails_with(&args(&with(&["--workers", "0"])), "--workers");
+    fails_with(&args(&with(&["--workers", "1000000"])), "--workers");
+    fails_with(&args(&with(&["--timeout", "0"])), "--timeout");
+    fails_with(
+        &args(&with(&["--topology", "ring:5", "--balancer", "dishet"])),
+        "--topology",
+    );
+    fails_with(
+        &["run", "iterative", "--items", "18446744073709551615"],
+        "--items",
+    );
+    fails_with(
+        &[
+            "run",
+            "iterative",
+            "--items",
+            "1000000",
+            "--item-bytes",
+            "100000000",
+        ],
+        "--item-bytes",
+    );
+    if !cfg!(feature = "mpi") {
+        fails_with(&args(&with(&["--backend", "mpi"])), "built without MPI");
+    }
+    let missing = hetlb(&["replay", "/nonexistent/steps.jsonl"]);
+    assert!(!missing.status.success());
+    let dir = std::env::temp_dir().join(format!("hetlb-bad-dump-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let bad = dir.join("bad.jsonl");
+    std::fs::write(&bad, "{\"step\": 1}\n").unwrap();
+    fails_with(&["replay", bad.to_str().unwrap()], "line 1");
+    std::fs::write(
+        &bad,
+        "{\"step\":1,\"algorithm\":\"oem\",\"topology\":\"hypercube:1\",\"capacities\":[1,0],\"loads_before\":[1,2],\"loads_after\":[2,1]}\n",
+    )
+    .unwrap();
+    fails_with(&["replay", bad.to_str().unwrap()], "capacities");
+    std::fs::write(&bad, "").unwrap();
+    fails_with(&["replay", bad.to_str().unwrap()], "no recorded rebalance");
+    std::fs::remove_dir_all(&dir).ok();
+}
