@@ -30,6 +30,9 @@ enum Kernel {
     Exchange(ExchangeArgs),
     /// Scheduling the transmission of a 2^n-node plan: phased, overlap, pipeline.
     Transmission(TransmissionArgs),
+    /// Peer rebalancing on threads: moving items against direct sends, and a call with
+    /// nothing to do against an all-reduce.
+    Rebalance(super::bench_rebalance::Args),
 }
 
 #[derive(Debug, clap::Args)]
@@ -128,6 +131,7 @@ pub fn run(args: Args) -> Result<()> {
         Kernel::Enumeration(a) => bench_enumeration(a),
         Kernel::Exchange(a) => bench_exchange(a),
         Kernel::Transmission(a) => bench_transmission(a),
+        Kernel::Rebalance(a) => super::bench_rebalance::run(a),
     }
 }
 

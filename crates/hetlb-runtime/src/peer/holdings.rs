@@ -9,18 +9,28 @@
 //! the items carry at most `u` units, or overshoot by part of one item, and the choice is a
 //! function of the items alone. The difference from `u` is reported as the residual.
 //!
-//! **Copy-then-release.** An own item that is sent is cloned into the message and its original
-//! kept until the call ends: kept for good if the call fails (the rank then holds exactly what
-//! it held before), dropped when every rank has finished. Items received are appended to the
-//! application's vector only when the call succeeds.
+//! **Copy-then-release.** An own item that is sent is cloned into the message and the original
+//! stays in the application's vector until the call ends: on success the sent originals are
+//! removed (a truncation when they were taken from the end) and the received items appended;
+//! on failure nothing needs restoring, and the received items are dropped. So each item is
+//! copied once by its sender and once by its receiver, as a plain send would.
 
 use super::item::Item;
 
+/// Where the sent own items are.
+enum Sent {
+    /// `own[kept..]` (taken from the end, unit items).
+    Tail { kept: usize },
+    /// `mask[i]` for every own item (weighted items).
+    Mask(Vec<bool>),
+}
+
 pub(crate) struct Holdings<'a, T> {
     own: &'a mut Vec<T>,
-    /// Originals of own items sent, one chunk per message, in sending order.
-    own_sent: Vec<Vec<T>>,
-    received: Vec<T>,
+    sent: Sent,
+    /// Items received in this call and not forwarded, in chunks as they arrived.
+    received: Vec<Vec<T>>,
+    received_items: usize,
     own_units: u64,
     received_units: u64,
     unit_items: bool,
@@ -35,10 +45,12 @@ impl<'a, T: Item> Holdings<'a, T> {
             unit_items &= l == 1;
             own_units = own_units.saturating_add(l);
         }
+        let kept = own.len();
         Self {
             own,
-            own_sent: Vec::new(),
+            sent: Sent::Tail { kept },
             received: Vec::new(),
+            received_items: 0,
             own_units,
             received_units: 0,
             unit_items,
@@ -52,7 +64,16 @@ impl<'a, T: Item> Holdings<'a, T> {
 
     /// Items held now.
     pub(crate) fn items(&self) -> u64 {
-        (self.own.len() + self.received.len()) as u64
+        let own = match &self.sent {
+            Sent::Tail { kept } => *kept,
+            Sent::Mask(mask) => mask.iter().filter(|&&s| !s).count(),
+        };
+        (own + self.received_items) as u64
+    }
+
+    /// True while every item held has one unit.
+    pub(crate) fn unit_items(&self) -> bool {
+        self.unit_items
     }
 
     /// Adds items received in this call.
@@ -61,42 +82,87 @@ impl<'a, T: Item> Holdings<'a, T> {
             self.unit_items = false;
         }
         self.received_units = self.received_units.saturating_add(units);
-        self.received.extend(items);
+        self.received_items += items.len();
+        if !items.is_empty() {
+            self.received.push(items);
+        }
     }
 
-    /// Takes items carrying about `units` units (see the module documentation); returns the
-    /// items to send and the units they carry.
-    pub(crate) fn take(&mut self, units: u64) -> (Vec<T>, u64) {
+    /// Takes items carrying about `units` units (see the module documentation), in chunks of
+    /// at most `chunk` items; returns the chunks and the units they carry.
+    pub(crate) fn take(&mut self, units: u64, chunk: usize) -> (Vec<Vec<T>>, u64) {
         if units == 0 {
             return (Vec::new(), 0);
         }
         if self.unit_items {
-            self.take_unit(units)
+            self.take_unit(units, chunk.max(1))
         } else {
-            self.take_weighted(units)
+            let (items, carried) = self.take_weighted(units);
+            let mut chunks = Vec::new();
+            let mut items = items;
+            while items.len() > chunk.max(1) {
+                let rest = items.split_off(items.len() - chunk.max(1));
+                chunks.push(rest);
+            }
+            if !items.is_empty() {
+                chunks.push(items);
+            }
+            (chunks, carried)
         }
     }
 
-    fn take_unit(&mut self, units: u64) -> (Vec<T>, u64) {
-        let want = usize::try_from(units).unwrap_or(usize::MAX);
-        let from_received = want.min(self.received.len());
-        let mut out = self.received.split_off(self.received.len() - from_received);
-        let from_own = (want - from_received).min(self.own.len());
-        if from_own > 0 {
-            let originals = self.own.split_off(self.own.len() - from_own);
-            out.extend(originals.iter().cloned());
-            self.own_sent.push(originals);
+    fn take_unit(&mut self, units: u64, chunk: usize) -> (Vec<Vec<T>>, u64) {
+        let mut want = usize::try_from(units).unwrap_or(usize::MAX);
+        let mut out: Vec<Vec<T>> = Vec::new();
+        let mut carried = 0u64;
+        // Received items first, whole chunks moved without copying.
+        while want > 0 {
+            let Some(last) = self.received.last_mut() else {
+                break;
+            };
+            let n = want.min(last.len()).min(chunk);
+            let piece = if n == last.len() {
+                self.received.pop().unwrap_or_default()
+            } else {
+                last.split_off(last.len() - n)
+            };
+            want -= n;
+            carried += n as u64;
+            self.received_items -= n;
+            self.received_units -= n as u64;
+            out.push(piece);
         }
-        let carried = out.len() as u64;
-        self.received_units -= from_received as u64;
-        self.own_units -= from_own as u64;
+        // Then own items from the end: cloned; the originals stay until the call ends.
+        let Sent::Tail { kept } = &mut self.sent else {
+            unreachable!("unit items are always taken from the tail");
+        };
+        let mut n = want.min(*kept);
+        while n > 0 {
+            let k = n.min(chunk);
+            out.push(self.own[*kept - k..*kept].to_vec());
+            *kept -= k;
+            n -= k;
+            carried += k as u64;
+            self.own_units -= k as u64;
+        }
         (out, carried)
     }
 
     fn take_weighted(&mut self, units: u64) -> (Vec<T>, u64) {
+        let mask = match &mut self.sent {
+            Sent::Mask(m) => m,
+            Sent::Tail { kept } => {
+                let kept = *kept;
+                self.sent = Sent::Mask((0..self.own.len()).map(|i| i >= kept).collect());
+                let Sent::Mask(m) = &mut self.sent else {
+                    unreachable!("just set");
+                };
+                m
+            }
+        };
+        let received: Vec<T> = self.received.drain(..).flatten().collect();
         // (load, pool, index): pool 0 = received, 1 = own.
-        let mut candidates: Vec<(u64, u8, usize)> = self
-            .received
+        let mut candidates: Vec<(u64, u8, usize)> = received
             .iter()
             .enumerate()
             .map(|(i, it)| (it.load(), 0u8, i))
@@ -104,13 +170,12 @@ impl<'a, T: Item> Holdings<'a, T> {
                 self.own
                     .iter()
                     .enumerate()
+                    .filter(|(i, _)| !mask[*i])
                     .map(|(i, it)| (it.load(), 1u8, i)),
             )
             .filter(|&(l, _, _)| l > 0)
             .collect();
         candidates.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2)));
-        let mut take_received = vec![false; self.received.len()];
-        let mut take_own = vec![false; self.own.len()];
         let mut remaining = units;
         let mut chosen = vec![false; candidates.len()];
         for (k, &(load, _, _)) in candidates.iter().enumerate() {
@@ -133,61 +198,65 @@ impl<'a, T: Item> Holdings<'a, T> {
                 }
             }
         }
+        let mut take_received = vec![false; received.len()];
+        let mut out = Vec::new();
         let mut carried = 0u64;
         for (k, &(load, pool, i)) in candidates.iter().enumerate() {
-            if chosen[k] {
-                carried += load;
-                if pool == 0 {
-                    take_received[i] = true;
-                } else {
-                    take_own[i] = true;
-                }
+            if !chosen[k] {
+                continue;
+            }
+            carried += load;
+            if pool == 0 {
+                take_received[i] = true;
+            } else {
+                mask[i] = true;
+                self.own_units -= load;
+                out.push(self.own[i].clone());
             }
         }
-        let mut out = Vec::new();
-        let mut kept = Vec::with_capacity(self.received.len());
+        let mut kept = Vec::with_capacity(received.len());
         let mut moved_units = 0u64;
-        for (it, t) in self.received.drain(..).zip(&take_received) {
+        let mut forwarded = Vec::new();
+        for (it, t) in received.into_iter().zip(&take_received) {
             if *t {
                 moved_units += it.load();
-                out.push(it);
+                forwarded.push(it);
             } else {
                 kept.push(it);
             }
         }
-        self.received = kept;
         self.received_units -= moved_units;
-        let mut originals = Vec::new();
-        let mut kept = Vec::with_capacity(self.own.len());
-        for (it, t) in self.own.drain(..).zip(&take_own) {
-            if *t {
-                originals.push(it);
-            } else {
-                kept.push(it);
+        self.received_items = kept.len();
+        if !kept.is_empty() {
+            self.received.push(kept);
+        }
+        forwarded.extend(out);
+        (forwarded, carried)
+    }
+
+    /// The call succeeded: the sent originals leave the application's vector and the received
+    /// items join it.
+    pub(crate) fn commit(self) {
+        match self.sent {
+            Sent::Tail { kept } => self.own.truncate(kept),
+            Sent::Mask(mask) => {
+                let mut i = 0;
+                self.own.retain(|_| {
+                    let keep = !mask[i];
+                    i += 1;
+                    keep
+                });
             }
         }
-        *self.own = kept;
-        if !originals.is_empty() {
-            let own_units: u64 = originals.iter().map(Item::load).sum();
-            self.own_units -= own_units;
-            out.extend(originals.iter().cloned());
-            self.own_sent.push(originals);
-        }
-        (out, carried)
-    }
-
-    /// The call succeeded: received items join the application's, sent originals are dropped.
-    pub(crate) fn commit(self) {
-        self.own.extend(self.received);
-    }
-
-    /// The call failed: the application's vector gets back every item it held before the call
-    /// (own items sent are restored; received items are dropped).
-    pub(crate) fn roll_back(self) {
-        for chunk in self.own_sent.into_iter().rev() {
+        self.own.reserve(self.received_items);
+        for chunk in self.received {
             self.own.extend(chunk);
         }
     }
+
+    /// The call failed: the application's vector still holds exactly what it held before; the
+    /// items received are dropped.
+    pub(crate) fn roll_back(self) {}
 }
 
 #[cfg(test)]
@@ -206,16 +275,20 @@ mod tests {
         }
     }
 
+    fn flat<T>(chunks: Vec<Vec<T>>) -> Vec<T> {
+        chunks.into_iter().flatten().collect()
+    }
+
     #[test]
-    fn unit_items_forward_received_first_and_roll_back_in_order() {
+    fn unit_items_forward_received_first_and_roll_back_untouched() {
         let mut own: Vec<u64> = (0..10).collect();
         let mut h = Holdings::new(&mut own);
         h.receive(vec![100, 101], 2);
-        let (sent, carried) = h.take(3);
-        assert_eq!((sent.clone(), carried), (vec![100, 101, 9], 3));
-        let (sent, _) = h.take(2);
-        assert_eq!(sent, vec![7, 8]);
-        assert_eq!((h.units(), h.items()), (7, 7));
+        let (sent, carried) = h.take(3, 2);
+        assert_eq!((flat(sent), carried), (vec![100, 101, 9], 3));
+        let (sent, _) = h.take(5, 2);
+        assert_eq!(sent, vec![vec![7, 8], vec![5, 6], vec![4]]);
+        assert_eq!((h.units(), h.items()), (4, 4));
         h.roll_back();
         assert_eq!(own, (0..10).collect::<Vec<u64>>());
     }
@@ -225,7 +298,7 @@ mod tests {
         let mut own: Vec<u64> = (0..4).collect();
         let mut h = Holdings::new(&mut own);
         h.receive(vec![10, 11, 12], 3);
-        let _ = h.take(4);
+        let _ = h.take(4, 100);
         h.commit();
         assert_eq!(own, vec![0, 1, 2]);
     }
@@ -234,19 +307,32 @@ mod tests {
     fn weighted_items_fit_without_overshooting_by_more_than_one() {
         let mut own = vec![W(1, 5), W(2, 3), W(3, 3), W(4, 1), W(5, 8)];
         let mut h = Holdings::new(&mut own);
-        let (sent, carried) = h.take(7);
+        let (sent, carried) = h.take(7, 100);
         // largest first: 5 fits (2 left), 3 no, 3 no, 1 fits (1 left); then the lightest
         // heavier item (3) would overshoot by 2 > 1: stop at 6.
         assert_eq!(carried, 6);
-        assert_eq!(sent.iter().map(|w| w.0).collect::<Vec<_>>(), vec![1, 4]);
-        let (_, carried) = h.take(7);
+        assert_eq!(
+            flat(sent).iter().map(|w| w.0).collect::<Vec<_>>(),
+            vec![1, 4]
+        );
+        let (_, carried) = h.take(7, 100);
         // 8 does not fit, 3+3 = 6, 1 left, 8 overshoots by 7: 6.
         assert_eq!(carried, 6);
-        let (_, carried) = h.take(5);
+        let (_, carried) = h.take(5, 100);
         assert_eq!(carried, 8); // only the 8 is left: 3 over, closer than 5 under
-        h.roll_back();
-        let mut ids: Vec<u64> = own.iter().map(|w| w.0).collect();
-        ids.sort_unstable();
-        assert_eq!(ids, vec![1, 2, 3, 4, 5]);
+        assert_eq!(h.items(), 0);
+        h.commit();
+        assert!(own.is_empty());
+    }
+
+    #[test]
+    fn weighted_received_items_are_forwarded_and_committed() {
+        let mut own = vec![W(1, 2), W(2, 2)];
+        let mut h = Holdings::new(&mut own);
+        h.receive(vec![W(10, 4), W(11, 1)], 5);
+        let (sent, carried) = h.take(4, 100);
+        assert_eq!((flat(sent), carried), (vec![W(10, 4)], 4));
+        h.commit();
+        assert_eq!(own, vec![W(1, 2), W(2, 2), W(11, 1)]);
     }
 }

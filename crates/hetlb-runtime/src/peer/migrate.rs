@@ -177,42 +177,37 @@ fn move_items<T: Item, C: Comm<T>>(
                 Schedule::Pipeline if held > 0 => (remaining.min(held), held >= remaining),
                 _ => break,
             };
-            let (batch, carried) = holdings.take(amount.min(held));
-            if batch.is_empty() && !last {
+            let (chunks, carried) = holdings.take(amount.min(held), MAX_ITEMS_PER_MESSAGE);
+            if chunks.is_empty() && !last {
                 break;
             }
             if o.first_sent.is_none() {
                 o.first_sent = Some(Instant::now());
             }
             o.carried += carried;
-            stats.items_sent += batch.len() as u64;
-            stats.units_sent += carried;
-            let mut batch = batch;
-            while batch.len() > MAX_ITEMS_PER_MESSAGE {
-                let rest = batch.split_off(MAX_ITEMS_PER_MESSAGE);
-                let units = batch.iter().map(Item::load).sum();
-                let items = std::mem::replace(&mut batch, rest);
+            let count = chunks.len().max(1);
+            let unit_items = holdings.unit_items();
+            let mut chunks = chunks.into_iter();
+            for k in 0..count {
+                let items = chunks.next().unwrap_or_default();
+                stats.items_sent += items.len() as u64;
+                let units = if unit_items {
+                    items.len() as u64
+                } else {
+                    items.iter().map(Item::load).sum()
+                };
+                stats.units_sent += units;
                 session.send(
                     o.t.to,
                     Msg::Items {
                         epoch,
                         transfer: o.t.id,
-                        last: false,
+                        last: last && k + 1 == count,
                         units,
                         items,
                     },
                 )?;
             }
-            session.send(
-                o.t.to,
-                Msg::Items {
-                    epoch,
-                    transfer: o.t.id,
-                    last,
-                    units: batch.iter().map(Item::load).sum(),
-                    items: batch,
-                },
-            )?;
             item_messages += 1;
             inject(session, fault, item_messages)?;
             if !last {

@@ -39,6 +39,7 @@ mod error;
 mod gather;
 mod holdings;
 mod item;
+pub mod measure;
 mod migrate;
 #[cfg(feature = "mpi")]
 pub mod mpi;

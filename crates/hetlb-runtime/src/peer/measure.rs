@@ -1,0 +1,254 @@
+//! Side-by-side timings of peer rebalancing and its floors, on threads (used by
+//! `hetlb bench rebalance`; the MPI counterparts are in `examples/rebalance_mpi.rs`).
+//!
+//! * **Moving items.** Half the ranks hold all the items; `cwa` moves half of them, each to
+//!   its partner across the cube's highest dimension. The floor moves the same items between
+//!   the same ranks with direct channel sends (split off, send, append).
+//! * **Nothing to do.** Every rank holds the same count; a `rebalance` then costs its
+//!   all-gather and the rule. The floor is an all-reduce of one `u64` by recursive doubling
+//!   over the same channels.
+//!
+//! Every figure is the wall time of rank 0 between two barriers that every rank passes; each
+//! repetition runs the kernel and the floor one after the other.
+
+use super::Balancer;
+use super::config::BalancerConfig;
+use super::item::Item;
+use super::threads;
+use crossbeam::channel;
+use serde::{Deserialize, Serialize};
+use std::sync::{Arc, Barrier};
+use std::time::Instant;
+
+/// An item of 64 bytes: an id and 56 bytes of data.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Item64 {
+    /// The id.
+    pub id: u64,
+    /// The payload.
+    pub data: [u64; 7],
+}
+
+impl Item for Item64 {
+    fn id(&self) -> u64 {
+        self.id
+    }
+}
+
+fn items(lo: u64, hi: u64) -> Vec<Item64> {
+    (lo..hi).map(|id| Item64 { id, data: [id; 7] }).collect()
+}
+
+/// Seconds to move `moved` items of 64 bytes between `ranks` threads (a power of two ≥ 2):
+/// `(rebalance with cwa, direct channel sends)`, one pair per repetition.
+///
+/// # Panics
+/// When `ranks` is not a power of two of at least 2 (a benchmark's fixed setting).
+pub fn move_items(ranks: usize, moved: u64, repeats: usize, count_bytes: bool) -> Vec<(f64, f64)> {
+    assert!(
+        ranks >= 2 && ranks.is_power_of_two(),
+        "ranks: a power of two ≥ 2"
+    );
+    let half = ranks / 2;
+    let per_sender = moved / half as u64;
+    (0..repeats)
+        .map(|_| {
+            (
+                time_cwa(ranks, per_sender, count_bytes),
+                time_direct(ranks, per_sender),
+            )
+        })
+        .collect()
+}
+
+/// Initial items of rank `r`: the lower half of the ranks hold `2 × per_sender` each.
+fn initial(r: usize, ranks: usize, per_sender: u64) -> Vec<Item64> {
+    if r < ranks / 2 {
+        let lo = r as u64 * 2 * per_sender;
+        items(lo, lo + 2 * per_sender)
+    } else {
+        Vec::new()
+    }
+}
+
+fn time_cwa(ranks: usize, per_sender: u64, count_bytes: bool) -> f64 {
+    let barrier = Arc::new(Barrier::new(ranks));
+    let handles: Vec<_> = threads::group::<Item64>(ranks)
+        .into_iter()
+        .enumerate()
+        .map(|(r, comm)| {
+            let barrier = Arc::clone(&barrier);
+            std::thread::spawn(move || {
+                let mut mine = initial(r, ranks, per_sender);
+                let cfg = BalancerConfig::new("cwa").expect("cwa");
+                let mut b = Balancer::new(comm.count_bytes(count_bytes), cfg).expect("config");
+                barrier.wait();
+                let t = Instant::now();
+                b.rebalance(&mut mine).expect("rebalance");
+                barrier.wait();
+                let s = t.elapsed().as_secs_f64();
+                assert_eq!(mine.len() as u64, per_sender);
+                s
+            })
+        })
+        .collect();
+    let times: Vec<f64> = handles
+        .into_iter()
+        .map(|h| h.join().expect("rank"))
+        .collect();
+    times[0]
+}
+
+fn time_direct(ranks: usize, per_sender: u64) -> f64 {
+    let half = ranks / 2;
+    let (senders, receivers): (Vec<_>, Vec<_>) = (0..ranks)
+        .map(|_| channel::unbounded::<Vec<Item64>>())
+        .unzip();
+    let barrier = Arc::new(Barrier::new(ranks));
+    let handles: Vec<_> = receivers
+        .into_iter()
+        .enumerate()
+        .map(|(r, inbox)| {
+            let barrier = Arc::clone(&barrier);
+            let senders = senders.clone();
+            std::thread::spawn(move || {
+                let mut mine = initial(r, ranks, per_sender);
+                barrier.wait();
+                let t = Instant::now();
+                if r < half {
+                    let out = mine.split_off(mine.len() - per_sender as usize);
+                    senders[r + half].send(out).expect("send");
+                } else {
+                    let got = inbox.recv().expect("recv");
+                    mine.extend(got);
+                }
+                barrier.wait();
+                let s = t.elapsed().as_secs_f64();
+                assert_eq!(mine.len() as u64, per_sender);
+                s
+            })
+        })
+        .collect();
+    let times: Vec<f64> = handles
+        .into_iter()
+        .map(|h| h.join().expect("rank"))
+        .collect();
+    times[0]
+}
+
+/// Seconds per call, averaged over `calls` calls, of a `rebalance` that finds nothing to do
+/// on `ranks` threads, and of an all-reduce of a `u64` over channels: one pair per repetition.
+pub fn nothing_to_do(ranks: usize, calls: usize, repeats: usize) -> Vec<(f64, f64)> {
+    (0..repeats)
+        .map(|_| (time_balanced(ranks, calls), time_allreduce(ranks, calls)))
+        .collect()
+}
+
+fn time_balanced(ranks: usize, calls: usize) -> f64 {
+    let barrier = Arc::new(Barrier::new(ranks));
+    let handles: Vec<_> = threads::group::<u64>(ranks)
+        .into_iter()
+        .enumerate()
+        .map(|(r, comm)| {
+            let barrier = Arc::clone(&barrier);
+            std::thread::spawn(move || {
+                let mut mine: Vec<u64> = (r as u64 * 100..(r as u64 + 1) * 100).collect();
+                let cfg = BalancerConfig::new("cwa").expect("cwa");
+                let mut b = Balancer::new(comm, cfg).expect("config");
+                barrier.wait();
+                let t = Instant::now();
+                for _ in 0..calls {
+                    let report = b.rebalance(&mut mine).expect("rebalance");
+                    debug_assert!(!report.balanced);
+                }
+                barrier.wait();
+                t.elapsed().as_secs_f64() / calls as f64
+            })
+        })
+        .collect();
+    let times: Vec<f64> = handles
+        .into_iter()
+        .map(|h| h.join().expect("rank"))
+        .collect();
+    times[0]
+}
+
+fn time_allreduce(ranks: usize, calls: usize) -> f64 {
+    let (senders, receivers): (Vec<_>, Vec<_>) = (0..ranks)
+        .map(|_| channel::unbounded::<(u32, u64)>())
+        .unzip();
+    let barrier = Arc::new(Barrier::new(ranks));
+    let handles: Vec<_> = receivers
+        .into_iter()
+        .enumerate()
+        .map(|(r, inbox)| {
+            let barrier = Arc::clone(&barrier);
+            let senders = senders.clone();
+            std::thread::spawn(move || {
+                let mut early: Vec<(u32, u64)> = Vec::new();
+                barrier.wait();
+                let t = Instant::now();
+                let mut total = 0u64;
+                for call in 0..calls as u32 {
+                    // Recursive doubling; a message is tagged with its call and round.
+                    let mut value = r as u64 + 1;
+                    let mut k = 0u32;
+                    while (1usize << k) < ranks {
+                        let tag = call * 64 + k;
+                        let partner = r ^ (1 << k);
+                        senders[partner].send((tag, value)).expect("send");
+                        let got = match early.iter().position(|&(t, _)| t == tag) {
+                            Some(i) => early.swap_remove(i).1,
+                            None => loop {
+                                let (t, v) = inbox.recv().expect("recv");
+                                if t == tag {
+                                    break v;
+                                }
+                                early.push((t, v));
+                            },
+                        };
+                        value += got;
+                        k += 1;
+                    }
+                    total = value;
+                }
+                barrier.wait();
+                assert_eq!(total, (ranks * (ranks + 1) / 2) as u64);
+                t.elapsed().as_secs_f64() / calls as f64
+            })
+        })
+        .collect();
+    let times: Vec<f64> = handles
+        .into_iter()
+        .map(|h| h.join().expect("rank"))
+        .collect();
+    times[0]
+}
+
+/// The median of `xs` (0 for none).
+pub fn median(xs: &mut [f64]) -> f64 {
+    if xs.is_empty() {
+        return 0.0;
+    }
+    xs.sort_by(f64::total_cmp);
+    let n = xs.len();
+    if n % 2 == 1 {
+        xs[n / 2]
+    } else {
+        (xs[n / 2 - 1] + xs[n / 2]) / 2.0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_measurements_run_and_check_their_results() {
+        let m = move_items(4, 1000, 1, true);
+        assert!(m[0].0 > 0.0 && m[0].1 > 0.0);
+        let n = nothing_to_do(4, 3, 1);
+        assert!(n[0].0 > 0.0 && n[0].1 > 0.0);
+        assert_eq!(median(&mut [3.0, 1.0, 2.0]), 2.0);
+    }
+}
