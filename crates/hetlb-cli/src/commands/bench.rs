@@ -195,7 +195,7 @@ fn bench_enumeration(a: EnumerationArgs) -> Result<()> {
     if a.format == Format::Json {
         return print_json(&report);
     }
-    println!(
+    crate::out!(
         "Exhaustive enumeration, {} processors, loads 0..={}: {} vectors, dem + oem ({} cores, {} threads)",
         a.procs,
         a.values - 1,
@@ -216,8 +216,8 @@ fn bench_enumeration(a: EnumerationArgs) -> Result<()> {
         fixed(baseline, 3),
         format!("{:.3e}", report.baseline_vectors_per_second),
     ]);
-    println!("{t}");
-    println!(
+    crate::out!("{t}");
+    crate::out!(
         "one by one would take about {} s for all vectors (extrapolated from its measured rate): {}× slower",
         fixed(report.baseline_extrapolated_seconds, 1),
         fixed(report.speedup, 1)
@@ -325,7 +325,7 @@ fn bench_transmission(a: TransmissionArgs) -> Result<()> {
     if a.format == Format::Json {
         return print_json(&rows);
     }
-    println!(
+    crate::out!(
         "Transmission schedules of a {}-cube plan ({} nodes, loads uniform on 0..{}), one thread, median of {}",
         a.dims,
         loads.len(),
@@ -341,7 +341,7 @@ fn bench_transmission(a: TransmissionArgs) -> Result<()> {
             fixed(r.median_ms, 2),
         ]);
     }
-    println!("{t}");
+    crate::out!("{t}");
     Ok(())
 }
 
@@ -400,7 +400,7 @@ fn bench_exchange(a: ExchangeArgs) -> Result<()> {
     if a.format == Format::Json {
         return print_json(&report);
     }
-    println!(
+    crate::out!(
         "In-place balance of a {}-cube ({nodes} loads, {} MiB), one thread, median of {}",
         a.dims,
         (nodes * 8) >> 20,
@@ -434,6 +434,6 @@ fn bench_exchange(a: ExchangeArgs) -> Result<()> {
             ]);
         }
     }
-    println!("{t}");
+    crate::out!("{t}");
     Ok(())
 }

@@ -83,7 +83,7 @@ pub fn run(args: Args) -> Result<()> {
                 .map(|(d, c)| [d.to_string(), c.to_string()]),
         ),
         Format::Table => {
-            println!(
+            crate::out!(
                 "{algorithm} on {} processors, loads 0..={}: {} vectors in {} s",
                 report.procs,
                 report.values - 1,
@@ -103,7 +103,7 @@ pub fn run(args: Args) -> Result<()> {
                 fixed(report.average, 4),
                 String::new(),
             ]);
-            println!("{t}");
+            crate::out!("{t}");
             Ok(())
         }
     }

@@ -99,7 +99,7 @@ pub fn run(args: Args) -> Result<()> {
 const SHOWN_NODES: usize = 64;
 
 fn print_summary(scenario: &Scenario, path: &Path, r: &Report) {
-    println!(
+    crate::out!(
         "{} — {} nodes, policy {}, seed {}",
         scenario
             .name
@@ -110,7 +110,7 @@ fn print_summary(scenario: &Scenario, path: &Path, r: &Report) {
         r.seed
     );
     if let Some(d) = &scenario.description {
-        println!("{d}");
+        crate::out!("{d}");
     }
     let mut summary = table(["metric", "value"]);
     let mut rows = vec![
@@ -145,7 +145,7 @@ fn print_summary(scenario: &Scenario, path: &Path, r: &Report) {
     for (name, value) in rows {
         summary.add_row(vec![name.to_string(), value]);
     }
-    println!("{summary}");
+    crate::out!("{summary}");
     if !s.decisions.is_empty() {
         let mut t = table([
             "time (s)",
@@ -171,7 +171,7 @@ fn print_summary(scenario: &Scenario, path: &Path, r: &Report) {
                 ]);
             }
         }
-        println!("{t}");
+        crate::out!("{t}");
     }
     if r.nodes.len() <= SHOWN_NODES {
         let mut t = table([
@@ -196,7 +196,7 @@ fn print_summary(scenario: &Scenario, path: &Path, r: &Report) {
                 n.received.to_string(),
             ]);
         }
-        println!("{t}");
+        crate::out!("{t}");
     }
 }
 

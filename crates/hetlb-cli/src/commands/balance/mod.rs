@@ -279,7 +279,7 @@ const SHOWN_PHASES: usize = 40;
 fn print_table(algorithm: NetworkAlgorithm, topology: &str, run: &RoundRun, m: &Metrics) {
     let plan: &Plan = &run.plan;
     let total: u64 = plan.initial.iter().sum();
-    println!(
+    crate::out!(
         "{algorithm} on {} nodes ({topology}), {total} units — {} [{}]",
         plan.nodes(),
         algorithm.summary(),
@@ -340,7 +340,7 @@ fn print_table(algorithm: NetworkAlgorithm, topology: &str, run: &RoundRun, m: &
             abbreviate(&loads),
         ]);
     }
-    println!("{phases}");
+    crate::out!("{phases}");
     let mut metrics = table(["metric", "value"]);
     for (name, value) in [
         ("max difference", m.max_difference.to_string()),
@@ -364,5 +364,5 @@ fn print_table(algorithm: NetworkAlgorithm, topology: &str, run: &RoundRun, m: &
     ] {
         metrics.add_row(vec![name.to_string(), value]);
     }
-    println!("{metrics}");
+    crate::out!("{metrics}");
 }

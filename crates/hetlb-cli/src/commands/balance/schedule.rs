@@ -120,5 +120,5 @@ pub(super) fn print_transmissions(ts: &[Transmission]) {
             x.rounds.to_string(),
         ]);
     }
-    println!("{t}");
+    crate::out!("{t}");
 }

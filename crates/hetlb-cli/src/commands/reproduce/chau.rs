@@ -226,10 +226,12 @@ fn csv_row(
 }
 
 fn print_table(which: Table, mc: &MonteCarlo, rows: &[Row]) {
-    println!("{} — reproduced with {}", which.title(), mc.algorithm);
-    println!(
+    crate::out!("{} — reproduced with {}", which.title(), mc.algorithm);
+    crate::out!(
         "{} trials per row, loads uniform on 0..={}, seed {}; |z| is the largest two-sample z of a column against the paper",
-        mc.trials, mc.max_load, mc.seed
+        mc.trials,
+        mc.max_load,
+        mc.seed
     );
     let top = rows
         .iter()
@@ -259,5 +261,5 @@ fn print_table(which: Table, mc: &MonteCarlo, rows: &[Row]) {
             t.add_row(paper);
         }
     }
-    println!("{t}");
+    crate::out!("{t}");
 }

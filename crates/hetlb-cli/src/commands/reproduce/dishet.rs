@@ -186,14 +186,14 @@ pub fn run_command(args: Args) -> Result<()> {
         Format::Table => {
             print_tables(&config, &cells, &capacity_distribution, &graphs);
             if plots.is_empty() {
-                println!("No plots written (--no-plots).");
+                crate::out!("No plots written (--no-plots).");
             } else {
-                println!(
+                crate::out!(
                     "Plots (rounds against total load, one per distribution) written to {}/:",
                     plot_dir.as_deref().unwrap_or(Path::new("")).display()
                 );
                 for p in &plots {
-                    println!("  {}", p.display());
+                    crate::out!("  {}", p.display());
                 }
             }
             Ok(())
@@ -212,10 +212,10 @@ fn mean(cells: &[Cell], keep: impl Fn(&Cell) -> bool, f: impl Fn(&Cell) -> f64) 
 
 fn print_tables(config: &Config, cells: &[Cell], capacities: &str, graphs: &str) {
     let sizes: Vec<String> = config.sizes.iter().map(usize::to_string).collect();
-    println!("DISHET experiments (Neelakantan 2012, 002_… §5), recomputed");
-    println!("  graphs: {graphs}");
-    println!("  capacities: {capacities}");
-    println!(
+    crate::out!("DISHET experiments (Neelakantan 2012, 002_… §5), recomputed");
+    crate::out!("  graphs: {graphs}");
+    crate::out!("  capacities: {capacities}");
+    crate::out!(
         "  sizes {}; totals {}; {} trials per cell; round limit {}",
         sizes.join(", "),
         config
@@ -227,11 +227,11 @@ fn print_tables(config: &Config, cells: &[Cell], capacities: &str, graphs: &str)
         config.seeds,
         config.max_rounds
     );
-    println!("  paper: {PAPER_FINDINGS}");
-    println!();
+    crate::out!("  paper: {PAPER_FINDINGS}");
+    crate::out!();
     let algs = &config.algorithms;
     for &d in &config.distributions {
-        println!(
+        crate::out!(
             "Rounds to convergence — {} (mean over {} sizes × {} trials)",
             d.describe(),
             config.sizes.len(),
@@ -252,9 +252,9 @@ fn print_tables(config: &Config, cells: &[Cell], capacities: &str, graphs: &str)
             }
             t.add_row(row);
         }
-        println!("{t}\n");
+        crate::out!("{t}\n");
     }
-    println!("Rounds to convergence by graph size (mean over totals, distributions and trials)");
+    crate::out!("Rounds to convergence by graph size (mean over totals, distributions and trials)");
     let mut t =
         table(std::iter::once("nodes".to_string()).chain(algs.iter().map(|a| a.to_string())));
     for &n in &config.sizes {
@@ -271,8 +271,8 @@ fn print_tables(config: &Config, cells: &[Cell], capacities: &str, graphs: &str)
         }
         t.add_row(row);
     }
-    println!("{t}\n");
-    println!("Summary over the whole grid (means over cells; imbalance weighted by capacity)");
+    crate::out!("{t}\n");
+    crate::out!("Summary over the whole grid (means over cells; imbalance weighted by capacity)");
     let mut t = table([
         "algorithm",
         "converged",
@@ -306,7 +306,7 @@ fn print_tables(config: &Config, cells: &[Cell], capacities: &str, graphs: &str)
             fixed(mean(cells, of, |c| c.distance_from_optimal_mean), 2),
         ]);
     }
-    println!("{t}\n");
+    crate::out!("{t}\n");
 }
 
 fn write_plots(dir: &Path, config: &Config, cells: &[Cell]) -> Result<Vec<PathBuf>> {

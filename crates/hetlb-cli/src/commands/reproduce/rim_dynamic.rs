@@ -290,7 +290,7 @@ pub fn run(args: Args) -> Result<()> {
         Format::Table => {
             print_tables(&output);
             if let Some(dir) = &plot_dir {
-                println!("plots written to {}", dir.display());
+                crate::out!("plots written to {}", dir.display());
             }
             Ok(())
         }
@@ -302,7 +302,7 @@ fn opt(x: Option<f64>, digits: usize) -> String {
 }
 
 fn print_tables(out: &Output) {
-    println!(
+    crate::out!(
         "Rim, Jang & Kim (004_…) §4 — dynamic hypercube: Poisson arrivals at utilisation {} per processor,\n\
          exponential service (mean 1), FIFO; balancing over the whole cube whenever an arrival brings a processor\n\
          to {} tasks. Means of {} runs (seeds {}..{}).",
@@ -334,8 +334,10 @@ fn print_tables(out: &Output) {
             fixed(r.makespan, 1),
         ]);
     }
-    println!("{t}");
-    println!("\nOEM against DEM (the paper: about 30% in average max difference and in speedup):");
+    crate::out!("{t}");
+    crate::out!(
+        "\nOEM against DEM (the paper: about 30% in average max difference and in speedup):"
+    );
     let mut t = table([
         "procs",
         "processes / proc",
@@ -355,8 +357,8 @@ fn print_tables(out: &Output) {
             format!("{}%", fixed(100.0 * g.response_time_gain, 1)),
         ]);
     }
-    println!("{t}");
-    println!(
+    crate::out!("{t}");
+    crate::out!(
         "Paper (Figs. 7–9, plotted without a table): about 30% for both, the speedup gain growing with the cube.\n\
          The paper's parameters as read here: its 50–60% band as the offered utilisation (--utilisation), an\n\
          overloaded processor as one holding --threshold tasks, 1000λ/5000λ as processes generated per\n\

@@ -107,7 +107,7 @@ pub fn run(args: Args) -> Result<()> {
         Format::Table => {
             print_table(&args, &rows);
             for p in &plots {
-                println!("plot: {}", p.display());
+                crate::out!("plot: {}", p.display());
             }
             Ok(())
         }
@@ -120,16 +120,20 @@ fn row(rows: &[OverheadRow], procs: usize, imbalance: u32, alg: Algorithm) -> Op
 }
 
 fn print_table(args: &Args, rows: &[OverheadRow]) {
-    println!("Rim, Jang & Kim, §§5.2 and 6.3 — time to transmit the plan, in T_comm");
-    println!(
+    crate::out!("Rim, Jang & Kim, §§5.2 and 6.3 — time to transmit the plan, in T_comm");
+    crate::out!(
         "light processors hold {} units, heavy ones k × {} for k in {:?}; {} random heavy sets per (imbalance, k), seed {}",
-        args.base, args.base, FACTORS, args.repetitions, args.seed
+        args.base,
+        args.base,
+        FACTORS,
+        args.repetitions,
+        args.seed
     );
-    println!(
+    crate::out!(
         "overlap and pipeline are normalised by the phased time of the same algorithm (paper: Figs. 22–23)"
     );
     for &procs in &args.procs {
-        println!("\n{procs} processors");
+        crate::out!("\n{procs} processors");
         let mut t = table([
             "imbalance",
             "cwa overlap",
@@ -174,10 +178,10 @@ fn print_table(args: &Args, rows: &[OverheadRow]) {
             }
             t.add_row(line);
         }
-        println!("{t}");
+        crate::out!("{t}");
         if !ratios.is_empty() {
             let mean = ratios.iter().sum::<f64>() / ratios.len() as f64;
-            println!(
+            crate::out!(
                 "Σ Tmax, OEM against CWA (mean over imbalances): {} — paper (§5.2, Figs. 12–13): OEM about 10% lower, i.e. about 0.90",
                 fixed(mean, 3)
             );
