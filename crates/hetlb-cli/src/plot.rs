@@ -29,9 +29,7 @@ pub fn notice(paths: &[std::path::PathBuf]) {
             let dirs: std::collections::BTreeSet<_> =
                 many.iter().filter_map(|p| p.parent()).collect();
             match dirs.iter().next() {
-                Some(dir) if dirs.len() == 1 && !dir.as_os_str().is_empty() => {
-                    eprintln!("note: {} plots written to {}/", many.len(), dir.display())
-                }
+                Some(dir) if dirs.len() == 1 && !dir.as_os_str().is_empty() => notice_dir(dir),
                 _ => eprintln!(
                     "note: plots written to {}",
                     many.iter()
@@ -42,6 +40,11 @@ pub fn notice(paths: &[std::path::PathBuf]) {
             }
         }
     }
+}
+
+/// The notice for a command that wrote its plots into `dir`.
+pub fn notice_dir(dir: &std::path::Path) {
+    eprintln!("note: plots written to {}/", dir.display());
 }
 
 /// One line of a line chart.

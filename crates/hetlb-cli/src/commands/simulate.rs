@@ -51,6 +51,7 @@ pub fn run(args: Args) -> Result<()> {
             &report,
             |i| format!("node {i}"),
         )?;
+        crate::plot::notice(std::slice::from_ref(path));
     }
     match args.format {
         Format::Json => print_json(&report),

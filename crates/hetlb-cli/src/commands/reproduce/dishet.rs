@@ -1,6 +1,6 @@
 //! `hetlb reproduce dishet`: the DISHET experiment grid (002_… §5), recomputed.
 
-use crate::input::parse_list;
+use crate::input::{parse_list, whole};
 use crate::output::{Format, fixed, print_csv, print_json, table};
 use crate::plot::{Series, line_chart};
 use crate::progress;
@@ -42,7 +42,7 @@ pub struct Args {
     )]
     algorithms: String,
     /// Trials (graph, capacities, loads) per cell.
-    #[arg(long, default_value_t = 5)]
+    #[arg(long = "runs", visible_alias = "seeds", value_name = "N", default_value_t = 5, value_parser = whole::<u64>(1, 1_000_000))]
     seeds: u64,
     /// Mean degree d of the random graphs: G(n, p) with p = min(1, d/(n-1)), made connected.
     #[arg(long, default_value_t = 4.0)]
@@ -79,7 +79,7 @@ fn config(args: &Args) -> Result<Config> {
         bail!("--algorithms: {a} runs on a hypercube only; the experiment uses random graphs");
     }
     if args.seeds == 0 {
-        bail!("--seeds: at least one trial per cell is needed");
+        bail!("--runs: at least one trial per cell is needed");
     }
     if !(args.mean_degree.is_finite() && args.mean_degree >= 0.0) {
         bail!(
@@ -127,6 +127,7 @@ pub fn run_command(args: Args) -> Result<()> {
         None => Vec::new(),
         Some(dir) => write_plots(dir, &config, &cells).context("--out-dir")?,
     };
+    crate::plot::notice(&plots);
     let capacity_distribution = format!(
         "integers drawn uniformly from 1..={} per node",
         config.max_capacity
@@ -185,17 +186,6 @@ pub fn run_command(args: Args) -> Result<()> {
         ),
         Format::Table => {
             print_tables(&config, &cells, &capacity_distribution, &graphs);
-            if plots.is_empty() {
-                crate::out!("No plots written (--no-plots).");
-            } else {
-                crate::out!(
-                    "Plots (rounds against total load, one per distribution) written to {}/:",
-                    plot_dir.as_deref().unwrap_or(Path::new("")).display()
-                );
-                for p in &plots {
-                    crate::out!("  {}", p.display());
-                }
-            }
             Ok(())
         }
     }

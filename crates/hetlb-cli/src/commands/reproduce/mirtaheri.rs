@@ -38,13 +38,13 @@ const RECEIVER: usize = 4;
 )]
 pub struct Args {
     /// Runs with Poisson task completions per scenario (seeds SEED, SEED+1, …).
-    #[arg(long, default_value_t = 100)]
+    #[arg(long, default_value_t = 100, value_parser = crate::input::whole::<u64>(1, 10_000_000))]
     runs: u64,
     /// First seed of the Poisson runs.
     #[arg(long, default_value_t = 1)]
     seed: u64,
     /// Transfer rate / execution rate ratios of the delayed sweep.
-    #[arg(long, value_delimiter = ',', default_values_t = vec![0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 10.0])]
+    #[arg(long, num_args = 1.., value_delimiter = ',', default_values_t = vec![0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 10.0])]
     ratios: Vec<f64>,
     #[command(flatten)]
     plots: super::PlotOptions,
@@ -322,6 +322,9 @@ pub fn run(args: Args) -> Result<()> {
         scenarios: rows,
         sweep,
     };
+    if let Some(dir) = &plot_dir {
+        crate::plot::notice_dir(dir);
+    }
     match args.format {
         Format::Json => print_json(&output),
         Format::Csv => print_csv(
@@ -346,9 +349,6 @@ pub fn run(args: Args) -> Result<()> {
         ),
         Format::Table => {
             print_tables(&cases, &output, &deterministic);
-            if let Some(dir) = &plot_dir {
-                crate::out!("plots written to {}", dir.display());
-            }
             Ok(())
         }
     }

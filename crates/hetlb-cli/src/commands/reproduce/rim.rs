@@ -15,10 +15,10 @@ use std::time::Instant;
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Processors: 8, 16 or 32 (the paper's sizes; repeat or comma-separate; default all three).
-    #[arg(long, value_delimiter = ',')]
+    #[arg(long, num_args = 1.., value_delimiter = ',')]
     procs: Vec<usize>,
     /// Algorithms to enumerate (the paper's columns are dem and oem).
-    #[arg(long, value_delimiter = ',', default_value = "dem,oem")]
+    #[arg(long, num_args = 1.., value_delimiter = ',', default_value = "dem,oem")]
     algorithm: Vec<String>,
     /// Output format.
     #[arg(long, short, value_enum, default_value_t)]

@@ -13,20 +13,21 @@ use std::path::{Path, PathBuf};
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Processors (comma-separated powers of two).
-    #[arg(long, value_delimiter = ',', default_value = "8,16")]
+    #[arg(long, num_args = 1.., value_delimiter = ',', default_value = "8,16")]
     procs: Vec<usize>,
     /// Imbalance percentages: the share of processors holding k times more load.
     #[arg(
         long,
+        num_args = 1..,
         value_delimiter = ',',
         default_value = "10,20,30,40,50,60,70,80,90"
     )]
     imbalance: Vec<u32>,
     /// Random choices of the heavy processors per (imbalance, k).
-    #[arg(long, default_value_t = 50)]
+    #[arg(long = "runs", visible_alias = "repetitions", value_name = "N", default_value_t = 50, value_parser = crate::input::whole::<u64>(1, 100_000_000))]
     repetitions: u64,
     /// Units held by a light processor; heavy ones hold k times as many.
-    #[arg(long, default_value_t = 10)]
+    #[arg(long, default_value_t = 10, value_parser = crate::input::whole::<u64>(1, u64::MAX))]
     base: u64,
     /// Seed of the random choice of heavy processors.
     #[arg(long, default_value_t = 1)]
@@ -62,7 +63,7 @@ pub fn run(args: Args) -> Result<()> {
             let field = match e {
                 OverheadError::Procs(_) => "--procs",
                 OverheadError::Imbalance(_) => "--imbalance",
-                OverheadError::Repetitions => "--repetitions",
+                OverheadError::Repetitions => "--runs",
                 OverheadError::Overflow(_) => "--base",
             };
             anyhow!("{field}: {e}")
@@ -74,6 +75,7 @@ pub fn run(args: Args) -> Result<()> {
         None => Vec::new(),
         Some(dir) => write_plots(&dir, &args, &rows)?,
     };
+    crate::plot::notice(&plots);
     match args.format {
         Format::Json => print_json(&rows),
         Format::Csv => print_csv(
@@ -106,9 +108,6 @@ pub fn run(args: Args) -> Result<()> {
         ),
         Format::Table => {
             print_table(&args, &rows);
-            for p in &plots {
-                crate::out!("plot: {}", p.display());
-            }
             Ok(())
         }
     }
