@@ -37,9 +37,25 @@ pub fn run(args: Args) -> Result<()> {
     }
     scenario.setup.check_conservation |= args.check;
     scenario.setup.series.enabled |= args.plot.is_some();
+    crate::limits::check(
+        &args.scenario.display().to_string(),
+        "the run (every task is a queue entry; queue lengths are recorded unless \
+         [output] series = false)",
+        scenario.memory_estimate(),
+    )?;
+    let spinner = crate::progress::spinner(format!("simulating {}", args.scenario.display()));
     let report = scenario
         .run()
         .with_context(|| args.scenario.display().to_string())?;
+    spinner.finish_and_clear();
+    if !(report.makespan.is_finite() && report.total_idle.is_finite()) {
+        anyhow::bail!(
+            "{}: the run's times are not finite numbers (makespan {}): rates or times too far \
+             apart for a double",
+            args.scenario.display(),
+            report.makespan
+        );
+    }
     if let Some(path) = &args.plot {
         let title = scenario
             .name

@@ -276,17 +276,26 @@ fn index_of_min(reports: &[Report]) -> usize {
 /// Runs `hetlb reproduce mirtaheri`.
 pub fn run(args: Args) -> Result<()> {
     anyhow::ensure!(args.runs >= 1, "--runs: need at least one run");
-    if let Some(bad) = args.ratios.iter().find(|r| !(r.is_finite() && **r > 0.0)) {
-        anyhow::bail!("--ratios: {bad} is not a positive ratio");
+    if let Some(bad) = args.ratios.iter().find(|r| !(1e-6..=1e6).contains(*r)) {
+        anyhow::bail!("--ratios: {bad} is out of range: allowed 1e-6 to 1e6");
     }
     let cases = cases()?;
     let mut rows = Vec::new();
     let mut deterministic = Vec::new();
+    let progress = crate::progress::bar(
+        cases.len() as u64 * (args.runs + 1) + args.ratios.len() as u64,
+        "mirtaheri scenarios",
+    );
     for case in &cases {
         let det = case.scenario.run()?;
+        progress.inc(1);
         let stochastic = (0..args.runs)
             .into_par_iter()
-            .map(|i| poisson(&case.scenario, args.seed + i).run())
+            .map(|i| {
+                let r = poisson(&case.scenario, args.seed.wrapping_add(i)).run();
+                progress.inc(1);
+                r
+            })
             .collect::<Result<Vec<_>, _>>()?;
         for &(measure, paper) in &case.paper {
             let xs: Vec<f64> = stochastic.iter().map(|r| measure.of(r)).collect();
@@ -303,7 +312,8 @@ pub fn run(args: Args) -> Result<()> {
         deterministic.push(det);
     }
 
-    let sweep = sweep(&cases[3].scenario, &args.ratios)?;
+    let sweep = sweep(&cases[3].scenario, &args.ratios, &|| progress.inc(1))?;
+    progress.finish_and_clear();
 
     let plot_dir = args.plots.dir("mirtaheri")?;
     if let Some(dir) = &plot_dir {
@@ -356,7 +366,7 @@ pub fn run(args: Args) -> Result<()> {
 
 const SWEEP_POLICIES: [&str; 4] = ["none", "k = 1", "eq. 25", "best single transfer"];
 
-fn sweep(base: &Scenario, ratios: &[f64]) -> Result<Vec<SweepRow>> {
+fn sweep(base: &Scenario, ratios: &[f64], done: &dyn Fn()) -> Result<Vec<SweepRow>> {
     let exec_rate = hetlb_sim::model::NodeModel::rate(&base.nodes, 0);
     let mut rows = Vec::new();
     for &ratio in ratios {
@@ -398,6 +408,7 @@ fn sweep(base: &Scenario, ratios: &[f64]) -> Result<Vec<SweepRow>> {
                 tasks_moved: r.tasks_moved,
             });
         }
+        done();
     }
     Ok(rows)
 }

@@ -23,9 +23,9 @@ use crate::output::{Format, fixed, print_csv, print_json, table};
 use crate::plot::{Series, line_chart};
 use anyhow::Result;
 use hetlb_core::Algorithm;
+use hetlb_core::topology::{Hypercube, Network};
 use hetlb_sim::engine::{Arrivals, SeriesOptions, Setup};
 use hetlb_sim::model::{Distribution, LinkParams, Links, Nodes};
-use hetlb_sim::network::Network;
 use hetlb_sim::scenario::{PolicySpec, Scenario};
 use rayon::prelude::*;
 use serde::Serialize;
@@ -128,7 +128,9 @@ fn scenario(
     args: &Args,
     seed: u64,
 ) -> Result<Scenario> {
-    let network = Network::hypercube(procs).map_err(|e| anyhow::anyhow!("--procs: {e}"))?;
+    let network = Network::Hypercube(
+        Hypercube::for_nodes(procs).map_err(|e| anyhow::anyhow!("--procs: {e}"))?,
+    );
     Ok(Scenario {
         name: Some(format!("rim-dynamic-{procs}")),
         description: None,
