@@ -413,3 +413,31 @@ fn one_command_line() {
         assert!(help.contains(&format!("  {command} ")), "{help}");
     }
 }
+
+/// CWA's promise holds for every total the input accepts: each node within one unit of its
+/// share, computed exactly from the decimal capacities typed.
+#[test]
+fn cwa_shares_are_exact_for_huge_totals() {
+    let v = json(&[
+        "balance",
+        "-a",
+        "cwa",
+        "--loads",
+        "100000000000000000,0,0,0",
+        "--capacities",
+        "0.1,1000,3,0.3",
+        "--format",
+        "json",
+    ]);
+    let w: [u128; 4] = [1, 10_000, 30, 3]; // the capacities × 10
+    let den: u128 = w.iter().sum();
+    let total: u128 = 100_000_000_000_000_000;
+    for (f, wi) in v["final"].as_array().unwrap().iter().zip(w) {
+        let f = u128::from(f.as_u64().unwrap());
+        assert!(
+            (f * den).abs_diff(total * wi) < den,
+            "{f} vs {}",
+            total * wi / den
+        );
+    }
+}
