@@ -77,9 +77,20 @@ enum Weights {
 /// The largest whole capacity taken as it is (every integer below 2^53 is an `f64`).
 const WHOLE: f64 = 9_007_199_254_740_992.0;
 
+/// Capacities below this with at most ten binary fraction digits (1.5, 0.25, 2.375) are
+/// scaled by 2^10 without formatting: their exact value has at most 14 significant digits,
+/// and no other decimal that short is as close, so it is the decimal typed.
+const SHORT_DYADIC: f64 = 1e4;
+
 fn exact_weights(capacities: &[f64]) -> Weights {
     if capacities.iter().all(|&c| c.fract() == 0.0 && c < WHOLE) {
         return Weights::Small(capacities.iter().map(|&c| c as u128).collect());
+    }
+    if capacities
+        .iter()
+        .all(|&c| (c * 1024.0).fract() == 0.0 && c < SHORT_DYADIC)
+    {
+        return Weights::Small(capacities.iter().map(|&c| (c * 1024.0) as u128).collect());
     }
     let parts: Vec<(u64, i32)> = capacities.iter().map(|&c| decimal(c)).collect();
     let e_min = parts.iter().map(|&(_, e)| e).min().unwrap_or(0);
@@ -287,7 +298,8 @@ mod tests {
         assert_eq!(decimal(0.1), (1, -1));
         assert_eq!(decimal(1e-300), (1, -300));
         assert_eq!(decimal(1234.5678), (12345678, -4));
-        assert!(matches!(exact_weights(&[1.5, 0.25]), Weights::Small(w) if w == vec![150, 25]));
+        assert!(matches!(exact_weights(&[1.5, 0.25]), Weights::Small(w) if w == vec![1536, 256]));
+        assert!(matches!(exact_weights(&[0.1, 0.25]), Weights::Small(w) if w == vec![10, 25]));
         assert!(matches!(exact_weights(&[1e-300, 1e300]), Weights::Big(_)));
     }
 
