@@ -146,8 +146,25 @@ fn items(spec: &str, option: &str) -> Result<Vec<String>> {
     }
 }
 
+/// The largest input file read, in bytes (1 GiB): a larger one, or a device that never ends
+/// (`/dev/zero`), is refused instead of filling the memory.
+pub const MAX_FILE_BYTES: u64 = 1 << 30;
+
+/// Reads a text file of at most [`MAX_FILE_BYTES`].
+pub fn read_text(path: &Path) -> Result<String> {
+    use std::io::Read;
+    let mut text = String::new();
+    std::fs::File::open(path)?
+        .take(MAX_FILE_BYTES + 1)
+        .read_to_string(&mut text)?;
+    if text.len() as u64 > MAX_FILE_BYTES {
+        bail!("larger than {} MiB", MAX_FILE_BYTES >> 20);
+    }
+    Ok(text)
+}
+
 fn read_items(path: &Path) -> Result<Vec<String>> {
-    let text = std::fs::read_to_string(path)?;
+    let text = read_text(path)?;
     let trimmed = text.trim_start();
     if trimmed.starts_with('[') {
         let values: Vec<serde_json::Value> = serde_json::from_str(trimmed)

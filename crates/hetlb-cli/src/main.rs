@@ -12,6 +12,8 @@
 //! failed write to stdout is such an error too; a closed pipe ends the program quietly.
 
 mod commands;
+#[cfg(test)]
+mod fuzz;
 mod input;
 mod limits;
 mod output;

@@ -164,7 +164,7 @@ impl Scenario {
     /// # Errors
     /// [`ScenarioError`] naming the file for I/O errors, or the field for anything else.
     pub fn from_path(path: &Path) -> Result<Self, ScenarioError> {
-        let text = std::fs::read_to_string(path).map_err(|e| ScenarioError {
+        let text = read_bounded(path).map_err(|e| ScenarioError {
             field: "file".to_string(),
             line: None,
             message: format!("cannot read it: {e}"),
@@ -401,7 +401,7 @@ impl Validator<'_> {
                         );
                     };
                     let full = dir.join(path);
-                    let text = std::fs::read_to_string(&full).or_else(|e| {
+                    let text = read_bounded(&full).or_else(|e| {
                         self.err(field, at.clone(), format!("cannot read '{path}': {e}"))
                     })?;
                     Network::from_graph(
@@ -840,6 +840,26 @@ impl Validator<'_> {
             policy,
         })
     }
+}
+
+/// The largest scenario or graph file read, in bytes (1 GiB): a larger one, or a device that
+/// never ends (`/dev/zero`), is refused instead of filling the memory.
+pub const MAX_FILE_BYTES: u64 = 1 << 30;
+
+/// Reads a text file of at most [`MAX_FILE_BYTES`].
+fn read_bounded(path: &Path) -> std::io::Result<String> {
+    use std::io::Read;
+    let mut text = String::new();
+    std::fs::File::open(path)?
+        .take(MAX_FILE_BYTES + 1)
+        .read_to_string(&mut text)?;
+    if text.len() as u64 > MAX_FILE_BYTES {
+        return Err(std::io::Error::other(format!(
+            "larger than {} MiB",
+            MAX_FILE_BYTES >> 20
+        )));
+    }
+    Ok(text)
 }
 
 /// `x` as written by a person: `1e-308`, not three hundred zeros.

@@ -239,7 +239,7 @@ fn network(
     let parsed: TopologySpec = spec.parse().map_err(|e| anyhow!("--topology: {e}"))?;
     let network = match &parsed {
         TopologySpec::File(path) => {
-            let text = std::fs::read_to_string(path)
+            let text = crate::input::read_text(std::path::Path::new(path))
                 .map_err(|e| anyhow!("--topology: cannot read '{path}': {e}"))?;
             let graph = Graph::parse(&text, Some(loads.len()))
                 .map_err(|e| anyhow!("--topology: {path}: {e}"))?;
