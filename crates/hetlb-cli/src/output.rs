@@ -1,6 +1,6 @@
 //! Output formats shared by every command: a human table, JSON, or CSV on stdout.
 //!
-//! Every write to stdout goes through [`line`] (the `out!` macro), [`print_json`] or
+//! Every write to stdout goes through [`line()`] (the `out!` macro), [`print_json`] or
 //! [`print_csv`], none of which panics: a failed write (a full disk) is kept and reported by
 //! [`finish`] as one `error:` line and a non-zero exit; a closed pipe ends the program quietly.
 
@@ -24,7 +24,7 @@ pub fn line(args: std::fmt::Arguments<'_>) {
     }
 }
 
-/// `println!` that never panics: see [`line`].
+/// `println!` that never panics: see [`line()`].
 #[macro_export]
 macro_rules! out {
     () => {

@@ -307,7 +307,9 @@ mod tests {
     /// proportional share, checked in rational arithmetic.
     #[test]
     fn shares_are_exact_for_huge_totals_and_wide_capacities() {
-        let cases: [(&[f64], &[(u64, u64)]); 3] = [
+        // (capacities, the same as fractions a/b; empty: not checked against fractions)
+        type Case<'a> = (&'a [f64], &'a [(u64, u64)]);
+        let cases: [Case; 3] = [
             (
                 &[0.1, 1000.0, 3.0, 0.3],
                 &[(1, 10), (1000, 1), (3, 1), (3, 10)],
