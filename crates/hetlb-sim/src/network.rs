@@ -1,6 +1,6 @@
 //! The links of a simulated network, numbered.
 //!
-//! The network itself is the core's [`Network`](hetlb_core::topology::Network) — the same
+//! The network itself is the core's [`Network`] — the same
 //! graph type and the same `ring:16`, `torus:8x8`, … specs ([`TopologySpec`]) serve
 //! `balance`, `simulate` and the runtime. The simulator only adds a number to every
 //! *directed* link `u → v` (its position in a compressed adjacency array), so that link
