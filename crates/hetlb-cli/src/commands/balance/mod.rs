@@ -17,7 +17,7 @@ use std::path::PathBuf;
 /// Arguments of `hetlb balance`.
 #[derive(Debug, clap::Args)]
 #[command(
-    after_help = "Examples:\n  hetlb balance --algorithm oem --loads 4,7,0,9,2,2,8,1\n  hetlb balance --algorithm dem-hetero --loads 640,960 --capacities 64,32 --format json\n  hetlb balance --algorithm hybrid --procs-per-group 4 --loads @loads.txt\n  hetlb balance --algorithm dishet --topology ring:8 --loads 80,0,0,0,0,0,0,0 --capacities 1,1,2,2,4,4,1,1\n  hetlb balance --algorithm gdem --topology torus:4x4 --loads @loads.txt --plot loads.svg\n  hetlb balance --algorithm diffusion --topology file:graph.txt --loads @loads.txt --max-rounds 500"
+    after_help = "Examples:\n  hetlb balance --algorithm oem --loads 4,7,0,9,2,2,8,1\n  hetlb balance --algorithm dem-hetero --loads 640,960 --capacities 64,32 --format json\n  hetlb balance --algorithm hybrid --procs-per-group 4 --loads @examples/loads.txt\n  hetlb balance --algorithm dishet --topology ring:8 --loads 80,0,0,0,0,0,0,0 --capacities 1,1,2,2,4,4,1,1\n  hetlb balance --algorithm gdem --topology torus:4x4 --loads @examples/loads.txt --plot loads.svg\n  hetlb balance --algorithm diffusion --topology file:examples/graph.txt --loads @examples/loads.txt --max-rounds 500"
 )]
 pub struct Args {
     /// Algorithm. On a hypercube: dem, dem-fixed, dem-improved, dem-hetero, oem, cwa, hybrid.
