@@ -209,3 +209,49 @@ fn granularity_gives_every_processor_work_and_says_what_it_changed() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("cut from 1000 to 40"), "{text}");
 }
+
+/// `--plot` draws both panels (rows and time) with the processors labelled, in SVG and PNG,
+/// and says where in one note.
+#[test]
+fn the_plot_has_both_panels_and_processor_labels() {
+    let dir = std::env::temp_dir().join(format!("hetlb-run-plot-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let svg = dir.join("run.svg");
+    let out = hetlb(&[
+        "run",
+        "synthetic",
+        "--size",
+        "60",
+        "--cost",
+        "1000",
+        "--procs",
+        "3",
+        "--no-check",
+        "--plot",
+        svg.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        stderr.trim(),
+        format!("note: plot written to {}", svg.display())
+    );
+    let text = std::fs::read_to_string(&svg).unwrap();
+    assert!(
+        text.contains("T_comm") && text.contains("tasks"),
+        "the time panel is missing"
+    );
+    for p in 0..3 {
+        // Each processor is labelled under its bar in both panels.
+        assert_eq!(
+            text.matches(&format!(">{p} (P")).count(),
+            2,
+            "processor {p}"
+        );
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
