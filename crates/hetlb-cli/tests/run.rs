@@ -248,7 +248,7 @@ fn the_plot_has_both_panels_and_processor_labels() {
     for p in 0..3 {
         // Each processor is labelled under its bar in both panels.
         assert_eq!(
-            text.matches(&format!(">{p} (P")).count(),
+            text.matches(&format!("\n{p} (P")).count(),
             2,
             "processor {p}"
         );
