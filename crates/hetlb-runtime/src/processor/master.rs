@@ -607,7 +607,9 @@ where
     }
 
     /// Ends the run for every other processor (rank 0, waiting for the outcome, ignores it).
+    /// The heartbeat stops first: nobody waits for the master after this.
     fn end_all(&self) {
+        self.hb.finish();
         for w in (0..self.state.len()).filter(|&w| w != self.me) {
             let _ = self.tr.send(w, Msg::End);
         }

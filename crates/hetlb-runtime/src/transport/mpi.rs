@@ -251,7 +251,9 @@ fn communication_thread(
                     active = true;
                 }
                 Ok(Command::Abort(code)) => world.abort(code),
-                Ok(Command::Shutdown) | Err(TryRecvError::Disconnected) => return,
+                Ok(Command::Shutdown) | Err(TryRecvError::Disconnected) => {
+                    return drain(&world);
+                }
                 Err(TryRecvError::Empty) => break,
             }
         }
@@ -285,8 +287,23 @@ fn communication_thread(
                 last_active = Instant::now();
             }
             Ok(Command::Abort(code)) => world.abort(code),
-            Ok(Command::Shutdown) | Err(RecvTimeoutError::Disconnected) => return,
+            Ok(Command::Shutdown) | Err(RecvTimeoutError::Disconnected) => return drain(&world),
             Err(RecvTimeoutError::Timeout) => {}
         }
+    }
+}
+
+/// How long a shutting-down rank keeps receiving (and dropping) late messages, such as the
+/// last heartbeats of ranks that finish a moment later.
+const DRAIN: Duration = Duration::from_millis(30);
+
+/// Receives and drops what is still arriving, so that MPI finalises with no unmatched message.
+fn drain(world: &mpi::topology::SimpleCommunicator) {
+    let until = Instant::now() + DRAIN;
+    while Instant::now() < until {
+        while let Some(probed) = world.any_process().immediate_matched_probe_with_tag(TAG) {
+            let _ = probed.matched_receive_vec::<u8>();
+        }
+        std::thread::sleep(Duration::from_millis(1));
     }
 }
