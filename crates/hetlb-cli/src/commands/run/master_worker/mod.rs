@@ -425,6 +425,9 @@ fn end_silent_ranks<O>(mpi: &hetlb_runtime::transport::mpi::Mpi, runs: &[PolicyR
     silent.dedup();
     if !silent.is_empty() {
         let _ = crate::output::finish();
+        // The launcher forwards this rank's output through a pipe: give it a moment before
+        // MPI_Abort tears the job down, or the results could be lost on the way.
+        std::thread::sleep(std::time::Duration::from_millis(500));
         eprintln!(
             "error: rank(s) {silent:?} fell silent and were given up (the results above are \
              complete); MPI cannot end a silent rank, so every rank is now ended"
