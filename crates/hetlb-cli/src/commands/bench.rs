@@ -1,6 +1,6 @@
 //! `hetlb bench`: the hot kernels timed against their baselines in the same run.
 //!
-//! Every figure is the median of `--repeat` runs, and every ratio is taken between medians
+//! Every figure is the median of `--runs` runs, and every ratio is taken between medians
 //! measured side by side, because the machine is shared and noisy. Criterion benchmarks of
 //! the same kernels live in `crates/*/benches/`.
 

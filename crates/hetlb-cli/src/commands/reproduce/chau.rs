@@ -161,7 +161,7 @@ pub fn run(which: Table, args: Args) -> Result<()> {
 fn field_of(e: &hetlb_experiments::monte_carlo::MonteCarloError) -> &'static str {
     use hetlb_experiments::monte_carlo::MonteCarloError as E;
     match e {
-        E::NoTrials => "--trials",
+        E::NoTrials => "--runs",
         E::Dimension(_) => "--dims",
         E::Overflow { .. } => "--max-load",
     }

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 /// Arguments of `hetlb reproduce dishet`.
 #[derive(Debug, clap::Args)]
 #[command(
-    after_help = "Examples:\n  hetlb reproduce dishet\n  hetlb reproduce dishet --sizes 8,16 --seeds 3 --format csv > dishet.csv\n  hetlb reproduce dishet --max-capacity 1 --out-dir plots/homogeneous"
+    after_help = "Examples:\n  hetlb reproduce dishet\n  hetlb reproduce dishet --sizes 8,16 --runs 3 --format csv > dishet.csv\n  hetlb reproduce dishet --max-capacity 1 --out-dir plots/homogeneous"
 )]
 pub struct Args {
     /// Graph sizes (nodes).
