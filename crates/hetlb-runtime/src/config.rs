@@ -33,7 +33,10 @@ pub struct RunConfig {
     /// How long each processor runs the calibration task, one processor at a time, before
     /// the run.
     pub calibration: Duration,
-    /// A processor holding tasks that sends nothing for this long has failed the run.
+    /// Silence after which a processor is given up: a worker that sends nothing, not even a
+    /// heartbeat, for this long while holding tasks has its tasks done by the others; a
+    /// master silent this long makes every other processor end the run with an error.
+    /// Processors send heartbeats while they compute, so a long task is never silence.
     pub timeout: Duration,
     /// A task that returns an error is tried at most this many times in all.
     pub max_attempts: u32,

@@ -14,9 +14,10 @@
 //! [`MAX_IDLE_SLEEP`]) so that waiting ranks leave the CPU to computing ones; this bounds the
 //! extra latency a message can see on an idle rank.
 //!
-//! A rank that stops answering is not detected here but by the master's timeout; the
-//! program should then call [`Mpi::abort`], which ends every rank (`MPI_Abort`)
-//! instead of leaving them waiting.
+//! A rank that stops answering is not detected here but by the silence of its heartbeats (the
+//! processor's timeout, on every rank); a rank that gives up should then call [`Mpi::abort`],
+//! which ends every rank (`MPI_Abort`) instead of leaving them waiting. What MPI cannot
+//! survive is a process that dies: under its fail-stop model the launcher ends the job.
 
 use super::{Envelope, Transport, TransportError};
 use crossbeam::channel::{self, Receiver, RecvTimeoutError, Sender, TryRecvError};
@@ -250,7 +251,9 @@ fn communication_thread(
                     active = true;
                 }
                 Ok(Command::Abort(code)) => world.abort(code),
-                Ok(Command::Shutdown) | Err(TryRecvError::Disconnected) => return,
+                Ok(Command::Shutdown) | Err(TryRecvError::Disconnected) => {
+                    return drain(&world);
+                }
                 Err(TryRecvError::Empty) => break,
             }
         }
@@ -284,8 +287,23 @@ fn communication_thread(
                 last_active = Instant::now();
             }
             Ok(Command::Abort(code)) => world.abort(code),
-            Ok(Command::Shutdown) | Err(RecvTimeoutError::Disconnected) => return,
+            Ok(Command::Shutdown) | Err(RecvTimeoutError::Disconnected) => return drain(&world),
             Err(RecvTimeoutError::Timeout) => {}
         }
+    }
+}
+
+/// How long a shutting-down rank keeps receiving (and dropping) late messages, such as the
+/// last heartbeats of ranks that finish a moment later.
+const DRAIN: Duration = Duration::from_millis(30);
+
+/// Receives and drops what is still arriving, so that MPI finalises with no unmatched message.
+fn drain(world: &mpi::topology::SimpleCommunicator) {
+    let until = Instant::now() + DRAIN;
+    while Instant::now() < until {
+        while let Some(probed) = world.any_process().immediate_matched_probe_with_tag(TAG) {
+            let _ = probed.matched_receive_vec::<u8>();
+        }
+        std::thread::sleep(Duration::from_millis(1));
     }
 }

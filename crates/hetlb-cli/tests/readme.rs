@@ -1,0 +1,59 @@
+//! The README's examples run as written: every `hetlb balance` line (with the shipped
+//! `examples/loads.txt` and `examples/graph.txt`), and the scenario shown in TOML.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+#[test]
+fn the_readme_balance_examples_and_scenario_run() {
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let dir = std::env::temp_dir().join(format!("hetlb-readme-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let examples = root().join("examples").canonicalize().unwrap();
+    let mut ran = 0;
+    for line in readme.lines().map(str::trim) {
+        let Some(rest) = line.strip_prefix("hetlb balance ") else {
+            continue;
+        };
+        let command = rest.split(" #").next().unwrap();
+        let args: Vec<String> = command
+            .split_whitespace()
+            .map(|a| a.replace("examples/", &format!("{}/", examples.display())))
+            .collect();
+        let out = Command::new(env!("CARGO_BIN_EXE_hetlb"))
+            .arg("balance")
+            .args(&args)
+            .current_dir(&dir)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "hetlb balance {command}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        ran += 1;
+    }
+    assert!(ran >= 7, "only {ran} examples found");
+    let toml = readme
+        .split("```toml\n")
+        .nth(1)
+        .and_then(|rest| rest.split("```").next())
+        .unwrap();
+    let scenario = dir.join("scenario.toml");
+    std::fs::write(&scenario, toml).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_hetlb"))
+        .arg("simulate")
+        .arg(&scenario)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
