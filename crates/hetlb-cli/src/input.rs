@@ -86,6 +86,51 @@ fn parse_load(item: &str) -> std::result::Result<u64, &'static str> {
     }
 }
 
+/// A clap value parser for a whole number in `min..=max`: negative numbers parse, and any
+/// value outside the range is refused with the range in the message.
+///
+/// ```text
+/// error: invalid value '-1' for '--size <N>': -1 is out of range: allowed 1 to 20000
+/// ```
+pub fn whole<T>(min: T, max: T) -> impl Fn(&str) -> Result<T, String> + Clone + Send + Sync
+where
+    T: TryFrom<i128> + TryInto<i128> + Copy + std::fmt::Display + Send + Sync + 'static,
+{
+    move |s: &str| {
+        let lo: i128 = min.try_into().unwrap_or(i128::MIN);
+        let hi: i128 = max.try_into().unwrap_or(i128::MAX);
+        let v: i128 = s
+            .trim()
+            .replace('_', "")
+            .parse()
+            .map_err(|_| format!("'{s}' is not a whole number (allowed {min} to {max})"))?;
+        if v < lo || v > hi {
+            return Err(format!("{s} is out of range: allowed {min} to {max}"));
+        }
+        T::try_from(v).map_err(|_| format!("{s} is out of range: allowed {min} to {max}"))
+    }
+}
+
+/// A clap value parser for a finite number in `min..=max` (`min` excluded when `open_min`).
+pub fn real(
+    min: f64,
+    max: f64,
+    open_min: bool,
+) -> impl Fn(&str) -> Result<f64, String> + Clone + Send + Sync {
+    move |s: &str| {
+        let v: f64 = s
+            .trim()
+            .parse()
+            .map_err(|_| format!("'{s}' is not a number"))?;
+        let above = if open_min { v > min } else { v >= min };
+        if !(v.is_finite() && above && v <= max) {
+            let low = if open_min { "above" } else { "from" };
+            return Err(format!("{s} is out of range: allowed {low} {min} to {max}"));
+        }
+        Ok(v)
+    }
+}
+
 /// Splits an inline list or reads a file given as `@path`.
 fn items(spec: &str, option: &str) -> Result<Vec<String>> {
     match spec.strip_prefix('@') {
@@ -145,6 +190,27 @@ mod tests {
         assert!(err("@/nonexistent/file").starts_with("--loads: cannot read"));
         assert!(parse_capacities("1,nan,2", "--capacities").unwrap()[1].is_nan());
         assert!(parse_capacities("1,two", "--capacities").is_err());
+    }
+
+    #[test]
+    fn ranged_values_say_their_range() {
+        let p = whole::<u64>(1, 20_000);
+        assert_eq!(p("20000"), Ok(20_000));
+        assert_eq!(
+            p("-1").unwrap_err(),
+            "-1 is out of range: allowed 1 to 20000"
+        );
+        assert!(
+            p("18446744073709551615")
+                .unwrap_err()
+                .contains("out of range")
+        );
+        assert!(p("1e3").unwrap_err().contains("not a whole number"));
+        let t = real(0.0, 1e6, true);
+        assert_eq!(t("2.5"), Ok(2.5));
+        for bad in ["0", "-3", "1e300", "inf", "nan"] {
+            assert!(t(bad).unwrap_err().contains("out of range"), "{bad}");
+        }
     }
 
     #[test]

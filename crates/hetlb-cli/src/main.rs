@@ -4,21 +4,23 @@
 //! * `balance` — balance one load vector and print the plan and its metrics;
 //! * `reproduce` — recompute a published table and print it beside the paper's numbers;
 //! * `enumerate` — exhaustive histogram of the final max difference over all load vectors;
-//! * `bench` — time the hot kernels side by side with their baselines.
+//! * `bench` — time the hot kernels side by side with their baselines;
 //! * `simulate` — run a discrete-event scenario file (TOML);
 //! * `run` — real work on real workers (threads or MPI): EFP master-worker, or an iterative
 //!   application balanced by peer rebalancing;
 //! * `replay` — other rules, offline, on the rebalances a run recorded.
 //!
-//! Errors are one line, `error: ...`, naming the option at fault, with a non-zero exit.
+//! Errors are one line, `error: ...`, naming the option at fault, with a non-zero exit. A
+//! failed write to stdout is such an error too; a closed pipe ends the program quietly.
 
 mod commands;
 mod input;
+mod limits;
 mod output;
 mod plot;
 mod progress;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use std::process::ExitCode;
 
 /// Exact load balancing for heterogeneous clusters.
@@ -27,6 +29,33 @@ use std::process::ExitCode;
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// Refuse any size whose estimated memory is above this many GiB (per command: the
+    /// matrices of `run matmul`, the tasks of `run synthetic` and `simulate`, the vectors of
+    /// `enumerate`, the per-round loads of `balance`).
+    #[arg(
+        long,
+        global = true,
+        value_name = "GIB",
+        default_value_t = limits::DEFAULT_GIB,
+        value_parser = input::real(0.0, 1e6, true)
+    )]
+    max_memory: f64,
+}
+
+/// The command line, with negative numbers accepted as values everywhere (so that `-1` gets
+/// a range error rather than "unexpected argument").
+fn command() -> clap::Command {
+    fn negatives(cmd: clap::Command) -> clap::Command {
+        cmd.mut_args(|a| {
+            if a.get_action().takes_values() {
+                a.allow_negative_numbers(true)
+            } else {
+                a
+            }
+        })
+        .mut_subcommands(negatives)
+    }
+    negatives(Cli::command())
 }
 
 #[derive(Debug, Subcommand)]
@@ -73,7 +102,10 @@ fn exit_quietly_on_broken_pipe() {
 
 fn main() -> ExitCode {
     exit_quietly_on_broken_pipe();
-    let cli = match Cli::try_parse() {
+    let parsed = command()
+        .try_get_matches()
+        .and_then(|m| Cli::from_arg_matches(&m));
+    let cli = match parsed {
         Ok(cli) => cli,
         Err(e) => {
             use clap::error::ErrorKind;
@@ -101,6 +133,7 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    limits::set_gib(cli.max_memory);
     let result = match cli.command {
         Command::Balance(args) => commands::balance::run(args),
         Command::Reproduce(args) => commands::reproduce::run(args),
@@ -109,7 +142,8 @@ fn main() -> ExitCode {
         Command::Simulate(args) => commands::simulate::run(args),
         Command::Run(args) => commands::run::run(args),
         Command::Replay(args) => commands::replay::run(args),
-    };
+    }
+    .and_then(|()| output::finish());
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {

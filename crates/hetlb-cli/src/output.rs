@@ -1,9 +1,51 @@
 //! Output formats shared by every command: a human table, JSON, or CSV on stdout.
+//!
+//! Every write to stdout goes through [`line`] (the `out!` macro), [`print_json`] or
+//! [`print_csv`], none of which panics: a failed write (a full disk) is kept and reported by
+//! [`finish`] as one `error:` line and a non-zero exit; a closed pipe ends the program quietly.
 
-use anyhow::Result;
+use anyhow::{Context, Result, anyhow};
 use comfy_table::{ContentArrangement, Table, presets::UTF8_FULL_CONDENSED};
 use serde::Serialize;
 use std::io::Write;
+use std::sync::OnceLock;
+
+/// The first failed write to stdout.
+static WRITE_ERROR: OnceLock<std::io::Error> = OnceLock::new();
+
+/// Writes one line to stdout; after a failed write, writes nothing more.
+pub fn line(args: std::fmt::Arguments<'_>) {
+    if WRITE_ERROR.get().is_some() {
+        return;
+    }
+    let mut out = std::io::stdout().lock();
+    if let Err(e) = out.write_fmt(args).and_then(|()| out.write_all(b"\n")) {
+        let _ = WRITE_ERROR.set(e);
+    }
+}
+
+/// `println!` that never panics: see [`line`].
+#[macro_export]
+macro_rules! out {
+    () => {
+        $crate::output::line(format_args!(""))
+    };
+    ($($arg:tt)*) => {
+        $crate::output::line(format_args!($($arg)*))
+    };
+}
+
+/// Flushes stdout and reports the first write that failed.
+///
+/// # Errors
+/// `cannot write to stdout: …` (the caller treats a closed pipe as a quiet end).
+pub fn finish() -> Result<()> {
+    let flushed = std::io::stdout().flush();
+    if let Some(e) = WRITE_ERROR.get() {
+        return Err(anyhow!("cannot write to stdout: {e}"));
+    }
+    flushed.context("cannot write to stdout")
+}
 
 /// How a command prints its result.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
@@ -32,10 +74,10 @@ where
 
 /// Writes `value` as pretty JSON followed by a newline.
 pub fn print_json<T: Serialize>(value: &T) -> Result<()> {
-    let mut out = std::io::stdout().lock();
-    serde_json::to_writer_pretty(&mut out, value)?;
-    writeln!(out)?;
-    Ok(())
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    serde_json::to_writer_pretty(&mut out, value).context("cannot write to stdout")?;
+    writeln!(out).context("cannot write to stdout")?;
+    out.flush().context("cannot write to stdout")
 }
 
 /// Writes rows as CSV with `header`.
@@ -46,12 +88,11 @@ where
     R::Item: AsRef<[u8]>,
 {
     let mut w = csv::Writer::from_writer(std::io::stdout().lock());
-    w.write_record(header)?;
+    w.write_record(header).context("cannot write to stdout")?;
     for row in rows {
-        w.write_record(row)?;
+        w.write_record(row).context("cannot write to stdout")?;
     }
-    w.flush()?;
-    Ok(())
+    w.flush().context("cannot write to stdout")
 }
 
 /// Formats a float with `digits` decimals, trimming nothing (tables align better).

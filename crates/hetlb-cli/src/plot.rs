@@ -20,6 +20,33 @@ fn register_font() {
     });
 }
 
+/// The one notice, on stderr, that names the plot files a command wrote.
+pub fn notice(paths: &[std::path::PathBuf]) {
+    match paths {
+        [] => {}
+        [one] => eprintln!("note: plot written to {}", one.display()),
+        many => {
+            let dirs: std::collections::BTreeSet<_> =
+                many.iter().filter_map(|p| p.parent()).collect();
+            match dirs.iter().next() {
+                Some(dir) if dirs.len() == 1 && !dir.as_os_str().is_empty() => notice_dir(dir),
+                _ => eprintln!(
+                    "note: plots written to {}",
+                    many.iter()
+                        .map(|p| p.display().to_string())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            }
+        }
+    }
+}
+
+/// The notice for a command that wrote its plots into `dir`.
+pub fn notice_dir(dir: &std::path::Path) {
+    eprintln!("note: plots written to {}/", dir.display());
+}
+
 /// One line of a line chart.
 #[derive(Debug, Clone)]
 pub struct Series {
@@ -68,7 +95,6 @@ pub fn line_chart(
 }
 
 /// One layer of a stacked bar chart: a value per category.
-#[allow(dead_code)] // for the runtime's reports
 #[derive(Debug, Clone)]
 pub struct Stack {
     /// Legend text.
@@ -78,7 +104,7 @@ pub struct Stack {
 }
 
 /// A stacked bar chart, one bar per category, written to `path` (`.svg` or `.png`).
-#[allow(dead_code)] // for the runtime's reports
+#[cfg_attr(not(test), allow(dead_code))] // the runtime's reports draw panels
 pub fn stacked_bars(
     path: &Path,
     title: &str,
@@ -87,8 +113,11 @@ pub fn stacked_bars(
     stacks: &[Stack],
 ) -> Result<()> {
     register_font();
-    render!(path, |root| draw_bars(
-        &root, title, categories, y_label, stacks
+    render!(path, |root| draw_panels(
+        &root,
+        title,
+        categories,
+        &[(y_label, stacks)]
     ))
     .with_context(|| format!("cannot write plot '{}'", path.display()))
 }
@@ -102,16 +131,8 @@ pub fn stacked_bar_panels(
     panels: &[(&str, &[Stack])],
 ) -> Result<()> {
     register_font();
-    render!(path, |root| {
-        let parts = root.split_evenly((1, panels.len().max(1)));
-        panels
-            .iter()
-            .zip(&parts)
-            .try_for_each(|((y_label, stacks), area)| {
-                draw_bars(area, title, categories, y_label, stacks)
-            })
-    })
-    .with_context(|| format!("cannot write plot '{}'", path.display()))
+    render!(path, |root| draw_panels(&root, title, categories, panels))
+        .with_context(|| format!("cannot write plot '{}'", path.display()))
 }
 
 fn extension(path: &Path) -> Result<&'static str> {
@@ -313,7 +334,28 @@ fn emptiest_corner(
         .map_or(SeriesLabelPosition::UpperRight, |c| c.0.clone())
 }
 
-#[allow(dead_code)] // for the runtime's reports
+/// The panels side by side on `root`, presented once (an SVG presented after its first
+/// panel would end there).
+fn draw_panels<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    title: &str,
+    categories: &[String],
+    panels: &[(&str, &[Stack])],
+) -> DrawResult
+where
+    DB::ErrorType: 'static,
+{
+    root.fill(&WHITE)?;
+    let parts = root.split_evenly((1, panels.len().max(1)));
+    for ((y_label, stacks), area) in panels.iter().zip(&parts) {
+        draw_bars(area, title, categories, y_label, stacks)?;
+    }
+    root.present()?;
+    Ok(())
+}
+
+/// One stacked bar per category on `root` (which the caller fills and presents), the
+/// categories labelled under their bars.
 fn draw_bars<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     title: &str,
@@ -324,7 +366,6 @@ fn draw_bars<DB: DrawingBackend>(
 where
     DB::ErrorType: 'static,
 {
-    root.fill(&WHITE)?;
     let n = categories.len();
     let top = (0..n)
         .map(|c| {
@@ -333,26 +374,23 @@ where
                 .map(|s| s.values.get(c).copied().unwrap_or(0.0))
                 .sum::<f64>()
         })
+        .filter(|x| x.is_finite())
         .fold(0.0, f64::max)
         .max(f64::MIN_POSITIVE);
     let mut chart = ChartBuilder::on(root)
-        .caption(title, ("sans-serif", 24))
+        .caption(title, ("sans-serif", 20))
         .margin(16)
         .x_label_area_size(48)
         .y_label_area_size(72)
-        .build_cartesian_2d(0f64..n as f64, 0f64..top * 1.1)?;
+        .build_cartesian_2d((0..n.saturating_sub(1)).into_segmented(), 0f64..top * 1.1)?;
     let labels = categories.to_vec();
     chart
         .configure_mesh()
         .disable_x_mesh()
         .x_labels(n.max(1))
-        .x_label_formatter(&move |x| {
-            let i = x.floor() as usize;
-            if (x - i as f64 - 0.5).abs() < 0.26 {
-                labels.get(i).cloned().unwrap_or_default()
-            } else {
-                String::new()
-            }
+        .x_label_formatter(&move |x| match x {
+            SegmentValue::CenterOf(i) => labels.get(*i).cloned().unwrap_or_default(),
+            _ => String::new(),
         })
         .y_desc(y_label)
         .label_style(("sans-serif", 14))
@@ -362,11 +400,20 @@ where
         let color = palette(i);
         let rects: Vec<_> = (0..n)
             .map(|c| {
-                let v = s.values.get(c).copied().unwrap_or(0.0);
-                let r = Rectangle::new(
-                    [(c as f64 + 0.15, base[c]), (c as f64 + 0.85, base[c] + v)],
+                let v = s
+                    .values
+                    .get(c)
+                    .copied()
+                    .filter(|v| v.is_finite())
+                    .unwrap_or(0.0);
+                let mut r = Rectangle::new(
+                    [
+                        (SegmentValue::Exact(c), base[c]),
+                        (SegmentValue::Exact(c + 1), base[c] + v),
+                    ],
                     color.filled(),
                 );
+                r.set_margin(0, 0, 6, 6);
                 base[c] += v;
                 r
             })
@@ -383,7 +430,6 @@ where
         .label_font(("sans-serif", 14))
         .position(SeriesLabelPosition::UpperRight)
         .draw()?;
-    root.present()?;
     Ok(())
 }
 

@@ -19,3 +19,19 @@ pub fn bar(len: u64, message: impl Into<String>) -> ProgressBar {
     bar.set_message(message.into());
     bar
 }
+
+/// A spinner with the elapsed time, for runs whose length is not known in advance; drawn on
+/// stderr only when it is a terminal.
+pub fn spinner(message: impl Into<String>) -> ProgressBar {
+    if !std::io::stderr().is_terminal() {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::new_spinner();
+    bar.set_style(
+        ProgressStyle::with_template("{spinner} {msg} {elapsed_precise}")
+            .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+    );
+    bar.set_message(message.into());
+    bar.enable_steady_tick(std::time::Duration::from_millis(200));
+    bar
+}

@@ -61,6 +61,19 @@ fn bad_graph_files_give_one_line_naming_the_problem() {
         assert!(line.starts_with("error: --topology: "), "{line}");
         assert!(line.contains(expected), "{name}: {line}");
     }
+    // An empty or comment-only file is an empty graph, even for a single load.
+    for (name, text) in [
+        ("empty.txt", ""),
+        ("comments.txt", "# nothing\n\n"),
+        ("empty.json", "[]"),
+    ] {
+        let path = temp_file(name, text);
+        let spec = format!("file:{}", path.display());
+        for loads in ["5", "1,2,3"] {
+            let line = error_line(&["balance", "-a", "diffusion", "-t", &spec, "-l", loads]);
+            assert!(line.contains("no edges"), "{name}: {line}");
+        }
+    }
     let line = error_line(&[
         "balance",
         "-a",

@@ -171,7 +171,10 @@ fn every_bad_input_gets_one_line() {
     );
     fails_with(&["balance", "-a", "oem"], "--loads");
     fails_with(&["reproduce", "rim-table1", "--procs", "12"], "--procs");
-    fails_with(&["reproduce", "chau-table1", "--trials", "0"], "--trials");
+    fails_with(
+        &["reproduce", "chau-table1", "--trials", "0"],
+        "--runs <N>': 0 is out of range",
+    );
     fails_with(&["reproduce", "chau-table1", "--dims", "30"], "--dims");
     fails_with(&["enumerate", "-a", "oem", "-p", "6", "-v", "3"], "--procs");
     fails_with(
@@ -281,4 +284,160 @@ fn balance_transmits_the_plan_under_each_schedule() {
         &["balance", "-a", "dem", "-l", "1,2", "--gantt", "/tmp/x.pdf"],
         "--gantt",
     );
+}
+
+/// Writing to a full disk ends in one `error:` line and a non-zero exit, in every format of
+/// every command; a closed pipe stays quiet.
+#[test]
+fn a_full_disk_is_one_error_line_and_a_closed_pipe_is_quiet() {
+    let Ok(full) = std::fs::OpenOptions::new().write(true).open("/dev/full") else {
+        return; // not a Linux machine
+    };
+    let commands: &[&[&str]] = &[
+        &["balance", "-a", "oem", "--loads", "4,7,0,9,2,2,8,1"],
+        &["enumerate", "-a", "oem", "--procs", "4", "--values", "5"],
+        &["reproduce", "chau-table1", "--runs", "50", "--dims", "3"],
+        &[
+            "simulate",
+            "../../examples/scenarios/mirtaheri-balanced.toml",
+        ],
+        &[
+            "run",
+            "synthetic",
+            "--size",
+            "30",
+            "--cost",
+            "10",
+            "--procs",
+            "2",
+        ],
+        &["bench", "transmission", "--dims", "4", "--runs", "1"],
+    ];
+    for args in commands {
+        for format in ["table", "json", "csv"] {
+            if args[0] == "bench" && format == "csv" {
+                continue;
+            }
+            let out = Command::new(env!("CARGO_BIN_EXE_hetlb"))
+                .args(*args)
+                .args(["--format", format])
+                .stdout(full.try_clone().unwrap())
+                .output()
+                .unwrap();
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            let errors: Vec<&str> = stderr.lines().filter(|l| !l.starts_with("note:")).collect();
+            assert!(!out.status.success(), "{args:?} {format}: {stderr}");
+            assert_eq!(errors.len(), 1, "{args:?} {format}: {stderr}");
+            assert!(
+                errors[0].starts_with("error: cannot write to stdout"),
+                "{args:?} {format}: {stderr}"
+            );
+        }
+    }
+    // A reader that goes away: quiet, successful.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_hetlb"))
+        .args(["enumerate", "-a", "oem", "--procs", "8", "--values", "6"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// One name per idea, the old names kept; lists as the help shows them; negative numbers
+/// get their range.
+#[test]
+fn one_command_line() {
+    for args in [
+        &[
+            "reproduce",
+            "rim-overhead",
+            "--procs",
+            "8",
+            "16",
+            "--runs",
+            "2",
+            "--no-plots",
+        ][..],
+        &[
+            "reproduce",
+            "rim-overhead",
+            "--procs",
+            "8,16",
+            "--repetitions",
+            "2",
+            "--no-plots",
+        ],
+        &["bench", "transmission", "--dims", "4", "--repeat", "1"],
+        &["bench", "transmission", "--dims", "4", "--runs", "1"],
+    ] {
+        let out = hetlb(args);
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    fails_with(
+        &["enumerate", "-a", "oem", "--procs", "-4", "--values", "3"],
+        "-4 is out of range: allowed 1 to",
+    );
+    fails_with(
+        &["enumerate", "-a", "oem", "--procs", "3", "--values", "3"],
+        "--procs: 3 processors given, but a hypercube needs a power of two",
+    );
+    fails_with(
+        &["enumerate", "-a", "oem", "--procs", "64", "--values", "10"],
+        "--procs: enumerating",
+    );
+    fails_with(&["bench", "transmission", "--format", "csv"], "--format");
+    fails_with(
+        &["reproduce", "rim-overhead", "--base", "0", "--no-plots"],
+        "--base <BASE>': 0 is out of range",
+    );
+    let help = String::from_utf8_lossy(&hetlb(&["--help"]).stdout).to_string();
+    for command in [
+        "balance",
+        "reproduce",
+        "enumerate",
+        "bench",
+        "simulate",
+        "run",
+    ] {
+        assert!(help.contains(&format!("  {command} ")), "{help}");
+    }
+}
+
+/// CWA's promise holds for every total the input accepts: each node within one unit of its
+/// share, computed exactly from the decimal capacities typed.
+#[test]
+fn cwa_shares_are_exact_for_huge_totals() {
+    let v = json(&[
+        "balance",
+        "-a",
+        "cwa",
+        "--loads",
+        "100000000000000000,0,0,0",
+        "--capacities",
+        "0.1,1000,3,0.3",
+        "--format",
+        "json",
+    ]);
+    let w: [u128; 4] = [1, 10_000, 30, 3]; // the capacities × 10
+    let den: u128 = w.iter().sum();
+    let total: u128 = 100_000_000_000_000_000;
+    for (f, wi) in v["final"].as_array().unwrap().iter().zip(w) {
+        let f = u128::from(f.as_u64().unwrap());
+        assert!(
+            (f * den).abs_diff(total * wi) < den,
+            "{f} vs {}",
+            total * wi / den
+        );
+    }
 }

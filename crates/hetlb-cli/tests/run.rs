@@ -109,10 +109,33 @@ fn bad_arguments_get_one_clear_line() {
     let with = |extra: &[&'static str]| -> Vec<&'static str> {
         base.iter().copied().chain(extra.iter().copied()).collect()
     };
-    fails_with(&with(&["--workers", "0"]), "--workers");
+    fails_with(&with(&["--workers", "0"]), "--procs");
     fails_with(
         &with(&["--workers", "3", "--slowdown", "1,3"]),
-        "--slowdown: 2 values given for 3 workers",
+        "--slowdown: 2 values given for 3 processors",
+    );
+    // Negative numbers parse and get the allowed range.
+    fails_with(&with(&["--procs", "-1"]), "allowed 1 to 1024");
+    fails_with(
+        &["run", "matmul", "--size", "-5"],
+        "'--size <N>': -5 is out of range",
+    );
+    fails_with(&with(&["--grain-n", "9"]), "allowed 1 to 3");
+    fails_with(&with(&["--timeout", "1e300"]), "--timeout");
+    fails_with(&with(&["--timeout", "-2"]), "--timeout");
+    fails_with(&with(&["--procs", "100000"]), "allowed 1 to 1024");
+    // Sizes that would exhaust memory are refused before anything is allocated.
+    fails_with(
+        &["run", "synthetic", "--size", "18446744073709551615"],
+        "--size: the run needs about",
+    );
+    fails_with(
+        &["run", "synthetic", "--size", "1000000000"],
+        "--max-memory",
+    );
+    fails_with(
+        &["run", "matmul", "--size", "20000"],
+        "--size: the run needs about",
     );
     fails_with(&with(&["--slowdown", "1,0,1"]), "--slowdown");
     fails_with(&with(&["--slowdown", "1,x"]), "--slowdown");
@@ -135,4 +158,54 @@ fn bad_arguments_get_one_clear_line() {
     if !cfg!(feature = "mpi") {
         fails_with(&with(&["--backend", "mpi"]), "built without MPI");
     }
+}
+
+/// With two processors eq. (1) can give one task: G is raised so that both get work, and the
+/// efficiency counts every processor's speed; a given G above the size says it was cut.
+#[test]
+fn granularity_gives_every_processor_work_and_says_what_it_changed() {
+    let out = hetlb(&[
+        "run",
+        "matmul",
+        "--size",
+        "60",
+        "--procs",
+        "2",
+        "--granularity",
+        "1",
+        "--format",
+        "json",
+        "--no-check",
+        "--capacities",
+        "1,1",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["granularity"]["tasks"], 2);
+    assert!(
+        v["granularity"]["source"]
+            .as_str()
+            .unwrap()
+            .contains("raised from 1 to 2")
+    );
+    for p in v["processors"].as_array().unwrap() {
+        assert!(p["rows"].as_u64().unwrap() > 0, "{p}");
+    }
+    let out = hetlb(&[
+        "run",
+        "matmul",
+        "--size",
+        "40",
+        "--procs",
+        "2",
+        "--granularity",
+        "1000",
+        "--no-check",
+    ]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("cut from 1000 to 40"), "{text}");
 }

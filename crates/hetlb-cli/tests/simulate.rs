@@ -192,3 +192,48 @@ fn reproduce_rim_dynamic_runs_small() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).starts_with("error: --procs: 6"));
 }
+
+/// A scenario whose tasks would not fit in memory is refused before it runs; a graph file
+/// named by a `file:` topology is read beside the scenario.
+#[test]
+fn memory_and_graph_files() {
+    let dir = std::env::temp_dir().join(format!("hetlb-simulate-mem-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let big = dir.join("big.toml");
+    std::fs::write(
+        &big,
+        "topology = \"ring:4\"\n[nodes]\ncount = 4\nrate = 1.0\ninitial = 1000000000000\n",
+    )
+    .unwrap();
+    let out = hetlb().arg("simulate").arg(&big).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.contains("needs about") && stderr.contains("--max-memory"),
+        "{stderr}"
+    );
+
+    std::fs::write(dir.join("tri.txt"), "0 1\n1 2\n2 0\n").unwrap();
+    let tri = dir.join("tri.toml");
+    std::fs::write(
+        &tri,
+        "topology = \"file:tri.txt\"\n[nodes]\ncount = 3\nrate = 10.0\ninitial = 10\n",
+    )
+    .unwrap();
+    let out = hetlb().arg("simulate").arg(&tri).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    std::fs::write(dir.join("tri.txt"), "# nothing\n").unwrap();
+    let out = hetlb().arg("simulate").arg(&tri).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        stderr.contains("tri.txt") && stderr.contains("no edges"),
+        "{stderr}"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -2,13 +2,15 @@
 //!
 //! Capacity-aware rules split `W` units in proportion to capacities `c_i`. The ideal share
 //! `W·c_i/Σc` is rarely an integer, and the choice of which node gets the rounded-up unit is
-//! the whole difference between the rules. So shares are computed *exactly* whenever the
-//! capacities are dyadic rationals of compatible magnitude (every integer capacity is, and
-//! so is every ratio of speeds a person types, such as `1.5` or `0.25`): each `f64` is
-//! `m·2^e`, scaled to a common exponent, and the division happens in `u128`. Only when the
-//! capacities span too many binary orders of magnitude does the computation fall back to
-//! `f64`, which is then exact for totals below 2^53.
+//! the whole difference between the rules. So shares are computed *exactly*, for every total
+//! and every capacity, in rational arithmetic: a capacity stands for the decimal a person
+//! typed — the shortest decimal that reads back as the same `f64` (`0.1` is one tenth, not
+//! the binary fraction nearest to it) — so the capacities are integers `d_i` times powers of
+//! ten, scaled to a common exponent, and `W·w_i/Σw` is divided exactly: in `u128` when it
+//! fits, in arbitrary precision (`num-bigint`) otherwise. Whole-number capacities below 2^53
+//! (the common case) take the `u128` path at once.
 
+use num_bigint::BigUint;
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
@@ -33,6 +35,8 @@ pub struct Share {
 /// let share = pair_share(1600, 64.0, 32.0);
 /// assert_eq!((share.floor, share.exact), (1066, false));
 /// assert!(pair_share(96, 64.0, 32.0).exact);
+/// // 0.1 and 0.3 are one tenth and three tenths: a quarter of 8 is exactly 2.
+/// assert_eq!(pair_share(8, 0.1, 0.3), hetlb_core::allocation::Share { floor: 2, exact: true });
 /// ```
 pub fn pair_share(total: u64, weight: f64, other: f64) -> Share {
     if weight == other {
@@ -41,61 +45,109 @@ pub fn pair_share(total: u64, weight: f64, other: f64) -> Share {
             exact: total % 2 == 0,
         };
     }
-    match exact_weights(&[weight, other]) {
-        Some(w) => {
-            let num = u128::from(total) * u128::from(w[0]);
-            let den = u128::from(w[0]) + u128::from(w[1]);
-            Share {
-                floor: (num / den) as u64,
-                exact: num % den == 0,
-            }
-        }
-        None => float_share(total, weight, weight + other),
-    }
-}
-
-fn float_share(total: u64, weight: f64, sum: f64) -> Share {
-    let x = (total as f64 * weight) / sum;
-    let floor = x.floor().clamp(0.0, total as f64);
+    let (floors, remainders) = exact_floors(total, &[weight, other]);
     Share {
-        floor: floor as u64,
-        exact: x == floor,
+        floor: floors[0],
+        exact: remainders[0].is_zero(),
     }
 }
 
-/// Converts positive finite capacities to integers in the same ratios, exactly, when the
-/// scaled values and their sum fit in a `u64`.
-fn exact_weights(capacities: &[f64]) -> Option<Vec<u64>> {
-    let parts: Vec<(u64, i32)> = capacities.iter().map(|&c| decompose(c)).collect();
-    let e_min = parts.iter().map(|&(_, e)| e).min()?;
-    let mut sum = 0u64;
-    let mut out = Vec::with_capacity(parts.len());
-    for (m, e) in parts {
-        let shift = u32::try_from(e - e_min).ok()?;
-        if shift >= 64 || m.leading_zeros() < shift {
-            return None;
+/// The exact value a capacity stands for: the shortest decimal that reads back as `c`,
+/// as `digits · 10^exponent`.
+///
+/// ```text
+/// 0.1 → (1, −1)    1000 → (1, 3)    2.5 → (25, −1)    1e-300 → (1, −300)
+/// ```
+fn decimal(c: f64) -> (u64, i32) {
+    // `{:e}` prints the shortest representation that round-trips: `1.5e0`, `1e-1`.
+    let text = format!("{c:e}");
+    let (mantissa, exponent) = text.split_once('e').unwrap_or((&text, "0"));
+    let exponent: i32 = exponent.parse().unwrap_or(0);
+    let (int, frac) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    let digits: u64 = format!("{int}{frac}").parse().unwrap_or(0);
+    (digits, exponent - frac.len() as i32)
+}
+
+/// Positive integers in the same ratios as the capacities (as decimals, see [`decimal`]).
+enum Weights {
+    Small(Vec<u128>),
+    Big(Vec<BigUint>),
+}
+
+/// The largest whole capacity taken as it is (every integer below 2^53 is an `f64`).
+const WHOLE: f64 = 9_007_199_254_740_992.0;
+
+/// Capacities below this with at most ten binary fraction digits (1.5, 0.25, 2.375) are
+/// scaled by 2^10 without formatting: their exact value has at most 14 significant digits,
+/// and no other decimal that short is as close, so it is the decimal typed.
+const SHORT_DYADIC: f64 = 1e4;
+
+fn exact_weights(capacities: &[f64]) -> Weights {
+    if capacities.iter().all(|&c| c.fract() == 0.0 && c < WHOLE) {
+        return Weights::Small(capacities.iter().map(|&c| c as u128).collect());
+    }
+    if capacities
+        .iter()
+        .all(|&c| (c * 1024.0).fract() == 0.0 && c < SHORT_DYADIC)
+    {
+        return Weights::Small(capacities.iter().map(|&c| (c * 1024.0) as u128).collect());
+    }
+    let parts: Vec<(u64, i32)> = capacities.iter().map(|&c| decimal(c)).collect();
+    let e_min = parts.iter().map(|&(_, e)| e).min().unwrap_or(0);
+    let small: Option<Vec<u128>> = parts
+        .iter()
+        .map(|&(d, e)| {
+            10u128
+                .checked_pow(u32::try_from(e - e_min).ok()?)
+                .and_then(|p| p.checked_mul(u128::from(d)))
+        })
+        .collect();
+    if let Some(w) = small
+        && w.iter().try_fold(0u128, |a, &x| a.checked_add(x)).is_some()
+    {
+        return Weights::Small(w);
+    }
+    Weights::Big(
+        parts
+            .iter()
+            .map(|&(d, e)| BigUint::from(d) * BigUint::from(10u32).pow((e - e_min) as u32))
+            .collect(),
+    )
+}
+
+/// `⌊W·w_i/Σw⌋` and the remainders `W·w_i mod Σw`, exactly.
+fn exact_floors(total: u64, capacities: &[f64]) -> (Vec<u64>, Vec<Remainder>) {
+    let weights = exact_weights(capacities);
+    if let Weights::Small(w) = &weights {
+        let den: u128 = w.iter().sum();
+        let nums: Option<Vec<u128>> = w
+            .iter()
+            .map(|&x| x.checked_mul(u128::from(total)))
+            .collect();
+        if let Some(nums) = nums
+            && den > 0
+        {
+            return nums
+                .iter()
+                .map(|&num| ((num / den) as u64, Remainder::Small(num % den)))
+                .unzip();
         }
-        let w = m << shift;
-        sum = sum.checked_add(w)?;
-        out.push(w);
     }
-    Some(out)
-}
-
-/// Writes a positive finite `f64` as `m·2^e` with `m` odd.
-fn decompose(c: f64) -> (u64, i32) {
-    let bits = c.to_bits();
-    let exp_field = ((bits >> 52) & 0x7ff) as i32;
-    let frac = bits & ((1u64 << 52) - 1);
-    let (mut m, mut e) = if exp_field == 0 {
-        (frac, -1074)
-    } else {
-        (frac | (1u64 << 52), exp_field - 1075)
+    let big: Vec<BigUint> = match weights {
+        Weights::Small(w) => w.into_iter().map(BigUint::from).collect(),
+        Weights::Big(w) => w,
     };
-    let tz = m.trailing_zeros();
-    m >>= tz;
-    e += tz as i32;
-    (m, e)
+    let den: BigUint = big.iter().sum();
+    if den == BigUint::from(0u32) {
+        return (vec![0; big.len()], vec![Remainder::Small(0); big.len()]);
+    }
+    big.iter()
+        .map(|x| {
+            let num = x * total;
+            let floor = u64::try_from(&num / &den).unwrap_or(total);
+            (floor, Remainder::Big(num % &den))
+        })
+        .unzip()
 }
 
 /// Integer targets that sum to `total` exactly: each node gets `⌊W·c_i/Σc⌋`, and the units
@@ -143,57 +195,33 @@ pub fn proportional_targets(total: u64, capacities: &[f64], tie_break: &[u64]) -
     targets
 }
 
-/// `⌊W·c_i/Σc⌋` for every node, exactly when the capacities allow, with the fractional parts.
-/// The floors never add up to more than `total` (the floating-point fallback is trimmed), so
-/// fewer than `N` units are left over on the exact path.
+/// `⌊W·c_i/Σc⌋` for every node, exactly, with the remainders; the floors add up to at most
+/// `total`, so fewer than `N` units are left over.
 fn proportional_floors(total: u64, capacities: &[f64]) -> (Vec<u64>, Vec<Remainder>) {
-    match exact_weights(capacities) {
-        Some(w) => {
-            let den: u128 = w.iter().map(|&x| u128::from(x)).sum();
-            w.iter()
-                .map(|&x| {
-                    let num = u128::from(total) * u128::from(x);
-                    ((num / den) as u64, Remainder::Exact(num % den))
-                })
-                .unzip()
-        }
-        None => {
-            let sum: f64 = capacities.iter().sum();
-            let (mut floors, remainders): (Vec<u64>, Vec<Remainder>) = capacities
-                .iter()
-                .map(|&c| {
-                    let x = total as f64 * c / sum;
-                    let f = x.floor().clamp(0.0, total as f64);
-                    (f as u64, Remainder::Float(x - f))
-                })
-                .unzip();
-            let mut excess = floors
-                .iter()
-                .map(|&f| u128::from(f))
-                .sum::<u128>()
-                .saturating_sub(u128::from(total));
-            for f in floors.iter_mut() {
-                let take = excess.min(u128::from(*f)) as u64;
-                *f -= take;
-                excess -= u128::from(take);
-            }
-            (floors, remainders)
-        }
-    }
+    exact_floors(total, capacities)
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, PartialOrd)]
+/// A remainder `W·w_i mod Σw`; all the remainders of one split share the denominator.
+#[derive(Debug, Clone, PartialEq, Eq)]
 enum Remainder {
-    Exact(u128),
-    Float(f64),
+    Small(u128),
+    Big(BigUint),
 }
 
 impl Remainder {
+    fn is_zero(&self) -> bool {
+        match self {
+            Self::Small(x) => *x == 0,
+            Self::Big(x) => *x == BigUint::from(0u32),
+        }
+    }
+
     fn cmp(&self, other: &Self) -> Ordering {
         match (self, other) {
-            (Self::Exact(a), Self::Exact(b)) => a.cmp(b),
-            (Self::Float(a), Self::Float(b)) => a.total_cmp(b),
-            _ => Ordering::Equal,
+            (Self::Small(a), Self::Small(b)) => a.cmp(b),
+            (Self::Big(a), Self::Big(b)) => a.cmp(b),
+            (Self::Small(a), Self::Big(b)) => BigUint::from(*a).cmp(b),
+            (Self::Big(a), Self::Small(b)) => a.cmp(&BigUint::from(*b)),
         }
     }
 }
@@ -263,11 +291,60 @@ mod tests {
     use proptest::prelude::*;
 
     #[test]
-    fn decomposes_exactly() {
-        assert_eq!(decompose(1.0), (1, 0));
-        assert_eq!(decompose(96.0), (3, 5));
-        assert_eq!(decompose(0.75), (3, -2));
-        assert_eq!(exact_weights(&[1.5, 0.25]), Some(vec![6, 1]));
+    fn capacities_are_the_decimals_typed() {
+        assert_eq!(decimal(1.0), (1, 0));
+        assert_eq!(decimal(96.0), (96, 0));
+        assert_eq!(decimal(0.75), (75, -2));
+        assert_eq!(decimal(0.1), (1, -1));
+        assert_eq!(decimal(1e-300), (1, -300));
+        assert_eq!(decimal(1234.5678), (12345678, -4));
+        assert!(matches!(exact_weights(&[1.5, 0.25]), Weights::Small(w) if w == vec![1536, 256]));
+        assert!(matches!(exact_weights(&[0.1, 0.25]), Weights::Small(w) if w == vec![10, 25]));
+        assert!(matches!(exact_weights(&[1e-300, 1e300]), Weights::Big(_)));
+    }
+
+    /// Rim et al.'s promise, for every total: each target within one unit of the exact
+    /// proportional share, checked in rational arithmetic.
+    #[test]
+    fn shares_are_exact_for_huge_totals_and_wide_capacities() {
+        let cases: [(&[f64], &[(u64, u64)]); 3] = [
+            (
+                &[0.1, 1000.0, 3.0, 0.3],
+                &[(1, 10), (1000, 1), (3, 1), (3, 10)],
+            ),
+            (&[1e-300, 1.0, 1e300], &[]),
+            (&[0.7, 0.2, 0.1], &[(7, 10), (2, 10), (1, 10)]),
+        ];
+        for (caps, fractions) in cases {
+            for total in [0, 1, 7, 100_000_000_000_000_000, u64::MAX / 3, u64::MAX] {
+                let t = proportional_targets(total, caps, &vec![0; caps.len()]);
+                assert_eq!(
+                    t.iter().map(|&x| u128::from(x)).sum::<u128>(),
+                    u128::from(total)
+                );
+                if fractions.is_empty() {
+                    continue;
+                }
+                // share_i = W·(a_i/b_i)/Σ(a_j/b_j), compared with t_i as exact integers over
+                // the common denominator 10.
+                let w: Vec<BigUint> = fractions
+                    .iter()
+                    .map(|&(a, b)| BigUint::from(a * (10 / b)))
+                    .collect();
+                let den: BigUint = w.iter().sum();
+                for (ti, wi) in t.iter().zip(&w) {
+                    let share_num = wi * total;
+                    let ti_num = BigUint::from(*ti) * &den;
+                    let diff = if share_num > ti_num {
+                        &share_num - &ti_num
+                    } else {
+                        &ti_num - &share_num
+                    };
+                    assert!(diff < den, "{caps:?} {total}: {ti} is a unit or more off");
+                }
+            }
+        }
+        assert_eq!(pair_share(u64::MAX, 0.1, 0.3).floor, u64::MAX / 4);
     }
 
     #[test]
@@ -280,11 +357,11 @@ mod tests {
     }
 
     #[test]
-    fn falls_back_to_floating_point_for_extreme_ratios() {
+    fn extreme_ratios_stay_exact() {
         let s = pair_share(1000, 1e-300, 1.0);
         assert_eq!(s.floor, 0);
         let t = proportional_targets(1000, &[1e-300, 1.0, 1e300], &[0, 0, 0]);
-        assert_eq!(t.iter().sum::<u64>(), 1000);
+        assert_eq!(t, vec![0, 0, 1000]);
     }
 
     proptest! {

@@ -146,6 +146,27 @@ pub fn enumerate(
     })
 }
 
+/// The bytes [`enumerate`] holds at its peak: for the pair rules, three copies of every
+/// half vector (`3·H·C(K−1+H, H)` with `H = P/2`); for the others, every vector
+/// (`P·C(K−1+P, P)`). Saturates at `u128::MAX`.
+///
+/// # Example
+/// ```
+/// use hetlb_core::Algorithm;
+/// use hetlb_experiments::enumeration::memory_needed;
+/// // 32 processors, loads 0..=9: 3 · 16 · C(25, 16) bytes.
+/// assert_eq!(memory_needed(Algorithm::Oem, 32, 10), 3 * 16 * 2_042_975);
+/// assert!(memory_needed(Algorithm::Oem, 64, 10) > 10 << 30);
+/// ```
+pub fn memory_needed(algorithm: Algorithm, procs: usize, values: u32) -> u128 {
+    if algorithm.is_pair_rule() && procs >= 2 {
+        let half = procs / 2;
+        vector_count(half, values).saturating_mul(3 * half as u128)
+    } else {
+        vector_count(procs, values).saturating_mul(procs as u128)
+    }
+}
+
 /// Every non-decreasing vector of `len` values in `0..values`, in lexicographic order (so
 /// sorted by first element), flattened.
 fn non_decreasing(len: usize, values: u32) -> Vec<u8> {

@@ -11,7 +11,9 @@ pub enum RuntimeError {
     /// A message could not be moved.
     #[error("transport: {0}")]
     Transport(#[from] TransportError),
-    /// A processor holding tasks sent nothing for longer than the timeout.
+    /// A processor sent nothing, not even a heartbeat, for longer than the timeout while it
+    /// was expected to answer (the master reports such a worker as a survived
+    /// [`FailureKind::Silent`](crate::FailureKind::Silent) failure).
     #[error(
         "processor {processor} sent nothing for {seconds:.1} s while holding {tasks} task(s): \
          it has stopped answering (timeout {timeout:.1} s)"
@@ -23,6 +25,20 @@ pub enum RuntimeError {
         seconds: f64,
         /// How many tasks it holds.
         tasks: usize,
+        /// The timeout in force.
+        timeout: f64,
+    },
+    /// The master (or, before it is chosen, rank 0) sent nothing, not even a heartbeat, for
+    /// longer than the timeout.
+    #[error(
+        "processor {processor}, which leads the run, sent nothing for {seconds:.1} s: it has \
+         stopped answering (timeout {timeout:.1} s)"
+    )]
+    MasterSilent {
+        /// The silent processor.
+        processor: usize,
+        /// How long it has been silent.
+        seconds: f64,
         /// The timeout in force.
         timeout: f64,
     },

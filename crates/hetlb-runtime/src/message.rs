@@ -8,7 +8,10 @@
 //!                                                ◄─────────────── Results (speed data)
 //!                                          Tasks / Stop ────────►
 //!                                                ◄─────────────── Bye (totals)
+//!                                          Tasks (a stopped worker woken) / End ──►
 //!   ◄── Finished / Failed (when the master is not rank 0)
+//!
+//! every rank, all the time:  Alive ──► its coordinator (the leader: ──► everyone)
 //! ```
 
 use crate::report::Outcome;
@@ -82,7 +85,14 @@ pub enum Msg<T, O> {
         /// As in `Tasks`.
         since_start: f64,
     },
-    /// A stopped processor's totals.
+    /// The run is over: a stopped worker ends.
+    End,
+    /// A heartbeat: the sender is alive (it may be computing a long task).
+    Alive {
+        /// True when the sender leads the run (rank 0 while it launches, then the master).
+        leading: bool,
+    },
+    /// A stopped processor's totals (cumulative over the run).
     Bye {
         /// The totals.
         totals: Totals,

@@ -57,6 +57,9 @@ pub enum FailureKind {
     Lost,
     /// A stopped processor never sent its totals.
     NoTotals,
+    /// A processor holding tasks sent nothing, not even a heartbeat, for the timeout; its
+    /// tasks were put back.
+    Silent,
 }
 
 /// A failure the run survived.
@@ -93,7 +96,8 @@ pub struct RunReport {
     pub calibrated: bool,
     /// Seconds from the start until the last result arrived.
     pub makespan: f64,
-    /// The ideal makespan: total work ÷ total measured speed, `W / Σ_i (w_i / T_comp,i)`.
+    /// The ideal makespan: total work ÷ the speed of every processor
+    /// ([`RunReport::ideal_makespan`]).
     pub ideal: f64,
     /// `ideal / makespan`.
     pub efficiency: f64,
@@ -108,24 +112,48 @@ pub struct RunReport {
 }
 
 impl RunReport {
-    /// The ideal makespan `W / Σ_i (w_i / T_comp,i)`: the time the job would take if every
-    /// processor computed at the speed it showed in this run, all the time, with no
-    /// communication or wait. Processors that did nothing do not count.
+    /// The ideal makespan `W / Σ_i v_i`: the time the job would take if every processor
+    /// computed all the time, with no communication or wait, at its speed `v_i`.
+    ///
+    /// A processor that did work has its measured speed `v_i = w_i / T_comp,i`. One that
+    /// did none (an idle master, a worker never served) still counts, at the speed its
+    /// capacity implies: `v_i = c_i · Σ_j v_j / Σ_j c_j` over the processors that did
+    /// work. Only processors that failed without doing any work are left out. So a run
+    /// that leaves a fast processor idle cannot look efficient.
     ///
     /// # Example
     /// ```
-    /// use hetlb_runtime::RunReport;
+    /// use hetlb_runtime::{ProcessorReport, RunReport};
+    /// let p = |processor, rows, t_comp, capacity| ProcessorReport {
+    ///     processor, role: String::new(), rows, tasks: rows, batches: 1, t_exec: t_comp,
+    ///     t_comp, t_comm: 0.0, t_wait: 0.0, capacity, failed: None,
+    /// };
     /// // 30 rows at 3 rows/s and 10 rows at 1 row/s: 40 rows / 4 rows/s = 10 s.
-    /// assert_eq!(RunReport::ideal_makespan(&[(30, 10.0), (10, 10.0)]), 10.0);
+    /// assert_eq!(RunReport::ideal_makespan(&[p(0, 30, 10.0, 3.0), p(1, 10, 10.0, 1.0)]), 10.0);
+    /// // An idle processor of capacity 3 beside one doing 10 rows/s at capacity 1: 40 rows/s.
+    /// assert_eq!(RunReport::ideal_makespan(&[p(0, 0, 0.0, 3.0), p(1, 40, 4.0, 1.0)]), 1.0);
     /// ```
-    pub fn ideal_makespan(done: &[(u64, f64)]) -> f64 {
-        let units: u64 = done.iter().map(|d| d.0).sum();
-        let speed: f64 = done
+    pub fn ideal_makespan(processors: &[ProcessorReport]) -> f64 {
+        let units: u64 = processors.iter().map(|p| p.rows).sum();
+        let worked = |p: &&ProcessorReport| p.rows > 0 && p.t_comp > 0.0;
+        let measured: f64 = processors
             .iter()
-            .filter(|(w, t)| *w > 0 && *t > 0.0)
-            .map(|(w, t)| *w as f64 / t)
+            .filter(worked)
+            .map(|p| p.rows as f64 / p.t_comp)
             .sum();
-        if speed > 0.0 {
+        let measured_capacity: f64 = processors.iter().filter(worked).map(|p| p.capacity).sum();
+        let per_capacity = if measured_capacity > 0.0 {
+            measured / measured_capacity
+        } else {
+            0.0
+        };
+        let idle: f64 = processors
+            .iter()
+            .filter(|p| !worked(p) && p.failed.is_none() && p.capacity.is_finite())
+            .map(|p| p.capacity.max(0.0) * per_capacity)
+            .sum();
+        let speed = measured + idle;
+        if speed > 0.0 && speed.is_finite() {
             units as f64 / speed
         } else {
             0.0

@@ -24,8 +24,9 @@ const JOIN_GRACE: Duration = Duration::from_secs(2);
 ///
 /// # Errors
 /// [`RuntimeError::Config`] for inconsistent settings; otherwise the failure that stopped the
-/// run (a task failing `max_attempts` times, a processor silent beyond the timeout, no
-/// processor left). A panicking processor or a failing task does *not* stop the run.
+/// run (a task failing `max_attempts` times on different processors, the master silent
+/// beyond the timeout, no processor left). A panicking, failing or silent worker does *not*
+/// stop the run: its tasks go to the others and the report names it.
 ///
 /// # Complexity
 /// `O(G)` master work for `G` tasks (plus `O(P)` per decision), as the paper states.
@@ -69,15 +70,9 @@ where
         handles.push(handle);
     }
     let result = processor::run(&first, &*job, cfg);
-    // Anyone still waiting after the run (after a failure, say) is told to stop.
+    // Anyone still waiting after the run (after a failure, say) is told it is over.
     for r in 1..processors {
-        let _ = first.send(
-            r,
-            Msg::Stop {
-                queued_for: 0.0,
-                since_start: 0.0,
-            },
-        );
+        let _ = first.send(r, Msg::End);
     }
     let until = Instant::now() + JOIN_GRACE;
     for h in handles {

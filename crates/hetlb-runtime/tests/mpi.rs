@@ -1,5 +1,5 @@
 //! The runtime on MPI. Run by `cargo test --features mpi --test mpi`: this program starts
-//! itself under `mpiexec` (4 ranks for the checks, 3 for the silent-rank case) and checks the
+//! itself under `mpiexec` (4 ranks for the checks, 3 for the silent-rank cases) and checks the
 //! exit status; each rank then runs the same checks as an SPMD program, rank 0 asserting.
 
 use hetlb_core::rules::self_scheduling::Policy;
@@ -16,6 +16,8 @@ fn main() -> ExitCode {
     match std::env::var(CHILD).ok().as_deref() {
         Some("checks") => child_checks(),
         Some("silent") => child_silent(),
+        Some("silent-master") => child_silent_master(),
+        Some("long-tasks") => child_long_tasks(),
         _ => launcher(),
     }
 }
@@ -66,24 +68,44 @@ fn launcher() -> ExitCode {
             failed += 1;
         }
     }
-    let start = Instant::now();
-    match mpiexec(3, "silent", Duration::from_secs(120)) {
-        Ok((false, err)) if err.contains("stopped answering") => {
-            println!(
-                "silent rank detected, run failed clearly after {:.1} s",
-                start.elapsed().as_secs_f64()
-            );
-            passed += 1;
+    let mut expect = |mode: &str, ranks: usize, want_ok: bool, needle: &str, what: &str| {
+        let start = Instant::now();
+        match mpiexec(ranks, mode, Duration::from_secs(120)) {
+            Ok((ok, err)) if ok == want_ok && err.contains(needle) => {
+                println!("{what} after {:.1} s", start.elapsed().as_secs_f64());
+                passed += 1;
+            }
+            Ok((ok, err)) => {
+                eprintln!("{mode}: expected success = {want_ok} and '{needle}', got {ok}:\n{err}");
+                failed += 1;
+            }
+            Err(e) => {
+                eprintln!("{mode}: {e}");
+                failed += 1;
+            }
         }
-        Ok((ok, err)) => {
-            eprintln!("silent rank: expected a clear failure, got success = {ok}:\n{err}");
-            failed += 1;
-        }
-        Err(e) => {
-            eprintln!("silent rank: {e}");
-            failed += 1;
-        }
-    }
+    };
+    expect(
+        "silent",
+        3,
+        true,
+        "silent worker survived",
+        "a silent worker was reported and its tasks done elsewhere",
+    );
+    expect(
+        "silent-master",
+        3,
+        false,
+        "stopped answering",
+        "a silent master made every rank give up clearly",
+    );
+    expect(
+        "long-tasks",
+        3,
+        true,
+        "long tasks done",
+        "tasks longer than the timeout were not taken for silence",
+    );
     println!("{passed} passed, {failed} failed");
     if failed == 0 {
         ExitCode::SUCCESS
@@ -211,20 +233,25 @@ fn child_checks() -> ExitCode {
     ExitCode::SUCCESS
 }
 
-/// Rank 2 stops answering after one task; the run must fail with a clear message.
+fn init() -> Result<Mpi, ExitCode> {
+    Mpi::init().map_err(|e| {
+        eprintln!("{e}");
+        ExitCode::FAILURE
+    })
+}
+
+/// Rank 2 stops answering after one task: the master reports it and the run completes.
 fn child_silent() -> ExitCode {
-    let mpi = match Mpi::init() {
+    let mpi = match init() {
         Ok(m) => m,
-        Err(e) => {
-            eprintln!("{e}");
-            return ExitCode::FAILURE;
-        }
+        Err(code) => return code,
     };
     let p = mpi.size();
-    let job = Synthetic::new(300, 100_000);
+    let (tasks, cost) = (300, 100_000);
+    let job = Synthetic::new(tasks, cost);
     let mut cfg = RunConfig::new(Policy::SelfScheduling);
     cfg.capacities = Some(vec![1.0; p]);
-    cfg.timeout = Duration::from_secs(2);
+    cfg.timeout = Duration::from_secs(1);
     cfg.faults = (0..p)
         .map(|i| Faults {
             hang_after: (i == 2).then_some(1),
@@ -232,7 +259,90 @@ fn child_silent() -> ExitCode {
         })
         .collect();
     match run_mpi(&mpi, &job, &cfg) {
+        Ok(Some(out)) => {
+            let right = out
+                .outputs
+                .iter()
+                .enumerate()
+                .all(|(i, o)| *o == Synthetic::expected(i as u64, cost));
+            let silent = out
+                .report
+                .failures
+                .iter()
+                .any(|f| f.processor == 2 && f.kind == FailureKind::Silent);
+            if right && silent && out.outputs.len() as u64 == tasks {
+                eprintln!("silent worker survived");
+                ExitCode::SUCCESS
+            } else {
+                eprintln!("wrong outcome: {:?}", out.report.failures);
+                mpi.abort(2);
+            }
+        }
+        Ok(None) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            mpi.abort(3);
+        }
+    }
+}
+
+/// The master (rank 1) stops answering: every other rank gives up within the timeout.
+fn child_silent_master() -> ExitCode {
+    let mpi = match init() {
+        Ok(m) => m,
+        Err(code) => return code,
+    };
+    let p = mpi.size();
+    let job = Synthetic::new(400, 100_000);
+    let mut cfg = RunConfig::new(Policy::Efp);
+    cfg.capacities = Some((0..p).map(|i| if i == 1 { 2.0 } else { 1.0 }).collect());
+    cfg.timeout = Duration::from_secs(1);
+    cfg.faults = (0..p)
+        .map(|i| Faults {
+            hang_after: (i == 1).then_some(3),
+            ..Faults::default()
+        })
+        .collect();
+    match run_mpi(&mpi, &job, &cfg) {
         Ok(_) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: rank {}: {e}", mpi.rank());
+            mpi.abort(3);
+        }
+    }
+}
+
+/// Every task sleeps three times the timeout: heartbeats keep the workers alive.
+fn child_long_tasks() -> ExitCode {
+    let mpi = match init() {
+        Ok(m) => m,
+        Err(code) => return code,
+    };
+    let p = mpi.size();
+    let job = FnJob::new((0..(2 * p as u64)).collect(), |x: &u64| {
+        std::thread::sleep(Duration::from_millis(900));
+        Ok(*x + 1)
+    });
+    let mut cfg = RunConfig::new(Policy::StaticEqual);
+    cfg.capacities = Some(vec![1.0; p]);
+    cfg.timeout = Duration::from_millis(300);
+    match run_mpi(&mpi, &job, &cfg) {
+        Ok(Some(out)) => {
+            if out.report.failures.is_empty()
+                && out
+                    .outputs
+                    .iter()
+                    .enumerate()
+                    .all(|(i, o)| *o == i as u64 + 1)
+            {
+                eprintln!("long tasks done");
+                ExitCode::SUCCESS
+            } else {
+                eprintln!("wrong outcome: {:?}", out.report.failures);
+                mpi.abort(2);
+            }
+        }
+        Ok(None) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {e}");
             mpi.abort(3);

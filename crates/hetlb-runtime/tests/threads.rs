@@ -203,9 +203,10 @@ fn a_task_that_always_fails_fails_the_run_after_its_attempts() {
 }
 
 #[test]
-fn a_silent_processor_fails_the_run_clearly_instead_of_hanging() {
+fn a_silent_worker_is_reported_and_its_tasks_done_elsewhere() {
     // Tasks long enough that the worker starts one before the master has done them all.
-    let job = Arc::new(Synthetic::new(400, 100_000));
+    let (tasks, cost) = (400, 100_000);
+    let job = Arc::new(Synthetic::new(tasks, cost));
     let mut cfg = RunConfig::new(Policy::SelfScheduling);
     cfg.capacities = Some(vec![1.0; 3]);
     cfg.timeout = Duration::from_millis(400);
@@ -218,13 +219,152 @@ fn a_silent_processor_fails_the_run_clearly_instead_of_hanging() {
         },
     ];
     let start = Instant::now();
-    let err = run_threads(job, 3, &cfg).unwrap_err();
+    let out = run_threads(job, 3, &cfg).unwrap();
     assert!(start.elapsed() < Duration::from_secs(20));
+    assert_exactly_once(&out.outputs, tasks, cost);
+    let silent: Vec<_> = out
+        .report
+        .failures
+        .iter()
+        .filter(|f| f.kind == FailureKind::Silent)
+        .collect();
+    assert_eq!(silent.len(), 1, "{:?}", out.report.failures);
+    assert_eq!(silent[0].processor, 2);
+    assert!(silent[0].message.contains("stopped answering"));
+}
+
+/// A silent processor 0 that is only a worker is named as silent, and processor 0 still
+/// returns the master's outcome.
+#[test]
+fn a_silent_processor_zero_is_named_and_the_outcome_kept() {
+    let (tasks, cost) = (300, 100_000);
+    let job = Arc::new(Synthetic::new(tasks, cost));
+    let mut cfg = RunConfig::new(Policy::SelfScheduling);
+    cfg.capacities = Some(vec![1.0, 2.0, 1.0]); // processor 1 is the master
+    cfg.timeout = Duration::from_millis(400);
+    cfg.faults = vec![
+        Faults {
+            hang_after: Some(1),
+            ..Faults::default()
+        },
+        Faults::default(),
+        Faults::default(),
+    ];
+    let out = run_threads(job, 3, &cfg).unwrap();
+    assert_exactly_once(&out.outputs, tasks, cost);
+    assert_eq!(out.report.master, 1);
+    assert!(
+        out.report
+            .failures
+            .iter()
+            .any(|f| f.processor == 0 && f.kind == FailureKind::Silent),
+        "{:?}",
+        out.report.failures
+    );
+}
+
+/// A master that falls silent makes every other processor give up within the timeout.
+#[test]
+fn a_silent_master_is_named_within_the_timeout() {
+    let job = Arc::new(Synthetic::new(400, 100_000));
+    let mut cfg = RunConfig::new(Policy::Efp);
+    cfg.capacities = Some(vec![1.0, 2.0, 1.0]); // processor 1 is the master
+    cfg.timeout = Duration::from_millis(500);
+    cfg.faults = vec![
+        Faults::default(),
+        Faults {
+            hang_after: Some(3),
+            ..Faults::default()
+        },
+        Faults::default(),
+    ];
+    let start = Instant::now();
+    let err = run_threads(job, 3, &cfg).unwrap_err();
+    assert!(
+        start.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        start.elapsed()
+    );
     match &err {
-        RuntimeError::Unresponsive { processor, .. } => assert_eq!(*processor, 2),
+        RuntimeError::MasterSilent { processor, .. } => assert_eq!(*processor, 1),
         other => panic!("unexpected {other:?}"),
     }
-    assert!(err.to_string().contains("stopped answering"));
+    assert!(err.to_string().contains("stopped answering"), "{err}");
+}
+
+/// Heartbeats: a task that takes longer than the timeout is not silence.
+#[test]
+fn tasks_longer_than_the_timeout_are_not_silence() {
+    let job = Arc::new(ClosureJob::new((0..6u64).collect(), |x: &u64| {
+        std::thread::sleep(Duration::from_millis(600));
+        Ok::<_, String>(*x * 2)
+    }));
+    for policy in [Policy::StaticEqual, Policy::Efp] {
+        let mut cfg = RunConfig::new(policy);
+        cfg.capacities = Some(vec![1.0; 3]);
+        cfg.timeout = Duration::from_millis(200);
+        let out = run_threads(Arc::clone(&job), 3, &cfg).unwrap();
+        assert_eq!(out.outputs, vec![0, 2, 4, 6, 8, 10], "{policy}");
+        assert!(
+            out.report.failures.is_empty(),
+            "{policy}: {:?}",
+            out.report.failures
+        );
+    }
+}
+
+/// A worker whose every task fails: the tasks go to the other processors and the run
+/// completes, each result once.
+#[test]
+fn a_worker_whose_every_task_fails_does_not_fail_the_run() {
+    let (tasks, cost) = (120, 20_000);
+    let job = Arc::new(Synthetic::new(tasks, cost));
+    for policy in Policy::ALL {
+        let mut cfg = RunConfig::new(policy);
+        cfg.capacities = Some(vec![2.0, 1.0, 1.0]);
+        cfg.faults = vec![
+            Faults::default(),
+            Faults::default(),
+            Faults {
+                error_every: Some(1),
+                ..Faults::default()
+            },
+        ];
+        let out =
+            run_threads(Arc::clone(&job), 3, &cfg).unwrap_or_else(|e| panic!("{policy}: {e}"));
+        assert_exactly_once(&out.outputs, tasks, cost);
+        assert_eq!(out.report.processors[2].tasks, 0, "{policy}");
+    }
+}
+
+/// The master panics late in its own share, after the workers were stopped: a stopped
+/// worker is woken for the task it left.
+#[test]
+fn a_master_that_panics_after_the_workers_stopped_recalls_one() {
+    let (tasks, cost) = (120, 20_000);
+    let job = Arc::new(Synthetic::new(tasks, cost));
+    for policy in [Policy::StaticEqual, Policy::StaticProportional] {
+        let mut cfg = RunConfig::new(policy);
+        cfg.capacities = Some(vec![8.0, 1.0, 1.0]);
+        let share = if policy == Policy::StaticEqual {
+            40
+        } else {
+            96
+        };
+        cfg.faults = vec![
+            Faults {
+                panic_on_task: Some(share),
+                ..Faults::default()
+            },
+            Faults::default(),
+            Faults::default(),
+        ];
+        let out =
+            run_threads(Arc::clone(&job), 3, &cfg).unwrap_or_else(|e| panic!("{policy}: {e}"));
+        assert_exactly_once(&out.outputs, tasks, cost);
+        assert_eq!(out.report.processors[0].tasks, share - 1, "{policy}");
+        assert!(out.report.processors[0].failed.is_some());
+    }
 }
 
 #[test]

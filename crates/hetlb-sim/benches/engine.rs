@@ -9,9 +9,9 @@
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use hetlb_core::rules::delay_aware::Compensation;
+use hetlb_core::topology::TopologySpec;
 use hetlb_sim::engine::{Arrivals, Injection, SeriesOptions, Setup};
 use hetlb_sim::model::{Distribution, LinkParams, Links, Nodes};
-use hetlb_sim::network::Network;
 use hetlb_sim::scenario::{PolicySpec, Scenario};
 use std::hint::black_box;
 
@@ -24,7 +24,7 @@ fn scenario() -> Scenario {
         description: None,
         nodes: Nodes::new(vec![1.0; n], Distribution::Exponential),
         links: Links::uniform(
-            Network::torus(SIDE, SIDE),
+            TopologySpec::Torus(SIDE, SIDE).build().expect("a torus"),
             LinkParams {
                 rate: 100.0,
                 delay: 0.05,

@@ -9,7 +9,8 @@
 //! * [`queue`] — the future-event list (time, then insertion order).
 //! * [`engine`] — the engine, generic over [`model::NodeModel`], [`model::LinkModel`] and
 //!   [`policy::Policy`]; see `src/engine/README.md`.
-//! * [`model`], [`network`] — the node and link models and the graph they live on.
+//! * [`model`], [`network`] — the node and link models; the network is the core's
+//!   [`Network`](hetlb_core::topology::Network), its links numbered by [`network::LinkTable`].
 //! * [`policy`] — no balancing, the delay-aware policy of Mirtaheri & Grandinetti (003_…),
 //!   threshold-triggered hypercube balancing of Rim et al. (004_… §4).
 //! * [`scenario`] — scenarios in TOML, validated, with errors naming the field and line.
@@ -19,12 +20,11 @@
 //! ```
 //! use hetlb_sim::scenario::Scenario;
 //! let scenario = Scenario::from_toml(r#"
+//!     topology = "path:2"
 //!     [nodes]
 //!     count = 2
 //!     rate = 10.0
 //!     initial = 10
-//!     [topology]
-//!     kind = "ring"
 //!     [[injections]]
 //!     node = 0
 //!     time = 0.5

@@ -6,8 +6,9 @@
 //! models the scenarios use: per-node rates with deterministic or exponential (Poisson
 //! completions) service, and per-link rates with deterministic or exponential delays.
 
-use crate::network::Network;
+use crate::network::LinkTable;
 use crate::rng::exponential;
+use hetlb_core::topology::Network;
 use rand_pcg::Pcg64;
 
 /// How long tasks take at the nodes.
@@ -27,6 +28,9 @@ pub trait NodeModel {
 pub trait LinkModel {
     /// The network.
     fn network(&self) -> &Network;
+
+    /// Its directed links, numbered: the `link` arguments below.
+    fn table(&self) -> &LinkTable;
 
     /// Transfer rate of directed link `link` in tasks per second (may be infinite).
     fn rate(&self, link: usize) -> f64;
@@ -149,27 +153,35 @@ impl LinkParams {
 /// # Example
 /// ```
 /// use hetlb_sim::model::{LinkModel, LinkParams, Links};
-/// use hetlb_sim::network::Network;
-/// let links = Links::uniform(Network::ring(3), LinkParams::INSTANT);
+/// use hetlb_core::topology::TopologySpec;
+/// let ring = "ring:3".parse::<TopologySpec>().unwrap().build().unwrap();
+/// let links = Links::uniform(ring, LinkParams::INSTANT);
 /// assert_eq!(links.rate(0), f64::INFINITY);
+/// assert_eq!(links.table().link_count(), 6);
 /// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct Links {
     network: Network,
+    table: LinkTable,
     params: Vec<LinkParams>,
 }
 
 impl Links {
-    /// Every link with the same parameters.
+    /// Every link of `network` (any of the core's networks) with the same parameters.
     pub fn uniform(network: Network, params: LinkParams) -> Self {
-        let params = vec![params; network.link_count()];
-        Self { network, params }
+        let table = LinkTable::new(&network);
+        let params = vec![params; table.link_count()];
+        Self {
+            network,
+            table,
+            params,
+        }
     }
 
     /// Sets the parameters of both directions of the edge `a – b`; false if there is no
     /// such edge.
     pub fn set(&mut self, a: usize, b: usize, params: LinkParams) -> bool {
-        match (self.network.link(a, b), self.network.link(b, a)) {
+        match (self.table.link(a, b), self.table.link(b, a)) {
             (Some(x), Some(y)) => {
                 self.params[x] = params;
                 self.params[y] = params;
@@ -188,6 +200,10 @@ impl Links {
 impl LinkModel for Links {
     fn network(&self) -> &Network {
         &self.network
+    }
+
+    fn table(&self) -> &LinkTable {
+        &self.table
     }
 
     fn rate(&self, link: usize) -> f64 {

@@ -1,146 +1,53 @@
-//! The simulated network: an undirected graph stored as compressed adjacency (CSR).
+//! The links of a simulated network, numbered.
 //!
-//! Every directed link `u → v` has an index (its position in the adjacency array), so link
+//! The network itself is the core's [`Network`](hetlb_core::topology::Network) — the same
+//! graph type and the same `ring:16`, `torus:8x8`, … specs ([`TopologySpec`]) serve
+//! `balance`, `simulate` and the runtime. The simulator only adds a number to every
+//! *directed* link `u → v` (its position in a compressed adjacency array), so that link
 //! state — parameters, the time the link is free, its random stream — lives in flat vectors.
-//! The graph implements [`hetlb_core::topology::Topology`], so the core's graph algorithms
-//! run on it unchanged.
+//!
+//! [`TopologySpec`]: hetlb_core::topology::TopologySpec
 
-use hetlb_core::topology::Topology;
-use thiserror::Error;
+use hetlb_core::topology::{Network, Topology};
 
-/// What is wrong with an edge list.
-#[derive(Debug, Clone, PartialEq, Eq, Error)]
-pub enum NetworkError {
-    /// An edge names a node outside `0..nodes`.
-    #[error("edge {index} ({a}, {b}) names a node outside 0..{nodes}")]
-    UnknownNode {
-        /// Position of the edge in the list.
-        index: usize,
-        /// First end.
-        a: usize,
-        /// Second end.
-        b: usize,
-        /// Number of nodes.
-        nodes: usize,
-    },
-    /// An edge from a node to itself.
-    #[error("edge {index} joins node {node} to itself")]
-    SelfLoop {
-        /// Position of the edge in the list.
-        index: usize,
-        /// The node.
-        node: usize,
-    },
-    /// A hypercube over a node count that is not a power of two.
-    #[error("a hypercube needs a power-of-two node count, not {0}")]
-    NotPowerOfTwo(usize),
-}
-
-/// An undirected graph in CSR form. Duplicate edges are merged.
+/// The directed links of a network, numbered `0..link_count()`: the links out of node `u`
+/// are `offsets[u]..offsets[u + 1]`, to its neighbours in increasing order.
 ///
 /// # Example
 /// ```
-/// use hetlb_sim::network::Network;
-/// use hetlb_core::topology::Topology;
+/// use hetlb_core::topology::{Graph, Network, Topology};
+/// use hetlb_sim::network::LinkTable;
 /// // The ring 0-1-2-3-4-0 with node 5 hanging on node 4 (the paper's nodes 1..6).
-/// let net = Network::from_edges(6, &[(0, 1), (1, 2), (2, 3), (3, 4), (4, 0), (4, 5)]).unwrap();
-/// assert_eq!(net.neighbors(0).collect::<Vec<_>>(), vec![1, 4]);
-/// assert_eq!(net.neighbors(5).collect::<Vec<_>>(), vec![4]);
-/// assert_eq!(net.edge_count(), 6);
-/// assert!(net.link(4, 5).is_some() && net.link(0, 2).is_none());
+/// let graph = Graph::from_edges(6, [(0, 1), (1, 2), (2, 3), (3, 4), (4, 0), (4, 5)]).unwrap();
+/// let links = LinkTable::new(&Network::from_graph(graph));
+/// assert_eq!(links.neighbor_slice(0), &[1, 4]);
+/// assert_eq!(links.neighbor_slice(5), &[4]);
+/// assert_eq!(links.link_count(), 12);
+/// assert!(links.link(4, 5).is_some() && links.link(0, 2).is_none());
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Network {
+pub struct LinkTable {
     offsets: Vec<usize>,
     targets: Vec<usize>,
 }
 
-impl Network {
-    /// A graph of `nodes` nodes with the given undirected edges.
-    ///
-    /// # Errors
-    /// [`NetworkError`] for an edge that names an unknown node or joins a node to itself.
+impl LinkTable {
+    /// Numbers the links of `network`.
     ///
     /// # Complexity
-    /// `O(N + E log E)`.
-    pub fn from_edges(nodes: usize, edges: &[(usize, usize)]) -> Result<Self, NetworkError> {
-        let mut lists = vec![Vec::new(); nodes];
-        for (index, &(a, b)) in edges.iter().enumerate() {
-            if a >= nodes || b >= nodes {
-                return Err(NetworkError::UnknownNode { index, a, b, nodes });
-            }
-            if a == b {
-                return Err(NetworkError::SelfLoop { index, node: a });
-            }
-            lists[a].push(b);
-            lists[b].push(a);
-        }
-        Ok(Self::from_lists(lists))
-    }
-
-    fn from_lists(mut lists: Vec<Vec<usize>>) -> Self {
-        let mut offsets = Vec::with_capacity(lists.len() + 1);
-        let mut targets = Vec::new();
+    /// `O(N + E log Δ)`.
+    pub fn new<T: Topology>(network: &T) -> Self {
+        let n = network.node_count();
+        let mut offsets = Vec::with_capacity(n + 1);
+        let mut targets = Vec::with_capacity(2 * network.edge_count());
         offsets.push(0);
-        for list in &mut lists {
-            list.sort_unstable();
-            list.dedup();
-            targets.extend_from_slice(list);
+        for u in 0..n {
+            let start = targets.len();
+            targets.extend(network.neighbors(u));
+            targets[start..].sort_unstable();
             offsets.push(targets.len());
         }
         Self { offsets, targets }
-    }
-
-    /// The ring `0 - 1 - … - (n−1) - 0` (a path for `n = 2`, no edge for `n = 1`).
-    pub fn ring(nodes: usize) -> Self {
-        let edges: Vec<(usize, usize)> = match nodes {
-            0 | 1 => Vec::new(),
-            2 => vec![(0, 1)],
-            n => (0..n).map(|i| (i, (i + 1) % n)).collect(),
-        };
-        Self::from_edges(nodes, &edges).expect("ring edges are valid")
-    }
-
-    /// Every pair of nodes joined.
-    pub fn complete(nodes: usize) -> Self {
-        Self::from_lists(
-            (0..nodes)
-                .map(|u| (0..nodes).filter(|&v| v != u).collect())
-                .collect(),
-        )
-    }
-
-    /// The hypercube: `u` and `u ^ 2^k` joined for every dimension `k`.
-    ///
-    /// # Errors
-    /// [`NetworkError::NotPowerOfTwo`].
-    pub fn hypercube(nodes: usize) -> Result<Self, NetworkError> {
-        if !nodes.is_power_of_two() {
-            return Err(NetworkError::NotPowerOfTwo(nodes));
-        }
-        let dims = nodes.trailing_zeros();
-        Ok(Self::from_lists(
-            (0..nodes)
-                .map(|u| (0..dims).map(|k| u ^ (1 << k)).collect())
-                .collect(),
-        ))
-    }
-
-    /// A `rows × cols` torus (wrap-around grid); small sides give merged edges.
-    pub fn torus(rows: usize, cols: usize) -> Self {
-        let id = |r: usize, c: usize| r * cols + c;
-        let mut edges = Vec::new();
-        for r in 0..rows {
-            for c in 0..cols {
-                if cols > 1 {
-                    edges.push((id(r, c), id(r, (c + 1) % cols)));
-                }
-                if rows > 1 {
-                    edges.push((id(r, c), id((r + 1) % rows, c)));
-                }
-            }
-        }
-        Self::from_edges(rows * cols, &edges).expect("torus edges are valid")
     }
 
     /// The neighbours of `node` as a sorted slice.
@@ -172,48 +79,87 @@ impl Network {
     pub fn link_source(&self, link: usize) -> usize {
         self.offsets.partition_point(|&o| o <= link) - 1
     }
-}
 
-impl Topology for Network {
-    fn node_count(&self) -> usize {
+    /// The target node of directed link `link`.
+    pub fn link_target(&self, link: usize) -> usize {
+        self.targets[link]
+    }
+
+    /// Number of nodes.
+    pub fn node_count(&self) -> usize {
         self.offsets.len() - 1
     }
+}
 
-    fn neighbors(&self, node: usize) -> impl Iterator<Item = usize> + '_ {
-        self.neighbor_slice(node).iter().copied()
-    }
+/// The topology of a scenario written the old way (`kind = "ring"` and the node count), as a
+/// core [`Network`]: a ring of one or two nodes is the path it always was, `hypercube` the
+/// implicit cube.
+///
+/// # Errors
+/// The core's [`GraphError`](hetlb_core::topology::GraphError) (as text) for a count the
+/// shape does not allow.
+pub(crate) fn legacy_network(
+    kind: LegacyKind,
+    nodes: usize,
+) -> Result<Network, hetlb_core::topology::GraphError> {
+    use hetlb_core::topology::{Hypercube, TopologySpec};
+    let spec = match kind {
+        LegacyKind::Ring if nodes < 3 => TopologySpec::Path(nodes),
+        LegacyKind::Ring => TopologySpec::Ring(nodes),
+        LegacyKind::Complete => TopologySpec::Complete(nodes),
+        LegacyKind::Hypercube => {
+            return Hypercube::for_nodes(nodes)
+                .map(Network::Hypercube)
+                .map_err(|e| hetlb_core::topology::GraphError::Syntax(e.to_string()));
+        }
+    };
+    spec.build()
+}
 
-    fn degree(&self, node: usize) -> usize {
-        self.offsets[node + 1] - self.offsets[node]
-    }
+/// The generated kinds of the old form.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum LegacyKind {
+    Ring,
+    Complete,
+    Hypercube,
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn generators_have_the_expected_degrees() {
-        let cube = Network::hypercube(16).unwrap();
-        assert!((0..16).all(|u| cube.degree(u) == 4));
-        assert_eq!(cube.edge_count(), 32);
-        assert_eq!(Network::ring(5).edge_count(), 5);
-        assert_eq!(Network::complete(5).edge_count(), 10);
-        let torus = Network::torus(4, 5);
-        assert!((0..20).all(|u| torus.degree(u) == 4));
-        assert_eq!(Network::hypercube(6), Err(NetworkError::NotPowerOfTwo(6)));
-    }
+    use hetlb_core::topology::TopologySpec;
 
     #[test]
     fn links_are_indexed_both_ways() {
-        let net = Network::ring(4);
-        for l in 0..net.link_count() {
-            let from = net.link_source(l);
-            let to = net.targets[l];
-            assert_eq!(net.link(from, to), Some(l));
-            assert!(net.link(to, from).is_some());
+        for spec in ["ring:5", "hypercube:3", "torus:3x4", "star:6"] {
+            let net = spec.parse::<TopologySpec>().unwrap().build().unwrap();
+            let table = LinkTable::new(&net);
+            assert_eq!(table.link_count(), 2 * net.edge_count(), "{spec}");
+            for l in 0..table.link_count() {
+                let (from, to) = (table.link_source(l), table.link_target(l));
+                assert_eq!(table.link(from, to), Some(l), "{spec}");
+                assert!(table.link(to, from).is_some(), "{spec}");
+                assert!(net.contains_edge(from, to), "{spec}");
+            }
         }
-        assert!(Network::from_edges(3, &[(0, 3)]).is_err());
-        assert!(Network::from_edges(3, &[(1, 1)]).is_err());
+    }
+
+    #[test]
+    fn the_old_kinds_keep_their_meaning() {
+        let two = legacy_network(LegacyKind::Ring, 2).unwrap();
+        assert_eq!(two.edge_count(), 1);
+        assert_eq!(legacy_network(LegacyKind::Ring, 1).unwrap().edge_count(), 0);
+        assert_eq!(legacy_network(LegacyKind::Ring, 5).unwrap().edge_count(), 5);
+        assert_eq!(
+            legacy_network(LegacyKind::Complete, 5)
+                .unwrap()
+                .edge_count(),
+            10
+        );
+        assert!(matches!(
+            legacy_network(LegacyKind::Hypercube, 8).unwrap(),
+            Network::Hypercube(_)
+        ));
+        assert!(legacy_network(LegacyKind::Hypercube, 6).is_err());
     }
 }

@@ -96,7 +96,7 @@ fn bad_injections_are_rejected() {
     let e = error_of(&edit("time = 0.5", "time = -0.1"));
     assert_eq!(
         e,
-        "injections[0].time: -0.1 must be finite and not before 0 (line 13)"
+        "injections[0].time: -0.1 must be finite and non-negative (line 13)"
     );
 }
 
@@ -124,7 +124,9 @@ fn wrong_kinds_and_types_are_named() {
         "kind = \"graph\"\nedges = [[0, 1], [1, 7]]",
     ));
     assert!(
-        e.starts_with("topology.edges: edge 1 (1, 7) names a node outside 0..3"),
+        e.starts_with(
+            "topology.edges: edge 1: node id 7 is out of range (the graph has nodes 0..3)"
+        ),
         "{e}"
     );
     let e = error_of(&edit(
@@ -151,4 +153,83 @@ fn wrong_kinds_and_types_are_named() {
     );
     let e = error_of("[nodes\ncount = 3\n");
     assert!(e.contains("(line 1)"), "{e}");
+}
+
+/// The core's topology specs are accepted, one line or in the table; the old `kind` form is
+/// still read; both follow the core's graph rules (no isolated node).
+#[test]
+fn topologies_use_the_cores_specs_and_rules() {
+    let one_line = edit("seed = 1\n", "seed = 1\ntopology = \"ring:3\"\n").replacen(
+        "[topology]\nkind = \"ring\"\n",
+        "",
+        1,
+    );
+    let a = Scenario::from_toml(&one_line).unwrap();
+    let b = Scenario::from_toml(GOOD).unwrap();
+    assert_eq!(a.run().unwrap(), b.run().unwrap());
+    let table = edit("kind = \"ring\"", "spec = \"complete:3\"");
+    assert_eq!(Scenario::from_toml(&table).unwrap().node_count(), 3);
+    let e = error_of(&edit("kind = \"ring\"", "spec = \"ring:4\""));
+    assert!(
+        e.starts_with("topology.spec: ring:4 has 4 nodes but nodes.count is 3"),
+        "{e}"
+    );
+    let e = error_of(&edit("kind = \"ring\"", "spec = \"moebius:3\""));
+    assert!(
+        e.starts_with("topology.spec: unknown topology 'moebius'"),
+        "{e}"
+    );
+    let e = error_of(&edit(
+        "kind = \"ring\"",
+        "spec = \"ring:3\"\nkind = \"ring\"",
+    ));
+    assert!(e.contains("not both"), "{e}");
+    // A node with no link: rejected here as in `hetlb balance`.
+    let e = error_of(&edit(
+        "kind = \"ring\"",
+        "kind = \"graph\"\nedges = [[0, 1]]",
+    ));
+    assert!(
+        e.starts_with("topology.edges: the graph is disconnected"),
+        "{e}"
+    );
+    let e = error_of(&edit(
+        "kind = \"ring\"",
+        "kind = \"graph\"\nedges = [[0, 1], [1, 2], [2, 1]]",
+    ));
+    assert!(e.contains("duplicate edge 1 - 2"), "{e}");
+    let e = error_of(&edit("kind = \"ring\"", "spec = \"file:graph.txt\""));
+    assert!(e.contains("Scenario::from_path"), "{e}");
+}
+
+/// Counts that size allocations are refused before anything is allocated, and rates and
+/// times are bounded so that every computed time is finite.
+#[test]
+fn sizes_and_rates_that_cannot_run_are_refused() {
+    let e = error_of(&edit("count = 3", "count = 1000000000000000000"));
+    assert!(
+        e.starts_with("nodes.count: 1000000000000000000 is out of range"),
+        "{e}"
+    );
+    let e = error_of(&edit("initial = 5", "initial = 9223372036854775807"));
+    assert!(e.starts_with("nodes.initial:"), "{e}");
+    let e = error_of(&edit("tasks = 10", "tasks = 18446744073709551615"));
+    assert!(e.starts_with("injections[0].tasks:"), "{e}");
+    let e = error_of(&edit(
+        "[policy]",
+        "[arrivals]\nrate = 1.0\nper_node = 9223372036854775807\n[policy]",
+    ));
+    assert!(e.starts_with("arrivals.per_node:"), "{e}");
+    let e = error_of(&edit("rate = 10.0", "rate = 1e-308"));
+    assert!(e.starts_with("nodes.rate: 1e-308 is out of range"), "{e}");
+    let e = error_of(&edit("time = 0.5", "time = 1e300"));
+    assert!(
+        e.starts_with("injections[0].time: 1e300 is out of range"),
+        "{e}"
+    );
+    // What is accepted can be estimated before it runs.
+    let big = Scenario::from_toml(&edit("initial = 5", "initial = 100000000000")).unwrap();
+    assert!(big.memory_estimate() > 3 * 100_000_000_000 * 16);
+    let small = Scenario::from_toml(GOOD).unwrap();
+    assert!(small.memory_estimate() < 1 << 20);
 }

@@ -3,9 +3,9 @@
 
 use hetlb_core::Algorithm;
 use hetlb_core::rules::delay_aware::Compensation;
+use hetlb_core::topology::{Hypercube, Network, TopologySpec};
 use hetlb_sim::engine::{Arrivals, Injection, SeriesOptions, Setup};
 use hetlb_sim::model::{Distribution, LinkParams, Links, Nodes};
-use hetlb_sim::network::Network;
 use hetlb_sim::scenario::{PolicySpec, Scenario};
 use proptest::prelude::*;
 
@@ -34,7 +34,9 @@ prop_compose! {
         seed in any::<u64>(),
     ) -> Scenario {
         let n = 1usize << dims;
-        let network = if use_cube { Network::hypercube(n).unwrap() } else { Network::ring(n) };
+        let cube = Network::Hypercube(Hypercube::for_nodes(n).unwrap());
+        let ring = if n >= 3 { TopologySpec::Ring(n) } else { TopologySpec::Path(n) };
+        let network = if use_cube { cube.clone() } else { ring.build().unwrap() };
         let nodes = Nodes::new(rates[..n].iter().map(|&r| f64::from(r)).collect(), distribution(exp_service));
         let links = Links::uniform(network, LinkParams {
             rate: link_rate,
@@ -50,7 +52,7 @@ prop_compose! {
         };
         // Hypercube balancing needs a hypercube.
         let links = if matches!(policy, PolicySpec::Hypercube { .. }) && !use_cube {
-            Links::uniform(Network::hypercube(n).unwrap(), LinkParams::INSTANT)
+            Links::uniform(cube, LinkParams::INSTANT)
         } else {
             links
         };
@@ -130,7 +132,7 @@ fn single_node_makespan_is_work_over_rate() {
         name: None,
         description: None,
         nodes: Nodes::new(vec![20.0], Distribution::Deterministic),
-        links: Links::uniform(Network::ring(1), LinkParams::INSTANT),
+        links: Links::uniform(TopologySpec::Path(1).build().unwrap(), LinkParams::INSTANT),
         setup,
         policy: PolicySpec::None,
     };

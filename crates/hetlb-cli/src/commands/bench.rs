@@ -4,13 +4,14 @@
 //! measured side by side, because the machine is shared and noisy. Criterion benchmarks of
 //! the same kernels live in `crates/*/benches/`.
 
+use crate::input::whole;
 use crate::output::{Format, fixed, print_json, table};
 use anyhow::{Result, anyhow, bail};
 use hetlb_core::exchange::balance_in_place;
 use hetlb_core::rules::dimension_exchange::{Dem, Oem};
 use hetlb_core::transmission::{Schedule, transmit};
 use hetlb_core::{Algorithm, BalanceOptions, balance};
-use hetlb_experiments::enumeration::{enumerate, vector_count};
+use hetlb_experiments::enumeration::{enumerate, memory_needed, vector_count};
 use serde::Serialize;
 use std::hint::black_box;
 use std::time::Instant;
@@ -43,8 +44,8 @@ struct TransmissionArgs {
     /// Loads are uniform on 0..MAX_LOAD (seeded).
     #[arg(long, default_value_t = 1000)]
     max_load: u64,
-    /// Timed repetitions; the median is reported.
-    #[arg(long, default_value_t = 5)]
+    /// Timed runs; the median is reported.
+    #[arg(long = "runs", visible_alias = "repeat", value_name = "N", default_value_t = 5, value_parser = whole::<usize>(1, 1_000_000))]
     repeat: usize,
     /// Output format (table or json).
     #[arg(long, short, value_enum, default_value_t)]
@@ -59,8 +60,8 @@ struct EnumerationArgs {
     /// Distinct load values (loads 0..=K-1).
     #[arg(long, default_value_t = 10)]
     values: u32,
-    /// Timed repetitions; the median is reported.
-    #[arg(long, default_value_t = 3)]
+    /// Timed runs; the median is reported.
+    #[arg(long = "runs", visible_alias = "repeat", value_name = "N", default_value_t = 3, value_parser = whole::<usize>(1, 1_000_000))]
     repeat: usize,
     /// Vectors planned one by one (single thread) for the baseline.
     #[arg(long, default_value_t = 20_000_000)]
@@ -79,8 +80,8 @@ struct ExchangeArgs {
     /// 5 GB at n = 24).
     #[arg(long)]
     full_plan: bool,
-    /// Timed repetitions; the median is reported.
-    #[arg(long, default_value_t = 5)]
+    /// Timed runs; the median is reported.
+    #[arg(long = "runs", visible_alias = "repeat", value_name = "N", default_value_t = 5, value_parser = whole::<usize>(1, 1_000_000))]
     repeat: usize,
     /// Output format (table or json).
     #[arg(long, short, value_enum, default_value_t)]
@@ -127,6 +128,16 @@ fn time<T>(f: impl FnOnce() -> T) -> (T, f64) {
 
 /// Runs `hetlb bench`.
 pub fn run(args: Args) -> Result<()> {
+    let format = match &args.kernel {
+        Kernel::Enumeration(a) => a.format,
+        Kernel::Exchange(a) => a.format,
+        Kernel::Transmission(a) => a.format,
+        // Prints CSV as well.
+        Kernel::Rebalance(_) => Format::Table,
+    };
+    if format == Format::Csv {
+        bail!("--format: bench prints a table or JSON, not CSV");
+    }
     match args.kernel {
         Kernel::Enumeration(a) => bench_enumeration(a),
         Kernel::Exchange(a) => bench_exchange(a),
@@ -156,16 +167,25 @@ struct EnumerationReport {
 
 fn bench_enumeration(a: EnumerationArgs) -> Result<()> {
     if a.repeat == 0 {
-        bail!("--repeat: must be at least 1");
+        bail!("--runs: must be at least 1");
     }
     let count = vector_count(a.procs, a.values);
     let vectors = u64::try_from(count).map_err(|_| anyhow!("--values: too many vectors"))?;
+    crate::limits::check(
+        "--procs",
+        "the enumeration",
+        memory_needed(Algorithm::Oem, a.procs, a.values),
+    )?;
+    let progress = crate::progress::bar(
+        vectors.saturating_mul(2 * a.repeat as u64),
+        format!("enumeration, {} processors", a.procs),
+    );
     let mut times = Vec::new();
     for _ in 0..a.repeat {
         let (result, secs) = time(|| -> Result<()> {
             for alg in [Algorithm::Dem, Algorithm::Oem] {
                 black_box(
-                    enumerate(alg, a.procs, a.values, &|_| {})
+                    enumerate(alg, a.procs, a.values, &|done| progress.inc(done))
                         .map_err(|e| anyhow!("--procs/--values: {e}"))?,
                 );
             }
@@ -174,6 +194,7 @@ fn bench_enumeration(a: EnumerationArgs) -> Result<()> {
         result?;
         times.push(secs);
     }
+    progress.finish_and_clear();
     let median_seconds = median(times);
     let baseline_vectors = a.baseline_vectors.min(vectors).max(1);
     let baseline = median(
@@ -199,7 +220,7 @@ fn bench_enumeration(a: EnumerationArgs) -> Result<()> {
     if a.format == Format::Json {
         return print_json(&report);
     }
-    println!(
+    crate::out!(
         "Exhaustive enumeration, {} processors, loads 0..={}: {} vectors, dem + oem ({} cores, {} threads)",
         a.procs,
         a.values - 1,
@@ -220,8 +241,8 @@ fn bench_enumeration(a: EnumerationArgs) -> Result<()> {
         fixed(baseline, 3),
         format!("{:.3e}", report.baseline_vectors_per_second),
     ]);
-    println!("{t}");
-    println!(
+    crate::out!("{t}");
+    crate::out!(
         "one by one would take about {} s for all vectors (extrapolated from its measured rate): {}× slower",
         fixed(report.baseline_extrapolated_seconds, 1),
         fixed(report.speedup, 1)
@@ -299,7 +320,7 @@ struct TransmissionRow {
 
 fn bench_transmission(a: TransmissionArgs) -> Result<()> {
     if a.repeat == 0 {
-        bail!("--repeat: must be at least 1");
+        bail!("--runs: must be at least 1");
     }
     if a.dims > 22 {
         bail!("--dims: at most 22");
@@ -329,7 +350,7 @@ fn bench_transmission(a: TransmissionArgs) -> Result<()> {
     if a.format == Format::Json {
         return print_json(&rows);
     }
-    println!(
+    crate::out!(
         "Transmission schedules of a {}-cube plan ({} nodes, loads uniform on 0..{}), one thread, median of {}",
         a.dims,
         loads.len(),
@@ -345,13 +366,13 @@ fn bench_transmission(a: TransmissionArgs) -> Result<()> {
             fixed(r.median_ms, 2),
         ]);
     }
-    println!("{t}");
+    crate::out!("{t}");
     Ok(())
 }
 
 fn bench_exchange(a: ExchangeArgs) -> Result<()> {
     if a.repeat == 0 {
-        bail!("--repeat: must be at least 1");
+        bail!("--runs: must be at least 1");
     }
     if a.dims > 30 {
         bail!("--dims: at most 30 (2^30 loads are 8 GiB)");
@@ -404,7 +425,7 @@ fn bench_exchange(a: ExchangeArgs) -> Result<()> {
     if a.format == Format::Json {
         return print_json(&report);
     }
-    println!(
+    crate::out!(
         "In-place balance of a {}-cube ({nodes} loads, {} MiB), one thread, median of {}",
         a.dims,
         (nodes * 8) >> 20,
@@ -438,6 +459,6 @@ fn bench_exchange(a: ExchangeArgs) -> Result<()> {
             ]);
         }
     }
-    println!("{t}");
+    crate::out!("{t}");
     Ok(())
 }

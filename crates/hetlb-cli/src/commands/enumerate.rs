@@ -1,11 +1,15 @@
 //! `hetlb enumerate`: the exhaustive histogram for any algorithm and size.
 
+use crate::input::whole;
+use crate::limits;
 use crate::output::{Format, fixed, print_csv, print_json, table};
 use crate::progress::bar;
 use anyhow::{Context, Result, anyhow};
 use hetlb_core::Algorithm;
 use hetlb_experiments::Histogram;
-use hetlb_experiments::enumeration::{EnumerationError, enumerate, vector_count};
+use hetlb_experiments::enumeration::{
+    EnumerationError, MAX_VECTORS, enumerate, memory_needed, vector_count,
+};
 use serde::Serialize;
 use std::time::Instant;
 
@@ -20,10 +24,10 @@ pub struct Args {
     #[arg(long, short)]
     algorithm: String,
     /// Processors P (a power of two).
-    #[arg(long, short)]
+    #[arg(long, short, value_parser = whole::<usize>(1, 1 << 20))]
     procs: usize,
     /// Number K of distinct load values: loads run over 0..=K-1 (at most 128).
-    #[arg(long, short)]
+    #[arg(long, short, value_parser = whole::<u32>(1, 128))]
     values: u32,
     /// Output format.
     #[arg(long, short, value_enum, default_value_t)]
@@ -44,8 +48,23 @@ struct Report {
 /// Runs `hetlb enumerate`.
 pub fn run(args: Args) -> Result<()> {
     let algorithm: Algorithm = args.algorithm.parse().context("--algorithm")?;
-    if args.procs == 0 {
-        anyhow::bail!("--procs: must be a power of two (1, 2, 4, …), not 0");
+    if !args.procs.is_power_of_two() {
+        anyhow::bail!(
+            "--procs: {} processors given, but a hypercube needs a power of two (1, 2, 4, 8, …)",
+            args.procs
+        );
+    }
+    // Counts beyond the enumerator's own limit get its error (naming --values) below.
+    if vector_count(args.procs, args.values) <= MAX_VECTORS {
+        limits::check(
+            "--procs",
+            &format!(
+                "enumerating {} vectors of {} processors",
+                vector_count(args.procs, args.values),
+                args.procs
+            ),
+            memory_needed(algorithm, args.procs, args.values),
+        )?;
     }
     let count = vector_count(args.procs, args.values);
     let progress = bar(
@@ -83,7 +102,7 @@ pub fn run(args: Args) -> Result<()> {
                 .map(|(d, c)| [d.to_string(), c.to_string()]),
         ),
         Format::Table => {
-            println!(
+            crate::out!(
                 "{algorithm} on {} processors, loads 0..={}: {} vectors in {} s",
                 report.procs,
                 report.values - 1,
@@ -103,7 +122,7 @@ pub fn run(args: Args) -> Result<()> {
                 fixed(report.average, 4),
                 String::new(),
             ]);
-            println!("{t}");
+            crate::out!("{t}");
             Ok(())
         }
     }

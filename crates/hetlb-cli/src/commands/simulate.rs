@@ -37,9 +37,25 @@ pub fn run(args: Args) -> Result<()> {
     }
     scenario.setup.check_conservation |= args.check;
     scenario.setup.series.enabled |= args.plot.is_some();
+    crate::limits::check(
+        &args.scenario.display().to_string(),
+        "the run (every task is a queue entry; queue lengths are recorded unless \
+         [output] series = false)",
+        scenario.memory_estimate(),
+    )?;
+    let spinner = crate::progress::spinner(format!("simulating {}", args.scenario.display()));
     let report = scenario
         .run()
         .with_context(|| args.scenario.display().to_string())?;
+    spinner.finish_and_clear();
+    if !(report.makespan.is_finite() && report.total_idle.is_finite()) {
+        anyhow::bail!(
+            "{}: the run's times are not finite numbers (makespan {}): rates or times too far \
+             apart for a double",
+            args.scenario.display(),
+            report.makespan
+        );
+    }
     if let Some(path) = &args.plot {
         let title = scenario
             .name
@@ -51,6 +67,7 @@ pub fn run(args: Args) -> Result<()> {
             &report,
             |i| format!("node {i}"),
         )?;
+        crate::plot::notice(std::slice::from_ref(path));
     }
     match args.format {
         Format::Json => print_json(&report),
@@ -99,7 +116,7 @@ pub fn run(args: Args) -> Result<()> {
 const SHOWN_NODES: usize = 64;
 
 fn print_summary(scenario: &Scenario, path: &Path, r: &Report) {
-    println!(
+    crate::out!(
         "{} — {} nodes, policy {}, seed {}",
         scenario
             .name
@@ -110,7 +127,7 @@ fn print_summary(scenario: &Scenario, path: &Path, r: &Report) {
         r.seed
     );
     if let Some(d) = &scenario.description {
-        println!("{d}");
+        crate::out!("{d}");
     }
     let mut summary = table(["metric", "value"]);
     let mut rows = vec![
@@ -145,7 +162,7 @@ fn print_summary(scenario: &Scenario, path: &Path, r: &Report) {
     for (name, value) in rows {
         summary.add_row(vec![name.to_string(), value]);
     }
-    println!("{summary}");
+    crate::out!("{summary}");
     if !s.decisions.is_empty() {
         let mut t = table([
             "time (s)",
@@ -171,7 +188,7 @@ fn print_summary(scenario: &Scenario, path: &Path, r: &Report) {
                 ]);
             }
         }
-        println!("{t}");
+        crate::out!("{t}");
     }
     if r.nodes.len() <= SHOWN_NODES {
         let mut t = table([
@@ -196,7 +213,7 @@ fn print_summary(scenario: &Scenario, path: &Path, r: &Report) {
                 n.received.to_string(),
             ]);
         }
-        println!("{t}");
+        crate::out!("{t}");
     }
 }
 

@@ -439,6 +439,26 @@ impl Policy {
     pub fn is_static(self) -> bool {
         matches!(self, Policy::StaticEqual | Policy::StaticProportional)
     }
+
+    /// The fewest tasks with which the policy gives every one of `processors` processors
+    /// work: `P(P−1)/2 + 1` for EFP (the staggered first round of 1, 2, …, P−1 tasks to the
+    /// workers, and one left for the master), `P` for the others (one each; the
+    /// proportional split may still give a processor of small capacity none).
+    ///
+    /// # Example
+    /// ```
+    /// use hetlb_core::rules::self_scheduling::Policy;
+    /// assert_eq!(Policy::Efp.minimum_tasks(2), 2);
+    /// assert_eq!(Policy::Efp.minimum_tasks(9), 37);
+    /// assert_eq!(Policy::StaticEqual.minimum_tasks(9), 9);
+    /// ```
+    pub fn minimum_tasks(self, processors: usize) -> u64 {
+        let p = processors as u64;
+        match self {
+            Policy::Efp => (p.saturating_mul(p.saturating_sub(1)) / 2).saturating_add(1),
+            _ => p,
+        }
+    }
 }
 
 impl fmt::Display for Policy {

@@ -46,6 +46,10 @@ pub enum GraphError {
     /// A graph with no node.
     #[error("the graph has no nodes")]
     Empty,
+    /// A graph file (edge list or JSON) with no edge: an empty file, only comments, or an
+    /// empty edge array.
+    #[error("the graph file has no edges (an empty graph)")]
+    NoEdges,
     /// An edge from a node to itself.
     #[error("self loop at node {node}")]
     SelfLoop {
@@ -265,7 +269,8 @@ impl Graph {
     ///
     /// # Errors
     /// As [`Graph::from_edges`], located by line (from 1), plus [`GraphError::Syntax`] for a
-    /// line that is not two non-negative integers.
+    /// line that is not two non-negative integers and [`GraphError::NoEdges`] for a text
+    /// without any edge (empty, or only comments).
     ///
     /// # Example
     /// ```
@@ -303,6 +308,9 @@ impl Graph {
             };
             edges.push((at, (id(a)?, id(b)?)));
         }
+        if edges.is_empty() {
+            return Err(GraphError::NoEdges);
+        }
         let nodes = nodes.unwrap_or_else(|| {
             edges
                 .iter()
@@ -319,7 +327,7 @@ impl Graph {
     ///
     /// # Errors
     /// As [`Graph::from_edges`], plus [`GraphError::Syntax`] for malformed JSON or a node
-    /// count that differs from `nodes`.
+    /// count that differs from `nodes`, and [`GraphError::NoEdges`] for an empty edge array.
     ///
     /// # Example
     /// ```
@@ -349,6 +357,9 @@ impl Graph {
             Doc::Full { nodes, edges } => (nodes, edges),
             Doc::Edges(edges) => (None, edges),
         };
+        if edges.is_empty() {
+            return Err(GraphError::NoEdges);
+        }
         if let (Some(d), Some(n)) = (declared, nodes)
             && d != n
         {
@@ -524,7 +535,23 @@ mod tests {
                 unreachable: 2
             }
         );
-        assert_eq!(kind(Graph::parse_edge_list("", None)), GraphError::Empty);
+        assert_eq!(kind(Graph::parse_edge_list("", None)), GraphError::NoEdges);
+        for empty in [
+            "",
+            "\n\n",
+            "# only a comment\n",
+            "  # x\n#y",
+            "[]",
+            "{\"nodes\": 1, \"edges\": []}",
+        ] {
+            for nodes in [None, Some(1), Some(4)] {
+                assert_eq!(
+                    kind(Graph::parse(empty, nodes)),
+                    GraphError::NoEdges,
+                    "{empty:?}"
+                );
+            }
+        }
         assert!(matches!(
             kind(Graph::parse_edge_list("0 18446744073709551615\n", None)),
             GraphError::TooLarge { .. }
@@ -565,7 +592,8 @@ mod tests {
         let g = Graph::from_edges(1, []).unwrap();
         assert_eq!(g.node_count(), 1);
         assert_eq!(g.edge_count(), 0);
-        assert!(Graph::parse_edge_list("# nothing\n", Some(1)).is_ok());
+        // A file with nothing in it is not a one-node graph.
+        assert!(Graph::parse_edge_list("# nothing\n", Some(1)).is_err());
     }
 
     #[test]

@@ -4,10 +4,12 @@
 //! the requests that arrived meanwhile (the paper's "periodic check for interrupting
 //! messages"), asking the [`Scheduler`] how many tasks each requester gets. Results are kept
 //! by task number, so each appears exactly once whatever fails: a task that returns an error
-//! goes back to the queue (to be run by another processor when one is free), and a processor
-//! that panics or vanishes has all its unfinished tasks put back.
+//! goes back to the queue, to be run by another live processor (the master included, a
+//! stopped worker woken for it if need be), and a processor that panics, vanishes or falls
+//! silent has all its unfinished tasks put back.
 
 use super::Cpu;
+use super::heartbeat::Heartbeat;
 use crate::config::RunConfig;
 use crate::error::RuntimeError;
 use crate::job::Job;
@@ -16,7 +18,7 @@ use crate::report::{Dispatch, Failure, FailureKind, Outcome, ProcessorReport, Ru
 use crate::transport::{Envelope, Transport};
 use hetlb_core::rules::self_scheduling::{Observation, Scheduler};
 use std::collections::VecDeque;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// Where a processor stands, as the master sees it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -25,11 +27,11 @@ enum State {
     Waiting,
     /// Holds tasks.
     Busy,
-    /// Sent `Stop`; its totals are expected.
+    /// Sent `Stop`; its totals are expected. It can still be woken with tasks.
     Stopped,
-    /// Its totals arrived.
+    /// Its totals arrived. It can still be woken with tasks.
     Done,
-    /// Its thread is gone; nothing more is expected.
+    /// Its thread is gone, or it fell silent: nothing more is expected from it.
     Gone,
 }
 
@@ -40,6 +42,7 @@ const MASTER_CHUNK_SECONDS: f64 = 0.02;
 
 struct Master<'a, 'j, J: Job, Tr> {
     tr: &'a Tr,
+    hb: &'a Heartbeat,
     cpu: &'a mut Cpu<'j, J>,
     cfg: &'a RunConfig,
     sched: Scheduler,
@@ -77,6 +80,7 @@ pub(crate) fn run<J, Tr>(
     tr: &Tr,
     cpu: &mut Cpu<'_, J>,
     cfg: &RunConfig,
+    hb: &Heartbeat,
     capacities: Vec<f64>,
     calibrated: bool,
 ) -> Result<Outcome<J::Output>, RuntimeError>
@@ -91,11 +95,13 @@ where
             capacities.len()
         )));
     }
+    hb.lead();
     let sched = Scheduler::new(cfg.policy, cfg.params, &capacities)?;
     let total = cpu.job().tasks();
     let now = Instant::now();
     let mut m = Master {
         tr,
+        hb,
         me: cpu.rank(),
         cpu,
         cfg,
@@ -169,14 +175,13 @@ where
             if self.done >= self.total {
                 break;
             }
+            self.check_timeouts();
+            self.place_leftovers()?;
             if self.computes {
                 if let Some(id) = self.take_for(self.me, 1).pop() {
                     self.compute_own(id)?;
-                    self.check_timeouts()?;
                     continue;
                 }
-            } else {
-                self.serve_waiting()?;
             }
             if !self.state.contains(&State::Busy) {
                 return Err(RuntimeError::NoProcessorLeft {
@@ -184,11 +189,10 @@ where
                 });
             }
             let start = Instant::now();
-            let got = self.tr.recv(self.deadline())?;
+            let got = self.tr.recv(Some(self.deadline()))?;
             self.own.t_wait += start.elapsed().as_secs_f64();
-            match got {
-                Some(env) => self.attend(env)?,
-                None => self.check_timeouts()?,
+            if let Some(env) = got {
+                self.attend(env)?;
             }
         }
         let makespan = self.since_start();
@@ -200,6 +204,9 @@ where
     fn attend(&mut self, env: Envelope<Msg<J::Task, J::Output>>) -> Result<(), RuntimeError> {
         let start = Instant::now();
         let from = env.from;
+        if let Some(heard) = self.heard.get_mut(from) {
+            *heard = start;
+        }
         let r = match env.msg {
             Msg::Results {
                 results,
@@ -209,7 +216,10 @@ where
             Msg::Bye { totals } => {
                 if from < self.totals.len() {
                     self.totals[from] = Some(totals);
-                    self.state[from] = State::Done;
+                    // A worker woken again after its stop stays busy.
+                    if self.state[from] == State::Stopped {
+                        self.state[from] = State::Done;
+                    }
                 }
                 Ok(())
             }
@@ -258,8 +268,8 @@ where
         }
         let queued_for = arrived.elapsed().as_secs_f64();
         let d = self.sched.on_report(w, &obs, self.left(), self.computes);
-        if d.tasks > 0 {
-            return self.send_batch(w, d.tasks, queued_for, d.speed_factor);
+        if d.tasks > 0 && self.send_batch(w, d.tasks, queued_for, d.speed_factor)? {
+            return Ok(());
         }
         if self.done >= self.total || self.computes {
             self.timeline.push(Dispatch {
@@ -325,7 +335,7 @@ where
         Ok(())
     }
 
-    /// A processor died: put its tasks back and take it out of the shares.
+    /// A processor died or fell silent: put its tasks back and take it out of the shares.
     fn on_death(&mut self, p: usize, message: String, kind: FailureKind) {
         if p >= self.state.len() || matches!(self.state[p], State::Gone) {
             return;
@@ -345,7 +355,7 @@ where
             }
         }
         self.sched.remove(p);
-        if kind == FailureKind::Lost {
+        if matches!(kind, FailureKind::Lost | FailureKind::Silent) {
             self.state[p] = State::Gone;
         } else {
             let since = self.since_start();
@@ -360,8 +370,19 @@ where
         }
     }
 
+    /// True when `p` is a live processor that can take tasks: the master while it computes,
+    /// or a worker that has not failed or fallen silent.
+    fn can_work(&self, p: usize) -> bool {
+        if p == self.me {
+            self.computes
+        } else {
+            self.state[p] != State::Gone && self.failed[p].is_none()
+        }
+    }
+
     /// Takes up to `k` tasks for processor `p`: first those put back by other processors,
-    /// then fresh ones, then those `p` itself failed.
+    /// then fresh ones. A task that failed on `p` goes back to `p` only when no other live
+    /// processor is left to run it.
     fn take_for(&mut self, p: usize, k: u64) -> Vec<u64> {
         let mut out = Vec::new();
         let mut i = 0;
@@ -380,7 +401,8 @@ where
                 None => break,
             }
         }
-        while (out.len() as u64) < k {
+        let alone = !(0..self.state.len()).any(|q| q != p && self.can_work(q));
+        while alone && (out.len() as u64) < k {
             match self.retry.pop_front() {
                 Some((id, _)) => out.push(id),
                 None => break,
@@ -389,16 +411,17 @@ where
         out
     }
 
+    /// Sends `w` up to `k` tasks; false when none could be given to it.
     fn send_batch(
         &mut self,
         w: usize,
         k: u64,
         queued_for: f64,
         speed_factor: f64,
-    ) -> Result<(), RuntimeError> {
+    ) -> Result<bool, RuntimeError> {
         let ids = self.take_for(w, k);
         if ids.is_empty() {
-            return Ok(());
+            return Ok(false);
         }
         let job = self.cpu.job();
         let tasks: Vec<(u64, J::Task)> = ids.iter().map(|&id| (id, job.task(id))).collect();
@@ -422,7 +445,7 @@ where
                 since_start,
             },
         )?;
-        Ok(())
+        Ok(true)
     }
 
     fn stop(&mut self, w: usize, queued_for: f64) -> Result<(), RuntimeError> {
@@ -438,20 +461,51 @@ where
         Ok(())
     }
 
-    /// When the master can no longer compute, waiting workers take the tasks put back.
-    fn serve_waiting(&mut self) -> Result<(), RuntimeError> {
-        let waiting: Vec<usize> = (0..self.state.len())
-            .filter(|&w| w != self.me && self.state[w] == State::Waiting)
-            .collect();
-        for w in waiting {
-            if self.left() == 0 {
-                break;
-            }
-            let d = self
-                .sched
-                .on_report(w, &Observation::default(), self.left(), false);
+    /// Tasks the master will not run itself: all that are left when it no longer computes,
+    /// otherwise those that failed on it.
+    fn leftovers(&self) -> u64 {
+        if self.computes {
+            self.retry.iter().filter(|&&(_, on)| on == self.me).count() as u64
+        } else {
+            self.left()
+        }
+    }
+
+    /// Hands the tasks the master will not run to other processors: workers waiting for
+    /// work first, then workers already stopped, woken for it.
+    fn place_leftovers(&mut self) -> Result<(), RuntimeError> {
+        let mut tried = vec![false; self.state.len()];
+        while self.leftovers() > 0 {
+            // Busy workers will ask again: they take what is left, unless the master idles
+            // and waiting workers could start at once.
+            let busy = self.state.contains(&State::Busy);
+            let free = |w: usize, states: &[State]| {
+                w != self.me && !tried[w] && self.failed[w].is_none() && {
+                    match states[w] {
+                        State::Waiting => !self.computes || !busy,
+                        State::Stopped | State::Done => !busy,
+                        _ => false,
+                    }
+                }
+            };
+            let candidate = (0..self.state.len())
+                .filter(|&w| free(w, &self.state))
+                .min_by_key(|&w| self.state[w] != State::Waiting);
+            let Some(w) = candidate else {
+                return Ok(());
+            };
+            tried[w] = true;
+            let k = if self.computes {
+                self.leftovers()
+            } else {
+                self.sched
+                    .on_report(w, &Observation::default(), self.left(), false)
+                    .tasks
+                    .max(1)
+            };
             let since = self.since_start();
-            self.send_batch(w, d.tasks.max(1), since, d.speed_factor)?;
+            let sf = self.sched.speed_factor(w);
+            self.send_batch(w, k, since, sf)?;
         }
         Ok(())
     }
@@ -461,6 +515,9 @@ where
         let start = Instant::now();
         let task = job.task(id);
         let out = self.cpu.execute(&task);
+        if self.cpu.hung() {
+            return Err(self.play_dead());
+        }
         let dt = start.elapsed().as_secs_f64();
         self.own.t_comp += dt;
         self.own.tasks_run += 1;
@@ -489,9 +546,25 @@ where
                 self.retry.push_back((id, self.me));
                 self.requeued += 1;
                 self.sched.remove(self.me);
-                self.serve_waiting()
+                self.place_leftovers()
             }
         }
+    }
+
+    /// An injected hang of the master: it says nothing any more, until the run is ended
+    /// around it (or, on rank 0, until the others must have given up).
+    fn play_dead(&self) -> RuntimeError {
+        self.hb.mute();
+        let until = Instant::now() + 2 * self.cfg.timeout + Duration::from_secs(1);
+        while let Ok(Some(env)) = self.tr.recv(Some(until)) {
+            if matches!(env.msg, Msg::End) {
+                break;
+            }
+        }
+        RuntimeError::Protocol(format!(
+            "processor {} (the master) hung: an injected fault",
+            self.me
+        ))
     }
 
     fn flush_chunk(&mut self) {
@@ -501,45 +574,48 @@ where
         }
     }
 
-    fn deadline(&self) -> Option<Instant> {
+    /// When the first busy worker would become silent for the timeout (in a second when
+    /// none is busy).
+    fn deadline(&self) -> Instant {
         (0..self.state.len())
             .filter(|&w| self.state[w] == State::Busy)
-            .map(|w| self.heard[w] + self.cfg.timeout)
+            .map(|w| self.hb.deadline(self.heard[w], self.cfg.timeout))
             .min()
+            .unwrap_or_else(|| Instant::now() + Duration::from_secs(1))
     }
 
-    fn check_timeouts(&self) -> Result<(), RuntimeError> {
+    /// Gives up on every busy worker that has been silent for the timeout: it is reported
+    /// and its tasks go to the others. Results already waiting are read first, and silence is
+    /// counted from when the master itself last resumed from a pause at the earliest.
+    fn check_timeouts(&mut self) {
         for w in 0..self.state.len() {
-            if self.state[w] == State::Busy {
-                let silent = self.heard[w].elapsed();
-                if silent >= self.cfg.timeout {
-                    return Err(RuntimeError::Unresponsive {
-                        processor: w,
-                        seconds: silent.as_secs_f64(),
-                        tasks: self.outstanding[w].len(),
-                        timeout: self.cfg.timeout.as_secs_f64(),
-                    });
+            if self.state[w] != State::Busy {
+                continue;
+            }
+            let silent = self.hb.silent_for(self.heard[w]);
+            if silent >= self.cfg.timeout {
+                let message = RuntimeError::Unresponsive {
+                    processor: w,
+                    seconds: silent.as_secs_f64(),
+                    tasks: self.outstanding[w].len(),
+                    timeout: self.cfg.timeout.as_secs_f64(),
                 }
+                .to_string();
+                self.on_death(w, message, FailureKind::Silent);
             }
         }
-        Ok(())
     }
 
-    /// After a failure: stop everyone still running so that threads can end.
-    fn release_all(&mut self) {
-        let since = self.since_start();
-        for w in 0..self.state.len() {
-            if w != self.me && matches!(self.state[w], State::Busy | State::Waiting) {
-                let _ = self.tr.send(
-                    w,
-                    Msg::Stop {
-                        queued_for: 0.0,
-                        since_start: since,
-                    },
-                );
-                self.state[w] = State::Stopped;
-            }
+    /// Ends the run for every other processor (rank 0, waiting for the outcome, ignores it).
+    fn end_all(&self) {
+        for w in (0..self.state.len()).filter(|&w| w != self.me) {
+            let _ = self.tr.send(w, Msg::End);
         }
+    }
+
+    /// After a failure: end the run for everyone so that threads can end.
+    fn release_all(&mut self) {
+        self.end_all();
     }
 
     /// Stops the waiting workers, collects every worker's totals and builds the report.
@@ -556,6 +632,7 @@ where
             };
             self.attend(env)?;
         }
+        self.end_all();
         for w in 0..self.state.len() {
             if self.state[w] == State::Stopped {
                 self.failures.push(Failure {
@@ -590,8 +667,7 @@ where
                 }
             })
             .collect();
-        let done: Vec<(u64, f64)> = processors.iter().map(|p| (p.rows, p.t_comp)).collect();
-        let ideal = RunReport::ideal_makespan(&done);
+        let ideal = RunReport::ideal_makespan(&processors);
         let units: u64 = (0..self.total).map(|id| self.cpu.job().units(id)).sum();
         let outputs: Vec<J::Output> = self.results.into_iter().flatten().collect();
         if outputs.len() as u64 != self.total {

@@ -3,8 +3,11 @@
 //! Every rank starts as a worker waiting for messages. Rank 0 first *launches* the run: it
 //! has every processor run a sample task for a moment (calibration) unless capacities are
 //! given, picks the fastest as the master (001_… §3) and tells it to lead. The master drives
-//! the run ([`master`]); the others compute the batches it sends until it stops them.
+//! the run ([`master`]); the others compute the batches it sends until it ends the run.
+//! Beside the computing thread, every rank runs a heartbeat thread ([`heartbeat`]), so that
+//! silence — never a long task — is what makes a rank give up on another.
 
+mod heartbeat;
 pub(crate) mod master;
 
 use crate::config::RunConfig;
@@ -14,7 +17,8 @@ use crate::job::Job;
 use crate::message::{Msg, Totals};
 use crate::report::Outcome;
 use crate::slowdown::Slowdown;
-use crate::transport::Transport;
+use crate::transport::{Envelope, Transport};
+use heartbeat::Heartbeat;
 use hetlb_core::rules::self_scheduling::Observation;
 use std::any::Any;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -167,8 +171,8 @@ pub(crate) enum Ending<O> {
     Finished(Box<Outcome<O>>),
 }
 
-/// Runs processor `tr.rank()` until the run is over. Rank 0 launches the run and returns the
-/// outcome; the others return [`Ending::Stopped`].
+/// Runs processor `tr.rank()` until the run is over, with its heartbeat beside it. Rank 0
+/// launches the run and returns the outcome; the others return [`Ending::Stopped`].
 pub(crate) fn run<J, Tr>(
     tr: &Tr,
     job: &J,
@@ -176,26 +180,75 @@ pub(crate) fn run<J, Tr>(
 ) -> Result<Ending<J::Output>, RuntimeError>
 where
     J: Job,
+    Tr: Transport<Msg<J::Task, J::Output>> + Sync,
+{
+    let hb = Heartbeat::new(cfg.timeout);
+    std::thread::scope(|s| {
+        std::thread::Builder::new()
+            .name(format!("hetlb-heartbeat-{}", tr.rank()))
+            .spawn_scoped(s, || hb.beat(tr))
+            .map_err(|e| RuntimeError::Protocol(format!("cannot start the heartbeat: {e}")))?;
+        let result = run_processor(tr, job, cfg, &hb);
+        hb.finish();
+        result
+    })
+}
+
+fn run_processor<J, Tr>(
+    tr: &Tr,
+    job: &J,
+    cfg: &RunConfig,
+    hb: &Heartbeat,
+) -> Result<Ending<J::Output>, RuntimeError>
+where
+    J: Job,
     Tr: Transport<Msg<J::Task, J::Output>>,
 {
     let mut cpu = Cpu::new(tr.rank(), job, cfg);
-    if tr.rank() == 0 {
-        let (capacities, calibrated) = launch(tr, &cpu, cfg)?;
-        let master =
-            hetlb_core::rules::self_scheduling::Roles::from_capacities(&capacities)?.master;
-        if master == 0 {
-            return master::run(tr, &mut cpu, cfg, capacities, calibrated)
-                .map(|o| Ending::Finished(Box::new(o)));
-        }
-        tr.send(
-            master,
-            Msg::Lead {
-                capacities,
-                calibrated,
-            },
-        )?;
+    if tr.rank() != 0 {
+        hb.follow(0);
+        return worker(tr, &mut cpu, cfg, hb, 0);
     }
-    worker(tr, &mut cpu, cfg)
+    hb.lead();
+    let (capacities, calibrated) = launch(tr, &cpu, cfg, hb)?;
+    let master = hetlb_core::rules::self_scheduling::Roles::from_capacities(&capacities)?.master;
+    if master == 0 {
+        return master::run(tr, &mut cpu, cfg, hb, capacities, calibrated)
+            .map(|o| Ending::Finished(Box::new(o)));
+    }
+    tr.send(
+        master,
+        Msg::Lead {
+            capacities,
+            calibrated,
+        },
+    )?;
+    hb.follow(master);
+    worker(tr, &mut cpu, cfg, hb, master)
+}
+
+/// Waits for the next message from anyone while `peer`, last heard at `*heard`, is not
+/// silent for the timeout; a message from `peer` renews `*heard`. `Ok(None)` when `peer`
+/// has fallen silent.
+fn recv_while_heard<M, Tr: Transport<M>>(
+    tr: &Tr,
+    hb: &Heartbeat,
+    timeout: Duration,
+    peer: usize,
+    heard: &mut Instant,
+) -> Result<Option<Envelope<M>>, RuntimeError> {
+    loop {
+        match tr.recv(Some(hb.deadline(*heard, timeout)))? {
+            Some(env) => {
+                if env.from == peer {
+                    *heard = Instant::now();
+                }
+                return Ok(Some(env));
+            }
+            None if hb.silent_for(*heard) >= timeout => return Ok(None),
+            None => {}
+        }
+    }
 }
 
 /// Rank 0's launch: the capacities, given or measured by calibration.
@@ -203,6 +256,7 @@ fn launch<J, Tr>(
     tr: &Tr,
     cpu: &Cpu<'_, J>,
     cfg: &RunConfig,
+    hb: &Heartbeat,
 ) -> Result<(Vec<f64>, bool), RuntimeError>
 where
     J: Job,
@@ -234,34 +288,46 @@ where
                 seconds,
             },
         )?;
-        let deadline = Instant::now() + cfg.timeout + cfg.calibration;
-        let Some(env) = tr.recv(Some(deadline))? else {
-            return Err(RuntimeError::Unresponsive {
-                processor: r,
-                seconds: (cfg.timeout + cfg.calibration).as_secs_f64(),
-                tasks: 1,
-                timeout: cfg.timeout.as_secs_f64(),
-            });
-        };
-        match env.msg {
-            Msg::Calibrated { rate: x } if env.from == r && x.is_finite() && x > 0.0 => *rate = x,
-            Msg::Calibrated { rate: x } => {
-                return Err(RuntimeError::Calibration {
-                    processor: env.from,
-                    message: format!("measured rate {x}"),
+        let mut heard = Instant::now();
+        loop {
+            let Some(env) = recv_while_heard(tr, hb, cfg.timeout, r, &mut heard)? else {
+                return Err(RuntimeError::Unresponsive {
+                    processor: r,
+                    seconds: hb.silent_for(heard).as_secs_f64(),
+                    tasks: 1,
+                    timeout: cfg.timeout.as_secs_f64(),
                 });
-            }
-            Msg::CalibrationFailed { message } => {
-                return Err(RuntimeError::Calibration {
-                    processor: env.from,
-                    message,
-                });
-            }
-            _ => {
-                return Err(RuntimeError::Protocol(format!(
-                    "unexpected message from processor {} during calibration",
-                    env.from
-                )));
+            };
+            match env.msg {
+                Msg::Alive { .. } => continue,
+                Msg::Calibrated { rate: x } if env.from == r && x.is_finite() && x > 0.0 => {
+                    *rate = x;
+                    break;
+                }
+                Msg::Calibrated { rate: x } => {
+                    return Err(RuntimeError::Calibration {
+                        processor: env.from,
+                        message: format!("measured rate {x}"),
+                    });
+                }
+                Msg::CalibrationFailed { message } => {
+                    return Err(RuntimeError::Calibration {
+                        processor: env.from,
+                        message,
+                    });
+                }
+                Msg::Gone { reason } => {
+                    return Err(RuntimeError::Calibration {
+                        processor: env.from,
+                        message: reason,
+                    });
+                }
+                _ => {
+                    return Err(RuntimeError::Protocol(format!(
+                        "unexpected message from processor {} during calibration",
+                        env.from
+                    )));
+                }
             }
         }
     }
@@ -316,11 +382,15 @@ where
     }
 }
 
-/// The worker loop: calibrate on request, compute batches, report, stop; or become the master.
+/// The worker loop: calibrate on request, compute batches, report, stop; or become the
+/// master. It follows its coordinator (rank 0, then the master) and gives up when that one
+/// falls silent for the timeout. Rank 0 ends with the master's outcome.
 fn worker<J, Tr>(
     tr: &Tr,
     cpu: &mut Cpu<'_, J>,
     cfg: &RunConfig,
+    hb: &Heartbeat,
+    first_coordinator: usize,
 ) -> Result<Ending<J::Output>, RuntimeError>
 where
     J: Job,
@@ -329,19 +399,42 @@ where
     let me = tr.rank();
     let mut guard = GoneGuard::<J, Tr> {
         tr,
-        coordinator: 0,
+        coordinator: first_coordinator,
         _job: std::marker::PhantomData,
     };
+    let mut coordinator = first_coordinator;
+    let mut heard = Instant::now();
     let mut totals = Totals::default();
     let mut last_sent: Option<Instant> = None;
     let mut pending_send = 0.0;
     let mut dead = false;
+    let mut stopped = false;
     loop {
-        let env = tr
-            .recv(None)?
-            .ok_or_else(|| RuntimeError::Protocol("receive without deadline timed out".into()))?;
+        let Some(env) = recv_while_heard(tr, hb, cfg.timeout, coordinator, &mut heard)? else {
+            if cpu.hung() {
+                heard = Instant::now(); // a hung processor waits to be ended, silently
+                continue;
+            }
+            return Err(RuntimeError::MasterSilent {
+                processor: coordinator,
+                seconds: hb.silent_for(heard).as_secs_f64(),
+                timeout: cfg.timeout.as_secs_f64(),
+            });
+        };
         let from = env.from;
+        // The master makes itself known by leading, or by sending work.
+        let from_master = matches!(
+            env.msg,
+            Msg::Alive { leading: true } | Msg::Tasks { .. } | Msg::Stop { .. }
+        );
+        if from_master && from != coordinator && from != me && (from != 0 || coordinator == 0) {
+            coordinator = from;
+            guard.coordinator = from;
+            heard = Instant::now();
+            hb.follow(from);
+        }
         match env.msg {
+            Msg::Alive { .. } => {}
             Msg::Calibrate { task, seconds } => {
                 let reply = match cpu.calibrate(&task, seconds) {
                     Ok(rate) => Msg::Calibrated { rate },
@@ -353,10 +446,11 @@ where
                 capacities,
                 calibrated,
             } => {
-                let result = master::run(tr, cpu, cfg, capacities, calibrated);
+                let result = master::run(tr, cpu, cfg, hb, capacities, calibrated);
                 if me == 0 {
                     return result.map(|o| Ending::Finished(Box::new(o)));
                 }
+                hb.follow(0);
                 return match result {
                     Ok(outcome) => {
                         tr.send(0, Msg::Finished(Box::new(outcome)))?;
@@ -378,11 +472,15 @@ where
                 queued_for,
                 since_start,
             } => {
-                guard.coordinator = from;
                 if cpu.hung() {
                     continue; // an injected hang: say nothing ever again
                 }
-                let blocked = cpu.blocked_since(last_sent, since_start);
+                // Woken after a stop: the time stopped was not spent on this run.
+                let blocked = if std::mem::take(&mut stopped) {
+                    0.0
+                } else {
+                    cpu.blocked_since(last_sent, since_start)
+                };
                 let wait = queued_for.clamp(0.0, blocked.max(0.0));
                 let comm = (blocked - wait).max(0.0);
                 totals.t_wait += wait;
@@ -416,6 +514,7 @@ where
                 }
                 totals.t_comp += comp;
                 if cpu.hung() && panic.is_none() {
+                    hb.mute();
                     continue; // the results are never sent
                 }
                 let obs = Observation {
@@ -443,7 +542,7 @@ where
                 since_start,
             } => {
                 if cpu.hung() {
-                    return Ok(Ending::Stopped);
+                    continue;
                 }
                 let blocked = cpu.blocked_since(last_sent, since_start);
                 let wait = queued_for.clamp(0.0, blocked.max(0.0));
@@ -451,13 +550,11 @@ where
                 totals.t_comm += (blocked - wait).max(0.0);
                 totals.t_exec = cpu.elapsed().as_secs_f64();
                 report_to::<J, Tr>(tr, from, Msg::Bye { totals })?;
-                if me != 0 {
-                    return Ok(Ending::Stopped);
-                }
-                // Rank 0 waits for the master's outcome.
-                totals = Totals::default();
-                last_sent = None;
+                // Stopped, not ended: the master may still wake this processor for a task
+                // that failed elsewhere.
+                stopped = true;
             }
+            Msg::End if me != 0 => return Ok(Ending::Stopped),
             Msg::Finished(outcome) if me == 0 => return Ok(Ending::Finished(outcome)),
             Msg::Failed { message } => {
                 return Err(RuntimeError::Remote {

@@ -14,9 +14,10 @@
 //! [`MAX_IDLE_SLEEP`]) so that waiting ranks leave the CPU to computing ones; this bounds the
 //! extra latency a message can see on an idle rank.
 //!
-//! A rank that stops answering is not detected here but by the master's timeout; the
-//! program should then call [`Mpi::abort`], which ends every rank (`MPI_Abort`)
-//! instead of leaving them waiting.
+//! A rank that stops answering is not detected here but by the silence of its heartbeats (the
+//! processor's timeout, on every rank); a rank that gives up should then call [`Mpi::abort`],
+//! which ends every rank (`MPI_Abort`) instead of leaving them waiting. What MPI cannot
+//! survive is a process that dies: under its fail-stop model the launcher ends the job.
 
 use super::{Envelope, Transport, TransportError};
 use crossbeam::channel::{self, Receiver, RecvTimeoutError, Sender, TryRecvError};

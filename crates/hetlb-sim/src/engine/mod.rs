@@ -140,11 +140,12 @@ struct Batch {
 /// ```
 /// use hetlb_sim::engine::{Engine, Injection, Setup};
 /// use hetlb_sim::model::{Distribution, LinkParams, Links, Nodes};
-/// use hetlb_sim::network::Network;
+/// use hetlb_core::topology::TopologySpec;
 /// use hetlb_sim::policy::NoBalancing;
 /// // Two nodes at 10 tasks/s with 10 tasks each; 20 more enter node 0 at t = 0.5 s.
 /// let nodes = Nodes::new(vec![10.0, 10.0], Distribution::Deterministic);
-/// let links = Links::uniform(Network::ring(2), LinkParams::INSTANT);
+/// let pair = "path:2".parse::<TopologySpec>().unwrap().build().unwrap();
+/// let links = Links::uniform(pair, LinkParams::INSTANT);
 /// let mut setup = Setup::new(vec![10, 10]);
 /// setup.injections.push(Injection { node: 0, time: 0.5, tasks: 20 });
 /// let report = Engine::new(nodes, links, NoBalancing, setup).unwrap().run().unwrap();
@@ -241,7 +242,7 @@ impl<N: NodeModel, L: LinkModel, P: Policy> Engine<N, L, P> {
                 ..NodeState::default()
             })
             .collect();
-        let link_count = links.network().link_count();
+        let link_count = links.table().link_count();
         Ok(Self {
             service_rng: (0..n).map(|i| stream(seed, Purpose::Service, i)).collect(),
             arrival_rng: (0..n).map(|i| stream(seed, Purpose::Arrivals, i)).collect(),
@@ -491,7 +492,7 @@ impl<N: NodeModel, L: LinkModel, P: Policy> Engine<N, L, P> {
                 });
             }
             let link = match order.delivery {
-                Delivery::Link => Some(self.links.network().link(order.from, order.to).ok_or(
+                Delivery::Link => Some(self.links.table().link(order.from, order.to).ok_or(
                     SimError::NoLink {
                         from: order.from,
                         to: order.to,
@@ -679,11 +680,11 @@ impl<N: NodeModel, L: LinkModel> View for Snapshot<'_, N, L> {
     }
 
     fn neighbors(&self, node: usize) -> &[usize] {
-        self.links.network().neighbor_slice(node)
+        self.links.table().neighbor_slice(node)
     }
 
     fn link(&self, from: usize, to: usize) -> Option<(f64, f64)> {
-        let l = self.links.network().link(from, to)?;
+        let l = self.links.table().link(from, to)?;
         Some((self.links.rate(l), self.links.mean_delay(l)))
     }
 

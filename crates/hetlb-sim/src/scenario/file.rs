@@ -13,7 +13,7 @@ pub(crate) struct File {
     pub seed: Option<u64>,
     pub end_time: Option<Spanned<f64>>,
     pub nodes: NodesFile,
-    pub topology: TopologyFile,
+    pub topology: Spanned<TopologyFile>,
     pub links: Option<LinksFile>,
     #[serde(default)]
     pub injections: Vec<InjectionFile>,
@@ -43,15 +43,62 @@ pub(crate) enum TopologyKind {
     Torus,
 }
 
-/// `kind` plus the fields of every kind; the validator rejects fields that do not belong to
-/// the kind (an internally tagged enum would lose the positions).
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+/// `topology = "ring:16"` (a core topology spec), or a table: `spec = "ring:16"`, or the
+/// older `kind` plus the fields of every kind (the validator rejects fields that do not
+/// belong to the kind; an internally tagged enum would lose the positions).
+#[derive(Debug, Default)]
 pub(crate) struct TopologyFile {
-    pub kind: Spanned<TopologyKind>,
+    pub spec: Option<Spanned<String>>,
+    /// The spec given as the whole value (`topology = "…"`), positioned by the outer span.
+    pub inline_spec: Option<String>,
+    pub kind: Option<Spanned<TopologyKind>>,
     pub edges: Option<Spanned<Vec<(usize, usize)>>>,
     pub rows: Option<Spanned<usize>>,
     pub cols: Option<Spanned<usize>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TopologyTable {
+    spec: Option<Spanned<String>>,
+    kind: Option<Spanned<TopologyKind>>,
+    edges: Option<Spanned<Vec<(usize, usize)>>>,
+    rows: Option<Spanned<usize>>,
+    cols: Option<Spanned<usize>>,
+}
+
+impl<'de> Deserialize<'de> for TopologyFile {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Either;
+        impl<'de> serde::de::Visitor<'de> for Either {
+            type Value = TopologyFile;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a topology spec such as \"ring:16\", or a table")
+            }
+            fn visit_str<E: serde::de::Error>(self, s: &str) -> Result<TopologyFile, E> {
+                Ok(TopologyFile {
+                    inline_spec: Some(s.to_string()),
+                    ..TopologyFile::default()
+                })
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                map: A,
+            ) -> Result<TopologyFile, A::Error> {
+                let t =
+                    TopologyTable::deserialize(serde::de::value::MapAccessDeserializer::new(map))?;
+                Ok(TopologyFile {
+                    spec: t.spec,
+                    inline_spec: None,
+                    kind: t.kind,
+                    edges: t.edges,
+                    rows: t.rows,
+                    cols: t.cols,
+                })
+            }
+        }
+        d.deserialize_any(Either)
+    }
 }
 
 #[derive(Debug, Deserialize)]
@@ -77,7 +124,7 @@ pub(crate) struct LinkOverrideFile {
 pub(crate) struct InjectionFile {
     pub node: Spanned<usize>,
     pub time: Spanned<f64>,
-    pub tasks: u64,
+    pub tasks: Spanned<u64>,
 }
 
 #[derive(Debug, Deserialize)]

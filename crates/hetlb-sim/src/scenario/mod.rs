@@ -11,9 +11,13 @@
 //! service = "deterministic"            # or "exponential" (Poisson completions)
 //! initial = 300                        # or `initial_loads = [...]`
 //!
-//! [topology]
+//! [topology]                           # or one line: topology = "ring:6"
 //! kind = "graph"                       # "graph", "ring", "complete", "hypercube", "torus"
 //! edges = [[0, 1], [1, 2], [2, 3], [3, 4], [4, 0], [4, 5]]
+//! # spec = "torus:2x3"                 # instead of `kind`: any core topology spec (path:N,
+//! #                                    # ring:N, mesh:RxC, torus:RxC, kary:K:N, star:N,
+//! #                                    # complete:N, hypercube:D, random:N:P[:SEED],
+//! #                                    # file:PATH relative to the scenario)
 //!
 //! [links]                              # optional; default: instant links
 //! rate = 100.0                         # tasks/s per link, `inf` for instant
@@ -46,7 +50,11 @@
 //! ```
 //!
 //! Node ids are 0-based. Every table rejects unknown fields; every error names its field and
-//! line ([`ScenarioError`]).
+//! line ([`ScenarioError`]). Graphs follow the core's rules, as in `hetlb balance`: no self
+//! loop, no duplicate edge, connected. Counts are bounded before anything is allocated (at
+//! most [`MAX_NODES`] nodes, task totals that fit in 63 bits), rates lie in
+//! [`MIN_RATE`]`..=`[`MAX_RATE`] and times below [`MAX_TIME`], so that every time the run
+//! computes is finite; [`Scenario::memory_estimate`] tells a caller what a run will hold.
 
 mod error;
 mod file;
@@ -55,15 +63,26 @@ pub use error::ScenarioError;
 
 use crate::engine::{Arrivals, Engine, Injection, SeriesOptions, Setup, SimError};
 use crate::model::{LinkModel, LinkParams, Links, Nodes};
-use crate::network::Network;
+use crate::network::{LegacyKind, legacy_network};
 use crate::policy::{AnyPolicy, DelayAware, HypercubeThreshold, NoBalancing};
 use crate::report::Report;
 use file::{File, PolicyKind, TopologyKind};
 use hetlb_core::Algorithm;
 use hetlb_core::rules::delay_aware::Compensation;
-use hetlb_core::topology::Topology;
-use std::path::Path;
+use hetlb_core::topology::{Graph, Network, Topology, TopologySpec};
+use std::path::{Path, PathBuf};
 use toml::Spanned;
+
+/// The most nodes a scenario may have (the core's graph limit, 2^24).
+pub const MAX_NODES: usize = hetlb_core::topology::MAX_NODES;
+/// The smallest node, arrival or link rate, in tasks per second.
+pub const MIN_RATE: f64 = 1e-9;
+/// The largest finite node, arrival or link rate, in tasks per second.
+pub const MAX_RATE: f64 = 1e15;
+/// The largest time or delay, in seconds.
+pub const MAX_TIME: f64 = 1e15;
+/// The most tasks a scenario may involve in all (initial, injected, arrived).
+pub const MAX_TASKS: u64 = 1 << 62;
 
 /// The balancing policy of a scenario.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -150,7 +169,12 @@ impl Scenario {
             line: None,
             message: format!("cannot read it: {e}"),
         })?;
-        Self::from_toml(&text)
+        let file: File = toml::from_str(&text).map_err(|e| ScenarioError::from_toml(&text, &e))?;
+        Validator {
+            source: &text,
+            dir: Some(path.parent().unwrap_or(Path::new("")).to_path_buf()),
+        }
+        .scenario(file)
     }
 
     /// Parses and validates a scenario.
@@ -162,7 +186,48 @@ impl Scenario {
     pub fn from_toml(source: &str) -> Result<Self, ScenarioError> {
         let file: File =
             toml::from_str(source).map_err(|e| ScenarioError::from_toml(source, &e))?;
-        Validator { source }.scenario(file)
+        Validator { source, dir: None }.scenario(file)
+    }
+
+    /// An estimate of the bytes a run of this scenario holds at its peak: every task it can
+    /// hold at once (each is a queue entry), the queue-length samples when they are recorded
+    /// (about two per task), and per node and link state.
+    ///
+    /// # Example
+    /// ```
+    /// use hetlb_sim::Scenario;
+    /// let s = Scenario::from_toml(
+    ///     "topology = \"ring:4\"\n[nodes]\ncount = 4\nrate = 1.0\ninitial = 1000000\n",
+    /// ).unwrap();
+    /// assert!(s.memory_estimate() > 4_000_000 * 16);
+    /// ```
+    pub fn memory_estimate(&self) -> u128 {
+        let setup = &self.setup;
+        let mut tasks: u128 = setup.initial.iter().map(|&w| u128::from(w)).sum();
+        tasks += setup
+            .injections
+            .iter()
+            .map(|i| u128::from(i.tasks))
+            .sum::<u128>();
+        if let Some(a) = &setup.arrivals {
+            tasks += a
+                .rates
+                .iter()
+                .filter(|&&r| r > 0.0)
+                .map(|&r| {
+                    let by_time = setup
+                        .end_time
+                        .map_or(u128::MAX, |t| (r * t * 1.1 + 10.0).min(1e30) as u128);
+                    a.per_node.map_or(by_time, |k| u128::from(k).min(by_time))
+                })
+                .fold(0u128, u128::saturating_add);
+        }
+        let per_task = if setup.series.enabled { 48 } else { 16 };
+        let nodes = crate::model::NodeModel::node_count(&self.nodes) as u128;
+        let links = self.links.table().link_count() as u128;
+        tasks
+            .saturating_mul(per_task)
+            .saturating_add(nodes * 400 + links * 64)
     }
 
     /// Runs the scenario once with its own seed.
@@ -187,6 +252,8 @@ impl Scenario {
 
 struct Validator<'a> {
     source: &'a str,
+    /// The scenario's directory, for `file:` topologies.
+    dir: Option<PathBuf>,
 }
 
 impl Validator<'_> {
@@ -199,24 +266,63 @@ impl Validator<'_> {
         Err(ScenarioError::at(self.source, field, span, message))
     }
 
+    /// A rate in `MIN_RATE..=MAX_RATE` (or `inf` where allowed).
     fn positive(
         &self,
         field: &str,
         v: &Spanned<f64>,
         allow_inf: bool,
     ) -> Result<f64, ScenarioError> {
-        let x = *v.get_ref();
-        let ok = x > 0.0 && (x.is_finite() || allow_inf) && !x.is_nan();
-        if ok {
+        self.rate(field, *v.get_ref(), span(v), allow_inf)
+    }
+
+    fn rate(
+        &self,
+        field: &str,
+        x: f64,
+        at: Option<std::ops::Range<usize>>,
+        allow_inf: bool,
+    ) -> Result<f64, ScenarioError> {
+        if (x.is_infinite() && x > 0.0 && allow_inf) || (MIN_RATE..=MAX_RATE).contains(&x) {
             Ok(x)
-        } else if allow_inf {
+        } else if x > 0.0 && x.is_finite() {
             self.err(
                 field,
-                span(v),
-                format!("{x} must be positive (inf for instant)"),
+                at,
+                format!(
+                    "{} is out of range: rates lie between {MIN_RATE:e} and {MAX_RATE:e} \
+                     tasks/s, so that every time of the run stays finite",
+                    number(x)
+                ),
             )
+        } else if allow_inf {
+            self.err(field, at, format!("{x} must be positive (inf for instant)"))
         } else {
-            self.err(field, span(v), format!("{x} must be positive and finite"))
+            self.err(field, at, format!("{x} must be positive and finite"))
+        }
+    }
+
+    /// A time in seconds in `0..=MAX_TIME` (`min_exclusive`: above 0).
+    fn time(&self, field: &str, v: &Spanned<f64>, above_zero: bool) -> Result<f64, ScenarioError> {
+        let x = *v.get_ref();
+        if x > MAX_TIME {
+            return self.err(
+                field,
+                span(v),
+                format!(
+                    "{} is out of range: at most {MAX_TIME:e} seconds",
+                    number(x)
+                ),
+            );
+        }
+        match (above_zero, x > 0.0, x >= 0.0) {
+            (true, true, _) | (false, _, true) => Ok(x),
+            (true, ..) => self.err(field, span(v), format!("{x} must be positive and finite")),
+            (false, ..) => self.err(
+                field,
+                span(v),
+                format!("{x} must be finite and non-negative"),
+            ),
         }
     }
 
@@ -243,26 +349,163 @@ impl Validator<'_> {
     }
 
     fn non_negative(&self, field: &str, v: &Spanned<f64>) -> Result<f64, ScenarioError> {
-        let x = *v.get_ref();
-        if x.is_finite() && x >= 0.0 {
-            Ok(x)
-        } else {
-            self.err(
-                field,
-                span(v),
-                format!("{x} must be finite and non-negative"),
-            )
+        self.time(field, v, false)
+    }
+
+    /// The network of `[topology]`: a core spec (`topology = "ring:6"` or `spec = …`), or the
+    /// older `kind` form. Either way the core's graph rules apply.
+    fn topology(
+        &self,
+        t: &Spanned<file::TopologyFile>,
+        n: usize,
+    ) -> Result<Network, ScenarioError> {
+        let whole = span(t);
+        let t = t.get_ref();
+        let spec = match (&t.inline_spec, &t.spec) {
+            (Some(text), _) => Some((text.clone(), whole.clone())),
+            (None, Some(s)) => Some((s.get_ref().clone(), span(s))),
+            (None, None) => None,
+        };
+        if let Some((text, at)) = spec {
+            for (name, given) in [
+                ("kind", t.kind.as_ref().and_then(span)),
+                ("edges", t.edges.as_ref().and_then(span)),
+                ("rows", t.rows.as_ref().and_then(span)),
+                ("cols", t.cols.as_ref().and_then(span)),
+            ] {
+                if given.is_some() {
+                    return self.err(
+                        format!("topology.{name}"),
+                        given,
+                        "give either a topology spec or `kind` and its fields, not both",
+                    );
+                }
+            }
+            let field = if t.inline_spec.is_some() {
+                "topology"
+            } else {
+                "topology.spec"
+            };
+            let parsed: TopologySpec =
+                text.parse().or_else(|e: hetlb_core::topology::SpecError| {
+                    self.err(field, at.clone(), e.to_string())
+                })?;
+            let network = match &parsed {
+                TopologySpec::File(path) => {
+                    let Some(dir) = &self.dir else {
+                        return self.err(
+                            field,
+                            at,
+                            "a file: topology is read relative to the scenario file; load the \
+                             scenario with Scenario::from_path",
+                        );
+                    };
+                    let full = dir.join(path);
+                    let text = std::fs::read_to_string(&full).or_else(|e| {
+                        self.err(field, at.clone(), format!("cannot read '{path}': {e}"))
+                    })?;
+                    Network::from_graph(
+                        Graph::parse(&text, Some(n))
+                            .or_else(|e| self.err(field, at.clone(), format!("{path}: {e}")))?,
+                    )
+                }
+                _ => parsed
+                    .build()
+                    .or_else(|e| self.err(field, at.clone(), format!("{parsed}: {e}")))?,
+            };
+            if network.node_count() != n {
+                return self.err(
+                    field,
+                    at,
+                    format!(
+                        "{parsed} has {} nodes but nodes.count is {n}",
+                        network.node_count()
+                    ),
+                );
+            }
+            return Ok(network);
         }
+        let Some(kind_spanned) = &t.kind else {
+            return self.err(
+                "topology",
+                whole,
+                "missing: give a spec (topology = \"ring:6\") or `kind`",
+            );
+        };
+        let kind = *kind_spanned.get_ref();
+        self.only(
+            "topology",
+            &[
+                (
+                    "edges",
+                    t.edges.as_ref().and_then(span),
+                    kind == TopologyKind::Graph,
+                ),
+                (
+                    "rows",
+                    t.rows.as_ref().and_then(span),
+                    kind == TopologyKind::Torus,
+                ),
+                (
+                    "cols",
+                    t.cols.as_ref().and_then(span),
+                    kind == TopologyKind::Torus,
+                ),
+            ],
+            kind_spanned,
+        )?;
+        let legacy = |k: LegacyKind| {
+            legacy_network(k, n)
+                .or_else(|e| self.err("topology.kind", span(kind_spanned), e.to_string()))
+        };
+        let network = match kind {
+            TopologyKind::Graph => {
+                let Some(edges) = &t.edges else {
+                    return self.err(
+                        "topology.edges",
+                        span(kind_spanned),
+                        "missing: a graph needs `edges`",
+                    );
+                };
+                let graph = Graph::from_edges(n, edges.get_ref().iter().copied())
+                    .or_else(|e| self.err("topology.edges", span(edges), e.to_string()))?;
+                Network::from_graph(graph)
+            }
+            TopologyKind::Ring => legacy(LegacyKind::Ring)?,
+            TopologyKind::Complete => legacy(LegacyKind::Complete)?,
+            TopologyKind::Hypercube => legacy(LegacyKind::Hypercube)?,
+            TopologyKind::Torus => {
+                let (Some(rows), Some(cols)) = (&t.rows, &t.cols) else {
+                    return self.err(
+                        "topology.rows",
+                        span(kind_spanned),
+                        "missing: a torus needs `rows` and `cols`",
+                    );
+                };
+                let (r, c) = (*rows.get_ref(), *cols.get_ref());
+                if r.checked_mul(c) != Some(n) {
+                    return self.err(
+                        "topology.rows",
+                        span(rows),
+                        format!("a {r} x {c} torus does not have {n} nodes"),
+                    );
+                }
+                TopologySpec::Torus(r, c)
+                    .build()
+                    .or_else(|e| self.err("topology.rows", span(rows), e.to_string()))?
+            }
+        };
+        Ok(network)
     }
 
     fn scenario(&self, f: File) -> Result<Scenario, ScenarioError> {
         // Nodes.
         let n = *f.nodes.count.get_ref();
-        if n == 0 {
+        if n == 0 || n > MAX_NODES {
             return self.err(
                 "nodes.count",
                 span(&f.nodes.count),
-                "at least one node is needed",
+                format!("{n} is out of range: from 1 to {MAX_NODES} nodes"),
             );
         }
         let rates = match (&f.nodes.rate, &f.nodes.rates) {
@@ -276,13 +519,7 @@ impl Validator<'_> {
                     );
                 }
                 for (i, &x) in rs.get_ref().iter().enumerate() {
-                    if !(x.is_finite() && x > 0.0) {
-                        return self.err(
-                            format!("nodes.rates[{i}]"),
-                            span(rs),
-                            format!("{x} must be positive and finite"),
-                        );
-                    }
+                    self.rate(&format!("nodes.rates[{i}]"), x, span(rs), false)?;
                 }
                 rs.get_ref().clone()
             }
@@ -322,79 +559,22 @@ impl Validator<'_> {
             }
             (None, None) => vec![0; n],
         };
-        if initial
+        let initial_total = initial
             .iter()
             .try_fold(0u64, |a, &w| a.checked_add(w))
-            .is_none()
-        {
+            .filter(|&t| t <= MAX_TASKS);
+        let Some(mut tasks_total) = initial_total else {
             return self.err(
                 "nodes.initial",
                 None,
-                "the initial loads add up to more than 2^64",
+                "the initial loads add up to more than 2^62 tasks",
             );
-        }
+        };
         let nodes = Nodes::new(rates, f.nodes.service.unwrap_or_default());
 
         // Topology.
-        let t = &f.topology;
-        let kind = *t.kind.get_ref();
-        let kind_of_topology = kind;
-        self.only(
-            "topology",
-            &[
-                (
-                    "edges",
-                    t.edges.as_ref().and_then(span),
-                    kind == TopologyKind::Graph,
-                ),
-                (
-                    "rows",
-                    t.rows.as_ref().and_then(span),
-                    kind == TopologyKind::Torus,
-                ),
-                (
-                    "cols",
-                    t.cols.as_ref().and_then(span),
-                    kind == TopologyKind::Torus,
-                ),
-            ],
-            &t.kind,
-        )?;
-        let network = match kind {
-            TopologyKind::Graph => {
-                let Some(edges) = &t.edges else {
-                    return self.err(
-                        "topology.edges",
-                        span(&t.kind),
-                        "missing: a graph needs `edges`",
-                    );
-                };
-                Network::from_edges(n, edges.get_ref())
-                    .or_else(|e| self.err("topology.edges", span(edges), e.to_string()))?
-            }
-            TopologyKind::Ring => Network::ring(n),
-            TopologyKind::Complete => Network::complete(n),
-            TopologyKind::Hypercube => Network::hypercube(n)
-                .or_else(|e| self.err("topology.kind", span(&t.kind), e.to_string()))?,
-            TopologyKind::Torus => {
-                let (Some(rows), Some(cols)) = (&t.rows, &t.cols) else {
-                    return self.err(
-                        "topology.rows",
-                        span(&t.kind),
-                        "missing: a torus needs `rows` and `cols`",
-                    );
-                };
-                let (r, c) = (*rows.get_ref(), *cols.get_ref());
-                if r.checked_mul(c) != Some(n) {
-                    return self.err(
-                        "topology.rows",
-                        span(rows),
-                        format!("a {r} x {c} torus does not have {n} nodes"),
-                    );
-                }
-                Network::torus(r, c)
-            }
-        };
+        let network = self.topology(&f.topology, n)?;
+        let is_cube = matches!(network, Network::Hypercube(_));
 
         // Links.
         let mut default = LinkParams::INSTANT;
@@ -441,24 +621,27 @@ impl Validator<'_> {
                     format!("node {node} does not exist (nodes are 0..{})", n - 1),
                 );
             }
-            let time = *inj.time.get_ref();
-            if !(time.is_finite() && time >= 0.0) {
-                return self.err(
-                    format!("injections[{i}].time"),
-                    span(&inj.time),
-                    format!("{time} must be finite and not before 0"),
-                );
-            }
+            let time = self.time(&format!("injections[{i}].time"), &inj.time, false)?;
+            tasks_total = match tasks_total.checked_add(*inj.tasks.get_ref()) {
+                Some(t) if t <= MAX_TASKS => t,
+                _ => {
+                    return self.err(
+                        format!("injections[{i}].tasks"),
+                        span(&inj.tasks),
+                        "the tasks of the scenario add up to more than 2^62",
+                    );
+                }
+            };
             injections.push(Injection {
                 node,
                 time,
-                tasks: inj.tasks,
+                tasks: *inj.tasks.get_ref(),
             });
         }
         let end_time = match &f.end_time {
             None => None,
             Some(e) => {
-                let t = self.positive("end_time", e, false)?;
+                let t = self.time("end_time", e, true)?;
                 if let Some((i, last)) = injections
                     .iter()
                     .enumerate()
@@ -487,14 +670,17 @@ impl Validator<'_> {
                 let rates = match (&a.rate, &a.rates) {
                     (Some(r), None) => vec![self.positive("arrivals.rate", r, false)?; n],
                     (None, Some(rs)) => {
-                        if rs.get_ref().len() != n
-                            || rs.get_ref().iter().any(|x| !(x.is_finite() && *x >= 0.0))
-                        {
+                        if rs.get_ref().len() != n {
                             return self.err(
                                 "arrivals.rates",
                                 span(rs),
-                                format!("need {n} finite non-negative rates"),
+                                format!("{} rates for {n} nodes", rs.get_ref().len()),
                             );
+                        }
+                        for (i, &x) in rs.get_ref().iter().enumerate() {
+                            if x != 0.0 {
+                                self.rate(&format!("arrivals.rates[{i}]"), x, span(rs), false)?;
+                            }
                         }
                         rs.get_ref().clone()
                     }
@@ -511,6 +697,19 @@ impl Validator<'_> {
                         "arrivals.per_node",
                         a_span,
                         "unlimited arrivals need `per_node` or a top-level `end_time`",
+                    );
+                }
+                if let Some(k) = a.per_node
+                    && u64::try_from(n)
+                        .ok()
+                        .and_then(|n| n.checked_mul(k))
+                        .and_then(|t| t.checked_add(tasks_total))
+                        .is_none_or(|t| t > MAX_TASKS)
+                {
+                    return self.err(
+                        "arrivals.per_node",
+                        a_span,
+                        format!("{k} tasks on each of {n} nodes add up to more than 2^62"),
                     );
                 }
                 Some(Arrivals {
@@ -585,11 +784,12 @@ impl Validator<'_> {
                         let alg: Algorithm = algorithm.get_ref().parse().or_else(|e| {
                             self.err("policy.algorithm", span(algorithm), format!("{e}"))
                         })?;
-                        if kind_of_topology != TopologyKind::Hypercube {
+                        if !is_cube {
                             return self.err(
                                 "policy.kind",
                                 span(&p.kind),
-                                "hypercube balancing needs `topology.kind = \"hypercube\"`",
+                                "hypercube balancing needs a hypercube topology \
+                                 (`topology = \"hypercube:D\"` or `kind = \"hypercube\"`)",
                             );
                         }
                         if *threshold.get_ref() == 0 {
@@ -639,6 +839,15 @@ impl Validator<'_> {
             },
             policy,
         })
+    }
+}
+
+/// `x` as written by a person: `1e-308`, not three hundred zeros.
+fn number(x: f64) -> String {
+    if x != 0.0 && !(1e-4..1e16).contains(&x.abs()) {
+        format!("{x:e}")
+    } else {
+        format!("{x}")
     }
 }
 

@@ -54,7 +54,7 @@ pub struct Args {
     plot: Option<PathBuf>,
     /// Transmit the plan and print the time, in steps of T_comm: phased, overlap, pipeline
     /// (comma-separated for several). Hypercube plans only.
-    #[arg(long, value_delimiter = ',', value_name = "SCHEDULE")]
+    #[arg(long, num_args = 1.., value_delimiter = ',', value_name = "SCHEDULE")]
     schedule: Vec<String>,
     /// Draw every link's activity over time (.svg or .png), for the schedule given (default
     /// phased; with several schedules, one file each, named PATH-SCHEDULE.ext).
@@ -82,7 +82,7 @@ struct Report<'a> {
     executed_rounds: u64,
     converged: bool,
     convergence: String,
-    loads_per_round: Vec<Vec<u64>>,
+    loads_per_round: LoadsPerRound<'a>,
     metrics: &'a Metrics,
     /// One entry per `--schedule`, with every link's activity.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -138,12 +138,22 @@ pub fn run(args: Args) -> Result<()> {
     let metrics = Metrics::of(plan, options.capacities.as_ref());
     let transmissions =
         schedule::transmissions(&args.schedule, args.gantt.as_deref(), &network, plan)?;
-    if let Some(path) = &args.plot {
-        plot_loads(path, algorithm, &topology, &run).context("--plot")?;
+    if !(metrics.weighted_imbalance.is_finite() && metrics.distance_from_optimal.is_finite()) {
         eprintln!(
-            "note: plot of every node's load per round written to {}",
-            path.display()
+            "note: the capacity-weighted metrics are not finite numbers: the loads and \
+             capacities span more orders of magnitude than a double holds"
         );
+    }
+    if let Some(path) = &args.plot {
+        // One point per node and round, as the chart is drawn.
+        let points = (plan.phases.len() as u128 + 1) * plan.nodes() as u128;
+        crate::limits::check(
+            "--plot",
+            "a chart of every node's load per round",
+            48 * points,
+        )?;
+        plot_loads(path, algorithm, &topology, &run).context("--plot")?;
+        crate::plot::notice(std::slice::from_ref(path));
     }
     match args.format {
         Format::Json => print_json(&Report {
@@ -161,7 +171,7 @@ pub fn run(args: Args) -> Result<()> {
             executed_rounds: run.executed_rounds,
             converged: run.converged,
             convergence: run.convergence.to_string(),
-            loads_per_round: run.loads_after_each_round(),
+            loads_per_round: LoadsPerRound(plan),
             metrics: &metrics,
             transmission: transmissions,
         }),
@@ -184,6 +194,26 @@ pub fn run(args: Args) -> Result<()> {
             schedule::print_transmissions(&transmissions);
             Ok(())
         }
+    }
+}
+
+/// The load vector after every round, written out one round at a time (a diffusion on
+/// 2^16 nodes may run thousands of rounds: the whole table would not fit in memory).
+struct LoadsPerRound<'a>(&'a Plan);
+
+impl Serialize for LoadsPerRound<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeSeq;
+        let mut seq = serializer.serialize_seq(Some(self.0.phases.len()))?;
+        let mut loads = self.0.initial.clone();
+        for phase in &self.0.phases {
+            for t in &phase.transfers {
+                loads[t.from] -= t.units;
+                loads[t.to] += t.units;
+            }
+            seq.serialize_element(&loads)?;
+        }
+        seq.end()
     }
 }
 
@@ -279,7 +309,7 @@ const SHOWN_PHASES: usize = 40;
 fn print_table(algorithm: NetworkAlgorithm, topology: &str, run: &RoundRun, m: &Metrics) {
     let plan: &Plan = &run.plan;
     let total: u64 = plan.initial.iter().sum();
-    println!(
+    crate::out!(
         "{algorithm} on {} nodes ({topology}), {total} units — {} [{}]",
         plan.nodes(),
         algorithm.summary(),
@@ -340,7 +370,7 @@ fn print_table(algorithm: NetworkAlgorithm, topology: &str, run: &RoundRun, m: &
             abbreviate(&loads),
         ]);
     }
-    println!("{phases}");
+    crate::out!("{phases}");
     let mut metrics = table(["metric", "value"]);
     for (name, value) in [
         ("max difference", m.max_difference.to_string()),
@@ -364,5 +394,5 @@ fn print_table(algorithm: NetworkAlgorithm, topology: &str, run: &RoundRun, m: &
     ] {
         metrics.add_row(vec![name.to_string(), value]);
     }
-    println!("{metrics}");
+    crate::out!("{metrics}");
 }

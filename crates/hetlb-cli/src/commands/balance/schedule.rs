@@ -34,6 +34,7 @@ pub(super) fn transmissions(
         );
     }
     let mut out = Vec::new();
+    let mut written = Vec::new();
     for &schedule in &schedules {
         let t = transmit(plan, schedule).map_err(|e| anyhow!("--schedule: {e}"))?;
         if let Some(path) = gantt_path {
@@ -43,13 +44,11 @@ pub(super) fn transmissions(
                 path.to_path_buf()
             };
             draw_gantt(&path, &t).context("--gantt")?;
-            eprintln!(
-                "note: link activity of the {schedule} schedule written to {}",
-                path.display()
-            );
+            written.push(path);
         }
         out.push(t);
     }
+    crate::plot::notice(&written);
     Ok(out)
 }
 
@@ -120,5 +119,5 @@ pub(super) fn print_transmissions(ts: &[Transmission]) {
             x.rounds.to_string(),
         ]);
     }
-    println!("{t}");
+    crate::out!("{t}");
 }

@@ -12,8 +12,8 @@ use serde::Serialize;
 /// Arguments of `hetlb reproduce chau-table1` and `chau-table2`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Random trials per hypercube dimension (the paper uses 100,000).
-    #[arg(long, default_value_t = CHAU_TRIALS)]
+    /// Random trials (runs) per hypercube dimension (the paper uses 100,000).
+    #[arg(long = "runs", visible_alias = "trials", value_name = "N", default_value_t = CHAU_TRIALS, value_parser = crate::input::whole::<u64>(1, u64::MAX))]
     trials: u64,
     /// Seed of the random streams; the same seed gives the same table on any number of threads.
     #[arg(long, default_value_t = 1)]
@@ -226,10 +226,12 @@ fn csv_row(
 }
 
 fn print_table(which: Table, mc: &MonteCarlo, rows: &[Row]) {
-    println!("{} — reproduced with {}", which.title(), mc.algorithm);
-    println!(
+    crate::out!("{} — reproduced with {}", which.title(), mc.algorithm);
+    crate::out!(
         "{} trials per row, loads uniform on 0..={}, seed {}; |z| is the largest two-sample z of a column against the paper",
-        mc.trials, mc.max_load, mc.seed
+        mc.trials,
+        mc.max_load,
+        mc.seed
     );
     let top = rows
         .iter()
@@ -259,5 +261,5 @@ fn print_table(which: Table, mc: &MonteCarlo, rows: &[Row]) {
             t.add_row(paper);
         }
     }
-    println!("{t}");
+    crate::out!("{t}");
 }

@@ -1,6 +1,6 @@
 //! `hetlb reproduce dishet`: the DISHET experiment grid (002_… §5), recomputed.
 
-use crate::input::parse_list;
+use crate::input::{parse_list, whole};
 use crate::output::{Format, fixed, print_csv, print_json, table};
 use crate::plot::{Series, line_chart};
 use crate::progress;
@@ -42,7 +42,7 @@ pub struct Args {
     )]
     algorithms: String,
     /// Trials (graph, capacities, loads) per cell.
-    #[arg(long, default_value_t = 5)]
+    #[arg(long = "runs", visible_alias = "seeds", value_name = "N", default_value_t = 5, value_parser = whole::<u64>(1, 1_000_000))]
     seeds: u64,
     /// Mean degree d of the random graphs: G(n, p) with p = min(1, d/(n-1)), made connected.
     #[arg(long, default_value_t = 4.0)]
@@ -79,7 +79,7 @@ fn config(args: &Args) -> Result<Config> {
         bail!("--algorithms: {a} runs on a hypercube only; the experiment uses random graphs");
     }
     if args.seeds == 0 {
-        bail!("--seeds: at least one trial per cell is needed");
+        bail!("--runs: at least one trial per cell is needed");
     }
     if !(args.mean_degree.is_finite() && args.mean_degree >= 0.0) {
         bail!(
@@ -127,6 +127,7 @@ pub fn run_command(args: Args) -> Result<()> {
         None => Vec::new(),
         Some(dir) => write_plots(dir, &config, &cells).context("--out-dir")?,
     };
+    crate::plot::notice(&plots);
     let capacity_distribution = format!(
         "integers drawn uniformly from 1..={} per node",
         config.max_capacity
@@ -185,17 +186,6 @@ pub fn run_command(args: Args) -> Result<()> {
         ),
         Format::Table => {
             print_tables(&config, &cells, &capacity_distribution, &graphs);
-            if plots.is_empty() {
-                println!("No plots written (--no-plots).");
-            } else {
-                println!(
-                    "Plots (rounds against total load, one per distribution) written to {}/:",
-                    plot_dir.as_deref().unwrap_or(Path::new("")).display()
-                );
-                for p in &plots {
-                    println!("  {}", p.display());
-                }
-            }
             Ok(())
         }
     }
@@ -212,10 +202,10 @@ fn mean(cells: &[Cell], keep: impl Fn(&Cell) -> bool, f: impl Fn(&Cell) -> f64) 
 
 fn print_tables(config: &Config, cells: &[Cell], capacities: &str, graphs: &str) {
     let sizes: Vec<String> = config.sizes.iter().map(usize::to_string).collect();
-    println!("DISHET experiments (Neelakantan 2012, 002_… §5), recomputed");
-    println!("  graphs: {graphs}");
-    println!("  capacities: {capacities}");
-    println!(
+    crate::out!("DISHET experiments (Neelakantan 2012, 002_… §5), recomputed");
+    crate::out!("  graphs: {graphs}");
+    crate::out!("  capacities: {capacities}");
+    crate::out!(
         "  sizes {}; totals {}; {} trials per cell; round limit {}",
         sizes.join(", "),
         config
@@ -227,11 +217,11 @@ fn print_tables(config: &Config, cells: &[Cell], capacities: &str, graphs: &str)
         config.seeds,
         config.max_rounds
     );
-    println!("  paper: {PAPER_FINDINGS}");
-    println!();
+    crate::out!("  paper: {PAPER_FINDINGS}");
+    crate::out!();
     let algs = &config.algorithms;
     for &d in &config.distributions {
-        println!(
+        crate::out!(
             "Rounds to convergence — {} (mean over {} sizes × {} trials)",
             d.describe(),
             config.sizes.len(),
@@ -252,9 +242,9 @@ fn print_tables(config: &Config, cells: &[Cell], capacities: &str, graphs: &str)
             }
             t.add_row(row);
         }
-        println!("{t}\n");
+        crate::out!("{t}\n");
     }
-    println!("Rounds to convergence by graph size (mean over totals, distributions and trials)");
+    crate::out!("Rounds to convergence by graph size (mean over totals, distributions and trials)");
     let mut t =
         table(std::iter::once("nodes".to_string()).chain(algs.iter().map(|a| a.to_string())));
     for &n in &config.sizes {
@@ -271,8 +261,8 @@ fn print_tables(config: &Config, cells: &[Cell], capacities: &str, graphs: &str)
         }
         t.add_row(row);
     }
-    println!("{t}\n");
-    println!("Summary over the whole grid (means over cells; imbalance weighted by capacity)");
+    crate::out!("{t}\n");
+    crate::out!("Summary over the whole grid (means over cells; imbalance weighted by capacity)");
     let mut t = table([
         "algorithm",
         "converged",
@@ -306,7 +296,7 @@ fn print_tables(config: &Config, cells: &[Cell], capacities: &str, graphs: &str)
             fixed(mean(cells, of, |c| c.distance_from_optimal_mean), 2),
         ]);
     }
-    println!("{t}\n");
+    crate::out!("{t}\n");
 }
 
 fn write_plots(dir: &Path, config: &Config, cells: &[Cell]) -> Result<Vec<PathBuf>> {

@@ -38,13 +38,13 @@ const RECEIVER: usize = 4;
 )]
 pub struct Args {
     /// Runs with Poisson task completions per scenario (seeds SEED, SEED+1, …).
-    #[arg(long, default_value_t = 100)]
+    #[arg(long, default_value_t = 100, value_parser = crate::input::whole::<u64>(1, 10_000_000))]
     runs: u64,
     /// First seed of the Poisson runs.
     #[arg(long, default_value_t = 1)]
     seed: u64,
     /// Transfer rate / execution rate ratios of the delayed sweep.
-    #[arg(long, value_delimiter = ',', default_values_t = vec![0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 10.0])]
+    #[arg(long, num_args = 1.., value_delimiter = ',', default_values_t = vec![0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 10.0])]
     ratios: Vec<f64>,
     #[command(flatten)]
     plots: super::PlotOptions,
@@ -276,17 +276,26 @@ fn index_of_min(reports: &[Report]) -> usize {
 /// Runs `hetlb reproduce mirtaheri`.
 pub fn run(args: Args) -> Result<()> {
     anyhow::ensure!(args.runs >= 1, "--runs: need at least one run");
-    if let Some(bad) = args.ratios.iter().find(|r| !(r.is_finite() && **r > 0.0)) {
-        anyhow::bail!("--ratios: {bad} is not a positive ratio");
+    if let Some(bad) = args.ratios.iter().find(|r| !(1e-6..=1e6).contains(*r)) {
+        anyhow::bail!("--ratios: {bad} is out of range: allowed 1e-6 to 1e6");
     }
     let cases = cases()?;
     let mut rows = Vec::new();
     let mut deterministic = Vec::new();
+    let progress = crate::progress::bar(
+        cases.len() as u64 * (args.runs + 1) + args.ratios.len() as u64,
+        "mirtaheri scenarios",
+    );
     for case in &cases {
         let det = case.scenario.run()?;
+        progress.inc(1);
         let stochastic = (0..args.runs)
             .into_par_iter()
-            .map(|i| poisson(&case.scenario, args.seed + i).run())
+            .map(|i| {
+                let r = poisson(&case.scenario, args.seed.wrapping_add(i)).run();
+                progress.inc(1);
+                r
+            })
             .collect::<Result<Vec<_>, _>>()?;
         for &(measure, paper) in &case.paper {
             let xs: Vec<f64> = stochastic.iter().map(|r| measure.of(r)).collect();
@@ -303,7 +312,8 @@ pub fn run(args: Args) -> Result<()> {
         deterministic.push(det);
     }
 
-    let sweep = sweep(&cases[3].scenario, &args.ratios)?;
+    let sweep = sweep(&cases[3].scenario, &args.ratios, &|| progress.inc(1))?;
+    progress.finish_and_clear();
 
     let plot_dir = args.plots.dir("mirtaheri")?;
     if let Some(dir) = &plot_dir {
@@ -322,6 +332,9 @@ pub fn run(args: Args) -> Result<()> {
         scenarios: rows,
         sweep,
     };
+    if let Some(dir) = &plot_dir {
+        crate::plot::notice_dir(dir);
+    }
     match args.format {
         Format::Json => print_json(&output),
         Format::Csv => print_csv(
@@ -346,9 +359,6 @@ pub fn run(args: Args) -> Result<()> {
         ),
         Format::Table => {
             print_tables(&cases, &output, &deterministic);
-            if let Some(dir) = &plot_dir {
-                println!("plots written to {}", dir.display());
-            }
             Ok(())
         }
     }
@@ -356,7 +366,7 @@ pub fn run(args: Args) -> Result<()> {
 
 const SWEEP_POLICIES: [&str; 4] = ["none", "k = 1", "eq. 25", "best single transfer"];
 
-fn sweep(base: &Scenario, ratios: &[f64]) -> Result<Vec<SweepRow>> {
+fn sweep(base: &Scenario, ratios: &[f64], done: &dyn Fn()) -> Result<Vec<SweepRow>> {
     let exec_rate = hetlb_sim::model::NodeModel::rate(&base.nodes, 0);
     let mut rows = Vec::new();
     for &ratio in ratios {
@@ -398,12 +408,13 @@ fn sweep(base: &Scenario, ratios: &[f64]) -> Result<Vec<SweepRow>> {
                 tasks_moved: r.tasks_moved,
             });
         }
+        done();
     }
     Ok(rows)
 }
 
 fn print_tables(cases: &[Case], out: &Output, det: &[Report]) {
-    println!(
+    crate::out!(
         "Mirtaheri & Grandinetti (003_…) §5 — 6 nodes, 300 tasks each, 1000 external tasks at t = 0.1 s.\n\
          Network: the ring 1-2-3-4-5-1 with node 6 on node 5 (paper numbering; our node ids are one less).\n\
          Ours: as written (deterministic execution, the paper's figures) and the mean ± sd of {} runs with\n\
@@ -433,9 +444,9 @@ fn print_tables(cases: &[Case], out: &Output, det: &[Report]) {
             ]);
         }
     }
-    println!("{t}");
+    crate::out!("{t}");
 
-    println!(
+    crate::out!(
         "\nDelayed scenario swept over the transfer/execution rate ratio (execution 200 tasks/s, deterministic):"
     );
     let mut t = table([
@@ -458,7 +469,7 @@ fn print_tables(cases: &[Case], out: &Output, det: &[Report]) {
             r.tasks_moved.to_string(),
         ]);
     }
-    println!("{t}");
+    crate::out!("{t}");
     print_notes(out, det);
 }
 
@@ -472,8 +483,8 @@ fn print_notes(out: &Output, det: &[Report]) {
     };
     let (fig9_det, fig9_poisson) = at("fig9", Measure::Makespan);
     let (idle9_det, idle9_poisson) = at("fig9", Measure::TotalIdle);
-    println!("\nWhere ours and the paper differ:");
-    println!(
+    crate::out!("\nWhere ours and the paper differ:");
+    crate::out!(
         "* Fig. 9: with deterministic execution the finish time is exactly 0.1 + 584/500 = {} s;\n  \
          the paper's 1.32 s is within reach of Poisson completions ({} s on average: the last of\n  \
          three nodes finishing ~583 random tasks is late). Total idle: {} s deterministic, {} s Poisson,\n  \
@@ -484,7 +495,7 @@ fn print_notes(out: &Output, det: &[Report]) {
         fixed(idle9_poisson, 3)
     );
     let (fig9_33ms, _) = at("fig9-33ms", Measure::Makespan);
-    println!(
+    crate::out!(
         "* The paper says the 333-task transfer takes 0.033 s, i.e. ~10,000 tasks/s, not the 100 tasks/s it\n  \
          states; at 100 tasks/s it would take 3.33 s. At 10,000 tasks/s the finish time is {} s ({}).",
         fixed(fig9_33ms, 3),
@@ -496,7 +507,7 @@ fn print_notes(out: &Output, det: &[Report]) {
     );
     if let Some(d) = det.get(4).and_then(|r| r.policy_stats.decisions.first()) {
         if let Some(t) = d.transfers.first() {
-            println!(
+            crate::out!(
                 "* Delayed scenario: the text has node 4 receive the load although node 6's only neighbour is node 5,\n  \
                  and node 4 idle from 0.17 s, though 300 tasks at 200 tasks/s take 1.5 s. The structure matches ours:\n  \
                  ~500 tasks planned, landing at 0.1 + 500/100 = 5.1 s (paper: 495 at 5.05 s). Eq. 25 as printed gives\n  \
@@ -512,7 +523,7 @@ fn print_notes(out: &Output, det: &[Report]) {
         .filter(|r| (r.ratio - 0.5).abs() < 1e-12)
         .collect::<Vec<_>>();
     if let [_, k1, comp, best] = half.as_slice() {
-        println!(
+        crate::out!(
             "* At the paper's ratio 0.5: k = 1 finishes at {} s, eq. 25 at {} s ({} tasks), the best single\n  \
              transfer at {} s ({} tasks). The paper's 311 tasks / 4.8 s lie {} that optimum than eq. 25's.",
             fixed(k1.makespan, 3),

@@ -15,10 +15,10 @@ use std::time::Instant;
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Processors: 8, 16 or 32 (the paper's sizes; repeat or comma-separate; default all three).
-    #[arg(long, value_delimiter = ',')]
+    #[arg(long, num_args = 1.., value_delimiter = ',')]
     procs: Vec<usize>,
     /// Algorithms to enumerate (the paper's columns are dem and oem).
-    #[arg(long, value_delimiter = ',', default_value = "dem,oem")]
+    #[arg(long, num_args = 1.., value_delimiter = ',', default_value = "dem,oem")]
     algorithm: Vec<String>,
     /// Output format.
     #[arg(long, short, value_enum, default_value_t)]
@@ -182,12 +182,14 @@ fn csv_row(
 }
 
 fn print_table(procs: &[usize], rows: &[Row]) {
-    println!("Rim, Jang & Kim, Table 1 — every non-decreasing load vector, balanced exhaustively");
+    crate::out!(
+        "Rim, Jang & Kim, Table 1 — every non-decreasing load vector, balanced exhaustively"
+    );
     for &p in procs {
         let group: Vec<&Row> = rows.iter().filter(|r| r.procs == p).collect();
         let Some(first) = group.first() else { continue };
         let seconds: f64 = group.iter().map(|r| r.seconds).sum();
-        println!(
+        crate::out!(
             "\n{p} processors, loads 0..={}, {} vectors per algorithm ({} s)",
             first.values - 1,
             first.vectors,
@@ -225,7 +227,7 @@ fn print_table(procs: &[usize], rows: &[Row]) {
             }
         }
         t.add_row(avg);
-        println!("{t}");
+        crate::out!("{t}");
         for r in &group {
             if let Some(m) = r.matches_paper {
                 let verdict = if m {
@@ -233,7 +235,7 @@ fn print_table(procs: &[usize], rows: &[Row]) {
                 } else {
                     "differs from the paper (rows marked ≠)"
                 };
-                println!("{} column: {verdict}", r.algorithm);
+                crate::out!("{} column: {verdict}", r.algorithm);
             }
         }
     }

@@ -13,20 +13,21 @@ use std::path::{Path, PathBuf};
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Processors (comma-separated powers of two).
-    #[arg(long, value_delimiter = ',', default_value = "8,16")]
+    #[arg(long, num_args = 1.., value_delimiter = ',', default_value = "8,16")]
     procs: Vec<usize>,
     /// Imbalance percentages: the share of processors holding k times more load.
     #[arg(
         long,
+        num_args = 1..,
         value_delimiter = ',',
         default_value = "10,20,30,40,50,60,70,80,90"
     )]
     imbalance: Vec<u32>,
     /// Random choices of the heavy processors per (imbalance, k).
-    #[arg(long, default_value_t = 50)]
+    #[arg(long = "runs", visible_alias = "repetitions", value_name = "N", default_value_t = 50, value_parser = crate::input::whole::<u64>(1, 100_000_000))]
     repetitions: u64,
     /// Units held by a light processor; heavy ones hold k times as many.
-    #[arg(long, default_value_t = 10)]
+    #[arg(long, default_value_t = 10, value_parser = crate::input::whole::<u64>(1, u64::MAX))]
     base: u64,
     /// Seed of the random choice of heavy processors.
     #[arg(long, default_value_t = 1)]
@@ -62,7 +63,7 @@ pub fn run(args: Args) -> Result<()> {
             let field = match e {
                 OverheadError::Procs(_) => "--procs",
                 OverheadError::Imbalance(_) => "--imbalance",
-                OverheadError::Repetitions => "--repetitions",
+                OverheadError::Repetitions => "--runs",
                 OverheadError::Overflow(_) => "--base",
             };
             anyhow!("{field}: {e}")
@@ -74,6 +75,7 @@ pub fn run(args: Args) -> Result<()> {
         None => Vec::new(),
         Some(dir) => write_plots(&dir, &args, &rows)?,
     };
+    crate::plot::notice(&plots);
     match args.format {
         Format::Json => print_json(&rows),
         Format::Csv => print_csv(
@@ -106,9 +108,6 @@ pub fn run(args: Args) -> Result<()> {
         ),
         Format::Table => {
             print_table(&args, &rows);
-            for p in &plots {
-                println!("plot: {}", p.display());
-            }
             Ok(())
         }
     }
@@ -120,16 +119,20 @@ fn row(rows: &[OverheadRow], procs: usize, imbalance: u32, alg: Algorithm) -> Op
 }
 
 fn print_table(args: &Args, rows: &[OverheadRow]) {
-    println!("Rim, Jang & Kim, §§5.2 and 6.3 — time to transmit the plan, in T_comm");
-    println!(
+    crate::out!("Rim, Jang & Kim, §§5.2 and 6.3 — time to transmit the plan, in T_comm");
+    crate::out!(
         "light processors hold {} units, heavy ones k × {} for k in {:?}; {} random heavy sets per (imbalance, k), seed {}",
-        args.base, args.base, FACTORS, args.repetitions, args.seed
+        args.base,
+        args.base,
+        FACTORS,
+        args.repetitions,
+        args.seed
     );
-    println!(
+    crate::out!(
         "overlap and pipeline are normalised by the phased time of the same algorithm (paper: Figs. 22–23)"
     );
     for &procs in &args.procs {
-        println!("\n{procs} processors");
+        crate::out!("\n{procs} processors");
         let mut t = table([
             "imbalance",
             "cwa overlap",
@@ -174,10 +177,10 @@ fn print_table(args: &Args, rows: &[OverheadRow]) {
             }
             t.add_row(line);
         }
-        println!("{t}");
+        crate::out!("{t}");
         if !ratios.is_empty() {
             let mean = ratios.iter().sum::<f64>() / ratios.len() as f64;
-            println!(
+            crate::out!(
                 "Σ Tmax, OEM against CWA (mean over imbalances): {} — paper (§5.2, Figs. 12–13): OEM about 10% lower, i.e. about 0.90",
                 fixed(mean, 3)
             );

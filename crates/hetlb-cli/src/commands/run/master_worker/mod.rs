@@ -7,7 +7,8 @@
 
 mod present;
 
-use crate::input::parse_list;
+use crate::input::{parse_list, real, whole};
+use crate::limits;
 use crate::output::Format;
 use crate::progress;
 use anyhow::{Context, Result, anyhow, bail};
@@ -25,18 +26,19 @@ use std::time::Duration;
 /// Arguments of `hetlb run matmul` and `hetlb run synthetic`.
 #[derive(Debug, clap::Args)]
 #[command(after_help = "Examples:\n  \
-    hetlb run matmul --size 1000 --workers 9 --slowdown 1,3,3,3,3,3,3,3,3\n  \
-    hetlb run matmul --size 1000 --workers 9 --slowdown 1,3,3,3,3,3,3,3,3 --policy all --plot efp.svg\n  \
-    hetlb run matmul --size 600 --workers 4 --slowdown-change 2:6@0.5 --format json\n  \
-    hetlb run synthetic --size 2000 --cost 20000 --workers 4 --slowdown 1,2,2,4\n  \
+    hetlb run matmul --size 1000 --procs 9 --slowdown 1,3,3,3,3,3,3,3,3\n  \
+    hetlb run matmul --size 1000 --procs 9 --slowdown 1,3,3,3,3,3,3,3,3 --policy all --plot efp.svg\n  \
+    hetlb run matmul --size 1500 --procs 4 --slowdown-change 2:6@0.5 --format json\n  \
+    hetlb run synthetic --size 2000 --cost 20000 --procs 4 --slowdown 1,2,2,4\n  \
     mpiexec -n 4 hetlb run matmul --size 1000 --slowdown 1,3,3,3 --backend mpi")]
 pub struct Args {
     /// Matrix order for matmul; number of tasks for synthetic.
-    #[arg(long, default_value_t = 1000)]
+    #[arg(long, default_value_t = 1000, value_name = "N", value_parser = whole::<u64>(1, u64::MAX))]
     size: u64,
-    /// Processors, the master included (on MPI: the number of ranks, the default there).
-    #[arg(long)]
-    workers: Option<usize>,
+    /// Processors, the master included, at most 1024 (on MPI: the number of ranks, the
+    /// default there) [default: 9].
+    #[arg(long, visible_alias = "workers", value_name = "P", value_parser = whole::<usize>(1, MAX_PROCS))]
+    procs: Option<usize>,
     /// Slowdown factor per processor, whole numbers ≥ 1: `1,3,3,…` (default: all 1). The
     /// kernel is repeated that many times; the balancer never sees these factors.
     #[arg(long)]
@@ -51,27 +53,30 @@ pub struct Args {
     /// threads (default) or mpi (under mpiexec; needs a build with `--features mpi`).
     #[arg(long, default_value = "threads")]
     backend: String,
-    /// Number of tasks G (matmul); default: eq. (1) of the paper with `--grain-n` and a
-    /// seeded rand().
-    #[arg(long)]
+    /// Number of tasks G (matmul), at most the matrix order; default: eq. (1) of the paper
+    /// with `--grain-n` and a seeded rand(). Raised to what the policy needs to give every
+    /// processor work (EFP: P(P−1)/2 + 1; the others: P).
+    #[arg(long, value_name = "G", value_parser = whole::<u64>(1, u64::MAX))]
     granularity: Option<u64>,
     /// The multiplier n of eq. (1), 1 to 3.
-    #[arg(long, default_value_t = 3)]
+    #[arg(long, default_value_t = 3, value_parser = whole::<u32>(1, 3))]
     grain_n: u32,
     /// Seed of the matrices and of rand() in eq. (1).
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, value_parser = whole::<u64>(0, u64::MAX))]
     seed: u64,
     /// Rounds of work per synthetic task.
-    #[arg(long, default_value_t = 100_000)]
+    #[arg(long, default_value_t = 100_000, value_parser = whole::<u64>(0, u64::MAX))]
     cost: u64,
     /// Given capacities, one per processor, instead of a calibration: `3,1,1,…`.
     #[arg(long)]
     capacities: Option<String>,
     /// Milliseconds each processor runs the calibration task (one after the other).
-    #[arg(long, default_value_t = 100)]
+    #[arg(long, default_value_t = 100, value_parser = whole::<u64>(0, 600_000))]
     calibration_ms: u64,
-    /// Seconds a processor holding tasks may stay silent before the run fails.
-    #[arg(long, default_value_t = 60.0)]
+    /// Seconds of silence (no result and no heartbeat) after which a worker is given up
+    /// (its tasks go to the others) or, for the master, the run fails. Busy processors send
+    /// heartbeats, so a long task is never silence.
+    #[arg(long, default_value_t = 60.0, value_name = "SECONDS", value_parser = real(0.0, MAX_TIMEOUT, true))]
     timeout: f64,
     /// Skip the check against a single-threaded reference and the one-worker timing.
     #[arg(long)]
@@ -85,6 +90,13 @@ pub struct Args {
     #[arg(long)]
     plot: Option<PathBuf>,
 }
+
+/// The most processors on one machine (each is two threads).
+const MAX_PROCS: usize = 1024;
+/// The longest timeout, in seconds (about 11.6 days).
+const MAX_TIMEOUT: f64 = 1e6;
+/// Processors when `--procs` is not given on threads.
+const DEFAULT_PROCS: usize = 9;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Backend {
@@ -113,9 +125,6 @@ struct Setup {
 
 impl Setup {
     fn parse(workload: Workload, args: &Args) -> Result<Self> {
-        if args.size == 0 {
-            bail!("--size: must be at least 1");
-        }
         if matches!(workload, Workload::Matmul) && args.size > 20_000 {
             bail!(
                 "--size: {} is too large for one machine's memory (at most 20000)",
@@ -140,9 +149,6 @@ impl Setup {
             ),
             other => bail!("--backend: unknown backend '{other}' (expected threads or mpi)"),
         };
-        if args.workers == Some(0) {
-            bail!("--workers: at least one worker is needed");
-        }
         let slowdowns = args
             .slowdown
             .as_deref()
@@ -171,15 +177,6 @@ impl Setup {
                 bail!("--capacities: value {} must be positive and finite", i + 1);
             }
         }
-        if !(args.timeout.is_finite() && args.timeout > 0.0) {
-            bail!("--timeout: must be a positive number of seconds");
-        }
-        if args.grain_n == 0 {
-            bail!("--grain-n: must be at least 1");
-        }
-        if args.granularity == Some(0) {
-            bail!("--granularity: must be at least 1");
-        }
         Ok(Self {
             workload,
             policies,
@@ -190,30 +187,51 @@ impl Setup {
         })
     }
 
-    /// Checks the per-processor lists against the number of processors.
-    fn check_workers(&self, workers: usize) -> Result<()> {
+    /// Checks the per-processor lists against the number of processors, and the memory
+    /// the run will need.
+    fn check_workers(&self, args: &Args, workers: usize) -> Result<()> {
         if workers == 0 {
-            bail!("--workers: at least one worker is needed");
+            bail!("--procs: at least one processor is needed");
         }
         if let Some(s) = &self.slowdowns {
             if s.len() != workers {
-                bail!("--slowdown: {} values given for {workers} workers", s.len());
+                bail!(
+                    "--slowdown: {} values given for {workers} processors",
+                    s.len()
+                );
             }
         }
         if let Some(c) = &self.capacities {
             if c.len() != workers {
                 bail!(
-                    "--capacities: {} values given for {workers} workers",
+                    "--capacities: {} values given for {workers} processors",
                     c.len()
                 );
             }
         }
         if let Some((p, _, _)) = self.change {
             if p >= workers {
-                bail!("--slowdown-change: processor {p} does not exist ({workers} workers)");
+                bail!("--slowdown-change: processor {p} does not exist ({workers} processors)");
             }
         }
-        Ok(())
+        limits::check("--size", "the run", self.memory(args))
+    }
+
+    /// An estimate of the bytes the run holds at its peak.
+    fn memory(&self, args: &Args) -> u128 {
+        let n = u128::from(args.size);
+        let runs = self.policies.len() as u128;
+        match self.workload {
+            // A and B, every policy's product, the reference and the assembled product, and
+            // the rows of A in flight.
+            Workload::Matmul => {
+                let checks = if args.no_check { 0 } else { 2 };
+                8 * n * n * (3 + runs + checks)
+            }
+            // Per task: its queue entry, attempts, result slot and output, for every run,
+            // and the one-worker reference.
+            Workload::Synthetic => n * (48 * runs + 16),
+        }
     }
 
     fn slowdowns(&self, workers: usize) -> Vec<Slowdown> {
@@ -246,8 +264,8 @@ fn parse_change(spec: &str) -> Result<(usize, u32, f64)> {
     if f == 0 {
         bail!("--slowdown-change: the factor must be at least 1");
     }
-    if !(at.is_finite() && at >= 0.0) {
-        bail!("--slowdown-change: the time must be a non-negative number of seconds");
+    if !(at.is_finite() && (0.0..=MAX_TIMEOUT).contains(&at)) {
+        bail!("--slowdown-change: the time must be between 0 and {MAX_TIMEOUT} seconds");
     }
     Ok((p, f, at))
 }
@@ -259,25 +277,44 @@ struct Grain {
     source: String,
 }
 
-fn grain(args: &Args, workload: Workload, workers: usize) -> Result<Grain> {
-    if matches!(workload, Workload::Synthetic) {
+fn grain(args: &Args, setup: &Setup, workers: usize) -> Result<Grain> {
+    if matches!(setup.workload, Workload::Synthetic) {
         return Ok(Grain {
             tasks: args.size,
             source: "one task per unit".into(),
         });
     }
-    if let Some(g) = args.granularity {
-        return Ok(Grain {
-            tasks: g.min(args.size),
-            source: "given".into(),
-        });
+    let (g, mut source) = match args.granularity {
+        Some(g) => (g, "given".to_string()),
+        None => {
+            let (g, draw) = paper_granularity(args.grain_n, workers, args.size, args.seed)
+                .context("--grain-n")?;
+            (
+                g,
+                format!("eq. (1): n = {}, rand() = {draw:.4}", args.grain_n),
+            )
+        }
+    };
+    // Every processor must get work, or the run measures only some of them.
+    let needed = setup
+        .policies
+        .iter()
+        .map(|p| p.minimum_tasks(workers))
+        .max()
+        .unwrap_or(1);
+    let mut tasks = g;
+    if tasks < needed {
+        tasks = needed;
+        source += &format!(", raised from {g} to {needed} so that every processor gets work");
     }
-    let (g, draw) =
-        paper_granularity(args.grain_n, workers, args.size, args.seed).context("--grain-n")?;
-    Ok(Grain {
-        tasks: g,
-        source: format!("eq. (1): n = {}, rand() = {draw:.4}", args.grain_n),
-    })
+    if tasks > args.size {
+        source += &format!(
+            ", cut from {tasks} to {} (one row per task at most)",
+            args.size
+        );
+        tasks = args.size;
+    }
+    Ok(Grain { tasks, source })
 }
 
 /// Runs `hetlb run matmul` or `hetlb run synthetic`.
@@ -285,9 +322,9 @@ pub fn run(workload: Workload, args: Args) -> Result<()> {
     let setup = Setup::parse(workload, &args)?;
     match setup.backend {
         Backend::Threads => {
-            let workers = args.workers.unwrap_or(9);
-            setup.check_workers(workers)?;
-            let grain = grain(&args, setup.workload, workers)?;
+            let workers = args.procs.unwrap_or(DEFAULT_PROCS);
+            setup.check_workers(&args, workers)?;
+            let grain = grain(&args, &setup, workers)?;
             match setup.workload {
                 Workload::Matmul => {
                     let job = Arc::new(MatmulJob::new(args.size as usize, grain.tasks, args.seed));
@@ -319,9 +356,9 @@ fn run_mpi(args: &Args, setup: &Setup) -> Result<()> {
     use hetlb_runtime::transport::mpi::Mpi;
     let mpi = Mpi::init().map_err(|e| anyhow!("--backend: {e}"))?;
     let workers = mpi.size();
-    if let Some(w) = args.workers {
+    if let Some(w) = args.procs {
         if w != workers {
-            let e = anyhow!("--workers: {w} given but mpiexec started {workers} ranks");
+            let e = anyhow!("--procs: {w} given but mpiexec started {workers} ranks");
             return if mpi.rank() == 0 {
                 Err(e)
             } else {
@@ -329,14 +366,14 @@ fn run_mpi(args: &Args, setup: &Setup) -> Result<()> {
             };
         }
     }
-    if let Err(e) = setup.check_workers(workers) {
+    if let Err(e) = setup.check_workers(args, workers) {
         return if mpi.rank() == 0 {
             Err(e)
         } else {
             Err(quiet(e))
         };
     }
-    let grain = grain(args, setup.workload, workers)?;
+    let grain = grain(args, setup, workers)?;
     let result = match setup.workload {
         Workload::Matmul => {
             let job = Arc::new(MatmulJob::new(args.size as usize, grain.tasks, args.seed));
@@ -345,10 +382,10 @@ fn run_mpi(args: &Args, setup: &Setup) -> Result<()> {
             })
             .and_then(|runs| {
                 if mpi.rank() == 0 {
-                    present(args, setup, workers, &grain, &runs, &job)
-                } else {
-                    Ok(())
+                    present(args, setup, workers, &grain, &runs, &job)?;
+                    end_silent_ranks(&mpi, &runs);
                 }
+                Ok(())
             })
         }
         Workload::Synthetic => {
@@ -358,10 +395,10 @@ fn run_mpi(args: &Args, setup: &Setup) -> Result<()> {
             })
             .and_then(|runs| {
                 if mpi.rank() == 0 {
-                    present(args, setup, workers, &grain, &runs, &job)
-                } else {
-                    Ok(())
+                    present(args, setup, workers, &grain, &runs, &job)?;
+                    end_silent_ranks(&mpi, &runs);
                 }
+                Ok(())
             })
         }
     };
@@ -372,6 +409,28 @@ fn run_mpi(args: &Args, setup: &Setup) -> Result<()> {
         mpi.abort(1);
     }
     Ok(())
+}
+
+/// A rank given up as silent may still be stopped (`SIGSTOP`) or hung: the launcher would
+/// wait for it forever, so once the results are out every rank is ended, with one error line.
+#[cfg(feature = "mpi")]
+fn end_silent_ranks<O>(mpi: &hetlb_runtime::transport::mpi::Mpi, runs: &[PolicyRun<O>]) {
+    let mut silent: Vec<usize> = runs
+        .iter()
+        .flat_map(|r| &r.outcome.report.failures)
+        .filter(|f| f.kind == hetlb_runtime::FailureKind::Silent)
+        .map(|f| f.processor)
+        .collect();
+    silent.sort_unstable();
+    silent.dedup();
+    if !silent.is_empty() {
+        let _ = crate::output::finish();
+        eprintln!(
+            "error: rank(s) {silent:?} fell silent and were given up (the results above are \
+             complete); MPI cannot end a silent rank, so every rank is now ended"
+        );
+        mpi.abort(1);
+    }
 }
 
 /// An error already reported by another rank: exit non-zero without printing it again.

@@ -52,6 +52,9 @@ struct ProcessorJson<'a> {
     processor: usize,
     role: &'a str,
     slowdown: u32,
+    /// The factor after `--slowdown-change`, when the change came before the processor
+    /// stopped.
+    slowdown_after: Option<u32>,
     rows: u64,
     tasks: u64,
     batches: u64,
@@ -116,6 +119,22 @@ pub(super) fn present<J: Checked>(
         .find(|r| r.outcome.report.policy == Policy::StaticEqual)
         .map(|r| r.outcome.report.makespan);
     let slowdown_of = |p: usize| setup.slowdowns.as_ref().map_or(1, |s| s[p]);
+    let changed = |p: &hetlb_runtime::ProcessorReport| match setup.change {
+        Some((q, factor, at)) if q == p.processor && at < p.t_exec => Some(factor),
+        _ => None,
+    };
+    if let Some((q, _, at)) = setup.change {
+        for r in runs {
+            let rep = &r.outcome.report;
+            if rep.processors.get(q).is_some_and(|p| changed(p).is_none()) {
+                eprintln!(
+                    "note: {}: --slowdown-change at {at} s came after processor {q} stopped \
+                     ({:.3} s into a run of {:.3} s): its factor never changed",
+                    rep.policy, rep.processors[q].t_exec, rep.makespan
+                );
+            }
+        }
+    }
     let docs: Vec<RunJson> = runs
         .iter()
         .zip(&errors)
@@ -137,6 +156,7 @@ pub(super) fn present<J: Checked>(
                         processor: p.processor,
                         role: &p.role,
                         slowdown: slowdown_of(p.processor),
+                        slowdown_after: changed(p),
                         rows: p.rows,
                         tasks: p.tasks,
                         batches: p.batches,
@@ -164,6 +184,7 @@ pub(super) fn present<J: Checked>(
         })
         .collect();
     if let Some(path) = &args.plot {
+        let mut written = Vec::new();
         for r in runs {
             let target = if runs.len() > 1 {
                 suffixed(path, r.outcome.report.policy.name())
@@ -171,7 +192,9 @@ pub(super) fn present<J: Checked>(
                 path.clone()
             };
             plot(&target, &r.outcome.report, &job.describe())?;
+            written.push(target);
         }
+        crate::plot::notice(&written);
     }
     match args.format {
         Format::Json => {
@@ -203,7 +226,7 @@ pub(super) fn present<J: Checked>(
                         d.policy.name().to_string(),
                         p.processor.to_string(),
                         p.role.to_string(),
-                        p.slowdown.to_string(),
+                        slowdown_label(p),
                         p.rows.to_string(),
                         p.tasks.to_string(),
                         p.batches.to_string(),
@@ -234,6 +257,14 @@ pub(super) fn present<J: Checked>(
             }
             Ok(())
         }
+    }
+}
+
+/// `3`, or `3→6` once a `--slowdown-change` took effect.
+fn slowdown_label(p: &ProcessorJson) -> String {
+    match p.slowdown_after {
+        Some(after) => format!("{}→{after}", p.slowdown),
+        None => p.slowdown.to_string(),
     }
 }
 
@@ -280,7 +311,7 @@ fn plot(path: &std::path::Path, rep: &RunReport, what: &str) -> Result<()> {
 }
 
 fn print_run(d: &RunJson, alone: bool) {
-    println!(
+    crate::out!(
         "{} on {}: {}, {} processors, G = {} tasks ({}); capacities {}; master = processor {}",
         d.policy.name().to_uppercase(),
         d.backend,
@@ -299,7 +330,7 @@ fn print_run(d: &RunJson, alone: bool) {
         t.add_row(vec![
             p.processor.to_string(),
             p.role.to_string(),
-            p.slowdown.to_string(),
+            slowdown_label(p),
             p.rows.to_string(),
             p.tasks.to_string(),
             p.batches.to_string(),
@@ -309,7 +340,7 @@ fn print_run(d: &RunJson, alone: bool) {
             fixed(p.t_wait, 3),
         ]);
     }
-    println!("{t}");
+    crate::out!("{t}");
     let mut line = format!(
         "makespan {:.3} s · ideal {:.3} s · efficiency {:.3} · finish spread {:.1}%",
         d.makespan,
@@ -320,27 +351,27 @@ fn print_run(d: &RunJson, alone: bool) {
     if let (Some(one), Some(s)) = (d.one_worker, d.speedup) {
         line += &format!(" · one worker {one:.3} s → speedup {s:.2}");
     }
-    println!("{line}");
+    crate::out!("{line}");
     match d.max_error {
-        Some(e) if d.workload.starts_with("matmul") => println!(
+        Some(e) if d.workload.starts_with("matmul") => crate::out!(
             "result checked against a single-threaded triple loop: max |C − C_ref| = {e:.2e}"
         ),
-        Some(e) => println!("result checked task by task: {e} wrong"),
+        Some(e) => crate::out!("result checked task by task: {e} wrong"),
         None => {}
     }
     if !d.failures.is_empty() {
-        println!(
+        crate::out!(
             "survived {} failure(s), {} task(s) put back, {} duplicate result(s) dropped:",
             d.failures.len(),
             d.requeued,
             d.duplicates_dropped
         );
         for f in d.failures {
-            println!("  processor {}: {:?}: {}", f.processor, f.kind, f.message);
+            crate::out!("  processor {}: {:?}: {}", f.processor, f.kind, f.message);
         }
     }
     if !alone {
-        println!();
+        crate::out!();
     }
 }
 
@@ -365,14 +396,16 @@ fn print_comparison(docs: &[RunJson]) {
             d.speedup_vs_static.map_or("–".into(), |s| fixed(s, 2)),
         ]);
     }
-    println!("{t}");
+    crate::out!("{t}");
 }
 
 fn print_paper(d: &RunJson, paper: &hetlb_runtime::paper::PaperTable) {
-    println!(
+    crate::out!(
         "\nBeside the paper, Table {} ({}×{}; master PIII 1000 MHz, eight PII 333 MHz, Fast \
          Ethernet, C + MPI):",
-        paper.table, paper.size, paper.size
+        paper.table,
+        paper.size,
+        paper.size
     );
     let mut t = table([
         "role",
@@ -415,7 +448,7 @@ fn print_paper(d: &RunJson, paper: &hetlb_runtime::paper::PaperTable) {
             fixed(p.t_wait, 3),
         ]);
     }
-    println!("{t}");
+    crate::out!("{t}");
     let master = d.processors.iter().find(|p| p.processor == d.master);
     let others: Vec<u64> = d
         .processors
@@ -425,7 +458,7 @@ fn print_paper(d: &RunJson, paper: &hetlb_runtime::paper::PaperTable) {
         .collect();
     if let Some(m) = master {
         let mean = others.iter().sum::<u64>() as f64 / others.len().max(1) as f64;
-        println!(
+        crate::out!(
             "master rows ÷ mean worker rows: ours {:.2}, paper {:.2} · finish spread: ours \
              {:.1}%, paper {:.1}%",
             m.rows as f64 / mean.max(f64::MIN_POSITIVE),
@@ -434,7 +467,7 @@ fn print_paper(d: &RunJson, paper: &hetlb_runtime::paper::PaperTable) {
             100.0 * paper.finish_spread()
         );
     }
-    println!(
+    crate::out!(
         "Absolute times are not comparable (2004 hardware and network, naive C kernel; here \
          threads share this machine's cores and the slow processors repeat the kernel)."
     );

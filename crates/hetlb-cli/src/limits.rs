@@ -1,0 +1,56 @@
+//! The memory a command may use: sizes that would need more are refused before anything is
+//! allocated, with one line that names the option and the limit (`--max-memory` raises it).
+
+use anyhow::{Result, bail};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// The default limit, in GiB.
+pub const DEFAULT_GIB: f64 = 8.0;
+
+static LIMIT_BYTES: AtomicU64 = AtomicU64::new((DEFAULT_GIB * GIB) as u64);
+
+const GIB: f64 = (1u64 << 30) as f64;
+
+/// Sets the limit (from `--max-memory`).
+pub fn set_gib(gib: f64) {
+    LIMIT_BYTES.store((gib * GIB).min(u64::MAX as f64) as u64, Ordering::Relaxed);
+}
+
+/// Refuses `bytes` (an estimate of what `what` needs) above the limit, naming `option`.
+pub fn check(option: &str, what: &str, bytes: u128) -> Result<()> {
+    let limit = LIMIT_BYTES.load(Ordering::Relaxed);
+    if bytes > u128::from(limit) {
+        bail!(
+            "{option}: {what} needs about {} of memory, above the limit of {} (raise it with \
+             --max-memory GIB)",
+            human(bytes),
+            human(u128::from(limit))
+        );
+    }
+    Ok(())
+}
+
+/// `1.5 GiB`, `300 MiB`, …
+pub fn human(bytes: u128) -> String {
+    let b = bytes as f64;
+    if b >= GIB * 1024.0 {
+        format!("{:.1} TiB", b / GIB / 1024.0)
+    } else if b >= GIB {
+        format!("{:.1} GiB", b / GIB)
+    } else {
+        format!("{:.0} MiB", (b / (1u64 << 20) as f64).ceil())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn refuses_above_the_limit_and_names_the_option() {
+        assert!(check("--size", "the run", 1 << 20).is_ok());
+        let e = check("--size", "the run", 1 << 40).unwrap_err().to_string();
+        assert!(e.starts_with("--size: the run needs about 1.0 TiB"), "{e}");
+        assert!(e.contains("--max-memory"));
+    }
+}
