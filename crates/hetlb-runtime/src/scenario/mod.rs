@@ -21,6 +21,11 @@
 //! * **Accounting.** Every task has a unique id; the run checks that the tasks executed are
 //!   exactly those that entered (count and id sum).
 //!
+//! **Failures.** A rank whose loop fails (or panics) tells rank 0, which stops every rank: the
+//! run ends with an error naming the node, and its tasks are not re-queued elsewhere. Rank 0
+//! failing ends the run the same way. On MPI a rank that dies ends the job through the
+//! launcher.
+//!
 //! Differences from the simulator, by construction: a task in service is never moved (the
 //! simulator may move it and restart it elsewhere), status reports travel as messages rather
 //! than as a global snapshot, and a rank notices events between slices of work (at most
@@ -62,6 +67,8 @@ pub struct RealConfig {
     pub keep_ids: bool,
     /// How long the ranks may take to measure their links and to report at the end.
     pub timeout: Duration,
+    /// Fault injection: node `.0` fails at scenario time `.1` (its loop ends with an error).
+    pub fail: Option<(usize, f64)>,
 }
 
 /// Why a scenario could not run on real workers.
@@ -343,7 +350,13 @@ fn wait_start<T: Transport<Message>>(tr: &T, timeout: Duration) -> Result<(), Sc
 /// use hetlb_sim::Scenario;
 /// use std::time::Duration;
 /// let s = Scenario::from_toml("topology = \"ring:3\"\n[nodes]\ncount = 3\nrate = 100.0\ninitial = 20\n").unwrap();
-/// let cfg = RealConfig { time_scale: 0.1, work: Work::Sleep, keep_ids: false, timeout: Duration::from_secs(10) };
+/// let cfg = RealConfig {
+///     time_scale: 0.1,
+///     work: Work::Sleep,
+///     keep_ids: false,
+///     timeout: Duration::from_secs(10),
+///     fail: None,
+/// };
 /// let r = run_threads(&s, &cfg, Calibration { rounds_per_second: 1e9 }).unwrap();
 /// assert_eq!(r.tasks_completed, 60);
 /// assert!((r.makespan - 0.2).abs() < 0.1);

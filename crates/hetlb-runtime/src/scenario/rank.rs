@@ -46,9 +46,9 @@ impl Clock {
     }
 }
 
-/// The hypercube policy on one rank (004_… §4): a round is a synchronous collective in
-/// which every rank sends its load to every rank, every rank plans with the core's algorithm
-/// on the same loads, and sends its transfers at once. Ranks start no task during a round.
+/// The hypercube policy on one rank (004_… §4): a round is a collective in which every rank
+/// sends its load to every rank, every rank plans with the core's algorithm on the same loads,
+/// and sends its transfers at once.
 struct Threshold {
     algorithm: hetlb_core::Algorithm,
     threshold: u64,
@@ -240,6 +240,13 @@ impl<'a, T: Transport<Message>> Rank<'a, T> {
                 return self.finish(stop);
             }
             let now = self.clock.now();
+            if let Some((node, t)) = self.cfg.fail {
+                if node == self.node && now >= t {
+                    return Err(ScenarioRunError::Failed(format!(
+                        "injected fault at t = {t} s"
+                    )));
+                }
+            }
             if now >= end {
                 // Unlimited arrivals: the run ends at the end time, as in the simulator.
                 return self.finish(None);
@@ -280,13 +287,14 @@ impl<'a, T: Transport<Message>> Rank<'a, T> {
             Message::Failed { message } => {
                 if self.coordinator.is_some() {
                     let error = format!("node {from} failed: {message}");
+                    // The failed rank may be gone already: what cannot be sent is not needed.
                     for r in 0..self.size {
-                        self.tr.send(
+                        let _ = self.tr.send(
                             r,
                             Message::Stop {
                                 error: Some(error.clone()),
                             },
-                        )?;
+                        );
                     }
                 }
             }
@@ -554,8 +562,13 @@ impl<'a, T: Transport<Message>> Rank<'a, T> {
         self.join_round(next)
     }
 
+    /// Whether the rank holds back its next task: never. A balancing round takes real time
+    /// (a message to every rank), which the simulator's instantaneous balancing does not;
+    /// holding every rank's work for it would add that time to every queue. The plan is made
+    /// on the loads each rank had when it joined the round, and a rank sends out of what it
+    /// holds when the plan is made.
     fn paused(&self) -> bool {
-        self.threshold.as_ref().is_some_and(|t| t.joined.is_some())
+        false
     }
 
     /// Starts, continues or completes the task in service.

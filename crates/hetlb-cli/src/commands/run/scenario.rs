@@ -47,6 +47,10 @@ pub struct Args {
     /// Override the scenario's seed (the simulator's and the real run's).
     #[arg(long)]
     seed: Option<u64>,
+    /// Override the algorithm of a hypercube policy (`dem`, `oem`, `dem-improved`, `cwa`, …):
+    /// Rim et al.'s OEM-against-DEM comparison on the same file.
+    #[arg(long)]
+    algorithm: Option<String>,
     /// Seconds the ranks may take to measure their links and to report at the end.
     #[arg(long, default_value_t = 60.0)]
     timeout: f64,
@@ -66,6 +70,14 @@ struct Figures {
     total_idle: f64,
     tasks_moved: f64,
     finish: Vec<f64>,
+}
+
+/// What the threshold-triggered hypercube policy did.
+#[derive(Debug, Clone, Serialize)]
+struct Balancings {
+    count: u64,
+    mean_max_difference_after: Option<f64>,
+    mean_batch_speedup: Option<f64>,
 }
 
 #[derive(Debug, Serialize)]
@@ -90,6 +102,10 @@ struct Outcome {
     links: Vec<hetlb_runtime::scenario::LinkMeasure>,
     real_seconds: f64,
     paper_makespan: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    balancings: Option<Balancings>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    simulated_balancings: Option<Balancings>,
 }
 
 fn rel(measured: f64, simulated: f64) -> f64 {
@@ -154,6 +170,7 @@ pub fn run(args: Args) -> Result<()> {
             work,
             keep_ids: false,
             timeout: Duration::from_secs_f64(args.timeout),
+            fail: None,
         };
         let spinner =
             crate::progress::spinner(format!("running {} on real workers", path.display()));
@@ -200,6 +217,17 @@ pub(super) fn prepare(path: &Path, args: &Args) -> Result<(Scenario, Report)> {
     let mut scenario = Scenario::from_path(path).with_context(|| path.display().to_string())?;
     if let Some(seed) = args.seed {
         scenario.setup.seed = seed;
+    }
+    if let Some(a) = &args.algorithm {
+        let algorithm: hetlb_core::Algorithm =
+            a.parse().map_err(|e| anyhow!("--algorithm: {e}"))?;
+        match &mut scenario.policy {
+            hetlb_sim::scenario::PolicySpec::Hypercube { algorithm: x, .. } => *x = algorithm,
+            _ => bail!(
+                "--algorithm: {} has no hypercube policy to change",
+                path.display()
+            ),
+        }
     }
     scenario.setup.series.enabled = false;
     let sim = scenario
@@ -258,6 +286,40 @@ fn outcome(path: &Path, scenario: &Scenario, real: &RealReport, sim: Option<&Rep
             .collect(),
         real_seconds: real.real_seconds,
         paper_makespan: paper_makespan(scenario.name.as_deref()),
+        balancings: matches!(
+            scenario.policy,
+            hetlb_sim::scenario::PolicySpec::Hypercube { .. }
+        )
+        .then(|| {
+            // Every rank planned every round alike; rank 0's record serves.
+            let b = &real.nodes[0].balancings;
+            let n = b.len() as f64;
+            let nodes = scenario.node_count() as f64;
+            Balancings {
+                count: b.len() as u64,
+                mean_max_difference_after: (n > 0.0)
+                    .then(|| b.iter().map(|x| x.0 as f64).sum::<f64>() / n),
+                mean_batch_speedup: (n > 0.0).then(|| {
+                    b.iter()
+                        .filter(|x| x.1 > 0)
+                        .map(|x| x.2 * nodes / x.1 as f64)
+                        .sum::<f64>()
+                        / n
+                }),
+            }
+        }),
+        simulated_balancings: sim
+            .filter(|_| {
+                matches!(
+                    scenario.policy,
+                    hetlb_sim::scenario::PolicySpec::Hypercube { .. }
+                )
+            })
+            .map(|s| Balancings {
+                count: s.policy_stats.balancings,
+                mean_max_difference_after: s.policy_stats.mean_max_difference_after,
+                mean_batch_speedup: s.policy_stats.mean_batch_speedup,
+            }),
     }
 }
 
@@ -474,6 +536,27 @@ fn print_outcome(o: &Outcome) {
     if let Some(p) = o.paper_makespan {
         println!("paper (003_… §5): makespan {p} s");
     }
+    if let Some(b) = &o.balancings {
+        let s = o.simulated_balancings.as_ref();
+        let opt = |x: Option<f64>| x.map_or("–".to_string(), |v| fixed(v, 3));
+        let mut t = table(["threshold balancing (004_… §4)", "simulated", "measured"]);
+        t.add_row(vec![
+            "balancings".to_string(),
+            s.map_or("–".into(), |s| s.count.to_string()),
+            b.count.to_string(),
+        ]);
+        t.add_row(vec![
+            "mean max − min after".to_string(),
+            opt(s.and_then(|s| s.mean_max_difference_after)),
+            opt(b.mean_max_difference_after),
+        ]);
+        t.add_row(vec![
+            "mean batch speedup (Σ loads ÷ max)".to_string(),
+            opt(s.and_then(|s| s.mean_batch_speedup)),
+            opt(b.mean_batch_speedup),
+        ]);
+        println!("{t}");
+    }
     if !o.links.is_empty() {
         let mut l = table([
             "link",
@@ -538,6 +621,7 @@ fn run_mpi(args: &Args, work: Option<Work>) -> Result<()> {
             work,
             keep_ids: false,
             timeout: Duration::from_secs_f64(args.timeout),
+            fail: None,
         };
         let tr = mpi.transport::<hetlb_runtime::scenario::Message>();
         match hetlb_runtime::scenario::run_rank(&tr, &scenario, &cfg, calibration) {
