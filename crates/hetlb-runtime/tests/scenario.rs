@@ -66,7 +66,7 @@ fn arrivals_and_hypercube_balancing_execute_every_task_once() {
     exactly_once(&real);
     assert!(sim.policy_stats.balancings > 0);
     assert!(
-        real.nodes[0].balancings.len() > 0,
+        !real.nodes[0].balancings.is_empty(),
         "the threshold triggered balancing on real workers too"
     );
 }
