@@ -48,6 +48,7 @@ pub mod peer;
 mod processor;
 pub mod report;
 pub mod run;
+pub mod scenario;
 pub mod slowdown;
 pub mod transport;
 pub mod workload;

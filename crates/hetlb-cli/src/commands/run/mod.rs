@@ -5,11 +5,14 @@
 //!   out under EFP or a baseline (Aldasht, Ortega & Puntonet, 001_…).
 //! * [`iterative`] — an iterative application whose ranks balance their own items with peer
 //!   rebalancing under the decentralised rules (000_…, 002_…, 004_…).
+//! * [`scenario`] — the simulator's scenario files on real workers, measured against the
+//!   simulator's prediction (003_…, 004_… §4).
 
 mod iterative;
 #[cfg(feature = "mpi")]
 mod iterative_mpi;
 mod master_worker;
+mod scenario;
 
 use anyhow::Result;
 
@@ -29,6 +32,9 @@ enum Workload {
     /// An iterative application balanced by peer rebalancing, each rule against none and the
     /// ideal.
     Iterative(iterative::Args),
+    /// A simulator scenario (TOML) on real workers, one rank per node; `--compare` prints the
+    /// simulator's prediction beside the measurement.
+    Scenario(scenario::Args),
 }
 
 /// Runs `hetlb run`.
@@ -37,5 +43,6 @@ pub fn run(args: Args) -> Result<()> {
         Workload::Matmul(a) => master_worker::run(master_worker::Workload::Matmul, a),
         Workload::Synthetic(a) => master_worker::run(master_worker::Workload::Synthetic, a),
         Workload::Iterative(a) => iterative::run(a),
+        Workload::Scenario(a) => scenario::run(a),
     }
 }

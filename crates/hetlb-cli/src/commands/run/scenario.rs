@@ -1,0 +1,645 @@
+//! `hetlb run scenario`: the simulator's scenario files on real workers, the prediction beside
+//! the measurement.
+
+use crate::output::{Format, fixed, print_csv, print_json, table};
+use crate::plot::{Series, line_chart};
+use anyhow::{Context, Result, anyhow, bail};
+use hetlb_runtime::scenario::{
+    Calibration, RealConfig, RealReport, Work, check, default_time_scale, run_threads,
+};
+use hetlb_sim::{Report, Scenario};
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// Arguments of `hetlb run scenario`.
+#[derive(Debug, clap::Args)]
+#[command(after_help = "Examples:\n  \
+    hetlb run scenario examples/scenarios/mirtaheri-compensated.toml --compare\n  \
+    hetlb run scenario examples/scenarios/*.toml --compare --work sleep\n  \
+    hetlb run scenario examples/scenarios/rim-dynamic.toml --time-scale 0.002 --format json\n  \
+    mpiexec -n 6 hetlb run scenario examples/scenarios/mirtaheri-compensated.toml --backend mpi --compare")]
+pub struct Args {
+    /// Scenario files (TOML), as `hetlb simulate` reads them; one rank per node.
+    #[arg(required = true)]
+    scenarios: Vec<PathBuf>,
+    /// threads (default) or mpi (under mpiexec with one process per node; needs a build with
+    /// `--features mpi`).
+    #[arg(long, default_value = "threads")]
+    backend: String,
+    /// Real seconds per scenario second (default: the run lasts about --target-seconds).
+    #[arg(long, value_name = "S")]
+    time_scale: Option<f64>,
+    /// Real seconds a run should last when --time-scale is not given.
+    #[arg(long, default_value_t = 3.0)]
+    target_seconds: f64,
+    /// What a task does for its service time: `cpu` (calibrated CPU work for all of it; ranks
+    /// beyond the cores share them and slow down), `sleep` (a timed wait: a core per rank,
+    /// emulated), `share:F` (CPU work for a fraction F of it, then a wait), or `auto`: `cpu`
+    /// when there are no more nodes than cores, else `share` with F = cores ÷ nodes, so that
+    /// every node can compute at once without needing more cores than the machine has.
+    #[arg(long, default_value = "auto")]
+    work: String,
+    /// Also run the simulator on the same file and seed, and print both side by side with the
+    /// relative errors.
+    #[arg(long)]
+    compare: bool,
+    /// Override the scenario's seed (the simulator's and the real run's).
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Override the algorithm of a hypercube policy (`dem`, `oem`, `dem-improved`, `cwa`, …):
+    /// Rim et al.'s OEM-against-DEM comparison on the same file.
+    #[arg(long)]
+    algorithm: Option<String>,
+    /// Seconds the ranks may take to measure their links and to report at the end.
+    #[arg(long, default_value_t = 60.0)]
+    timeout: f64,
+    /// Finish time per node, simulated and measured: `.svg` or `.png` (one file per scenario
+    /// when several are given: NAME-SCENARIO.svg).
+    #[arg(long)]
+    plot: Option<PathBuf>,
+    /// Output format.
+    #[arg(long, short, value_enum, default_value_t)]
+    format: Format,
+}
+
+/// Four figures, simulated, measured or as relative errors.
+#[derive(Debug, Clone, Serialize)]
+struct Figures {
+    makespan: f64,
+    total_idle: f64,
+    tasks_moved: f64,
+    finish: Vec<f64>,
+}
+
+/// What the threshold-triggered hypercube policy did.
+#[derive(Debug, Clone, Serialize)]
+struct Balancings {
+    count: u64,
+    mean_max_difference_after: Option<f64>,
+    mean_batch_speedup: Option<f64>,
+}
+
+#[derive(Debug, Serialize)]
+struct Outcome {
+    scenario: String,
+    name: Option<String>,
+    policy: String,
+    backend: String,
+    time_scale: f64,
+    work: Work,
+    tasks_arrived: u64,
+    tasks_injected: u64,
+    tasks_completed: u64,
+    measured: Figures,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    simulated: Option<Figures>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    relative_error: Option<Figures>,
+    mean_response_time: Option<f64>,
+    simulated_mean_response_time: Option<f64>,
+    mean_delivery_lateness: Option<f64>,
+    links: Vec<hetlb_runtime::scenario::LinkMeasure>,
+    real_seconds: f64,
+    paper_makespan: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    balancings: Option<Balancings>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    simulated_balancings: Option<Balancings>,
+}
+
+fn rel(measured: f64, simulated: f64) -> f64 {
+    if simulated == 0.0 {
+        if measured == 0.0 { 0.0 } else { f64::INFINITY }
+    } else {
+        (measured - simulated) / simulated
+    }
+}
+
+/// The makespan the paper reports for the example scenarios of Mirtaheri & Grandinetti (003_…
+/// §5, Figs. 8–11), by scenario name.
+fn paper_makespan(name: Option<&str>) -> Option<f64> {
+    match name? {
+        "mirtaheri-no-balancing" => Some(2.6),
+        "mirtaheri-balanced" => Some(1.32),
+        "mirtaheri-delayed" => Some(7.13),
+        "mirtaheri-compensated" => Some(4.8),
+        _ => None,
+    }
+}
+
+/// Runs `hetlb run scenario`.
+pub fn run(args: Args) -> Result<()> {
+    let work = parse_work(&args.work)?;
+    if let Some(s) = args.time_scale {
+        if !(s.is_finite() && s > 0.0 && s <= 1e6) {
+            bail!("--time-scale: {s} is not a positive number up to 1000000");
+        }
+    }
+    if !(args.target_seconds.is_finite()
+        && args.target_seconds > 0.0
+        && args.target_seconds <= 3600.0)
+    {
+        bail!("--target-seconds: must be positive, at most 3600");
+    }
+    if !(args.timeout.is_finite() && args.timeout > 0.0 && args.timeout <= 86_400.0) {
+        bail!("--timeout: must be a positive number of seconds, at most 86400");
+    }
+    match args.backend.as_str() {
+        "threads" => {}
+        "mpi" => return run_mpi(&args, work),
+        other => bail!("--backend: unknown backend '{other}' (expected threads or mpi)"),
+    }
+    let calibration = Calibration::measure(Duration::from_millis(50));
+    let mut outcomes = Vec::new();
+    for path in &args.scenarios {
+        let (scenario, sim) = prepare(path, &args)?;
+        let work = resolve_work(work, scenario.node_count());
+        let scale = args
+            .time_scale
+            .unwrap_or_else(|| default_time_scale(&scenario, sim.makespan, args.target_seconds));
+        check(
+            &scenario,
+            hetlb_runtime::scenario::MAX_RANKS,
+            scale,
+            sim.makespan,
+        )
+        .map_err(|e| anyhow!("{}: {e}", path.display()))?;
+        let cfg = RealConfig {
+            time_scale: scale,
+            work,
+            keep_ids: false,
+            timeout: Duration::from_secs_f64(args.timeout),
+            fail: None,
+        };
+        let spinner =
+            crate::progress::spinner(format!("running {} on real workers", path.display()));
+        let real = run_threads(&scenario, &cfg, calibration)
+            .with_context(|| path.display().to_string())?;
+        spinner.finish_and_clear();
+        outcomes.push(outcome(
+            path,
+            &scenario,
+            &real,
+            args.compare.then_some(&sim),
+        ));
+    }
+    present(&args, &outcomes)
+}
+
+/// `None` for `auto`.
+fn parse_work(spec: &str) -> Result<Option<Work>> {
+    Ok(Some(match spec {
+        "auto" => return Ok(None),
+        "cpu" => Work::Cpu,
+        "sleep" => Work::Sleep,
+        s => match s.strip_prefix("share:").map(str::parse::<f64>) {
+            Some(Ok(f)) if f > 0.0 && f <= 1.0 => Work::Share(f),
+            _ => bail!("--work: '{s}' is not auto, cpu, sleep or share:F with 0 < F ≤ 1"),
+        },
+    }))
+}
+
+/// `auto`: CPU work when every node has a core, else the share that fits the cores.
+fn resolve_work(work: Option<Work>, nodes: usize) -> Work {
+    work.unwrap_or_else(|| {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        if nodes <= cores {
+            Work::Cpu
+        } else {
+            Work::Share(cores as f64 / nodes as f64)
+        }
+    })
+}
+
+/// Reads a scenario and runs the simulator on it (for the prediction and the default scale).
+pub(super) fn prepare(path: &Path, args: &Args) -> Result<(Scenario, Report)> {
+    let mut scenario = Scenario::from_path(path).with_context(|| path.display().to_string())?;
+    if let Some(seed) = args.seed {
+        scenario.setup.seed = seed;
+    }
+    if let Some(a) = &args.algorithm {
+        let algorithm: hetlb_core::Algorithm =
+            a.parse().map_err(|e| anyhow!("--algorithm: {e}"))?;
+        match &mut scenario.policy {
+            hetlb_sim::scenario::PolicySpec::Hypercube { algorithm: x, .. } => *x = algorithm,
+            _ => bail!(
+                "--algorithm: {} has no hypercube policy to change",
+                path.display()
+            ),
+        }
+    }
+    scenario.setup.series.enabled = false;
+    let sim = scenario
+        .run()
+        .with_context(|| format!("{}: the simulation", path.display()))?;
+    if !sim.makespan.is_finite() {
+        bail!("{}: the simulated makespan is not finite", path.display());
+    }
+    Ok((scenario, sim))
+}
+
+fn outcome(path: &Path, scenario: &Scenario, real: &RealReport, sim: Option<&Report>) -> Outcome {
+    let measured = Figures {
+        makespan: real.makespan,
+        total_idle: real.total_idle,
+        tasks_moved: real.tasks_moved as f64,
+        finish: real.nodes.iter().map(|n| n.finish).collect(),
+    };
+    let simulated = sim.map(|s| Figures {
+        makespan: s.makespan,
+        total_idle: s.total_idle,
+        tasks_moved: s.tasks_moved as f64,
+        finish: s.nodes.iter().map(|n| n.finish).collect(),
+    });
+    let relative_error = simulated.as_ref().map(|s| Figures {
+        makespan: rel(measured.makespan, s.makespan),
+        total_idle: rel(measured.total_idle, s.total_idle),
+        tasks_moved: rel(measured.tasks_moved, s.tasks_moved),
+        finish: measured
+            .finish
+            .iter()
+            .zip(&s.finish)
+            .map(|(&m, &x)| rel(m, x))
+            .collect(),
+    });
+    Outcome {
+        scenario: path.display().to_string(),
+        name: scenario.name.clone(),
+        policy: hetlb_sim::policy::Policy::name(&scenario.policy.build()),
+        backend: real.backend.clone(),
+        time_scale: real.time_scale,
+        work: real.work,
+        tasks_arrived: real.tasks_arrived,
+        tasks_injected: real.tasks_injected,
+        tasks_completed: real.tasks_completed,
+        measured,
+        simulated,
+        relative_error,
+        mean_response_time: real.mean_response_time,
+        simulated_mean_response_time: sim.and_then(|s| s.mean_response_time),
+        mean_delivery_lateness: real.mean_lateness,
+        links: real
+            .nodes
+            .iter()
+            .flat_map(|n| n.links.iter().copied())
+            .collect(),
+        real_seconds: real.real_seconds,
+        paper_makespan: paper_makespan(scenario.name.as_deref()),
+        balancings: matches!(
+            scenario.policy,
+            hetlb_sim::scenario::PolicySpec::Hypercube { .. }
+        )
+        .then(|| {
+            // Every rank planned every round alike; rank 0's record serves.
+            let b = &real.nodes[0].balancings;
+            let n = b.len() as f64;
+            let nodes = scenario.node_count() as f64;
+            Balancings {
+                count: b.len() as u64,
+                mean_max_difference_after: (n > 0.0)
+                    .then(|| b.iter().map(|x| x.0 as f64).sum::<f64>() / n),
+                mean_batch_speedup: (n > 0.0).then(|| {
+                    b.iter()
+                        .filter(|x| x.1 > 0)
+                        .map(|x| x.2 * nodes / x.1 as f64)
+                        .sum::<f64>()
+                        / n
+                }),
+            }
+        }),
+        simulated_balancings: sim
+            .filter(|_| {
+                matches!(
+                    scenario.policy,
+                    hetlb_sim::scenario::PolicySpec::Hypercube { .. }
+                )
+            })
+            .map(|s| Balancings {
+                count: s.policy_stats.balancings,
+                mean_max_difference_after: s.policy_stats.mean_max_difference_after,
+                mean_batch_speedup: s.policy_stats.mean_batch_speedup,
+            }),
+    }
+}
+
+fn present(args: &Args, outcomes: &[Outcome]) -> Result<()> {
+    if let Some(path) = &args.plot {
+        for o in outcomes {
+            let target = if outcomes.len() > 1 {
+                let stem = path
+                    .file_stem()
+                    .and_then(|s| s.to_str())
+                    .unwrap_or("finish");
+                let ext = path.extension().and_then(|s| s.to_str()).unwrap_or("svg");
+                let name = Path::new(&o.scenario)
+                    .file_stem()
+                    .and_then(|s| s.to_str())
+                    .unwrap_or("scenario");
+                path.with_file_name(format!("{stem}-{name}.{ext}"))
+            } else {
+                path.clone()
+            };
+            let mut series = vec![Series {
+                label: "measured".into(),
+                points: o
+                    .measured
+                    .finish
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &f)| (i as f64, f))
+                    .collect(),
+            }];
+            if let Some(s) = &o.simulated {
+                series.push(Series {
+                    label: "simulated".into(),
+                    points: s
+                        .finish
+                        .iter()
+                        .enumerate()
+                        .map(|(i, &f)| (i as f64, f))
+                        .collect(),
+                });
+            }
+            line_chart(
+                &target,
+                &format!(
+                    "Finish time per node: {}",
+                    o.name.as_deref().unwrap_or(&o.scenario)
+                ),
+                "node",
+                "seconds (scenario time)",
+                &series,
+            )
+            .context("--plot")?;
+        }
+    }
+    match args.format {
+        Format::Json => {
+            if outcomes.len() == 1 {
+                print_json(&outcomes[0])
+            } else {
+                print_json(&serde_json::json!({ "scenarios": outcomes }))
+            }
+        }
+        Format::Csv => print_csv(
+            &[
+                "scenario",
+                "figure",
+                "node",
+                "simulated",
+                "measured",
+                "relative_error",
+            ],
+            outcomes.iter().flat_map(|o| {
+                let mut rows = Vec::new();
+                let sim = o.simulated.as_ref();
+                let err = o.relative_error.as_ref();
+                let cell = |x: Option<f64>| x.map_or(String::new(), |v| format!("{v:.6}"));
+                for (name, m, s, e) in [
+                    (
+                        "makespan",
+                        o.measured.makespan,
+                        sim.map(|s| s.makespan),
+                        err.map(|e| e.makespan),
+                    ),
+                    (
+                        "total_idle",
+                        o.measured.total_idle,
+                        sim.map(|s| s.total_idle),
+                        err.map(|e| e.total_idle),
+                    ),
+                    (
+                        "tasks_moved",
+                        o.measured.tasks_moved,
+                        sim.map(|s| s.tasks_moved),
+                        err.map(|e| e.tasks_moved),
+                    ),
+                ] {
+                    rows.push(vec![
+                        o.scenario.clone(),
+                        name.into(),
+                        String::new(),
+                        cell(s),
+                        format!("{m:.6}"),
+                        cell(e),
+                    ]);
+                }
+                for (i, &m) in o.measured.finish.iter().enumerate() {
+                    rows.push(vec![
+                        o.scenario.clone(),
+                        "finish".into(),
+                        i.to_string(),
+                        cell(sim.map(|s| s.finish[i])),
+                        format!("{m:.6}"),
+                        cell(err.map(|e| e.finish[i])),
+                    ]);
+                }
+                rows
+            }),
+        ),
+        Format::Table => {
+            for o in outcomes {
+                print_outcome(o);
+            }
+            if outcomes.len() > 1 && outcomes.iter().all(|o| o.simulated.is_some()) {
+                let mut t = table([
+                    "scenario",
+                    "policy",
+                    "simulated makespan",
+                    "measured",
+                    "error",
+                    "paper",
+                ]);
+                for o in outcomes {
+                    let s = o.simulated.as_ref().map_or(0.0, |s| s.makespan);
+                    let e = o.relative_error.as_ref().map_or(0.0, |e| e.makespan);
+                    t.add_row(vec![
+                        o.name.clone().unwrap_or_else(|| o.scenario.clone()),
+                        o.policy.clone(),
+                        fixed(s, 3),
+                        fixed(o.measured.makespan, 3),
+                        format!("{:+.1}%", 100.0 * e),
+                        o.paper_makespan.map_or("–".into(), |p| fixed(p, 2)),
+                    ]);
+                }
+                println!("{t}");
+            }
+            Ok(())
+        }
+    }
+}
+
+fn print_outcome(o: &Outcome) {
+    println!(
+        "{} ({}) on {} workers, policy {}: time scale {:.4} real s per scenario s, tasks are {}; \
+         {} tasks completed ({} arrived, {} injected), every one exactly once; {:.2} s real",
+        o.name.as_deref().unwrap_or(&o.scenario),
+        o.scenario,
+        o.backend,
+        o.policy,
+        o.time_scale,
+        o.work.describe(),
+        o.tasks_completed,
+        o.tasks_arrived,
+        o.tasks_injected,
+        o.real_seconds
+    );
+    let mut t = table([
+        "figure (scenario time)",
+        "simulated",
+        "measured",
+        "relative error",
+    ]);
+    let sim = o.simulated.as_ref();
+    let err = o.relative_error.as_ref();
+    let cell = |x: Option<f64>, d: usize| x.map_or("–".to_string(), |v| fixed(v, d));
+    let pct = |x: Option<f64>| x.map_or("–".to_string(), |v| format!("{:+.1}%", 100.0 * v));
+    t.add_row(vec![
+        "makespan (s)".to_string(),
+        cell(sim.map(|s| s.makespan), 3),
+        fixed(o.measured.makespan, 3),
+        pct(err.map(|e| e.makespan)),
+    ]);
+    t.add_row(vec![
+        "total idle (s)".to_string(),
+        cell(sim.map(|s| s.total_idle), 3),
+        fixed(o.measured.total_idle, 3),
+        pct(err.map(|e| e.total_idle)),
+    ]);
+    t.add_row(vec![
+        "tasks moved".to_string(),
+        cell(sim.map(|s| s.tasks_moved), 0),
+        fixed(o.measured.tasks_moved, 0),
+        pct(err.map(|e| e.tasks_moved)),
+    ]);
+    for (i, &m) in o.measured.finish.iter().enumerate() {
+        t.add_row(vec![
+            format!("finish, node {i} (s)"),
+            cell(sim.map(|s| s.finish[i]), 3),
+            fixed(m, 3),
+            pct(err.map(|e| e.finish[i])),
+        ]);
+    }
+    if o.mean_response_time.is_some() {
+        t.add_row(vec![
+            "mean response time (s)".to_string(),
+            cell(o.simulated_mean_response_time, 3),
+            cell(o.mean_response_time, 3),
+            pct(o
+                .mean_response_time
+                .zip(o.simulated_mean_response_time)
+                .map(|(m, s)| rel(m, s))),
+        ]);
+    }
+    println!("{t}");
+    if let Some(p) = o.paper_makespan {
+        println!("paper (003_… §5): makespan {p} s");
+    }
+    if let Some(b) = &o.balancings {
+        let s = o.simulated_balancings.as_ref();
+        let opt = |x: Option<f64>| x.map_or("–".to_string(), |v| fixed(v, 3));
+        let mut t = table(["threshold balancing (004_… §4)", "simulated", "measured"]);
+        t.add_row(vec![
+            "balancings".to_string(),
+            s.map_or("–".into(), |s| s.count.to_string()),
+            b.count.to_string(),
+        ]);
+        t.add_row(vec![
+            "mean max − min after".to_string(),
+            opt(s.and_then(|s| s.mean_max_difference_after)),
+            opt(b.mean_max_difference_after),
+        ]);
+        t.add_row(vec![
+            "mean batch speedup (Σ loads ÷ max)".to_string(),
+            opt(s.and_then(|s| s.mean_batch_speedup)),
+            opt(b.mean_batch_speedup),
+        ]);
+        println!("{t}");
+    }
+    if !o.links.is_empty() {
+        let mut l = table([
+            "link",
+            "file rate",
+            "measured rate",
+            "file delay",
+            "measured delay",
+        ]);
+        for m in &o.links {
+            l.add_row(vec![
+                format!("{} → {}", m.from, m.to),
+                fixed(m.file_rate, 1),
+                fixed(m.measured_rate, 1),
+                fixed(m.file_delay, 4),
+                fixed(m.measured_delay, 4),
+            ]);
+        }
+        println!(
+            "links as the delay-aware policy saw them (tasks/s, seconds; measured by probes over the emulated links):\n{l}"
+        );
+    }
+    println!();
+}
+
+#[cfg(not(feature = "mpi"))]
+fn run_mpi(_args: &Args, _work: Option<Work>) -> Result<()> {
+    bail!(
+        "--backend: this hetlb was built without MPI support; rebuild with \
+         `cargo build --release -p hetlb-cli --features mpi` and launch it with mpiexec"
+    )
+}
+
+#[cfg(feature = "mpi")]
+fn run_mpi(args: &Args, work: Option<Work>) -> Result<()> {
+    use hetlb_runtime::transport::mpi::Mpi;
+    let mpi = Mpi::init().map_err(|e| anyhow!("--backend: {e}"))?;
+    let rank = mpi.rank();
+    let quiet =
+        |e: anyhow::Error| -> anyhow::Error { if rank == 0 { e } else { std::process::exit(1) } };
+    let calibration = Calibration::measure(Duration::from_millis(50));
+    let mut outcomes = Vec::new();
+    for path in &args.scenarios {
+        let (scenario, sim) = prepare(path, args).map_err(quiet)?;
+        // On MPI the ranks may be on several machines: auto means the share of this one.
+        let work = resolve_work(work, scenario.node_count());
+        if scenario.node_count() != mpi.size() {
+            return Err(quiet(anyhow!(
+                "{}: nodes.count: the scenario has {} nodes but mpiexec started {} ranks (one \
+                 rank per node)",
+                path.display(),
+                scenario.node_count(),
+                mpi.size()
+            )));
+        }
+        let scale = args
+            .time_scale
+            .unwrap_or_else(|| default_time_scale(&scenario, sim.makespan, args.target_seconds));
+        check(&scenario, usize::MAX, scale, sim.makespan)
+            .map_err(|e| quiet(anyhow!("{}: {e}", path.display())))?;
+        let cfg = RealConfig {
+            time_scale: scale,
+            work,
+            keep_ids: false,
+            timeout: Duration::from_secs_f64(args.timeout),
+            fail: None,
+        };
+        let tr = mpi.transport::<hetlb_runtime::scenario::Message>();
+        match hetlb_runtime::scenario::run_rank(&tr, &scenario, &cfg, calibration) {
+            Ok(Some(real)) => outcomes.push(outcome(
+                path,
+                &scenario,
+                &real,
+                args.compare.then_some(&sim),
+            )),
+            Ok(None) => {}
+            Err(e) => {
+                eprintln!("error: {}: {e}", path.display());
+                mpi.abort(1);
+            }
+        }
+    }
+    if rank == 0 {
+        present(args, &outcomes)?;
+    }
+    Ok(())
+}

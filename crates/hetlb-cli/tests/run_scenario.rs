@@ -1,0 +1,105 @@
+//! `hetlb run scenario` end to end.
+
+use serde_json::Value;
+use std::process::{Command, Output};
+
+fn hetlb(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_hetlb"))
+        .args(args)
+        .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
+        .output()
+        .expect("run hetlb")
+}
+
+fn fails_with(args: &[&str], needle: &str) {
+    let out = hetlb(args);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{args:?} should fail");
+    assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr:?}");
+    assert!(stderr.starts_with("error: "), "{args:?}: {stderr:?}");
+    assert!(
+        stderr.contains(needle),
+        "{args:?}: {stderr:?} lacks {needle:?}"
+    );
+}
+
+#[test]
+fn compare_prints_simulated_measured_and_errors() {
+    let out = hetlb(&[
+        "run",
+        "scenario",
+        "examples/scenarios/mirtaheri-compensated.toml",
+        "--compare",
+        "--work",
+        "sleep",
+        "--target-seconds",
+        "0.5",
+        "--format",
+        "json",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let d: Value = serde_json::from_slice(&out.stdout).unwrap();
+    for side in ["simulated", "measured", "relative_error"] {
+        for f in ["makespan", "total_idle", "tasks_moved"] {
+            assert!(d[side][f].as_f64().is_some(), "{side}.{f}");
+        }
+        assert_eq!(
+            d[side]["finish"].as_array().unwrap().len(),
+            6,
+            "{side}.finish"
+        );
+    }
+    assert!(d["time_scale"].as_f64().unwrap() > 0.0);
+    assert_eq!(d["tasks_completed"], 2800);
+    assert_eq!(d["tasks_arrived"], 0);
+    assert_eq!(d["paper_makespan"], 4.8);
+    assert_eq!(d["links"].as_array().unwrap().len(), 12);
+}
+
+#[test]
+fn bad_input_gets_one_clear_line() {
+    let file = "examples/scenarios/mirtaheri-balanced.toml";
+    fails_with(
+        &["run", "scenario", "/nonexistent.toml"],
+        "nonexistent.toml",
+    );
+    fails_with(&["run", "scenario", file, "--work", "lazy"], "--work");
+    fails_with(&["run", "scenario", file, "--work", "share:2"], "--work");
+    fails_with(
+        &["run", "scenario", file, "--time-scale", "0"],
+        "--time-scale",
+    );
+    fails_with(
+        &["run", "scenario", file, "--time-scale", "1e9"],
+        "--time-scale",
+    );
+    fails_with(
+        &["run", "scenario", file, "--algorithm", "oem"],
+        "--algorithm",
+    );
+    fails_with(
+        &["run", "scenario", file, "--backend", "pigeon"],
+        "--backend",
+    );
+    fails_with(
+        &["run", "scenario", file, "--time-scale", "5000"],
+        "at most 3600",
+    );
+    let dir = std::env::temp_dir().join(format!("hetlb-run-scenario-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let big = dir.join("big.toml");
+    std::fs::write(
+        &big,
+        "topology = \"ring:300\"\n[nodes]\ncount = 300\nrate = 100.0\ninitial = 1\n",
+    )
+    .unwrap();
+    fails_with(&["run", "scenario", big.to_str().unwrap()], "nodes.count");
+    let bad = dir.join("bad.toml");
+    std::fs::write(&bad, "[nodes]\ncount = 3\nrate = -1.0\n").unwrap();
+    fails_with(&["run", "scenario", bad.to_str().unwrap()], "line");
+    std::fs::remove_dir_all(&dir).ok();
+}

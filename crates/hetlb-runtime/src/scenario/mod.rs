@@ -1,0 +1,431 @@
+//! A simulator scenario executed on real workers: one rank per node, tasks that are real work,
+//! arrivals and injections at their (scaled) times, links emulated on the real transport, and
+//! the policy's decisions from the simulator's own code.
+//!
+//! `hetlb simulate FILE.toml` predicts what a policy does to a system whose tasks arrive over
+//! time; [`run_threads`] (and `run_mpi`, feature `mpi`) runs the same file for real, so the
+//! prediction can be checked against a measurement:
+//!
+//! * **Time.** Scenario time is real time divided by the time scale `S`: a task whose service
+//!   time is `s` (drawn from the same seeded stream as the simulator's) takes `s·S` real
+//!   seconds of CPU work (or of waiting, with [`Work::Sleep`]); an injection at `t` happens at
+//!   `t·S`. Measured times are reported in scenario time.
+//! * **Links.** A batch sent at `t` over a link of rate `μ` and delay `d` is delivered at
+//!   `max(t, link free) + n/μ + d` (the delay drawn from the simulator's stream), no earlier,
+//!   whatever the real transport takes.
+//! * **Policies.** The delay-aware policy runs [`hetlb_sim::policy::DelayAware`] on the rank
+//!   where load is injected, with its own load, its neighbours' last status reports, and the
+//!   links as measured by probes before the run. The threshold-triggered hypercube policy
+//!   balances in a synchronous round: every rank sends its load to every rank, plans with the
+//!   core's algorithm (the same call as the simulator's), and moves its tasks at once.
+//! * **Accounting.** Every task has a unique id; the run checks that the tasks executed are
+//!   exactly those that entered (count and id sum).
+//!
+//! **Failures.** A rank whose loop fails (or panics) tells rank 0, which stops every rank: the
+//! run ends with an error naming the node, and its tasks are not re-queued elsewhere. Rank 0
+//! failing ends the run the same way. On MPI a rank that dies ends the job through the
+//! launcher.
+//!
+//! Differences from the simulator, by construction: a task in service is never moved (the
+//! simulator may move it and restart it elsewhere), status reports travel as messages rather
+//! than as a global snapshot, and a rank notices events between slices of work (at most
+//! 200 µs late).
+
+mod coordinator;
+mod links;
+mod messages;
+mod rank;
+mod work;
+
+pub use links::LinkEstimates;
+pub use messages::{LinkMeasure, Message, NodeMeasured, Task};
+pub use work::{Calibration, Work};
+
+use crate::transport::{Transport, TransportError};
+use hetlb_sim::Scenario;
+use hetlb_sim::scenario::PolicySpec;
+use rank::{Clock, Rank};
+use serde::Serialize;
+use std::time::{Duration, Instant};
+use thiserror::Error;
+
+/// The most ranks a threads run starts for a scenario.
+pub const MAX_RANKS: usize = 256;
+/// The longest run accepted, in real seconds (at the chosen scale).
+pub const MAX_REAL_SECONDS: f64 = 3600.0;
+/// The most tasks a real run holds.
+pub const MAX_TASKS: u64 = 20_000_000;
+
+/// How a scenario runs on real workers.
+#[derive(Debug, Clone)]
+pub struct RealConfig {
+    /// Real seconds per scenario second.
+    pub time_scale: f64,
+    /// CPU work or timed waits.
+    pub work: Work,
+    /// Keep every executed task's id (for tests of exactly-once execution).
+    pub keep_ids: bool,
+    /// How long the ranks may take to measure their links and to report at the end.
+    pub timeout: Duration,
+    /// Fault injection: node `.0` fails at scenario time `.1` (its loop ends with an error).
+    pub fail: Option<(usize, f64)>,
+}
+
+/// Why a scenario could not run on real workers.
+#[derive(Debug, Clone, PartialEq, Error)]
+pub enum ScenarioRunError {
+    /// The scenario does not fit real workers here.
+    #[error("{0}")]
+    TooLarge(String),
+    /// Bad settings.
+    #[error("{0}")]
+    Config(String),
+    /// A message could not be moved.
+    #[error("transport: {0}")]
+    Transport(#[from] TransportError),
+    /// The policy refused its input.
+    #[error("policy: {0}")]
+    Policy(String),
+    /// The run failed on a rank.
+    #[error("{0}")]
+    Failed(String),
+    /// Tasks were lost or executed twice.
+    #[error("task accounting: {0}")]
+    Accounting(String),
+}
+
+/// What the run measured, in scenario time.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RealReport {
+    /// The backend.
+    pub backend: String,
+    /// Real seconds per scenario second.
+    pub time_scale: f64,
+    /// CPU work or waits.
+    pub work: Work,
+    /// Scenario time of the last completion.
+    pub makespan: f64,
+    /// Σ over nodes of idle time up to the makespan.
+    pub total_idle: f64,
+    /// Tasks moved between nodes.
+    pub tasks_moved: u64,
+    /// Tasks that arrived from outside.
+    pub tasks_arrived: u64,
+    /// Tasks injected.
+    pub tasks_injected: u64,
+    /// Tasks executed.
+    pub tasks_completed: u64,
+    /// Mean time from entering to completion.
+    pub mean_response_time: Option<f64>,
+    /// Per node.
+    pub nodes: Vec<NodeMeasured>,
+    /// Real seconds the whole run took (probes and reporting included).
+    pub real_seconds: f64,
+    /// Mean lateness of deliveries behind their modelled arrival (scenario seconds).
+    pub mean_lateness: Option<f64>,
+}
+
+impl RealReport {
+    /// Assembles the report from every rank's measurements (checking exactly-once execution).
+    ///
+    /// # Errors
+    /// [`ScenarioRunError::Accounting`] when the tasks executed are not those created.
+    pub fn assemble(
+        backend: &str,
+        cfg: &RealConfig,
+        mut nodes: Vec<NodeMeasured>,
+        real_seconds: f64,
+    ) -> Result<Self, ScenarioRunError> {
+        nodes.sort_by_key(|n| n.node);
+        let executed: u64 = nodes.iter().map(|n| n.executed).sum();
+        let created: u64 = nodes.iter().map(|n| n.created).sum();
+        let id_sum: u128 = nodes.iter().map(|n| n.id_sum).sum();
+        let created_sum: u128 = nodes.iter().map(|n| n.created_id_sum).sum();
+        if executed != created || id_sum != created_sum {
+            return Err(ScenarioRunError::Accounting(format!(
+                "{created} tasks entered, {executed} were executed (id sums {created_sum} and \
+                 {id_sum})"
+            )));
+        }
+        let makespan = nodes.iter().map(|n| n.finish).fold(0.0, f64::max);
+        let total_idle = nodes.iter().map(|n| (makespan - n.busy).max(0.0)).sum();
+        let deliveries: u64 = nodes.iter().map(|n| n.deliveries).sum();
+        let lateness: f64 = nodes.iter().map(|n| n.lateness_sum).sum();
+        Ok(Self {
+            backend: backend.to_string(),
+            time_scale: cfg.time_scale,
+            work: cfg.work,
+            makespan,
+            total_idle,
+            tasks_moved: nodes.iter().map(|n| n.received).sum(),
+            tasks_arrived: nodes.iter().map(|n| n.arrived).sum(),
+            tasks_injected: nodes.iter().map(|n| n.injected).sum(),
+            tasks_completed: executed,
+            mean_response_time: (executed > 0)
+                .then(|| nodes.iter().map(|n| n.response_sum).sum::<f64>() / executed as f64),
+            real_seconds,
+            mean_lateness: (deliveries > 0).then(|| lateness / deliveries as f64),
+            nodes,
+        })
+    }
+}
+
+/// Refuses scenarios that do not fit real workers here, and policies that cannot run on them.
+///
+/// `predicted_makespan` is the simulator's, in scenario seconds.
+///
+/// # Errors
+/// [`ScenarioRunError::TooLarge`] naming what is too large.
+pub fn check(
+    scenario: &Scenario,
+    ranks_limit: usize,
+    time_scale: f64,
+    predicted_makespan: f64,
+) -> Result<(), ScenarioRunError> {
+    let n = scenario.node_count();
+    if n > ranks_limit {
+        return Err(ScenarioRunError::TooLarge(format!(
+            "nodes.count: {n} nodes need {n} ranks; at most {ranks_limit} run here"
+        )));
+    }
+    if !(time_scale.is_finite() && time_scale > 0.0) {
+        return Err(ScenarioRunError::Config(format!(
+            "time scale {time_scale} must be positive and finite"
+        )));
+    }
+    let real = predicted_makespan * time_scale;
+    if real > MAX_REAL_SECONDS {
+        return Err(ScenarioRunError::TooLarge(format!(
+            "the run would last about {real:.0} s at time scale {time_scale}; at most \
+             {MAX_REAL_SECONDS:.0} s (choose a smaller --time-scale)"
+        )));
+    }
+    let setup = &scenario.setup;
+    let mut tasks: u128 = setup.initial.iter().map(|&w| u128::from(w)).sum();
+    tasks += setup
+        .injections
+        .iter()
+        .map(|i| u128::from(i.tasks))
+        .sum::<u128>();
+    if let Some(a) = &setup.arrivals {
+        match (a.per_node, setup.end_time) {
+            (Some(k), _) => tasks += u128::from(k) * n as u128,
+            (None, Some(t)) => {
+                tasks += a
+                    .rates
+                    .iter()
+                    .map(|r| (r * t * 1.2 + 10.0) as u128)
+                    .sum::<u128>();
+            }
+            (None, None) => {}
+        }
+    }
+    if tasks > u128::from(MAX_TASKS) {
+        return Err(ScenarioRunError::TooLarge(format!(
+            "the scenario holds about {tasks} tasks; at most {MAX_TASKS} run on real workers"
+        )));
+    }
+    Ok(())
+}
+
+/// The time scale that makes the run last about `target` real seconds, given the simulator's
+/// makespan; never so small that a mean task would take less than 100 µs.
+pub fn default_time_scale(scenario: &Scenario, predicted_makespan: f64, target: f64) -> f64 {
+    use hetlb_sim::model::NodeModel;
+    let fastest = (0..scenario.node_count())
+        .map(|i| scenario.nodes.rate(i))
+        .fold(0.0, f64::max);
+    let by_length = target / predicted_makespan.max(1e-9);
+    let by_task = if fastest > 0.0 { 100e-6 * fastest } else { 0.0 };
+    by_length.max(by_task)
+}
+
+/// Runs one rank of the scenario over `tr`: measures links (delay-aware policy), waits for the
+/// common start, runs the node, and reports to rank 0. Rank 0 returns the report.
+///
+/// # Errors
+/// [`ScenarioRunError`] when the run fails on this or another rank.
+pub fn run_rank<T: Transport<Message>>(
+    tr: &T,
+    scenario: &Scenario,
+    cfg: &RealConfig,
+    calibration: Calibration,
+) -> Result<Option<RealReport>, ScenarioRunError> {
+    let started = Instant::now();
+    let me = tr.rank();
+    let measures = if matches!(scenario.policy, PolicySpec::DelayAware { .. }) {
+        links::probe(tr, scenario, cfg.time_scale, cfg.timeout)?
+    } else {
+        // Everyone is ready at once: a start signal all the same, for a common clock.
+        tr.send(0, Message::Probed)?;
+        wait_start(tr, cfg.timeout)?;
+        Vec::new()
+    };
+    // Every rank learns the others' measurements through its own only: the delay-aware
+    // policy reads the links of the deciding rank, which are its own.
+    let mut estimates = LinkEstimates::default();
+    for m in measures {
+        estimates.insert(m);
+    }
+    let clock = Clock {
+        start: Instant::now(),
+        scale: cfg.time_scale,
+    };
+    let result = Rank::new(tr, scenario, cfg, calibration, clock, &estimates).run();
+    let (measured, early) = match result {
+        Ok(m) => m,
+        Err(e) => {
+            let _ = tr.send(
+                0,
+                Message::Failed {
+                    message: e.to_string(),
+                },
+            );
+            return Err(e);
+        }
+    };
+    if me != 0 {
+        tr.send(0, Message::Final(Box::new(measured)))?;
+        return Ok(None);
+    }
+    let mut all = vec![measured];
+    all.extend(early);
+    let deadline = Instant::now() + cfg.timeout;
+    while all.len() < tr.size() {
+        match tr.recv(Some(deadline))? {
+            Some(env) => {
+                if let Message::Final(m) = env.msg {
+                    all.push(*m);
+                }
+            }
+            None => {
+                return Err(ScenarioRunError::Failed(format!(
+                    "{} of {} ranks did not report within {:?}",
+                    tr.size() - all.len(),
+                    tr.size(),
+                    cfg.timeout
+                )));
+            }
+        }
+    }
+    RealReport::assemble(tr.backend(), cfg, all, started.elapsed().as_secs_f64()).map(Some)
+}
+
+/// Rank 0 sends `Start` once every rank said it is ready; everyone waits for it.
+fn wait_start<T: Transport<Message>>(tr: &T, timeout: Duration) -> Result<(), ScenarioRunError> {
+    let deadline = Instant::now() + timeout;
+    let mut ready = 0usize;
+    loop {
+        match tr.recv(Some(deadline))? {
+            Some(env) => match env.msg {
+                Message::Probed if tr.rank() == 0 => {
+                    ready += 1;
+                    if ready == tr.size() {
+                        for r in 0..tr.size() {
+                            tr.send(r, Message::Start)?;
+                        }
+                    }
+                }
+                Message::Start => return Ok(()),
+                _ => {}
+            },
+            None => {
+                return Err(ScenarioRunError::Failed(format!(
+                    "rank {}: the run did not start within {timeout:?}",
+                    tr.rank()
+                )));
+            }
+        }
+    }
+}
+
+/// Runs `scenario` on one thread per node.
+///
+/// # Errors
+/// [`ScenarioRunError`]: too large, a failed rank (its error, named), lost tasks.
+///
+/// # Example
+/// ```
+/// use hetlb_runtime::scenario::{run_threads, Calibration, RealConfig, Work};
+/// use hetlb_sim::Scenario;
+/// use std::time::Duration;
+/// let s = Scenario::from_toml("topology = \"ring:3\"\n[nodes]\ncount = 3\nrate = 100.0\ninitial = 20\n").unwrap();
+/// let cfg = RealConfig {
+///     time_scale: 0.1,
+///     work: Work::Sleep,
+///     keep_ids: false,
+///     timeout: Duration::from_secs(10),
+///     fail: None,
+/// };
+/// let r = run_threads(&s, &cfg, Calibration { rounds_per_second: 1e9 }).unwrap();
+/// assert_eq!(r.tasks_completed, 60);
+/// assert!((r.makespan - 0.2).abs() < 0.1);
+/// ```
+pub fn run_threads(
+    scenario: &Scenario,
+    cfg: &RealConfig,
+    calibration: Calibration,
+) -> Result<RealReport, ScenarioRunError> {
+    let n = scenario.node_count();
+    if n == 0 || n > MAX_RANKS {
+        return Err(ScenarioRunError::TooLarge(format!(
+            "nodes.count: {n} nodes; 1 to {MAX_RANKS} run on threads"
+        )));
+    }
+    let mut ends = crate::transport::threads::network::<Message>(n).into_iter();
+    let first = ends.next().expect("at least one rank");
+    let mut handles = Vec::new();
+    for tr in ends {
+        let scenario = scenario.clone();
+        let cfg = cfg.clone();
+        handles.push(
+            std::thread::Builder::new()
+                .name(format!("hetlb-node{}", tr.rank()))
+                .spawn(move || {
+                    let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                        run_rank(&tr, &scenario, &cfg, calibration)
+                    }));
+                    if let Err(p) = &run {
+                        let message = p
+                            .downcast_ref::<String>()
+                            .cloned()
+                            .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+                            .unwrap_or_else(|| "panicked".into());
+                        let _ = tr.send(0, Message::Failed { message });
+                    }
+                })
+                .map_err(|e| ScenarioRunError::Failed(format!("cannot start a thread: {e}")))?,
+        );
+    }
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        run_rank(&first, scenario, cfg, calibration)
+    }));
+    let result = match result {
+        Ok(r) => r,
+        Err(_) => {
+            for r in 1..n {
+                let _ = first.send(
+                    r,
+                    Message::Stop {
+                        error: Some("node 0 panicked".into()),
+                    },
+                );
+            }
+            Err(ScenarioRunError::Failed("node 0 panicked".into()))
+        }
+    };
+    if result.is_err() {
+        for r in 1..n {
+            let _ = first.send(
+                r,
+                Message::Stop {
+                    error: Some("the run failed".into()),
+                },
+            );
+        }
+    }
+    for h in handles {
+        let _ = h.join();
+    }
+    result.and_then(|r| r.ok_or_else(|| ScenarioRunError::Failed("rank 0 has no report".into())))
+}

@@ -1,0 +1,154 @@
+//! Scenarios on real workers (threads): every task executed exactly once under arrivals and
+//! balancing, the prediction within a tolerance a noisy machine keeps, failures reported.
+
+use hetlb_runtime::scenario::{
+    Calibration, RealConfig, ScenarioRunError, Work, check, run_threads,
+};
+use hetlb_sim::Scenario;
+use std::time::{Duration, Instant};
+
+fn cfg(scale: f64) -> RealConfig {
+    RealConfig {
+        time_scale: scale,
+        work: Work::Sleep,
+        keep_ids: true,
+        timeout: Duration::from_secs(30),
+        fail: None,
+    }
+}
+
+const CAL: Calibration = Calibration {
+    rounds_per_second: 1e8,
+};
+
+fn exactly_once(report: &hetlb_runtime::scenario::RealReport) {
+    let mut ids: Vec<u64> = report
+        .nodes
+        .iter()
+        .flat_map(|n| n.executed_ids.iter().copied())
+        .collect();
+    let n = ids.len();
+    ids.sort_unstable();
+    ids.dedup();
+    assert_eq!(ids.len(), n, "no task executed twice");
+    assert_eq!(n as u64, report.tasks_completed);
+    let created: u64 = report.nodes.iter().map(|n| n.created).sum();
+    assert_eq!(
+        created, report.tasks_completed,
+        "every task that entered was executed"
+    );
+}
+
+#[test]
+fn arrivals_and_hypercube_balancing_execute_every_task_once() {
+    let s = Scenario::from_toml(
+        r#"
+        seed = 3
+        topology = "hypercube:3"
+        [nodes]
+        count = 8
+        rate = 100.0
+        service = "exponential"
+        initial = 0
+        [arrivals]
+        rates = [90.0, 10.0, 10.0, 10.0, 60.0, 10.0, 10.0, 10.0]
+        per_node = 40
+        [policy]
+        kind = "hypercube"
+        algorithm = "oem"
+        threshold = 3
+        "#,
+    )
+    .unwrap();
+    let sim = s.run().unwrap();
+    let real = run_threads(&s, &cfg(0.5), CAL).unwrap();
+    assert_eq!(real.tasks_arrived, 320);
+    exactly_once(&real);
+    assert!(sim.policy_stats.balancings > 0);
+    assert!(
+        !real.nodes[0].balancings.is_empty(),
+        "the threshold triggered balancing on real workers too"
+    );
+}
+
+#[test]
+fn delay_aware_injection_executes_every_task_once_and_is_predicted() {
+    let s = Scenario::from_toml(
+        r#"
+        topology = "ring:4"
+        [nodes]
+        count = 4
+        rate = 200.0
+        initial = 20
+        [links]
+        rate = 400.0
+        delay = 0.01
+        [[injections]]
+        node = 0
+        time = 0.05
+        tasks = 200
+        [policy]
+        kind = "delay-aware"
+        compensate = true
+        "#,
+    )
+    .unwrap();
+    let sim = s.run().unwrap();
+    let real = run_threads(&s, &cfg(2.0), CAL).unwrap();
+    exactly_once(&real);
+    assert!(real.tasks_moved > 0);
+    // A generous tolerance: the machine is shared; the 10% aim is for the benchmark.
+    let error = (real.makespan - sim.makespan).abs() / sim.makespan;
+    assert!(
+        error < 0.3,
+        "simulated {} measured {}",
+        sim.makespan,
+        real.makespan
+    );
+    // The policy used measured links; they are close to the file's.
+    let links: Vec<_> = real.nodes.iter().flat_map(|n| n.links.clone()).collect();
+    assert_eq!(links.len(), 8);
+    for l in links {
+        assert!(
+            (l.measured_rate - l.file_rate).abs() / l.file_rate < 0.5,
+            "{l:?}"
+        );
+    }
+}
+
+#[test]
+fn a_failing_node_ends_the_run_with_a_clear_error() {
+    let s = Scenario::from_toml(
+        "topology = \"ring:4\"\n[nodes]\ncount = 4\nrate = 100.0\ninitial = 50\n",
+    )
+    .unwrap();
+    for node in [0, 2] {
+        let mut c = cfg(0.5);
+        c.fail = Some((node, 0.1));
+        let start = Instant::now();
+        let e = run_threads(&s, &c, CAL).unwrap_err();
+        assert!(start.elapsed() < Duration::from_secs(10));
+        let m = e.to_string();
+        assert!(m.contains("injected fault"), "{m}");
+        if node != 0 {
+            assert!(m.contains(&format!("node {node}")), "{m}");
+        }
+    }
+}
+
+#[test]
+fn scenarios_too_large_for_real_workers_are_refused() {
+    let s = Scenario::from_toml(
+        "topology = \"ring:300\"\n[nodes]\ncount = 300\nrate = 1.0\ninitial = 1\n",
+    )
+    .unwrap();
+    assert!(matches!(
+        check(&s, 256, 1.0, 1.0),
+        Err(ScenarioRunError::TooLarge(_))
+    ));
+    let s =
+        Scenario::from_toml("topology = \"ring:3\"\n[nodes]\ncount = 3\nrate = 1.0\ninitial = 5\n")
+            .unwrap();
+    let e = check(&s, 256, 10_000.0, 5.0).unwrap_err().to_string();
+    assert!(e.contains("at most 3600"), "{e}");
+}
