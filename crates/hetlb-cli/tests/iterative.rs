@@ -240,12 +240,15 @@ fn bad_arguments_get_one_clear_line() {
     fails_with(&args(&with(&["--schedule", "teleport"])), "--schedule");
     fails_with(&args(&with(&["--speeds", "guessed"])), "--speeds");
     fails_with(&args(&with(&["--every", "0"])), "--every");
+    fails_with(&args(&with(&["--iterations", "-1"])), "--iterations");
     fails_with(
         &args(&with(&["--workers", "3", "--slowdown", "1,2"])),
         "--slowdown",
     );
-    fails_with(&args(&with(&["--workers", "0"])), "--workers");
-    fails_with(&args(&with(&["--workers", "1000000"])), "--workers");
+    fails_with(&args(&with(&["--workers", "0"])), "--procs");
+    fails_with(&args(&with(&["--procs", "1000000"])), "--procs");
+    fails_with(&args(&with(&["--items", "-5"])), "--items");
+    fails_with(&args(&with(&["--iterations", "-1"])), "--iterations");
     fails_with(&args(&with(&["--timeout", "0"])), "--timeout");
     fails_with(
         &args(&with(&["--topology", "ring:5", "--balancer", "dishet"])),

@@ -1,7 +1,7 @@
 //! `hetlb run iterative`: an iterative application on real workers, balanced by peer
 //! rebalancing under each decentralised rule in turn, against no balancing and the ideal.
 
-use crate::input::parse_list;
+use crate::input::{parse_list, whole};
 use crate::output::{Format, fixed, print_csv, print_json, table};
 use crate::plot::{Series, line_chart};
 use crate::progress;
@@ -25,27 +25,27 @@ const MAX_CELLS: u64 = 100_000_000;
 /// Arguments of `hetlb run iterative`.
 #[derive(Debug, clap::Args)]
 #[command(after_help = "Examples:\n  \
-    hetlb run iterative --balancer all --workers 4 --slowdown 1,3,3,3\n  \
-    hetlb run iterative --balancer cwa,dishet,none --workers 8 --drift hotspot:6 --plot iterations.svg\n  \
-    hetlb run iterative --balancer oem --workers 4 --schedule pipeline --dump steps.jsonl --format json\n  \
+    hetlb run iterative --balancer all --procs 4 --slowdown 1,3,3,3\n  \
+    hetlb run iterative --balancer cwa,dishet,none --procs 8 --drift hotspot:6 --plot iterations.svg\n  \
+    hetlb run iterative --balancer oem --procs 4 --schedule pipeline --dump steps.jsonl --format json\n  \
     mpiexec -n 8 hetlb run iterative --backend mpi --balancer all --slowdown 1,1,3,3,3,3,3,3")]
 pub struct Args {
     /// Items (cells of work) in all, spread over the ranks in equal blocks at the start.
-    #[arg(long, default_value_t = 4096, visible_alias = "cells")]
+    #[arg(long, default_value_t = 4096, visible_alias = "cells", value_parser = whole::<u64>(1, MAX_CELLS))]
     items: u64,
     /// Iterations of the application's loop.
-    #[arg(long, default_value_t = 40)]
+    #[arg(long, default_value_t = 40, value_parser = whole::<u64>(1, 100_000_000))]
     iterations: u64,
     /// Rebalance every R iterations.
-    #[arg(long, default_value_t = 5, value_name = "R")]
+    #[arg(long, default_value_t = 5, value_name = "R", value_parser = whole::<u64>(1, 100_000_000))]
     every: u64,
     /// Rules to compare, comma-separated (any name `hetlb balance` accepts), `none` for the
     /// run without balancing, or `all`: every rule that fits the rank count, and none.
     #[arg(long, default_value = "all", value_name = "ALG[,ALG…]|all|none")]
     balancer: String,
     /// Ranks (threads; on MPI the number of processes, the default there).
-    #[arg(long)]
-    pub(super) workers: Option<usize>,
+    #[arg(long, visible_alias = "workers", value_name = "P", value_parser = whole::<usize>(1, MAX_THREAD_RANKS))]
+    pub(super) procs: Option<usize>,
     /// Slowdown factor per rank, whole numbers ≥ 1 (`1,3,3,3`); the rank repeats its kernel
     /// that many times. The balancer never sees them: it measures speeds.
     #[arg(long)]
@@ -57,10 +57,10 @@ pub struct Args {
     #[arg(long)]
     drift: Option<String>,
     /// Kernel rounds per unit of work.
-    #[arg(long, default_value_t = 2000)]
+    #[arg(long, default_value_t = 2000, value_parser = whole::<u64>(0, 1_000_000_000_000))]
     cost: u64,
     /// Bytes of application data carried by each item.
-    #[arg(long, default_value_t = 64)]
+    #[arg(long, default_value_t = 64, value_parser = whole::<usize>(0, 1 << 30))]
     item_bytes: usize,
     /// How items are put on the links: phased, overlap or pipeline (Rim et al. §6).
     #[arg(long, default_value = "phased")]
@@ -103,7 +103,7 @@ pub(super) struct Setup {
 impl Setup {
     pub(super) fn parse(args: &Args, ranks: usize) -> Result<Self> {
         if ranks == 0 {
-            bail!("--workers: at least one rank is needed");
+            bail!("--procs: at least one rank is needed");
         }
         if args.items == 0 {
             bail!("--items: at least one item is needed");
@@ -136,7 +136,7 @@ impl Setup {
             Some(s) => {
                 let v = parse_list::<u32>(s, "--slowdown", Some("a whole number ≥ 1"))?;
                 if v.len() != ranks {
-                    bail!("--slowdown: {} values given for {ranks} workers", v.len());
+                    bail!("--slowdown: {} values given for {ranks} ranks", v.len());
                 }
                 if let Some(i) = v.iter().position(|&f| f == 0) {
                     bail!(
@@ -201,7 +201,7 @@ impl Setup {
             let comm = hetlb_runtime::peer::threads::group::<u64>(ranks)
                 .into_iter()
                 .next()
-                .ok_or_else(|| anyhow!("--workers: at least one rank is needed"))?;
+                .ok_or_else(|| anyhow!("--procs: at least one rank is needed"))?;
             hetlb_runtime::peer::Balancer::<u64, _>::new(comm, cfg.clone()).map_err(|e| {
                 let m = e.to_string();
                 match m.strip_prefix("topology: ") {
@@ -233,7 +233,7 @@ pub fn run(args: Args) -> Result<()> {
         "mpi" => return run_mpi(&args),
         other => bail!("--backend: unknown backend '{other}' (expected threads or mpi)"),
     }
-    let ranks = args.workers.unwrap_or(4);
+    let ranks = args.procs.unwrap_or(4);
     if ranks > MAX_THREAD_RANKS {
         bail!(
             "--workers: {ranks} threads is more than the {MAX_THREAD_RANKS} a threads run starts"
