@@ -18,6 +18,10 @@ pub struct Args {
     /// Calls per timing of the balanced case.
     #[arg(long, default_value_t = 2000)]
     calls: usize,
+    /// Items per unit of Rim et al.'s Figs. 18–19 (15 units on one rank, 1 on each other),
+    /// moved by dem under each schedule.
+    #[arg(long, default_value_t = 20_000)]
+    unit_items: u64,
     /// Timed repetitions (kernel and floor interleaved); medians are reported.
     #[arg(long, default_value_t = 5, visible_alias = "repeat")]
     runs: usize,
@@ -41,6 +45,7 @@ struct Report {
     balanced_seconds: f64,
     balanced_floor_seconds: f64,
     balanced_ratio: f64,
+    schedules: Vec<hetlb_runtime::peer::measure::ScheduleTiming>,
 }
 
 /// Runs `hetlb bench rebalance`.
@@ -57,6 +62,12 @@ pub fn run(args: Args) -> Result<()> {
     if args.runs == 0 || args.runs > 1000 {
         bail!("--runs: {} is not between 1 and 1000", args.runs);
     }
+    if args.unit_items == 0 || args.unit_items > 1_000_000 {
+        bail!(
+            "--unit-items: {} is not between 1 and 1000000",
+            args.unit_items
+        );
+    }
     if args.calls == 0 || args.calls > 1_000_000 {
         bail!("--calls: {} is not between 1 and 1000000", args.calls);
     }
@@ -72,6 +83,7 @@ pub fn run(args: Args) -> Result<()> {
         balanced.extend(nothing_to_do(args.ranks, args.calls, 1));
         bar.inc(1);
     }
+    let schedules = hetlb_runtime::peer::measure::schedules(args.unit_items, args.runs);
     bar.finish_and_clear();
     let med = |v: &[(f64, f64)], second: bool| {
         let mut x: Vec<f64> = v.iter().map(|p| if second { p.1 } else { p.0 }).collect();
@@ -95,6 +107,7 @@ pub fn run(args: Args) -> Result<()> {
         balanced_seconds: med(&balanced, false),
         balanced_floor_seconds: med(&balanced, true),
         balanced_ratio: med(&balanced, false) / med(&balanced, true),
+        schedules,
     };
     match args.format {
         Format::Json => print_json(&r),
@@ -153,6 +166,21 @@ pub fn run(args: Args) -> Result<()> {
                 fixed(r.balanced_ratio, 2),
             ]);
             println!("{t}");
+            println!(
+                "Rim et al.'s Figs. 18-19 on 8 threads, {} items per unit, dem: the measured move \
+                 beside the model (steps × the time per unit measured in the same call):",
+                args.unit_items
+            );
+            let mut s = table(["schedule", "model steps", "measured", "model prediction"]);
+            for x in &r.schedules {
+                s.add_row(vec![
+                    x.schedule.name().to_string(),
+                    x.predicted_steps.to_string(),
+                    format!("{} ms", fixed(x.measured_seconds * 1e3, 2)),
+                    format!("{} ms", fixed(x.predicted_seconds * 1e3, 2)),
+                ]);
+            }
+            println!("{s}");
             Ok(())
         }
     }

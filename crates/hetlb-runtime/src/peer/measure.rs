@@ -252,3 +252,71 @@ mod tests {
         assert_eq!(median(&mut [3.0, 1.0, 2.0]), 2.0);
     }
 }
+
+/// One schedule's move on real workers beside the model.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct ScheduleTiming {
+    /// The schedule.
+    pub schedule: hetlb_core::transmission::Schedule,
+    /// The model's steps (one unit over one link per step).
+    pub predicted_steps: u64,
+    /// Median seconds of the slowest rank's move.
+    pub measured_seconds: f64,
+    /// `predicted_steps × seconds per unit`, the unit time measured in the same run.
+    pub predicted_seconds: f64,
+}
+
+/// Rim et al.'s Figs. 18–19 on 8 threads, scaled: one rank holds `15·k` items, the others `k`
+/// each; `dem` moves them under each schedule. Returns, per schedule, the model's steps, the
+/// measured move (median of `repeats`) and the model's prediction from the measured time per
+/// unit.
+pub fn schedules(k: u64, repeats: usize) -> Vec<ScheduleTiming> {
+    use hetlb_core::transmission::Schedule;
+    let ranks = 8;
+    Schedule::ALL
+        .into_iter()
+        .map(|schedule| {
+            let mut moves = Vec::new();
+            let mut predicted = Vec::new();
+            let mut steps = 0;
+            for _ in 0..repeats {
+                let barrier = Arc::new(Barrier::new(ranks));
+                let handles: Vec<_> = threads::group::<Item64>(ranks)
+                    .into_iter()
+                    .enumerate()
+                    .map(|(r, comm)| {
+                        let barrier = Arc::clone(&barrier);
+                        std::thread::spawn(move || {
+                            let n = if r == 0 { 15 * k } else { k };
+                            let lo = if r == 0 {
+                                0
+                            } else {
+                                15 * k + (r as u64 - 1) * k
+                            };
+                            let mut mine = items(lo, lo + n);
+                            let cfg = BalancerConfig::new("dem").expect("dem").schedule(schedule);
+                            let mut b =
+                                Balancer::new(comm.count_bytes(false), cfg).expect("config");
+                            barrier.wait();
+                            b.rebalance(&mut mine).expect("rebalance")
+                        })
+                    })
+                    .collect();
+                let reports: Vec<_> = handles
+                    .into_iter()
+                    .map(|h| h.join().expect("rank"))
+                    .collect();
+                let r = &reports[0];
+                steps = r.predicted_steps.unwrap_or(0);
+                moves.push(r.slowest_move_seconds);
+                predicted.push(r.predicted_move_seconds.unwrap_or(0.0));
+            }
+            ScheduleTiming {
+                schedule,
+                predicted_steps: steps,
+                measured_seconds: median(&mut moves),
+                predicted_seconds: median(&mut predicted),
+            }
+        })
+        .collect()
+}
