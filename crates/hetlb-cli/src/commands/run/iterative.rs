@@ -114,15 +114,14 @@ impl Setup {
                 args.items
             );
         }
-        let bytes = (args.items as u128) * (args.item_bytes as u128 + 48);
-        if bytes > 8 << 30 {
-            bail!(
-                "--item-bytes: {} items of {} bytes need {} GiB; at most 8 GiB",
-                args.items,
-                args.item_bytes,
-                bytes >> 30
-            );
-        }
+        // Every item is held once, and at most twice more while it moves (its clone in a
+        // message and its copy at the receiver).
+        let bytes = (args.items as u128) * (args.item_bytes as u128 + 48) * 3;
+        crate::limits::check(
+            "--item-bytes",
+            &format!("{} items of {} bytes", args.items, args.item_bytes),
+            bytes,
+        )?;
         if args.iterations == 0 {
             bail!("--iterations: at least one iteration is needed");
         }
