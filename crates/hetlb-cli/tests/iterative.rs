@@ -1,36 +1,10 @@
 //! `hetlb run iterative` and `hetlb replay` end to end.
 
+mod common;
+
+use common::{fails_with, hetlb, json};
+
 use serde_json::Value;
-use std::process::{Command, Output};
-
-fn hetlb(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_hetlb"))
-        .args(args)
-        .output()
-        .expect("run hetlb")
-}
-
-fn json(args: &[&str]) -> Value {
-    let out = hetlb(args);
-    assert!(
-        out.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).expect("JSON")
-}
-
-fn fails_with(args: &[&str], needle: &str) {
-    let out = hetlb(args);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success(), "{args:?} should fail");
-    assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr:?}");
-    assert!(stderr.starts_with("error: "), "{args:?}: {stderr:?}");
-    assert!(
-        stderr.contains(needle),
-        "{args:?}: {stderr:?} lacks {needle:?}"
-    );
-}
 
 const SMALL: [&str; 8] = [
     "--items",

@@ -1,26 +1,8 @@
 //! `hetlb run` end to end: the report's fields, and one clear line for every bad argument.
 
-use std::process::{Command, Output};
+mod common;
 
-fn hetlb(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_hetlb"))
-        .args(args)
-        .output()
-        .expect("run hetlb")
-}
-
-fn fails_with(args: &[&str], needle: &str) {
-    let out = hetlb(args);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success(), "{args:?} should fail");
-    assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr:?}");
-    assert!(stderr.starts_with("error: "), "{args:?}: {stderr:?}");
-    assert!(
-        stderr.contains(needle),
-        "{args:?}: {stderr:?} lacks {needle:?}"
-    );
-    assert!(!stderr.contains("panicked"), "{args:?}: {stderr:?}");
-}
+use common::{fails_with, hetlb};
 
 #[test]
 fn json_report_has_the_papers_columns() {

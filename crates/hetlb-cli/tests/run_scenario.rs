@@ -1,27 +1,10 @@
 //! `hetlb run scenario` end to end.
 
+mod common;
+
+use common::{fails_with, hetlb};
+
 use serde_json::Value;
-use std::process::{Command, Output};
-
-fn hetlb(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_hetlb"))
-        .args(args)
-        .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
-        .output()
-        .expect("run hetlb")
-}
-
-fn fails_with(args: &[&str], needle: &str) {
-    let out = hetlb(args);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success(), "{args:?} should fail");
-    assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr:?}");
-    assert!(stderr.starts_with("error: "), "{args:?}: {stderr:?}");
-    assert!(
-        stderr.contains(needle),
-        "{args:?}: {stderr:?} lacks {needle:?}"
-    );
-}
 
 #[test]
 fn compare_prints_simulated_measured_and_errors() {

@@ -2,12 +2,16 @@
 //! itself under `mpiexec` (4 ranks for the checks, 3 for the silent-rank cases) and checks the
 //! exit status; each rank then runs the same checks as an SPMD program, rank 0 asserting.
 
+mod common;
+
+use common::mpiexec;
+
 use hetlb_core::rules::self_scheduling::Policy;
 use hetlb_runtime::transport::mpi::Mpi;
 use hetlb_runtime::workload::matmul::MatmulJob;
 use hetlb_runtime::workload::synthetic::Synthetic;
 use hetlb_runtime::{FailureKind, Faults, FnJob, RunConfig, Slowdown, TaskError, run_mpi};
-use std::process::{Command, ExitCode, Stdio};
+use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 const CHILD: &str = "HETLB_MPI_TEST_CHILD";
@@ -22,42 +26,10 @@ fn main() -> ExitCode {
     }
 }
 
-/// Runs `mpiexec -n ranks <this program>` with `mode`, killing it after `limit`.
-fn mpiexec(ranks: usize, mode: &str, limit: Duration) -> Result<(bool, String), String> {
-    let me = std::env::current_exe().map_err(|e| e.to_string())?;
-    let mut child = Command::new("mpiexec")
-        .args(["-n", &ranks.to_string()])
-        .arg(&me)
-        .env(CHILD, mode)
-        .stdout(Stdio::inherit())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|e| format!("cannot start mpiexec (is MPICH installed?): {e}"))?;
-    let start = Instant::now();
-    loop {
-        if let Some(status) = child.try_wait().map_err(|e| e.to_string())? {
-            let mut err = String::new();
-            if let Some(mut s) = child.stderr.take() {
-                use std::io::Read;
-                let _ = s.read_to_string(&mut err);
-            }
-            return Ok((status.success(), err));
-        }
-        if start.elapsed() > limit {
-            let _ = child.kill();
-            let _ = child.wait();
-            return Err(format!(
-                "mpiexec -n {ranks} ({mode}) still running after {limit:?}"
-            ));
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
 fn launcher() -> ExitCode {
     let mut failed = 0;
     let mut passed = 0;
-    match mpiexec(4, "checks", Duration::from_secs(300)) {
+    match mpiexec(4, CHILD, "checks", Duration::from_secs(300)) {
         Ok((true, _)) => passed += 1,
         Ok((false, err)) => {
             eprintln!("mpi checks failed:\n{err}");
@@ -70,7 +42,7 @@ fn launcher() -> ExitCode {
     }
     let mut expect = |mode: &str, ranks: usize, want_ok: bool, needle: &str, what: &str| {
         let start = Instant::now();
-        match mpiexec(ranks, mode, Duration::from_secs(120)) {
+        match mpiexec(ranks, CHILD, mode, Duration::from_secs(120)) {
             Ok((ok, err)) if ok == want_ok && err.contains(needle) => {
                 println!("{what} after {:.1} s", start.elapsed().as_secs_f64());
                 passed += 1;

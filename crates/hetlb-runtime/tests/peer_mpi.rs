@@ -10,6 +10,10 @@
 //! * `silent` — rank 0 stops answering in the middle of a move; every other rank returns an
 //!   error naming it within the timeout and holds what it held before.
 
+mod common;
+
+use common::mpiexec;
+
 use hetlb_core::model::Capacities;
 use hetlb_core::network_algorithm::{NetworkAlgorithm, NetworkOptions, balance_on};
 use hetlb_core::transmission::Schedule;
@@ -19,7 +23,7 @@ use mpi::Threading;
 use mpi::collective::{CommunicatorCollectives, SystemOperation};
 use mpi::point_to_point::{Destination, Source};
 use mpi::topology::Communicator;
-use std::process::{Command, ExitCode, Stdio};
+use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 const CHILD: &str = "HETLB_PEER_MPI_CHILD";
@@ -34,40 +38,11 @@ fn main() -> ExitCode {
     }
 }
 
-fn mpiexec(mode: &str, limit: Duration) -> Result<(bool, String), String> {
-    let me = std::env::current_exe().map_err(|e| e.to_string())?;
-    let mut child = Command::new("mpiexec")
-        .args(["-n", &RANKS.to_string()])
-        .arg(&me)
-        .env(CHILD, mode)
-        .stdout(Stdio::inherit())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|e| format!("cannot start mpiexec (is MPICH installed?): {e}"))?;
-    let start = Instant::now();
-    loop {
-        if let Some(status) = child.try_wait().map_err(|e| e.to_string())? {
-            let mut err = String::new();
-            if let Some(mut s) = child.stderr.take() {
-                use std::io::Read;
-                let _ = s.read_to_string(&mut err);
-            }
-            return Ok((status.success(), err));
-        }
-        if start.elapsed() > limit {
-            let _ = child.kill();
-            let _ = child.wait();
-            return Err(format!("mpiexec ({mode}) still running after {limit:?}"));
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
 fn launcher() -> ExitCode {
     let mut failed = 0;
     for mode in ["rules-funneled", "rules-multiple", "silent"] {
         let start = Instant::now();
-        match mpiexec(mode, Duration::from_secs(300)) {
+        match mpiexec(RANKS, CHILD, mode, Duration::from_secs(300)) {
             Ok((true, _)) => println!("{mode}: passed in {:.1} s", start.elapsed().as_secs_f64()),
             Ok((false, err)) => {
                 eprintln!("{mode}: failed:\n{err}");

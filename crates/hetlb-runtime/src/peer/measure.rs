@@ -71,24 +71,30 @@ fn initial(r: usize, ranks: usize, per_sender: u64) -> Vec<Item64> {
     }
 }
 
-fn time_cwa(ranks: usize, per_sender: u64, count_bytes: bool) -> f64 {
-    let barrier = Arc::new(Barrier::new(ranks));
-    let handles: Vec<_> = threads::group::<Item64>(ranks)
+/// Runs one thread per element of `per_rank`: `prepare(rank, resource)` sets the rank up and
+/// returns its work; the work is timed between two barriers that every rank passes. Returns
+/// rank 0's seconds.
+fn timed<R, F, W>(per_rank: Vec<R>, prepare: F) -> f64
+where
+    R: Send + 'static,
+    F: Fn(usize, R) -> W + Send + Sync + 'static,
+    W: FnOnce(),
+{
+    let barrier = Arc::new(Barrier::new(per_rank.len()));
+    let prepare = Arc::new(prepare);
+    let handles: Vec<_> = per_rank
         .into_iter()
         .enumerate()
-        .map(|(r, comm)| {
+        .map(|(r, resource)| {
             let barrier = Arc::clone(&barrier);
+            let prepare = Arc::clone(&prepare);
             std::thread::spawn(move || {
-                let mut mine = initial(r, ranks, per_sender);
-                let cfg = BalancerConfig::new("cwa").expect("cwa");
-                let mut b = Balancer::new(comm.count_bytes(count_bytes), cfg).expect("config");
+                let work = prepare(r, resource);
                 barrier.wait();
                 let t = Instant::now();
-                b.rebalance(&mut mine).expect("rebalance");
+                work();
                 barrier.wait();
-                let s = t.elapsed().as_secs_f64();
-                assert_eq!(mine.len() as u64, per_sender);
-                s
+                t.elapsed().as_secs_f64()
             })
         })
         .collect();
@@ -97,6 +103,18 @@ fn time_cwa(ranks: usize, per_sender: u64, count_bytes: bool) -> f64 {
         .map(|h| h.join().expect("rank"))
         .collect();
     times[0]
+}
+
+fn time_cwa(ranks: usize, per_sender: u64, count_bytes: bool) -> f64 {
+    timed(threads::group::<Item64>(ranks), move |r, comm| {
+        let mut mine = initial(r, ranks, per_sender);
+        let cfg = BalancerConfig::new("cwa").expect("cwa");
+        let mut b = Balancer::new(comm.count_bytes(count_bytes), cfg).expect("config");
+        move || {
+            b.rebalance(&mut mine).expect("rebalance");
+            assert_eq!(mine.len() as u64, per_sender);
+        }
+    })
 }
 
 fn time_direct(ranks: usize, per_sender: u64) -> f64 {
@@ -104,125 +122,83 @@ fn time_direct(ranks: usize, per_sender: u64) -> f64 {
     let (senders, receivers): (Vec<_>, Vec<_>) = (0..ranks)
         .map(|_| channel::unbounded::<Vec<Item64>>())
         .unzip();
-    let barrier = Arc::new(Barrier::new(ranks));
-    let handles: Vec<_> = receivers
-        .into_iter()
-        .enumerate()
-        .map(|(r, inbox)| {
-            let barrier = Arc::clone(&barrier);
-            let senders = senders.clone();
-            std::thread::spawn(move || {
-                let mut mine = initial(r, ranks, per_sender);
-                barrier.wait();
-                let t = Instant::now();
-                if r < half {
-                    let out = mine.split_off(mine.len() - per_sender as usize);
-                    senders[r + half].send(out).expect("send");
-                } else {
-                    let got = inbox.recv().expect("recv");
-                    mine.extend(got);
-                }
-                barrier.wait();
-                let s = t.elapsed().as_secs_f64();
-                assert_eq!(mine.len() as u64, per_sender);
-                s
-            })
-        })
-        .collect();
-    let times: Vec<f64> = handles
-        .into_iter()
-        .map(|h| h.join().expect("rank"))
-        .collect();
-    times[0]
+    timed(receivers, move |r, inbox| {
+        let mut mine = initial(r, ranks, per_sender);
+        let senders = senders.clone();
+        move || {
+            if r < half {
+                let out = mine.split_off(mine.len() - per_sender as usize);
+                senders[r + half].send(out).expect("send");
+            } else {
+                let got = inbox.recv().expect("recv");
+                mine.extend(got);
+            }
+            assert_eq!(mine.len() as u64, per_sender);
+        }
+    })
 }
 
 /// Seconds per call, averaged over `calls` calls, of a `rebalance` that finds nothing to do
 /// on `ranks` threads, and of an all-reduce of a `u64` over channels: one pair per repetition.
 pub fn nothing_to_do(ranks: usize, calls: usize, repeats: usize) -> Vec<(f64, f64)> {
     (0..repeats)
-        .map(|_| (time_balanced(ranks, calls), time_allreduce(ranks, calls)))
+        .map(|_| {
+            (
+                time_balanced(ranks, calls) / calls as f64,
+                time_allreduce(ranks, calls) / calls as f64,
+            )
+        })
         .collect()
 }
 
 fn time_balanced(ranks: usize, calls: usize) -> f64 {
-    let barrier = Arc::new(Barrier::new(ranks));
-    let handles: Vec<_> = threads::group::<u64>(ranks)
-        .into_iter()
-        .enumerate()
-        .map(|(r, comm)| {
-            let barrier = Arc::clone(&barrier);
-            std::thread::spawn(move || {
-                let mut mine: Vec<u64> = (r as u64 * 100..(r as u64 + 1) * 100).collect();
-                let cfg = BalancerConfig::new("cwa").expect("cwa");
-                let mut b = Balancer::new(comm, cfg).expect("config");
-                barrier.wait();
-                let t = Instant::now();
-                for _ in 0..calls {
-                    let report = b.rebalance(&mut mine).expect("rebalance");
-                    debug_assert!(!report.balanced);
-                }
-                barrier.wait();
-                t.elapsed().as_secs_f64() / calls as f64
-            })
-        })
-        .collect();
-    let times: Vec<f64> = handles
-        .into_iter()
-        .map(|h| h.join().expect("rank"))
-        .collect();
-    times[0]
+    timed(threads::group::<u64>(ranks), move |r, comm| {
+        let mut mine: Vec<u64> = (r as u64 * 100..(r as u64 + 1) * 100).collect();
+        let cfg = BalancerConfig::new("cwa").expect("cwa");
+        let mut b = Balancer::new(comm, cfg).expect("config");
+        move || {
+            for _ in 0..calls {
+                let report = b.rebalance(&mut mine).expect("rebalance");
+                debug_assert!(!report.balanced);
+            }
+        }
+    })
 }
 
 fn time_allreduce(ranks: usize, calls: usize) -> f64 {
     let (senders, receivers): (Vec<_>, Vec<_>) = (0..ranks)
         .map(|_| channel::unbounded::<(u32, u64)>())
         .unzip();
-    let barrier = Arc::new(Barrier::new(ranks));
-    let handles: Vec<_> = receivers
-        .into_iter()
-        .enumerate()
-        .map(|(r, inbox)| {
-            let barrier = Arc::clone(&barrier);
-            let senders = senders.clone();
-            std::thread::spawn(move || {
-                let mut early: Vec<(u32, u64)> = Vec::new();
-                barrier.wait();
-                let t = Instant::now();
-                let mut total = 0u64;
-                for call in 0..calls as u32 {
-                    // Recursive doubling; a message is tagged with its call and round.
-                    let mut value = r as u64 + 1;
-                    let mut k = 0u32;
-                    while (1usize << k) < ranks {
-                        let tag = call * 64 + k;
-                        let partner = r ^ (1 << k);
-                        senders[partner].send((tag, value)).expect("send");
-                        let got = match early.iter().position(|&(t, _)| t == tag) {
-                            Some(i) => early.swap_remove(i).1,
-                            None => loop {
-                                let (t, v) = inbox.recv().expect("recv");
-                                if t == tag {
-                                    break v;
-                                }
-                                early.push((t, v));
-                            },
-                        };
-                        value += got;
-                        k += 1;
-                    }
-                    total = value;
+    timed(receivers, move |r, inbox| {
+        let senders = senders.clone();
+        move || {
+            let mut early: Vec<(u32, u64)> = Vec::new();
+            let mut total = 0u64;
+            for call in 0..calls as u32 {
+                // Recursive doubling; a message is tagged with its call and round.
+                let mut value = r as u64 + 1;
+                let mut k = 0u32;
+                while (1usize << k) < ranks {
+                    let tag = call * 64 + k;
+                    senders[r ^ (1 << k)].send((tag, value)).expect("send");
+                    let got = match early.iter().position(|&(t, _)| t == tag) {
+                        Some(i) => early.swap_remove(i).1,
+                        None => loop {
+                            let (t, v) = inbox.recv().expect("recv");
+                            if t == tag {
+                                break v;
+                            }
+                            early.push((t, v));
+                        },
+                    };
+                    value += got;
+                    k += 1;
                 }
-                barrier.wait();
-                assert_eq!(total, (ranks * (ranks + 1) / 2) as u64);
-                t.elapsed().as_secs_f64() / calls as f64
-            })
-        })
-        .collect();
-    let times: Vec<f64> = handles
-        .into_iter()
-        .map(|h| h.join().expect("rank"))
-        .collect();
-    times[0]
+                total = value;
+            }
+            assert_eq!(total, (ranks * (ranks + 1) / 2) as u64);
+        }
+    })
 }
 
 /// The median of `xs` (0 for none).
