@@ -378,3 +378,34 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn a_rank_that_cannot_take_part_stops_the_others() {
+    // Rank 1's units overflow: it cannot gather; the others learn it at once.
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    struct Huge(u64);
+    impl Item for Huge {
+        fn id(&self) -> u64 {
+            self.0
+        }
+        fn load(&self) -> u64 {
+            u64::MAX / 2 + 1
+        }
+    }
+    let items = vec![vec![], vec![Huge(1), Huge(2)], vec![], vec![]];
+    let start = Instant::now();
+    let out = run_group(items, |_| {
+        BalancerConfig::new("oem")
+            .unwrap()
+            .timeout(Duration::from_secs(30))
+    });
+    assert!(start.elapsed() < Duration::from_secs(10));
+    for (rank, (r, _)) in out.iter().enumerate() {
+        let e = r.as_ref().unwrap_err();
+        if rank == 1 {
+            assert!(matches!(e, PeerError::Plan(_)), "{e}");
+        } else {
+            assert!(e.to_string().contains("overflow"), "rank {rank}: {e}");
+        }
+    }
+}

@@ -158,8 +158,19 @@ impl<T: Item, C: Comm<T>> Balancer<T, C> {
         let start = Instant::now();
         let units = items
             .iter()
-            .try_fold(0u64, |a, it| a.checked_add(it.load()))
-            .ok_or_else(|| PeerError::Plan("this rank's units overflow u64".into()))?;
+            .try_fold(0u64, |a, it| a.checked_add(it.load()));
+        let Some(units) = units else {
+            // The others wait for this rank's load: tell them.
+            let me = self.comm.rank();
+            let mut session = Session::new(
+                &mut self.comm,
+                &mut self.mailbox,
+                self.epoch,
+                self.config.timeout,
+                self.config.entry_timeout,
+            );
+            return Err(session.fail(PeerError::Plan(format!("rank {me}'s units overflow u64"))));
+        };
         let mine = RankState {
             rank: self.comm.rank() as u32,
             units,
@@ -177,7 +188,10 @@ impl<T: Item, C: Comm<T>> Balancer<T, C> {
             self.config.timeout,
             self.config.entry_timeout,
         );
-        let states = all_gather(&mut session, mine)?;
+        let states = match all_gather(&mut session, mine) {
+            Ok(s) => s,
+            Err(e) => return Err(session.fail(e)),
+        };
         session.finish();
         if let Some(s) = states.iter().find(|s| s.fingerprint != self.fingerprint) {
             return Err(PeerError::Mismatch(format!(

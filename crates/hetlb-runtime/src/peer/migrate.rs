@@ -54,6 +54,8 @@ pub(crate) struct MoveStats {
     pub(crate) messages: u64,
     /// Every rank's summary (`None` for a rank that failed during the agreement).
     pub(crate) dones: Vec<Option<DoneSummary>>,
+    /// This rank leaves the group without a word (fault injection).
+    pub(crate) leaving: bool,
     pub(crate) move_seconds: f64,
 }
 
@@ -86,7 +88,9 @@ pub(crate) fn carry_out<T: Item, C: Comm<T>>(
         Ok(()) => {}
         Err(e) => {
             holdings.roll_back();
-            return Err(e);
+            // A failure of this rank's own (a message that cannot be encoded, say) stops the
+            // others too; a rank that leaves on purpose (fault injection) tells nobody.
+            return Err(if stats.leaving { e } else { session.fail(e) });
         }
     }
     match agree(session, &mut stats) {
@@ -209,7 +213,10 @@ fn move_items<T: Item, C: Comm<T>>(
                 )?;
             }
             item_messages += 1;
-            inject(session, fault, item_messages)?;
+            if let Err(e) = inject(session, fault, item_messages) {
+                stats.leaving = true;
+                return Err(e);
+            }
             if !last {
                 break;
             }

@@ -143,6 +143,15 @@ impl<'a, T, C: Comm<T>> Session<'a, T, C> {
         Ok(())
     }
 
+    /// Ends the call with `error`: a failure found here is announced to every rank (unless it
+    /// came from another rank's announcement, or was already announced).
+    pub(crate) fn fail(&mut self, error: PeerError) -> PeerError {
+        match error {
+            PeerError::Aborted { .. } | PeerError::PeerFailed { .. } => error,
+            other => self.abort(other),
+        }
+    }
+
     /// Tells every other rank that this call failed, and returns `error`.
     pub(crate) fn abort(&mut self, error: PeerError) -> PeerError {
         if !self.announce_failures {
