@@ -11,13 +11,10 @@ use crate::topology::Hypercube;
 use crate::units::Units;
 use std::ops::Range;
 
-/// The lowest dimensions of a block, applied on the block transposed so that their pairs are
-/// long contiguous runs rather than neighbours a few entries apart.
-const TRANSPOSED_DIMS: u32 = 4;
-/// Columns per tile in the high dimensions: one row of a tile is 64 lanes.
-const TILE_WIDTH: usize = 64;
+/// Bytes of one tile of the high dimensions (a quarter of a typical L2 cache).
+const TILE_BYTES: usize = 512 << 10;
 /// Smaller cubes run the scalar kernel.
-const LANE_MIN_DIMS: u32 = TRANSPOSED_DIMS + 2;
+const LANE_MIN_DIMS: u32 = lanes::TRANSPOSED_DIMS + 2;
 
 /// Balances `loads` in place with `rule` over all dimensions and returns the totals.
 ///
@@ -127,109 +124,17 @@ struct LaneKernel<'a, R> {
 }
 
 impl<R: PairRule> LaneKernel<'_, R> {
-    /// Who keeps the odd unit in dimension `k`, by the pair's bit `k + 1`.
-    fn odd_units(&self, k: u32, n: u32) -> [OddUnit; 2] {
-        let pick = |bit| {
-            self.rule
-                .odd_unit(k, n, bit)
-                .expect("checked to be a halving rule")
-        };
-        [pick(false), pick(true)]
-    }
-
-    /// [`Kernel::block`] computed in lanes of `C`.
-    fn block_in<T: Units, C: Units>(
-        &self,
-        block: &mut [T],
-        base: usize,
-        n: u32,
-        stats: &mut Stats,
-        narrow: impl Fn(T) -> C,
-        widen: impl Fn(C) -> T,
-    ) {
-        let len = block.len();
-        let low = TRANSPOSED_DIMS;
-        let width = 1usize << low;
-        let rows = len >> low;
-        let half_rows = rows / 2;
-        // Transposed, with even rows before odd ones: entry `(row r, column c)` of the block
-        // sits at `c·rows + position(r)`, so that dimension `low − 1`, whose odd unit may
-        // depend on bit `low` (the row's parity), has runs of uniform parity.
-        let row_at = |q: usize| {
-            if q < half_rows {
-                2 * q
-            } else {
-                2 * (q - half_rows) + 1
-            }
-        };
-        let position = |r: usize| (r & 1) * half_rows + (r >> 1);
-        let mut transposed: Vec<C> = (0..len)
-            .map(|j| narrow(block[row_at(j % rows) * width + j / rows]))
-            .collect();
-        for k in 0..low {
-            let units = self.odd_units(k, n);
-            let half = rows << k;
-            let s = if k + 1 < low {
-                // chunk c covers columns c·2^(k+1).., whose bit k + 1 is c's lowest bit
-                lanes::halve_chunks(&mut transposed, half, half, |c, _| units[c & 1])
-            } else {
-                // runs alternate even and odd rows
-                lanes::halve_chunks(&mut transposed, half, half_rows, |_, r| units[r & 1])
+    /// Who keeps the odd unit in dimensions `dims`, by the pair's bit `k + 1`.
+    fn odd_units(&self, dims: Range<u32>, n: u32) -> Vec<[OddUnit; 2]> {
+        dims.map(|k| {
+            let pick = |bit| {
+                self.rule
+                    .odd_unit(k, n, bit)
+                    .expect("checked to be a halving rule")
             };
-            stats.add(k, s);
-        }
-        let mut natural: Vec<C> = (0..len)
-            .map(|i| transposed[(i & (width - 1)) * rows + position(i >> low)])
-            .collect();
-        drop(transposed);
-        for k in low..len.trailing_zeros() {
-            let units = self.odd_units(k, n);
-            let half = 1usize << k;
-            let first = base >> (k + 1);
-            let s = lanes::halve_chunks(&mut natural, half, half, |c, _| {
-                units[(first + c) & 1]
-            });
-            stats.add(k, s);
-        }
-        for (x, &y) in block.iter_mut().zip(&natural) {
-            *x = widen(y);
-        }
-    }
-
-    /// [`Kernel::columns`] computed in lanes of `C`.
-    #[allow(clippy::too_many_arguments)]
-    fn columns_in<T: Units, C: Units>(
-        &self,
-        rows: &mut [&mut [T]],
-        low: u32,
-        n: u32,
-        stats: &mut Stats,
-        narrow: impl Fn(T) -> C,
-        widen: impl Fn(C) -> T,
-    ) {
-        let width = rows[0].len();
-        let tw = TILE_WIDTH.min(width);
-        let mut tile: Vec<C> = Vec::with_capacity(rows.len() * tw);
-        for t in (0..width).step_by(tw) {
-            tile.clear();
-            for row in rows.iter() {
-                tile.extend(row[t..t + tw].iter().map(|&x| narrow(x)));
-            }
-            for j in 0..(n - low) {
-                let k = low + j;
-                let units = self.odd_units(k, n);
-                let half = tw << j;
-                // chunk c starts at row c·2^(j+1), whose bit j + 1 (the node's bit k + 1) is
-                // c's lowest bit
-                let s = lanes::halve_chunks(&mut tile, half, half, |c, _| units[c & 1]);
-                stats.add(k, s);
-            }
-            for (src, row) in tile.chunks_exact(tw).zip(rows.iter_mut()) {
-                for (x, &y) in row[t..t + tw].iter_mut().zip(src) {
-                    *x = widen(y);
-                }
-            }
-        }
+            [pick(false), pick(true)]
+        })
+        .collect()
     }
 }
 
@@ -244,12 +149,13 @@ fn narrows<T: Units>(max: u64) -> bool {
 
 impl<R: PairRule, T: Units> Kernel<T> for LaneKernel<'_, R> {
     fn block(&self, block: &mut [T], base: usize, n: u32, stats: &mut Stats) {
-        let max = block.iter().copied().max().unwrap_or(T::ZERO).to_u64();
+        let max = lanes::max_load(block);
         stats.max_load = stats.max_load.max(max);
+        let units = self.odd_units(0..block.len().trailing_zeros(), n);
         if narrows::<T>(max) {
-            self.block_in(block, base, n, stats, T::to_narrow, T::from_narrow);
+            lanes::block_pass(block, base, &units, stats, T::to_narrow, T::from_narrow);
         } else {
-            self.block_in(block, base, n, stats, |x: T| x, |x: T| x);
+            lanes::block_pass(block, base, &units, stats, |x: T| x, |x: T| x);
         }
     }
 
@@ -262,10 +168,13 @@ impl<R: PairRule, T: Units> Kernel<T> for LaneKernel<'_, R> {
         max_load: u64,
         stats: &mut Stats,
     ) {
+        let units = self.odd_units(low..n, n);
         if narrows::<T>(max_load) {
-            self.columns_in(rows, low, n, stats, T::to_narrow, T::from_narrow);
+            let tw = TILE_BYTES / std::mem::size_of::<T::Narrow>() / rows.len();
+            lanes::tile_pass(rows, low, tw, &units, stats, T::to_narrow, T::from_narrow);
         } else {
-            self.columns_in(rows, low, n, stats, |x: T| x, |x: T| x);
+            let tw = TILE_BYTES / std::mem::size_of::<T>() / rows.len();
+            lanes::tile_pass(rows, low, tw, &units, stats, |x: T| x, |x: T| x);
         }
     }
 }
