@@ -69,36 +69,10 @@ pub fn plan_dimensions<R: PairRule>(
     loads: &mut [u64],
     dims: Range<u32>,
 ) -> Vec<Phase> {
-    let n = cube.dimensions();
     dims.map(|k| {
         // At most one transfer per pair; reserving them all avoids regrowing huge vectors.
         let mut transfers = Vec::with_capacity(cube.nodes() / 2);
-        for low in cube.pairs(k) {
-            let high = low | (1usize << k);
-            let ctx = PairContext {
-                dimension: k,
-                dimensions: n,
-                low,
-            };
-            let (a, b) = (loads[low], loads[high]);
-            let new_low = rule.split(ctx, a, b);
-            debug_assert!(new_low <= a + b);
-            if new_low > a {
-                transfers.push(Transfer {
-                    from: high,
-                    to: low,
-                    units: new_low - a,
-                });
-            } else if new_low < a {
-                transfers.push(Transfer {
-                    from: low,
-                    to: high,
-                    units: a - new_low,
-                });
-            }
-            loads[low] = new_low;
-            loads[high] = a + b - new_low;
-        }
+        exchange_dimension(rule, cube, loads, k, &mut transfers);
         transfers.shrink_to_fit();
         Phase {
             dimension: Some(k),
@@ -106,6 +80,87 @@ pub fn plan_dimensions<R: PairRule>(
         }
     })
     .collect()
+}
+
+/// Balances `loads` in place with `rule` over all dimensions, appending every transfer to
+/// `transfers`: the transfers of [`plan`]'s phases, one phase after the other, without a
+/// vector per phase. For callers that balance again and again (the simulator's threshold
+/// policy) and keep `transfers` from one call to the next.
+///
+/// # Errors
+/// [`ModelError`] when the number of loads is not a power of two or the total overflows.
+///
+/// # Complexity
+/// `O(N log N)` time; no allocation once `transfers` has the capacity.
+///
+/// # Example
+/// ```
+/// use hetlb_core::exchange::{plan, transfers_in_place};
+/// use hetlb_core::rules::dimension_exchange::Dem;
+/// let mut loads = vec![4u64, 0, 9, 2];
+/// let mut transfers = Vec::new();
+/// transfers_in_place(&Dem, &mut loads, &mut transfers).unwrap();
+/// let p = plan(&Dem, &[4, 0, 9, 2]).unwrap();
+/// assert_eq!(loads, p.final_loads);
+/// assert_eq!(transfers, p.transfers().copied().collect::<Vec<_>>());
+/// ```
+pub fn transfers_in_place<R: PairRule>(
+    rule: &R,
+    loads: &mut [u64],
+    transfers: &mut Vec<Transfer>,
+) -> Result<(), ModelError> {
+    let cube = Hypercube::for_nodes(loads.len())?;
+    total_load(loads)?;
+    for k in 0..cube.dimensions() {
+        exchange_dimension(rule, cube, loads, k, transfers);
+    }
+    Ok(())
+}
+
+/// Applies `rule` to dimension `k` of `cube`, appending the transfers.
+fn exchange_dimension<R: PairRule>(
+    rule: &R,
+    cube: Hypercube,
+    loads: &mut [u64],
+    k: u32,
+    transfers: &mut Vec<Transfer>,
+) {
+    let n = cube.dimensions();
+    let half = 1usize << k;
+    // chunks of 2^(k+1) nodes: the first half pairs with the second
+    for (c, chunk) in loads.chunks_exact_mut(2 * half).enumerate() {
+        let (lows, highs) = chunk.split_at_mut(half);
+        let first = c * 2 * half;
+        for (i, (lo, hi)) in lows.iter_mut().zip(highs.iter_mut()).enumerate() {
+            let (a, b) = (*lo, *hi);
+            let low = first + i;
+            let ctx = PairContext {
+                dimension: k,
+                dimensions: n,
+                low,
+            };
+            let new_low = rule.split(ctx, a, b);
+            debug_assert!(new_low <= a + b);
+            if new_low != a {
+                let high = low | half;
+                transfers.push(if new_low > a {
+                    Transfer {
+                        from: high,
+                        to: low,
+                        units: new_low - a,
+                    }
+                } else {
+                    Transfer {
+                        from: low,
+                        to: high,
+                        units: a - new_low,
+                    }
+                });
+            }
+            *lo = new_low;
+            *hi = a + b - new_low;
+        }
+    }
 }
 
 /// Totals of an in-place balance: what a plan's metrics would say, without the transfers.

@@ -9,6 +9,7 @@ mod diffusion;
 mod dispatch;
 mod enumeration;
 mod exchange;
+mod simulator;
 mod timing;
 mod transmission;
 
@@ -17,7 +18,7 @@ use anyhow::Result;
 /// Arguments of `hetlb bench`.
 #[derive(Debug, clap::Args)]
 #[command(
-    after_help = "Examples:\n  hetlb bench exchange --dims 24 --format json\n  hetlb bench diffusion --side 1000\n  hetlb bench dispatch --tasks 20000\n  hetlb bench transmission --dims 16\n  hetlb bench enumeration --procs 16 --values 13"
+    after_help = "Examples:\n  hetlb bench exchange --dims 24 --format json\n  hetlb bench diffusion --side 1000\n  hetlb bench dispatch --tasks 20000\n  hetlb bench transmission --dims 16\n  hetlb bench enumeration --procs 16 --values 13\n  hetlb bench simulator --dims 10,13"
 )]
 pub struct Args {
     #[command(subcommand)]
@@ -40,6 +41,9 @@ enum Kernel {
     Transmission(transmission::Args),
     /// Rim's exhaustive enumeration (dem and oem), against planning every vector one by one.
     Enumeration(enumeration::Args),
+    /// Events per second of the simulator from 10^3 to 10^6 nodes for every policy kind,
+    /// against the same system without balancing.
+    Simulator(simulator::Args),
 }
 
 /// Runs `hetlb bench`.
@@ -50,5 +54,6 @@ pub fn run(args: Args) -> Result<()> {
         Kernel::Dispatch(a) => dispatch::run(a),
         Kernel::Transmission(a) => transmission::run(a),
         Kernel::Enumeration(a) => enumeration::run(a),
+        Kernel::Simulator(a) => simulator::run(a),
     }
 }
