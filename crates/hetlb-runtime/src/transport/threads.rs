@@ -9,8 +9,6 @@ use std::time::Instant;
 
 /// How long `recv` polls before it parks the thread.
 const SPIN_BEFORE_PARKING: std::time::Duration = std::time::Duration::from_micros(50);
-/// Channel checks between two readings of the clock while polling.
-const CHECKS_PER_CLOCK_READ: u32 = 32;
 
 /// One rank of an in-process network made by [`network`].
 #[derive(Debug)]
@@ -76,25 +74,8 @@ impl<M> Transport<M> for ThreadTransport<M> {
     fn recv(&self, deadline: Option<Instant>) -> Result<Option<Envelope<M>>, TransportError> {
         // A reply usually follows within microseconds; waiting for it briefly before parking
         // saves two thread wake-ups per request (tens of microseconds on a virtual machine).
-        // The channel is checked after every pause: a pause lasts tens of cycles on recent
-        // processors, and a batch of them between checks delays every reply by as much. The
-        // clock is read only every `CHECKS_PER_CLOCK_READ` checks (not at all for a reply that
-        // comes within them).
-        let mut spin_until = None;
-        'spin: loop {
-            for _ in 0..CHECKS_PER_CLOCK_READ {
-                match self.inbox.try_recv() {
-                    Ok(e) => return Ok(Some(e)),
-                    Err(TryRecvError::Disconnected) => {
-                        return Err(TransportError::Closed(self.rank));
-                    }
-                    Err(TryRecvError::Empty) => std::hint::spin_loop(),
-                }
-            }
-            let now = Instant::now();
-            if now >= *spin_until.get_or_insert(now + SPIN_BEFORE_PARKING) {
-                break 'spin;
-            }
+        if let Some(e) = super::poll(SPIN_BEFORE_PARKING, false, || self.try_recv())? {
+            return Ok(Some(e));
         }
         match deadline {
             None => self
