@@ -74,7 +74,9 @@ impl<M> Transport<M> for ThreadTransport<M> {
     fn recv(&self, deadline: Option<Instant>) -> Result<Option<Envelope<M>>, TransportError> {
         // A reply usually follows within microseconds; waiting for it briefly before parking
         // saves two thread wake-ups per request (tens of microseconds on a virtual machine).
-        if let Some(e) = super::poll(SPIN_BEFORE_PARKING, false, || self.try_recv())? {
+        // The poll yields the core now and then: when the other end waits for a turn on the
+        // same core (a loaded machine), spinning would only delay it.
+        if let Some(e) = super::poll(SPIN_BEFORE_PARKING, true, || self.try_recv())? {
             return Ok(Some(e));
         }
         match deadline {

@@ -35,6 +35,22 @@ struct Details {
     bare_loop_us_per_round_trip: f64,
 }
 
+/// Polls `rx` until a message comes, yielding the core every 32 checks (so that two threads
+/// that share a core on a loaded machine take turns instead of spinning out their time
+/// slices).
+fn poll<T>(rx: &channel::Receiver<T>) -> Option<T> {
+    loop {
+        for _ in 0..32 {
+            match rx.try_recv() {
+                Ok(t) => return Some(t),
+                Err(channel::TryRecvError::Empty) => std::hint::spin_loop(),
+                Err(channel::TryRecvError::Disconnected) => return None,
+            }
+        }
+        std::thread::yield_now();
+    }
+}
+
 /// The floor: `round_trips` request–reply exchanges between this thread and another over two
 /// crossbeam channels, each side polling its channel.
 pub(super) fn bare_loop(round_trips: u64) -> Result<()> {
@@ -42,12 +58,8 @@ pub(super) fn bare_loop(round_trips: u64) -> Result<()> {
     let (to_master, replies) = channel::unbounded::<u64>();
     let worker = std::thread::spawn(move || {
         for _ in 0..round_trips {
-            let task = loop {
-                match requests.try_recv() {
-                    Ok(t) => break t,
-                    Err(channel::TryRecvError::Empty) => std::hint::spin_loop(),
-                    Err(channel::TryRecvError::Disconnected) => return,
-                }
+            let Some(task) = poll(&requests) else {
+                return;
             };
             if to_master.send(task + 1).is_err() {
                 return;
@@ -56,12 +68,8 @@ pub(super) fn bare_loop(round_trips: u64) -> Result<()> {
     });
     for i in 0..round_trips {
         to_worker.send(i).map_err(|_| anyhow!("worker gone"))?;
-        loop {
-            match replies.try_recv() {
-                Ok(_) => break,
-                Err(channel::TryRecvError::Empty) => std::hint::spin_loop(),
-                Err(channel::TryRecvError::Disconnected) => bail!("worker gone"),
-            }
+        if poll(&replies).is_none() {
+            bail!("worker gone");
         }
     }
     worker.join().map_err(|_| anyhow!("worker panicked"))
