@@ -52,7 +52,14 @@ fn every_subcommand_prints_kernel_floor_and_ratio() {
     check_report(&v, "exchange", &["dem", "oem"]);
     assert!(v["plain_pass_seconds"].is_number() && v["dem_seconds"].is_number());
     let v = json(&[
-        "bench", "diffusion", "--side", "12", "--repeat", "1", "--format", "json",
+        "bench",
+        "diffusion",
+        "--side",
+        "12",
+        "--repeat",
+        "1",
+        "--format",
+        "json",
     ]);
     check_report(&v, "diffusion", &["diffusion", "dishet"]);
     let v = json(&[
@@ -60,17 +67,42 @@ fn every_subcommand_prints_kernel_floor_and_ratio() {
     ]);
     check_report(&v, "dispatch", &["threads", "efp"]);
     let v = json(&[
-        "bench", "transmission", "--dims", "5", "--repeat", "1", "--format", "json",
+        "bench",
+        "transmission",
+        "--dims",
+        "5",
+        "--repeat",
+        "1",
+        "--format",
+        "json",
     ]);
     check_report(&v, "transmission", &["dem_pipeline", "oem_pipeline"]);
     let v = json(&[
-        "bench", "enumeration", "--procs", "4", "--values", "4", "--repeat", "1",
-        "--baseline-vectors", "10", "--format", "json",
+        "bench",
+        "enumeration",
+        "--procs",
+        "4",
+        "--values",
+        "4",
+        "--repeat",
+        "1",
+        "--baseline-vectors",
+        "10",
+        "--format",
+        "json",
     ]);
     check_report(&v, "enumeration", &["enumeration"]);
     let v = json(&[
-        "bench", "simulator", "--dims", "4,5", "--arrivals", "3", "--repeat", "1",
-        "--format", "json",
+        "bench",
+        "simulator",
+        "--dims",
+        "4,5",
+        "--arrivals",
+        "3",
+        "--repeat",
+        "1",
+        "--format",
+        "json",
     ]);
     check_report(&v, "simulator", &["threshold_5", "delay_aware_4"]);
 }
@@ -78,13 +110,26 @@ fn every_subcommand_prints_kernel_floor_and_ratio() {
 #[test]
 fn csv_has_one_row_per_comparison() {
     let out = hetlb(&[
-        "bench", "exchange", "--dims", "8", "--repeat", "1", "--rules", "dem,oem,dem-hetero",
-        "--format", "csv",
+        "bench",
+        "exchange",
+        "--dims",
+        "8",
+        "--repeat",
+        "1",
+        "--rules",
+        "dem,oem,dem-hetero",
+        "--format",
+        "csv",
     ]);
     assert!(out.status.success());
     let text = String::from_utf8(out.stdout).unwrap();
     let mut lines = text.lines();
-    assert!(lines.next().unwrap().starts_with("benchmark,key,kernel,kernel_seconds,floor"));
+    assert!(
+        lines
+            .next()
+            .unwrap()
+            .starts_with("benchmark,key,kernel,kernel_seconds,floor")
+    );
     let rows: Vec<&str> = lines.collect();
     assert_eq!(rows.len(), 3, "{text}");
     assert!(rows.iter().all(|r| r.starts_with("exchange,")));
@@ -106,6 +151,9 @@ fn bad_sizes_get_one_error_line() {
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(!out.status.success(), "{args:?}");
         assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
-        assert!(stderr.starts_with("error: ") && stderr.contains(needle), "{args:?}: {stderr}");
+        assert!(
+            stderr.starts_with("error: ") && stderr.contains(needle),
+            "{args:?}: {stderr}"
+        );
     }
 }

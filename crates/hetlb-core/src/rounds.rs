@@ -282,7 +282,11 @@ fn compute_levels(levels: &mut [f64], loads: &[u64], capacities: &[f64], paralle
     } else {
         levels
             .chunks_mut(CHUNK_NODES)
-            .zip(loads.chunks(CHUNK_NODES).zip(capacities.chunks(CHUNK_NODES)))
+            .zip(
+                loads
+                    .chunks(CHUNK_NODES)
+                    .zip(capacities.chunks(CHUNK_NODES)),
+            )
             .for_each(fill);
     }
 }

@@ -20,7 +20,11 @@ fn check_odd_unit<R: PairRule>(rule: &R, a: u64, b: u64, k: u32, n: u32, low: us
     if let Some(odd) = rule.odd_unit(k, n, next_bit) {
         let keeps = odd.low_keeps(a, b);
         let half = (a + b) / 2 + u64::from(keeps && (a + b) % 2 == 1);
-        assert_eq!(rule.split(ctx, a, b), half, "{odd:?} {a} {b} k={k} n={n} low={low}");
+        assert_eq!(
+            rule.split(ctx, a, b),
+            half,
+            "{odd:?} {a} {b} k={k} n={n} low={low}"
+        );
     }
 }
 
@@ -50,7 +54,10 @@ fn same<R: PairRule>(rule: &R, loads: &[u64], threads: usize) -> Result<(), Test
 /// Loads of a `2^n`-cube below `max`: small maxima exercise the narrower lanes, large ones the
 /// full width.
 fn cube(dims: std::ops::RangeInclusive<u32>) -> impl Strategy<Value = Vec<u64>> {
-    (dims, prop::sample::select(vec![2u64, 100, 70_000, 1 << 31, 1 << 40]))
+    (
+        dims,
+        prop::sample::select(vec![2u64, 100, 70_000, 1 << 31, 1 << 40]),
+    )
         .prop_flat_map(|(n, max)| prop::collection::vec(0..max, 1usize << n))
 }
 

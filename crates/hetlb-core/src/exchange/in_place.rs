@@ -61,9 +61,8 @@ pub fn balance_in_place<R: PairRule, T: Units>(
     loads: &mut [T],
 ) -> Result<ExchangeSummary, ModelError> {
     let n = Hypercube::for_nodes(loads.len())?.dimensions();
-    let halving = (0..n).all(|k| {
-        rule.odd_unit(k, n, false).is_some() && rule.odd_unit(k, n, true).is_some()
-    });
+    let halving =
+        (0..n).all(|k| rule.odd_unit(k, n, false).is_some() && rule.odd_unit(k, n, true).is_some());
     let stats = if halving && n >= LANE_MIN_DIMS {
         engine::run(&LaneKernel { rule }, loads, n)
     } else {

@@ -188,7 +188,9 @@ pub(super) fn block_pass<T: Units, C: Units>(
                 u[(l >> (k + 2)) & 1]
             })
         } else {
-            halve_lines(&mut transposed, stride, line_len, lines, 2 << k, |l| u[l & 1])
+            halve_lines(&mut transposed, stride, line_len, lines, 2 << k, |l| {
+                u[l & 1]
+            })
         };
         stats.add(k, s);
     }

@@ -297,8 +297,8 @@ pub(super) fn run(
         pending,
         last_send: None,
     };
-    for k in 0..nodes {
-        if p.waiting[k] != 0 && initial[k] > 0 {
+    for (k, &held) in initial.iter().enumerate() {
+        if p.waiting[k] != 0 && held > 0 {
             p.schedule(k, 0);
         }
     }

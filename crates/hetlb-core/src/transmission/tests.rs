@@ -114,10 +114,7 @@ fn event_driven_pipeline_equals_the_step_by_step_one_on_a_large_plan() {
 
 fn skewed_loads(max_dims: u32) -> impl Strategy<Value = Vec<u64>> {
     (1..=max_dims).prop_flat_map(|n| {
-        prop::collection::vec(
-            prop_oneof![0u64..4, 0u64..60, 100u64..2000],
-            1usize << n,
-        )
+        prop::collection::vec(prop_oneof![0u64..4, 0u64..60, 100u64..2000], 1usize << n)
     })
 }
 

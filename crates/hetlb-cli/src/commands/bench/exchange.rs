@@ -99,7 +99,9 @@ pub fn run(a: Args) -> Result<()> {
     for r in &a.rules {
         let alg: Algorithm = r.parse().context("--rules")?;
         if !alg.is_pair_rule() {
-            bail!("--rules: {alg} is not a pair rule (dem, dem-fixed, dem-improved, dem-hetero, oem)");
+            bail!(
+                "--rules: {alg} is not a pair rule (dem, dem-fixed, dem-improved, dem-hetero, oem)"
+            );
         }
         rules.push(alg);
     }

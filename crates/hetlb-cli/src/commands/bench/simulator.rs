@@ -165,7 +165,8 @@ pub fn run(a: Args) -> Result<()> {
             let secs = samples.median(&name);
             let nodes = 1usize << d;
             let per_event = secs / ev as f64;
-            let growth = previous.map(|(n0, p0)| (per_event / p0).ln() / (nodes as f64 / n0 as f64).ln());
+            let growth =
+                previous.map(|(n0, p0)| (per_event / p0).ln() / (nodes as f64 / n0 as f64).ln());
             previous = Some((nodes, per_event));
             rows.push(Row {
                 policy: kind,
@@ -181,7 +182,10 @@ pub fn run(a: Args) -> Result<()> {
                     &samples,
                     &format!("{}_{d}", kind.replace('-', "_")),
                     (&name, &format!("{kind}, 2^{d} nodes ({ev} events)")),
-                    (&format!("none/{d}"), &format!("no balancing ({none} events)")),
+                    (
+                        &format!("none/{d}"),
+                        &format!("no balancing ({none} events)"),
+                    ),
                     None,
                 );
                 // per event, so that the ratio compares costs of one event
@@ -229,5 +233,9 @@ pub fn run(a: Args) -> Result<()> {
         ]);
     }
     println!("{t}");
-    report.print(Format::Table, "Cost per event against the same system without balancing", &[])
+    report.print(
+        Format::Table,
+        "Cost per event against the same system without balancing",
+        &[],
+    )
 }

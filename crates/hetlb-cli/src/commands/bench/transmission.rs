@@ -96,11 +96,17 @@ pub fn run(a: Args) -> Result<()> {
             &format!("{}_pipeline", alg.name().replace('-', "_")),
             (
                 &case_name(alg, Schedule::Pipeline),
-                &format!("{alg}: pipeline ({} steps)", steps[&case_name(alg, Schedule::Pipeline)]),
+                &format!(
+                    "{alg}: pipeline ({} steps)",
+                    steps[&case_name(alg, Schedule::Pipeline)]
+                ),
             ),
             (
                 &case_name(alg, Schedule::Overlap),
-                &format!("{alg}: overlap ({} steps)", steps[&case_name(alg, Schedule::Overlap)]),
+                &format!(
+                    "{alg}: overlap ({} steps)",
+                    steps[&case_name(alg, Schedule::Overlap)]
+                ),
             ),
             Some(3.0),
         ));
@@ -109,7 +115,10 @@ pub fn run(a: Args) -> Result<()> {
             &format!("{}_phased", alg.name().replace('-', "_")),
             (
                 &case_name(alg, Schedule::Phased),
-                &format!("{alg}: phased ({} steps)", steps[&case_name(alg, Schedule::Phased)]),
+                &format!(
+                    "{alg}: phased ({} steps)",
+                    steps[&case_name(alg, Schedule::Phased)]
+                ),
             ),
             (
                 &case_name(alg, Schedule::Overlap),
