@@ -5,10 +5,12 @@ use crate::output::Format;
 use anyhow::{Result, anyhow, bail};
 use crossbeam::channel;
 use hetlb_core::rules::self_scheduling::Policy;
+use hetlb_runtime::transport::threads::YIELD_AFTER;
 use hetlb_runtime::workload::synthetic::Synthetic;
 use hetlb_runtime::{Job, RunConfig, run_threads};
 use serde::Serialize;
 use std::sync::Arc;
+use std::time::Instant;
 
 /// Arguments of `hetlb bench dispatch`.
 #[derive(Debug, clap::Args)]
@@ -35,10 +37,12 @@ struct Details {
     bare_loop_us_per_round_trip: f64,
 }
 
-/// Polls `rx` until a message comes, yielding the core every 32 checks (so that two threads
+/// Polls `rx` until a message comes, as the threads transport does: spinning for
+/// [`YIELD_AFTER`], then yielding the core between batches of 32 checks (so that two threads
 /// that share a core on a loaded machine take turns instead of spinning out their time
 /// slices).
 fn poll<T>(rx: &channel::Receiver<T>) -> Option<T> {
+    let start = Instant::now();
     loop {
         for _ in 0..32 {
             match rx.try_recv() {
@@ -47,7 +51,9 @@ fn poll<T>(rx: &channel::Receiver<T>) -> Option<T> {
                 Err(channel::TryRecvError::Disconnected) => return None,
             }
         }
-        std::thread::yield_now();
+        if start.elapsed() >= YIELD_AFTER {
+            std::thread::yield_now();
+        }
     }
 }
 
