@@ -4,7 +4,7 @@
 use super::ExchangeSummary;
 use super::engine::{self, Kernel, Stats};
 use super::lanes;
-use super::scalar::{ScalarKernel, exchange_contiguous};
+use super::scalar::{ScalarKernel, exchange_contiguous_loads_only};
 use crate::model::ModelError;
 use crate::rules::dimension_exchange::{OddUnit, PairRule};
 use crate::topology::Hypercube;
@@ -113,7 +113,7 @@ pub fn balance_block<R: PairRule, T: Units>(
     assert!(block.len().is_power_of_two() && base % block.len() == 0);
     assert!(dims.end <= block.len().trailing_zeros() && dims.end <= n);
     for k in dims {
-        exchange_contiguous(rule, block, base, k, n);
+        exchange_contiguous_loads_only(rule, block, base, k, n);
     }
 }
 

@@ -51,7 +51,7 @@ fn exchange_run<R: PairRule, T: Units>(
 }
 
 /// Dimension `k` applied inside a contiguous slice whose first element is node `base`.
-pub(super) fn exchange_contiguous<R: PairRule, T: Units>(
+fn exchange_contiguous<R: PairRule, T: Units>(
     rule: &R,
     slice: &mut [T],
     base: usize,
@@ -65,6 +65,33 @@ pub(super) fn exchange_contiguous<R: PairRule, T: Units>(
         exchange_run(rule, lo, hi, base + c * 2 * half, k, n, &mut s);
     }
     s
+}
+
+/// Dimension `k` inside a contiguous slice whose first element is node `base`, without
+/// totals: what the exhaustive enumerations run on their `u8` blocks.
+pub(super) fn exchange_contiguous_loads_only<R: PairRule, T: Units>(
+    rule: &R,
+    slice: &mut [T],
+    base: usize,
+    k: u32,
+    n: u32,
+) {
+    let half = 1usize << k;
+    for (c, chunk) in slice.chunks_exact_mut(2 * half).enumerate() {
+        let (lo, hi) = chunk.split_at_mut(half);
+        let first = base + c * 2 * half;
+        for (i, (l, h)) in lo.iter_mut().zip(hi.iter_mut()).enumerate() {
+            let ctx = PairContext {
+                dimension: k,
+                dimensions: n,
+                low: first + i,
+            };
+            let (a, b) = (*l, *h);
+            let na = rule.split(ctx, a, b);
+            *l = na;
+            *h = a + b - na;
+        }
+    }
 }
 
 impl<R: PairRule, T: Units> Kernel<T> for ScalarKernel<'_, R> {
