@@ -218,7 +218,9 @@ impl<M: Serialize + DeserializeOwned> Transport<M> for MpiTransport<'_, M> {
         // A reply usually follows soon: poll before blocking, which costs a thread wake-up
         // (tens of microseconds on a virtual machine), yielding the core to the
         // communication threads meanwhile.
-        if let Some(e) = super::poll(SPIN_BEFORE_BLOCKING, Some(Duration::ZERO), || self.try_recv())? {
+        if let Some(e) = super::poll(SPIN_BEFORE_BLOCKING, Some(Duration::ZERO), || {
+            self.try_recv()
+        })? {
             return Ok(Some(e));
         }
         let incoming = &self.mpi.incoming;

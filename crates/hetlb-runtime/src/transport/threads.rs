@@ -79,9 +79,7 @@ impl<M> Transport<M> for ThreadTransport<M> {
         // After a few microseconds the poll yields the core between checks: when the other
         // end waits for a turn on the same core (a loaded machine), spinning would only delay
         // it.
-        if let Some(e) = super::poll(SPIN_BEFORE_PARKING, Some(YIELD_AFTER), || {
-            self.try_recv()
-        })? {
+        if let Some(e) = super::poll(SPIN_BEFORE_PARKING, Some(YIELD_AFTER), || self.try_recv())? {
             return Ok(Some(e));
         }
         match deadline {
