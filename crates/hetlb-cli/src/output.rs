@@ -72,7 +72,8 @@ where
     t
 }
 
-/// Writes `value` as pretty JSON followed by a newline.
+/// Writes `value` as pretty JSON followed by a newline, buffered (stdout alone would write
+/// every line with its own system call).
 pub fn print_json<T: Serialize>(value: &T) -> Result<()> {
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     serde_json::to_writer_pretty(&mut out, value).context("cannot write to stdout")?;

@@ -1,8 +1,9 @@
 //! # hetlb-core
 //!
 //! Exact integer load-balancing rules for heterogeneous clusters, the plans they produce and
-//! the metrics that judge them. No I/O and no threads: the simulator, the experiments and the
-//! runtime all drive these same rules.
+//! the metrics that judge them. No I/O: the simulator, the experiments and the runtime all
+//! drive these same rules. The large kernels — the in-place exchange and the diffusion rounds
+//! — spread over rayon's threads, with the same result whatever their number.
 //!
 //! * [`model`] — integer loads, capacities, validation errors.
 //! * [`topology`] — the [`Topology`](topology::Topology) trait, the implicit
@@ -15,7 +16,7 @@
 //! * [`rounds`] — the synchronous round engine of the diffusion rules, with its stopping rule.
 //! * [`network_algorithm`] — every algorithm on every network, by its command-line name.
 //! * [`exchange`] — engines applying a pair rule to a cube: a full [`Plan`] or an in-place,
-//!   cache-blocked balance.
+//!   cache-blocked, vectorised (runtime CPU dispatch) and threaded balance.
 //! * [`plan`], [`metrics`] — what was decided and what it costs.
 //! * [`allocation`] — exact proportional shares and the optimal integer allocation.
 //!

@@ -19,14 +19,27 @@
 //!
 //! For very large networks (the benchmarks) [`RoundEngine::step`] runs one round without
 //! building a plan.
+//!
+//! **Threads.** A round is spread over rayon's threads by ranges of [`CHUNK_NODES`] nodes:
+//! every node decides on the start-of-round vectors, which nobody writes during the round;
+//! a sender debits itself and credits its receivers through one atomic counter per node; a
+//! last pass adds the credits. Sums of integers do not depend on their order, random draws
+//! are per (seed, round, node), and recorded transfers are concatenated in node order, so a
+//! run is the same whatever the number of threads. Buffers are kept from round to round: a
+//! round allocates nothing once every range has seen its largest decision.
 
 use crate::model::{Capacities, ModelError, total_load};
 use crate::plan::{LoadInfo, Phase, Plan, Transfer};
 use crate::rules::diffusion::{NodeRule, NodeView, Scratch};
 use crate::topology::Topology;
+use rayon::prelude::*;
 use serde::Serialize;
 use std::fmt;
+use std::sync::atomic::{AtomicU64, Ordering};
 use thiserror::Error;
+
+/// Nodes decided by one task of a round.
+pub const CHUNK_NODES: usize = 1 << 12;
 
 /// The default limit on rounds.
 pub const DEFAULT_MAX_ROUNDS: u64 = 100_000;
@@ -176,10 +189,106 @@ pub struct RoundEngine<'a, T, R> {
     loads: Vec<u64>,
     next: Vec<u64>,
     levels: Vec<f64>,
+    /// Units received in the current round, by node.
+    received: Vec<AtomicU64>,
+    /// One per range of [`CHUNK_NODES`] nodes.
+    chunks: Vec<Chunk>,
     scratch: Scratch,
-    out: Vec<(usize, u64)>,
     round: u64,
     seed: u64,
+}
+
+/// What one range of nodes keeps from round to round.
+#[derive(Debug, Default)]
+struct Chunk {
+    scratch: Scratch,
+    out: Vec<(usize, u64)>,
+    transfers: Vec<Transfer>,
+    step: RoundStep,
+}
+
+/// The start-of-round state every node decides on.
+struct RoundInput<'e, T, R> {
+    rule: &'e R,
+    topology: &'e T,
+    loads: &'e [u64],
+    capacities: &'e [f64],
+    levels: &'e [f64],
+    received: &'e [AtomicU64],
+    round: u64,
+    seed: u64,
+    record: bool,
+}
+
+impl<T: Topology, R: NodeRule> RoundInput<'_, T, R> {
+    /// Decides nodes `first..first + next.len()`: debits them in `next` (which holds their
+    /// loads minus what they send) and credits their receivers.
+    fn decide_range(&self, first: usize, next: &mut [u64], chunk: &mut Chunk) {
+        chunk.step = RoundStep::default();
+        chunk.transfers.clear();
+        for (i, left) in next.iter_mut().enumerate() {
+            let node = first + i;
+            let view = NodeView {
+                topology: self.topology,
+                loads: self.loads,
+                capacities: self.capacities,
+                levels: self.levels,
+                node,
+                round: self.round,
+                seed: self.seed,
+            };
+            chunk.out.clear();
+            self.rule.decide(&view, &mut chunk.scratch, &mut chunk.out);
+            let mut budget = self.loads[node];
+            for &(to, units) in &chunk.out {
+                let units = units.min(budget);
+                if units == 0 || to == node {
+                    continue;
+                }
+                debug_assert!(self.topology.contains_edge(node, to));
+                budget -= units;
+                self.received[to].fetch_add(units, Ordering::Relaxed);
+                chunk.step.units += units;
+                chunk.step.transfers += 1;
+                if self.record {
+                    chunk.transfers.push(Transfer {
+                        from: node,
+                        to,
+                        units,
+                    });
+                }
+            }
+            *left = budget;
+        }
+    }
+}
+
+/// `levels[i] = loads[i] / capacities[i]`.
+fn compute_levels(levels: &mut [f64], loads: &[u64], capacities: &[f64], parallel: bool) {
+    let fill = |(x, (w, c)): (&mut [f64], (&[u64], &[f64]))| {
+        for ((x, &w), &c) in x.iter_mut().zip(w).zip(c) {
+            *x = w as f64 / c;
+        }
+    };
+    if parallel {
+        levels
+            .par_chunks_mut(CHUNK_NODES)
+            .zip(
+                loads
+                    .par_chunks(CHUNK_NODES)
+                    .zip(capacities.par_chunks(CHUNK_NODES)),
+            )
+            .for_each(fill);
+    } else {
+        levels
+            .chunks_mut(CHUNK_NODES)
+            .zip(
+                loads
+                    .chunks(CHUNK_NODES)
+                    .zip(capacities.chunks(CHUNK_NODES)),
+            )
+            .for_each(fill);
+    }
 }
 
 impl<'a, T: Topology, R: NodeRule> RoundEngine<'a, T, R> {
@@ -221,8 +330,11 @@ impl<'a, T: Topology, R: NodeRule> RoundEngine<'a, T, R> {
             loads: loads.to_vec(),
             next: loads.to_vec(),
             levels: vec![0.0; nodes],
+            received: (0..nodes).map(|_| AtomicU64::new(0)).collect(),
+            chunks: (0..nodes.div_ceil(CHUNK_NODES))
+                .map(|_| Chunk::default())
+                .collect(),
             scratch: Scratch::default(),
-            out: Vec::new(),
             round: 0,
             seed,
         })
@@ -241,50 +353,62 @@ impl<'a, T: Topology, R: NodeRule> RoundEngine<'a, T, R> {
     /// Runs one round; when `record` is given, appends the round's transfers to it (in
     /// sender order).
     ///
+    /// Ranges of [`CHUNK_NODES`] nodes are spread over rayon's threads; the result does not
+    /// depend on their number.
+    ///
     /// # Complexity
-    /// `O(N + Σ decide)`: `O(M)` for the first-order rules, `O(M log Δ)` for `dishet`.
-    pub fn step(&mut self, mut record: Option<&mut Vec<Transfer>>) -> RoundStep {
-        for ((x, &w), &c) in self
-            .levels
-            .iter_mut()
-            .zip(&self.loads)
-            .zip(&self.capacities)
-        {
-            *x = w as f64 / c;
+    /// `O(N + Σ decide)`: `O(M)` for the first-order rules, `O(M log Δ)` for `dishet`;
+    /// divided among the threads.
+    pub fn step(&mut self, record: Option<&mut Vec<Transfer>>) -> RoundStep {
+        let parallel = self.chunks.len() > 1 && rayon::current_num_threads() > 1;
+        compute_levels(&mut self.levels, &self.loads, &self.capacities, parallel);
+        let input = RoundInput {
+            rule: self.rule,
+            topology: self.topology,
+            loads: &self.loads,
+            capacities: &self.capacities,
+            levels: &self.levels,
+            received: &self.received,
+            round: self.round,
+            seed: self.seed,
+            record: record.is_some(),
+        };
+        let decide = |(i, (next, chunk)): (usize, (&mut [u64], &mut Chunk))| {
+            input.decide_range(i * CHUNK_NODES, next, chunk)
+        };
+        let credit = |(next, received): (&mut [u64], &[AtomicU64])| {
+            for (n, r) in next.iter_mut().zip(received) {
+                *n += r.swap(0, Ordering::Relaxed);
+            }
+        };
+        if parallel {
+            self.next
+                .par_chunks_mut(CHUNK_NODES)
+                .zip(self.chunks.par_iter_mut())
+                .enumerate()
+                .for_each(decide);
+            self.next
+                .par_chunks_mut(CHUNK_NODES)
+                .zip(self.received.par_chunks(CHUNK_NODES))
+                .for_each(credit);
+        } else {
+            self.next
+                .chunks_mut(CHUNK_NODES)
+                .zip(self.chunks.iter_mut())
+                .enumerate()
+                .for_each(decide);
+            self.next
+                .chunks_mut(CHUNK_NODES)
+                .zip(self.received.chunks(CHUNK_NODES))
+                .for_each(credit);
         }
-        self.next.copy_from_slice(&self.loads);
         let mut step = RoundStep::default();
-        for node in 0..self.loads.len() {
-            let view = NodeView {
-                topology: self.topology,
-                loads: &self.loads,
-                capacities: &self.capacities,
-                levels: &self.levels,
-                node,
-                round: self.round,
-                seed: self.seed,
-            };
-            self.out.clear();
-            self.rule.decide(&view, &mut self.scratch, &mut self.out);
-            let mut budget = self.loads[node];
-            for &(to, units) in &self.out {
-                let units = units.min(budget);
-                if units == 0 || to == node {
-                    continue;
-                }
-                debug_assert!(self.topology.contains_edge(node, to));
-                budget -= units;
-                self.next[node] -= units;
-                self.next[to] += units;
-                step.units += units;
-                step.transfers += 1;
-                if let Some(r) = record.as_deref_mut() {
-                    r.push(Transfer {
-                        from: node,
-                        to,
-                        units,
-                    });
-                }
+        let mut record = record;
+        for chunk in &mut self.chunks {
+            step.units += chunk.step.units;
+            step.transfers += chunk.step.transfers;
+            if let Some(r) = record.as_deref_mut() {
+                r.append(&mut chunk.transfers);
             }
         }
         std::mem::swap(&mut self.loads, &mut self.next);
@@ -294,14 +418,7 @@ impl<'a, T: Topology, R: NodeRule> RoundEngine<'a, T, R> {
 
     /// True when some node could send in the next round under some outcome of the draws.
     pub fn could_any_send(&mut self) -> bool {
-        for ((x, &w), &c) in self
-            .levels
-            .iter_mut()
-            .zip(&self.loads)
-            .zip(&self.capacities)
-        {
-            *x = w as f64 / c;
-        }
+        compute_levels(&mut self.levels, &self.loads, &self.capacities, false);
         (0..self.loads.len()).any(|node| {
             let view = NodeView {
                 topology: self.topology,
@@ -448,6 +565,36 @@ mod tests {
         let history = run.loads_after_each_round();
         assert_eq!(history.len(), 3);
         assert_eq!(history[2], run.plan.final_loads);
+    }
+
+    #[test]
+    fn rounds_do_not_depend_on_the_number_of_threads() {
+        use crate::rules::diffusion::{FirstOrder, Rounding};
+        let g = generators::torus(90, 80).unwrap();
+        let loads: Vec<u64> = (0..7200u64).map(|i| (i * 7919) % 301).collect();
+        let run = |threads: usize, randomised: bool| {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap();
+            let options = RoundOptions {
+                max_rounds: 6,
+                seed: 3,
+            };
+            pool.install(|| {
+                if randomised {
+                    let rule = FirstOrder::new(Rounding::Random);
+                    run_rounds(&rule, &g, &loads, None, &options).unwrap()
+                } else {
+                    run_rounds(&Dishet, &g, &loads, None, &options).unwrap()
+                }
+            })
+        };
+        for randomised in [false, true] {
+            let one = run(1, randomised);
+            assert!(one.plan.phases.iter().all(|p| !p.transfers.is_empty()));
+            assert_eq!(one, run(3, randomised));
+        }
     }
 
     #[test]

@@ -34,11 +34,29 @@ pub trait Units:
     fn from_u64(value: u64) -> Self;
     /// Converts a boolean to zero or one unit.
     fn from_bool(value: bool) -> Self;
+
+    /// The next narrower type (itself for `u8`): the in-place exchange computes in it when
+    /// every pair's sum fits, doubling the lanes of each vector instruction.
+    type Narrow: Units;
+    /// Narrows; `self` must fit in [`Units::Narrow`].
+    fn to_narrow(self) -> Self::Narrow;
+    /// Widens from [`Units::Narrow`].
+    fn from_narrow(value: Self::Narrow) -> Self;
 }
 
 macro_rules! impl_units {
-    ($($t:ty),*) => {$(
+    ($($t:ty => $narrow:ty),*) => {$(
         impl Units for $t {
+            type Narrow = $narrow;
+            #[inline(always)]
+            fn to_narrow(self) -> $narrow {
+                debug_assert!(self as u64 <= <$narrow>::MAX as u64);
+                self as $narrow
+            }
+            #[inline(always)]
+            fn from_narrow(value: $narrow) -> Self {
+                value as $t
+            }
             const ZERO: Self = 0;
             const ONE: Self = 1;
             const MAX: Self = <$t>::MAX;
@@ -59,4 +77,4 @@ macro_rules! impl_units {
     )*};
 }
 
-impl_units!(u8, u16, u32, u64);
+impl_units!(u8 => u8, u16 => u8, u32 => u16, u64 => u32);

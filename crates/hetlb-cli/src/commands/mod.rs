@@ -2,7 +2,6 @@
 
 pub mod balance;
 pub mod bench;
-pub mod bench_rebalance;
 pub mod enumerate;
 pub mod replay;
 pub mod reproduce;

@@ -59,6 +59,53 @@ pub trait PairRule: Sync {
     ///
     /// The caller guarantees that `low + high` fits in `T`.
     fn split<T: Units>(&self, ctx: PairContext, low: T, high: T) -> T;
+
+    /// The rule as a *halving* rule, when it is one: who keeps the odd unit in dimension
+    /// `dimension` of an `dimensions`-cube, for a pair whose addresses have bit
+    /// `dimension + 1` equal to `next_bit`.
+    ///
+    /// A halving rule gives the pair `⌊s/2⌋` and `⌈s/2⌉` and looks at the pair's address
+    /// through `dimension`, `dimensions` and `next_bit` only, so a whole run of pairs can be
+    /// decided with the same vector instructions ([`crate::exchange::balance_in_place`]).
+    /// When `Some`, it must agree with [`PairRule::split`] (a property test checks the
+    /// built-in rules). `None` (the default) for rules that need more, such as capacities.
+    ///
+    /// # Example
+    /// ```
+    /// use hetlb_core::rules::dimension_exchange::{DemImproved, OddUnit, PairRule};
+    /// assert_eq!(DemImproved.odd_unit(0, 3, false), Some(OddUnit::Low));
+    /// assert_eq!(DemImproved.odd_unit(2, 3, false), Some(OddUnit::Heavier));
+    /// ```
+    fn odd_unit(&self, dimension: u32, dimensions: u32, next_bit: bool) -> Option<OddUnit> {
+        let _ = (dimension, dimensions, next_bit);
+        None
+    }
+}
+
+/// Who keeps the odd unit of a pair's sum under a halving rule.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum OddUnit {
+    /// The node with the larger load (the low node on a tie), as [`Dem`].
+    Heavier,
+    /// The low node (bit `k` clear), as [`DemFixed`].
+    Low,
+    /// The high node (bit `k` set).
+    High,
+    /// Whichever makes the low node's share odd, as [`Oem`].
+    OddShare,
+}
+
+impl OddUnit {
+    /// True when the low node keeps the odd unit of `low + high`.
+    #[inline(always)]
+    pub fn low_keeps<T: Units>(self, low: T, high: T) -> bool {
+        match self {
+            OddUnit::Heavier => low >= high,
+            OddUnit::Low => true,
+            OddUnit::High => false,
+            OddUnit::OddShare => ((low + high) >> 1) & T::ONE == T::ZERO,
+        }
+    }
 }
 
 /// Splits `low + high` in two halves; the low node gets the odd unit when `low_keeps_odd`.
@@ -96,6 +143,10 @@ impl PairRule for Dem {
     fn split<T: Units>(&self, _ctx: PairContext, low: T, high: T) -> T {
         halve(low, high, low >= high)
     }
+
+    fn odd_unit(&self, _dimension: u32, _dimensions: u32, _next_bit: bool) -> Option<OddUnit> {
+        Some(OddUnit::Heavier)
+    }
 }
 
 /// `dem-fixed`: dimension exchange in which the node whose bit `k` is 0 always keeps the odd
@@ -120,6 +171,10 @@ impl PairRule for DemFixed {
     #[inline(always)]
     fn split<T: Units>(&self, _ctx: PairContext, low: T, high: T) -> T {
         halve(low, high, true)
+    }
+
+    fn odd_unit(&self, _dimension: u32, _dimensions: u32, _next_bit: bool) -> Option<OddUnit> {
+        Some(OddUnit::Low)
     }
 }
 
@@ -157,6 +212,16 @@ impl PairRule for DemImproved {
         };
         halve(low, high, keeps)
     }
+
+    fn odd_unit(&self, dimension: u32, dimensions: u32, next_bit: bool) -> Option<OddUnit> {
+        Some(if dimension + 1 == dimensions {
+            OddUnit::Heavier
+        } else if next_bit {
+            OddUnit::High
+        } else {
+            OddUnit::Low
+        })
+    }
 }
 
 /// `oem`: Rim, Jang & Kim's odd–even method (004_…, §3).
@@ -185,6 +250,10 @@ impl PairRule for Oem {
         let sum = low + high;
         // m = ⌊s/2⌋; the low node takes m + 1 exactly when m is even (so its share is odd).
         halve(low, high, (sum >> 1) & T::ONE == T::ZERO)
+    }
+
+    fn odd_unit(&self, _dimension: u32, _dimensions: u32, _next_bit: bool) -> Option<OddUnit> {
+        Some(OddUnit::OddShare)
     }
 }
 

@@ -20,7 +20,9 @@ pub use network::{EitherIter, Network, Shape, SpecError, TopologySpec};
 /// An undirected network of `node_count()` nodes numbered `0..node_count()`.
 ///
 /// Algorithms that only need to visit neighbours are generic over this trait, in the manner
-/// of petgraph's visitor traits, so the same rule runs on a hypercube and on any graph.
+/// of petgraph's visitor traits, so the same rule runs on a hypercube and on any graph. A
+/// topology is shared by the threads of a round ([`crate::rounds::RoundEngine`]), hence
+/// `Sync`.
 ///
 /// # Example
 /// ```
@@ -31,7 +33,7 @@ pub use network::{EitherIter, Network, Shape, SpecError, TopologySpec};
 /// assert_eq!(cube.edge_count(), 12);
 /// assert!(cube.contains_edge(0, 4));
 /// ```
-pub trait Topology {
+pub trait Topology: Sync {
     /// Number of nodes.
     fn node_count(&self) -> usize;
 

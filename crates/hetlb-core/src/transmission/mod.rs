@@ -24,6 +24,8 @@
 mod overlap;
 mod phased;
 mod pipeline;
+#[cfg(test)]
+mod stepwise;
 
 use crate::plan::Plan;
 use serde::Serialize;

@@ -1,17 +1,35 @@
-//! Overlapping and pipelining with interleaving (Rim et al., 004_… §6.2).
+//! Overlapping and pipelining with interleaving (Rim et al., 004_… §6.2), event-driven.
 //!
-//! In every step each node sends one unit on every link that still has units to carry, as long
-//! as it holds units; a unit that arrives in a step can leave in the next. A node that holds
-//! fewer units than it has links waiting serves them in turn, starting after the dimension it
-//! served last ("interleaving"), so that every receiver can start forwarding early.
+//! The schedule: in every step each node sends one unit on every link that still has units
+//! to carry, as long as it holds units; a unit that arrives in a step can leave in the next. A
+//! node that holds fewer units than it has links waiting serves them in turn, starting after
+//! the dimension it served last ("interleaving").
 //!
-//! Each node keeps a bit mask of the dimensions it still has to serve, so a step costs the
-//! number of busy links, not `N log N`.
+//! Most of the time a node holds at least as many units as it has links waiting (it is
+//! *full*): it then sends on all of them, step after step, until one of its links is done or
+//! its holdings fall short. Simulating those steps one by one costs a unit each; here a full
+//! node is advanced in one go between its *events*:
+//!
+//! * a link done: after `min togo` steps;
+//! * possibly short of units: held `h`, `w` links, `ρ` full neighbours sending to it — the
+//!   holdings after `k` steps are at least `h + k(ρ − w)`, so the first step it might not be
+//!   full is `⌊(h − w)/(w − ρ)⌋ + 1` steps on (never when `ρ ≥ w`);
+//! * a change in `ρ` (a neighbour becoming full, or ceasing to be).
+//!
+//! Units from nodes that are not full are delivered one by one, and such nodes are decided
+//! step by step, as before. An event that comes too early (extra units arrived) only
+//! re-decides the node. The schedules are exactly those of the step-by-step simulation
+//! (`stepwise.rs`, kept for the property tests that compare the two).
+//!
+//! # Complexity
+//! `O(E log S + B)` for `E` events, `B` bursts and `S` steps, instead of one operation per
+//! unit-hop.
 
 use super::{Burst, Schedule, Togo, TransmissionError};
+use std::collections::BTreeMap;
 
 /// The dimensions set in `mask`, in round-robin order starting after `after`.
-fn round_robin(mask: u64, after: usize) -> impl Iterator<Item = usize> {
+pub(super) fn round_robin(mask: u64, after: usize) -> impl Iterator<Item = usize> {
     let split = after + 1;
     let (upper, lower) = if split >= 64 {
         (0, mask)
@@ -32,19 +50,224 @@ fn bits(mut mask: u64) -> impl Iterator<Item = usize> {
     })
 }
 
+/// The last dimension served by a step that serves all of `mask` after `after`.
+fn last_served(mask: u64, after: usize) -> usize {
+    let lower = if after >= 63 {
+        mask
+    } else {
+        mask & ((2u64 << after) - 1)
+    };
+    let pick = if lower != 0 { lower } else { mask };
+    63 - pick.leading_zeros() as usize
+}
+
+/// One node's state.
+#[derive(Debug, Clone, Copy, Default)]
+struct Node {
+    /// The step up to which the node's own sends are accounted (in `togo` and the bursts).
+    since: u64,
+    /// The step at whose start the node held `held` (plus `extra`).
+    held_since: u64,
+    held: u64,
+    /// Units from nodes that are not full, arrived since `held_since`.
+    extra: u64,
+    /// Full neighbours sending to this node.
+    rate: u64,
+    /// Links on which this node sends one unit per step (its waiting links while full).
+    full: u64,
+    /// The step this node is next decided at (`u64::MAX`: none).
+    next: u64,
+    version: u32,
+}
+
+struct Pipeline {
+    n: usize,
+    togo: Vec<u64>,
+    waiting: Vec<u64>,
+    last: Vec<usize>,
+    nodes: Vec<Node>,
+    open: Vec<Option<usize>>,
+    /// For a full link: the step it opened at (its units since then are not yet counted).
+    link_since: Vec<u64>,
+    bursts: Vec<Burst>,
+    /// The nodes to decide at each step, with the version that makes the entry current.
+    queue: BTreeMap<u64, Vec<(usize, u32)>>,
+    /// Units sent this step by nodes that are not full, delivered at its end.
+    deliveries: Vec<usize>,
+    pending: u128,
+    last_send: Option<u64>,
+}
+
+impl Pipeline {
+    /// Decide `k` at step `step` unless it is already due earlier.
+    fn schedule(&mut self, k: usize, step: u64) {
+        let node = &mut self.nodes[k];
+        if step < node.next {
+            node.next = step;
+            node.version = node.version.wrapping_add(1);
+            self.queue.entry(step).or_default().push((k, node.version));
+        }
+    }
+
+    /// Link `(k, m)` carries one unit in each of the steps `start..start + len`.
+    fn extend_burst(&mut self, k: usize, m: usize, start: u64, len: u64) {
+        let slot = k * self.n + m;
+        match self.open[slot] {
+            Some(b) if self.bursts[b].start + self.bursts[b].len == start => {
+                self.bursts[b].len += len;
+            }
+            _ => {
+                self.open[slot] = Some(self.bursts.len());
+                self.bursts.push(Burst {
+                    from: k,
+                    to: k ^ (1 << m),
+                    start,
+                    len,
+                });
+            }
+        }
+        self.last_send = Some(self.last_send.unwrap_or(0).max(start + len - 1));
+    }
+
+    /// Brings node `k`'s links to the start of step `to`: a full link whose units are all
+    /// sent by then is closed; the others stay open, their sends counted when they close.
+    fn settle_links(&mut self, k: usize, to: u64) {
+        let node = self.nodes[k];
+        if to > node.since && node.full != 0 {
+            // one full step serves all the full links in round-robin order
+            self.last[k] = last_served(node.full, self.last[k]);
+            for m in bits(node.full) {
+                let slot = k * self.n + m;
+                if self.link_since[slot] + self.togo[slot] <= to {
+                    self.close_link(k, m, self.link_since[slot] + self.togo[slot]);
+                    self.nodes[k].full &= !(1 << m);
+                }
+            }
+        }
+        self.nodes[k].since = to;
+    }
+
+    /// Full link `(k, m)` stops at step `at`: it carried one unit per step since it opened.
+    fn close_link(&mut self, k: usize, m: usize, at: u64) {
+        let slot = k * self.n + m;
+        let sent = at - self.link_since[slot];
+        if sent > 0 {
+            self.togo[slot] -= sent;
+            self.pending -= u128::from(sent);
+            self.extend_burst(k, m, self.link_since[slot], sent);
+        }
+        if self.togo[slot] == 0 {
+            self.waiting[k] &= !(1 << m);
+        }
+    }
+
+    /// Brings node `k`'s holdings to the start of step `to`: what full neighbours sent, what
+    /// it sent itself while full, and the others' units. `O(1)`, so that a change of rate
+    /// does not touch the node's links.
+    fn settle_held(&mut self, k: usize, to: u64) {
+        let node = &mut self.nodes[k];
+        let steps = to - node.held_since;
+        let sent = steps * u64::from(node.full.count_ones());
+        node.held = node.held + steps * node.rate + std::mem::take(&mut node.extra) - sent;
+        node.held_since = to;
+    }
+
+    /// Node `k` sends one unit per step on `links` from step `step` on (none: `0`); its
+    /// receivers' rates follow.
+    fn set_full(&mut self, k: usize, links: u64, step: u64) {
+        let before = self.nodes[k].full;
+        self.nodes[k].full = links;
+        for m in bits(before & !links) {
+            self.close_link(k, m, step);
+            let q = k ^ (1 << m);
+            self.settle_held(q, step);
+            self.nodes[q].rate -= 1;
+            // fewer units coming: a full receiver may fall short sooner
+            self.schedule(q, step + 1);
+        }
+        for m in bits(links & !before) {
+            self.link_since[k * self.n + m] = step;
+            let q = k ^ (1 << m);
+            self.settle_held(q, step);
+            self.nodes[q].rate += 1;
+            if self.nodes[q].full == 0 && self.waiting[q] != 0 {
+                self.schedule(q, step + 1);
+            }
+        }
+    }
+
+    /// Decides node `k` at step `step`.
+    fn decide(&mut self, k: usize, step: u64) {
+        // holdings first: they count the full links' sends up to this step
+        self.settle_held(k, step);
+        let before = self.nodes[k].full;
+        self.settle_links(k, step);
+        // links done during the interval: their receivers' rates dropped when they closed
+        for m in bits(before & !self.nodes[k].full) {
+            let q = k ^ (1 << m);
+            self.settle_held(q, step);
+            self.nodes[q].rate -= 1;
+            self.schedule(q, step + 1);
+        }
+        let w = self.waiting[k];
+        let held = self.nodes[k].held;
+        let links = u64::from(w.count_ones());
+        if w != 0 && held >= links {
+            self.set_full(k, w, step);
+            // next event: a link done, or possibly short of units
+            let node = self.nodes[k];
+            let done = bits(w)
+                .map(|m| {
+                    let slot = k * self.n + m;
+                    self.link_since[slot] + self.togo[slot]
+                })
+                .min()
+                .unwrap_or(step + 1);
+            let mut next = done;
+            if node.rate < links {
+                let short = (held - links) / (links - node.rate) + 1;
+                next = next.min(step + short);
+            }
+            self.schedule(k, next);
+            return;
+        }
+        self.set_full(k, 0, step);
+        if w == 0 {
+            return;
+        }
+        // Fewer units than links: serve them in turn, one unit each.
+        let mut left = held;
+        for m in round_robin(w, self.last[k]) {
+            if left == 0 {
+                break;
+            }
+            let slot = k * self.n + m;
+            self.togo[slot] -= 1;
+            if self.togo[slot] == 0 {
+                self.waiting[k] &= !(1 << m);
+            }
+            left -= 1;
+            self.pending -= 1;
+            self.last[k] = m;
+            self.extend_burst(k, m, step, 1);
+            self.deliveries.push(k ^ (1 << m));
+        }
+        self.nodes[k].held = left;
+        if self.nodes[k].rate > 0 && self.waiting[k] != 0 {
+            self.schedule(k, step + 1);
+        }
+    }
+}
+
 /// Returns `(steps, steps, bursts)`.
 pub(super) fn run(
     initial: &[u64],
-    mut togo: Togo,
+    togo: Togo,
 ) -> Result<(u64, u64, Vec<Burst>), TransmissionError> {
     let n = togo.n as usize;
     let nodes = initial.len();
-    let mut current = initial.to_vec();
-    let mut incoming = vec![0u64; nodes];
-    let mut last = vec![n.saturating_sub(1); nodes];
-    let mut pending = togo.total();
-    // waiting[k]: bit m set while node k still has units to send over dimension m.
-    let mut waiting: Vec<u64> = (0..nodes)
+    let pending = togo.total();
+    let waiting: Vec<u64> = (0..nodes)
         .map(|k| {
             togo.units[k * n..(k + 1) * n]
                 .iter()
@@ -53,62 +276,63 @@ pub(super) fn run(
                 .fold(0u64, |mask, (m, _)| mask | (1 << m))
         })
         .collect();
-    let mut active: Vec<usize> = (0..nodes).filter(|&k| waiting[k] != 0).collect();
-    // open[k * n + m]: the burst on link (k, dimension m) still being extended, if any.
-    let mut open: Vec<Option<usize>> = vec![None; nodes * n];
-    let mut bursts: Vec<Burst> = Vec::new();
-    let mut step = 0u64;
-    while pending > 0 {
-        let mut sent_any = false;
-        for &k in &active {
-            let mut held = current[k];
-            if held == 0 {
+    let mut p = Pipeline {
+        n,
+        togo: togo.units,
+        waiting,
+        last: vec![n.saturating_sub(1); nodes],
+        nodes: initial
+            .iter()
+            .map(|&held| Node {
+                held,
+                next: u64::MAX,
+                ..Node::default()
+            })
+            .collect(),
+        open: vec![None; nodes * n],
+        link_since: vec![0; nodes * n],
+        bursts: Vec::new(),
+        queue: BTreeMap::new(),
+        deliveries: Vec::new(),
+        pending,
+        last_send: None,
+    };
+    for (k, &held) in initial.iter().enumerate() {
+        if p.waiting[k] != 0 && held > 0 {
+            p.schedule(k, 0);
+        }
+    }
+    let mut step = 0;
+    // Every decision schedules the next one at a later step, so a step's list is complete
+    // when it is taken.
+    while let Some((s, due)) = p.queue.pop_first() {
+        step = s;
+        for (k, version) in due {
+            if p.nodes[k].version != version {
                 continue;
             }
-            for m in round_robin(waiting[k], last[k]) {
-                if held == 0 {
-                    break;
-                }
-                let slot = k * n + m;
-                togo.units[slot] -= 1;
-                if togo.units[slot] == 0 {
-                    waiting[k] &= !(1 << m);
-                }
-                held -= 1;
-                pending -= 1;
-                sent_any = true;
-                let to = k ^ (1 << m);
-                incoming[to] += 1;
-                last[k] = m;
-                match open[slot] {
-                    Some(b) if bursts[b].start + bursts[b].len == step => bursts[b].len += 1,
-                    _ => {
-                        open[slot] = Some(bursts.len());
-                        bursts.push(Burst {
-                            from: k,
-                            to,
-                            start: step,
-                            len: 1,
-                        });
-                    }
-                }
+            p.nodes[k].next = u64::MAX;
+            p.decide(k, step);
+        }
+        // units from nodes that were not full arrive at the end of the step
+        for i in 0..p.deliveries.len() {
+            let q = p.deliveries[i];
+            p.nodes[q].extra += 1;
+            if p.nodes[q].full == 0 && p.waiting[q] != 0 {
+                p.schedule(q, step + 1);
             }
-            current[k] = held;
         }
-        if !sent_any {
-            return Err(TransmissionError::Stalled {
-                schedule: Schedule::Pipeline,
-                step,
-                pending,
-            });
-        }
-        for (held, inc) in current.iter_mut().zip(incoming.iter_mut()) {
-            *held += std::mem::take(inc);
-        }
-        active.retain(|&k| waiting[k] != 0);
-        step += 1;
+        p.deliveries.clear();
     }
-    Ok((step, step, bursts))
+    if p.pending > 0 {
+        return Err(TransmissionError::Stalled {
+            schedule: Schedule::Pipeline,
+            step: step + 1,
+            pending: p.pending,
+        });
+    }
+    let steps = p.last_send.map_or(0, |s| s + 1);
+    Ok((steps, steps, p.bursts))
 }
 
 #[cfg(test)]
@@ -131,5 +355,18 @@ mod tests {
             vec![0, 63]
         );
         assert_eq!(round_robin(0, 3).count(), 0);
+    }
+
+    #[test]
+    fn a_full_step_ends_on_the_last_of_the_round_robin() {
+        for mask in [0b1011_0110u64, 1, 1 << 63 | 1, 0b1000] {
+            for after in 0..64 {
+                assert_eq!(
+                    last_served(mask, after),
+                    round_robin(mask, after).last().unwrap(),
+                    "{mask:b} after {after}"
+                );
+            }
+        }
     }
 }

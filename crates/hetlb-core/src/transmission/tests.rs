@@ -81,3 +81,53 @@ proptest! {
         prop_assert!(pipeline <= overlap, "{}: pipeline {} > overlap {}", alg, pipeline, overlap);
     }
 }
+
+/// The pipelined schedule's steps and bursts, as the event-driven simulation and the
+/// step-by-step one give them (bursts sorted as `transmit` sorts them).
+fn both_pipelines(plan: &Plan) -> ((u64, Vec<Burst>), (u64, Vec<Burst>)) {
+    let sorted = |(steps, _, mut bursts): (u64, u64, Vec<Burst>)| {
+        bursts.sort_by_key(|b| (b.start, b.from, b.to));
+        (steps, bursts)
+    };
+    let events = pipeline::run(&plan.initial, Togo::of(plan).unwrap()).unwrap();
+    let steps = stepwise::run(&plan.initial, Togo::of(plan).unwrap()).unwrap();
+    (sorted(events), sorted(steps))
+}
+
+#[test]
+fn event_driven_pipeline_equals_the_step_by_step_one_on_a_large_plan() {
+    let mut x = 0x2545_F491_4F6C_DD1Du64;
+    let loads: Vec<u64> = (0..1usize << 11)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % 1000
+        })
+        .collect();
+    for alg in [Algorithm::Dem, Algorithm::Oem, Algorithm::Cwa] {
+        let plan = plan_of(alg, &loads);
+        let (events, steps) = both_pipelines(&plan);
+        assert_eq!(events, steps, "{alg}");
+    }
+}
+
+fn skewed_loads(max_dims: u32) -> impl Strategy<Value = Vec<u64>> {
+    (1..=max_dims).prop_flat_map(|n| {
+        prop::collection::vec(prop_oneof![0u64..4, 0u64..60, 100u64..2000], 1usize << n)
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(400))]
+
+    #[test]
+    fn event_driven_pipeline_equals_the_step_by_step_one(
+        loads in skewed_loads(7),
+        alg in prop::sample::select(Algorithm::ALL.to_vec()),
+    ) {
+        let plan = plan_of(alg, &loads);
+        let (events, steps) = both_pipelines(&plan);
+        prop_assert_eq!(events, steps, "{}", alg);
+    }
+}

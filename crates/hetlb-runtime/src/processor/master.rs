@@ -247,10 +247,14 @@ where
             )));
         }
         self.heard[w] = Instant::now();
-        for (id, r) in results {
-            if let Some(pos) = self.outstanding[w].iter().position(|&t| t == id) {
+        // Results come back in the order the tasks were sent: taken from the back, each is
+        // found at the end of the outstanding list (O(1), not O(batch)).
+        for (id, _) in results.iter().rev() {
+            if let Some(pos) = self.outstanding[w].iter().rposition(|t| t == id) {
                 self.outstanding[w].swap_remove(pos);
             }
+        }
+        for (id, r) in results {
             match r {
                 Ok(o) => self.accept(w, id, o),
                 Err(e) => self.on_task_error(w, id, e)?,

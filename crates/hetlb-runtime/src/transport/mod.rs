@@ -18,8 +18,44 @@ pub mod threads;
 #[cfg(feature = "mpi")]
 pub mod mpi;
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 use thiserror::Error;
+
+/// Channel checks between two readings of the clock while [`poll`]ing.
+const CHECKS_PER_CLOCK_READ: u32 = 32;
+
+/// Calls `try_recv` until it yields a message or `spin` has passed, pausing between calls,
+/// and from `yield_after` on (never for `None`) yielding the core between batches of calls;
+/// `Ok(None)` when the time ran out.
+///
+/// The channel is checked after every pause: a pause lasts tens of cycles on recent
+/// processors, and a batch of them between checks would delay every reply by as much. The
+/// clock is read only every 32 checks, and not at all for a message that comes within them.
+/// Yielding lets a peer that waits for a turn on the same core (a loaded machine) run; doing it
+/// only after a few microseconds keeps the quick replies of a peer on another core quick.
+pub(crate) fn poll<T>(
+    spin: Duration,
+    yield_after: Option<Duration>,
+    mut try_recv: impl FnMut() -> Result<Option<T>, TransportError>,
+) -> Result<Option<T>, TransportError> {
+    let mut started = None;
+    loop {
+        for _ in 0..CHECKS_PER_CLOCK_READ {
+            if let Some(x) = try_recv()? {
+                return Ok(Some(x));
+            }
+            std::hint::spin_loop();
+        }
+        let now = Instant::now();
+        let since = now - *started.get_or_insert(now);
+        if since >= spin {
+            return Ok(None);
+        }
+        if yield_after.is_some_and(|y| since >= y) {
+            std::thread::yield_now();
+        }
+    }
+}
 
 /// A received message, who sent it and when it arrived.
 #[derive(Debug)]

@@ -40,8 +40,15 @@ pub const MAX_IDLE_SLEEP: Duration = Duration::from_micros(200);
 /// the last message before it starts to sleep.
 const SPIN: Duration = Duration::from_micros(300);
 
+/// How long `recv` polls the incoming channel before blocking on it.
+const SPIN_BEFORE_BLOCKING: Duration = Duration::from_micros(100);
+
+/// The tag of the plain ping-pong of [`Mpi::ping_pong`].
+const PING_TAG: i32 = 0x5049;
+
 enum Command {
     Send(usize, Vec<u8>),
+    PingPong(u64, Sender<Duration>),
     Abort(i32),
     Shutdown,
 }
@@ -124,6 +131,23 @@ impl Mpi {
         }
     }
 
+    /// A plain MPI ping-pong of `round_trips` 8-byte messages between ranks 0 and 1, run on
+    /// the communication thread with blocking sends and receives: the floor that dispatch
+    /// over this transport is measured against (the `dispatch_mpi` example). Collective:
+    /// ranks 0 and 1 must both call it, with nothing else in flight; other ranks return at
+    /// once. Returns the time rank 0 (and rank 1) spent in the loop.
+    ///
+    /// # Errors
+    /// [`TransportError::Mpi`] when the communication thread has stopped.
+    pub fn ping_pong(&self, round_trips: u64) -> Result<Duration, TransportError> {
+        let (tx, rx) = channel::bounded(1);
+        let stopped = || TransportError::Mpi("the MPI thread has stopped".into());
+        self.commands
+            .send(Command::PingPong(round_trips, tx))
+            .map_err(|_| stopped())?;
+        rx.recv().map_err(|_| stopped())
+    }
+
     /// Ends every rank of the job with `code` (`MPI_Abort`). Use it after a failure that
     /// leaves other ranks waiting, such as a rank that stopped answering.
     pub fn abort(&self, code: i32) -> ! {
@@ -192,6 +216,14 @@ impl<M: Serialize + DeserializeOwned> Transport<M> for MpiTransport<'_, M> {
     }
 
     fn recv(&self, deadline: Option<Instant>) -> Result<Option<Envelope<M>>, TransportError> {
+        // A reply usually follows soon: poll before blocking, which costs a thread wake-up
+        // (tens of microseconds on a virtual machine), yielding the core to the
+        // communication threads meanwhile.
+        if let Some(e) = super::poll(SPIN_BEFORE_BLOCKING, Some(Duration::ZERO), || {
+            self.try_recv()
+        })? {
+            return Ok(Some(e));
+        }
         let incoming = &self.mpi.incoming;
         let got = match deadline {
             None => incoming.recv().map_err(|_| ()),
@@ -250,6 +282,10 @@ fn communication_thread(
                         .send_with_tag(&bytes[..], TAG);
                     active = true;
                 }
+                Ok(Command::PingPong(n, reply)) => {
+                    let _ = reply.send(ping_pong(&world, n));
+                    active = true;
+                }
                 Ok(Command::Abort(code)) => world.abort(code),
                 Ok(Command::Shutdown) | Err(TryRecvError::Disconnected) => {
                     return drain(&world);
@@ -286,6 +322,11 @@ fn communication_thread(
                 idle = 0;
                 last_active = Instant::now();
             }
+            Ok(Command::PingPong(n, reply)) => {
+                let _ = reply.send(ping_pong(&world, n));
+                idle = 0;
+                last_active = Instant::now();
+            }
             Ok(Command::Abort(code)) => world.abort(code),
             Ok(Command::Shutdown) | Err(RecvTimeoutError::Disconnected) => return drain(&world),
             Err(RecvTimeoutError::Timeout) => {}
@@ -306,4 +347,27 @@ fn drain(world: &mpi::topology::SimpleCommunicator) {
         }
         std::thread::sleep(Duration::from_millis(1));
     }
+}
+
+/// `round_trips` blocking 8-byte exchanges between ranks 0 and 1.
+fn ping_pong(world: &mpi::topology::SimpleCommunicator, round_trips: u64) -> Duration {
+    let start = Instant::now();
+    match world.rank() {
+        0 if world.size() > 1 => {
+            let peer = world.process_at_rank(1);
+            for i in 0..round_trips {
+                peer.send_with_tag(&i, PING_TAG);
+                let _ = peer.receive_with_tag::<u64>(PING_TAG);
+            }
+        }
+        1 => {
+            let peer = world.process_at_rank(0);
+            for _ in 0..round_trips {
+                let (i, _) = peer.receive_with_tag::<u64>(PING_TAG);
+                peer.send_with_tag(&i, PING_TAG);
+            }
+        }
+        _ => {}
+    }
+    start.elapsed()
 }

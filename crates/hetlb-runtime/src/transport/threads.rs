@@ -9,6 +9,8 @@ use std::time::Instant;
 
 /// How long `recv` polls before it parks the thread.
 const SPIN_BEFORE_PARKING: std::time::Duration = std::time::Duration::from_micros(50);
+/// How long `recv` spins before it starts yielding the core between checks.
+pub const YIELD_AFTER: std::time::Duration = std::time::Duration::from_micros(5);
 
 /// One rank of an in-process network made by [`network`].
 #[derive(Debug)]
@@ -74,19 +76,11 @@ impl<M> Transport<M> for ThreadTransport<M> {
     fn recv(&self, deadline: Option<Instant>) -> Result<Option<Envelope<M>>, TransportError> {
         // A reply usually follows within microseconds; waiting for it briefly before parking
         // saves two thread wake-ups per request (tens of microseconds on a virtual machine).
-        let spin_until = Instant::now() + SPIN_BEFORE_PARKING;
-        loop {
-            match self.inbox.try_recv() {
-                Ok(e) => return Ok(Some(e)),
-                Err(TryRecvError::Disconnected) => return Err(TransportError::Closed(self.rank)),
-                Err(TryRecvError::Empty) => {}
-            }
-            if Instant::now() >= spin_until {
-                break;
-            }
-            for _ in 0..64 {
-                std::hint::spin_loop();
-            }
+        // After a few microseconds the poll yields the core between checks: when the other
+        // end waits for a turn on the same core (a loaded machine), spinning would only delay
+        // it.
+        if let Some(e) = super::poll(SPIN_BEFORE_PARKING, Some(YIELD_AFTER), || self.try_recv())? {
+            return Ok(Some(e));
         }
         match deadline {
             None => self

@@ -169,6 +169,8 @@ pub struct Engine<N, L, P> {
     reports: Vec<Reported>,
     arrivals_left: Vec<u64>,
     orders: Vec<Order>,
+    /// Tasks being moved by an instant order.
+    moving: Vec<f64>,
     events: u64,
     cancelled: u64,
     injected: u64,
@@ -271,6 +273,7 @@ impl<N: NodeModel, L: LinkModel, P: Policy> Engine<N, L, P> {
             in_flight: Vec::new(),
             free_slots: Vec::new(),
             orders: Vec::new(),
+            moving: Vec::new(),
             events: 0,
             cancelled: 0,
             injected: 0,
@@ -462,15 +465,17 @@ impl<N: NodeModel, L: LinkModel, P: Policy> Engine<N, L, P> {
         self.record(node);
     }
 
-    /// Takes up to `count` of the most recently queued tasks of `node`.
-    fn take_tasks(&mut self, node: usize, count: u64) -> Vec<f64> {
+    /// Moves up to `count` of the most recently queued tasks of `node` into `taken` (emptied
+    /// first).
+    fn take_tasks(&mut self, node: usize, count: u64, taken: &mut Vec<f64>) {
+        taken.clear();
         let s = &mut self.state[node];
         let n = (count as usize).min(s.queue.len());
         if n == 0 {
-            return Vec::new();
+            return;
         }
         let keep = s.queue.len() - n;
-        let taken: Vec<f64> = s.queue.drain(keep..).collect();
+        taken.extend(s.queue.drain(keep..));
         if s.queue.is_empty() {
             // The task in service left: cancel its completion.
             s.epoch = s.epoch.wrapping_add(1);
@@ -478,7 +483,6 @@ impl<N: NodeModel, L: LinkModel, P: Policy> Engine<N, L, P> {
         }
         s.sent += n as u64;
         self.record(node);
-        taken
     }
 
     fn apply_orders(&mut self) -> Result<(), SimError> {
@@ -500,8 +504,10 @@ impl<N: NodeModel, L: LinkModel, P: Policy> Engine<N, L, P> {
                 )?),
                 Delivery::Instant => None,
             };
-            let tasks = self.take_tasks(order.from, order.tasks);
+            let mut tasks = std::mem::take(&mut self.moving);
+            self.take_tasks(order.from, order.tasks, &mut tasks);
             if tasks.is_empty() {
+                self.moving = tasks;
                 continue;
             }
             let count = tasks.len() as u64;
@@ -511,6 +517,8 @@ impl<N: NodeModel, L: LinkModel, P: Policy> Engine<N, L, P> {
                 None => {
                     self.state[order.to].received += count;
                     self.add_tasks(order.to, &tasks);
+                    // kept for the next order: an instant delivery allocates nothing
+                    self.moving = tasks;
                 }
                 Some(link) => {
                     let rate = self.links.rate(link);
@@ -690,5 +698,9 @@ impl<N: NodeModel, L: LinkModel> View for Snapshot<'_, N, L> {
 
     fn reported(&self, node: usize) -> Reported {
         self.reports[node]
+    }
+
+    fn loads_into(&self, out: &mut Vec<u64>) {
+        out.extend(self.state.iter().map(NodeState::load));
     }
 }

@@ -48,6 +48,12 @@ pub trait View {
     fn link(&self, from: usize, to: usize) -> Option<(f64, f64)>;
     /// The last status report of `node`.
     fn reported(&self, node: usize) -> Reported;
+
+    /// Appends the load of every node, in node order, to `out` (what a global balancing
+    /// reads; engines override it with one pass over their state).
+    fn loads_into(&self, out: &mut Vec<u64>) {
+        out.extend((0..self.node_count()).map(|i| self.load(i)));
+    }
 }
 
 /// How an order's tasks travel.

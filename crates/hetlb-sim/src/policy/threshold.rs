@@ -1,7 +1,10 @@
 //! Threshold-triggered hypercube balancing (Rim et al., 004_… §4).
 
 use super::{Delivery, Order, Policy, PolicyError, PolicyStats, View};
-use hetlb_core::{Algorithm, BalanceOptions, balance};
+use hetlb_core::algorithm::{PairRuleVisitor, visit_pair_rule};
+use hetlb_core::exchange::transfers_in_place;
+use hetlb_core::rules::dimension_exchange::PairRule;
+use hetlb_core::{Algorithm, BalanceOptions, Capacities, ModelError, Transfer, balance};
 
 /// When an arrival brings a node's load up to `threshold` tasks, the whole hypercube is
 /// balanced at once with a core algorithm (`dem`, `oem`, `dem-improved`, `cwa`, …), phase by
@@ -9,6 +12,11 @@ use hetlb_core::{Algorithm, BalanceOptions, balance};
 ///
 /// The statistics record the max difference, the largest and the mean load right after each
 /// balancing.
+///
+/// # Complexity
+/// `O(N log N)` per balancing (every pair of every dimension is decided, as the policy
+/// requires), plus the transfers; the load and transfer buffers are kept from one balancing
+/// to the next.
 ///
 /// # Example
 /// ```
@@ -27,6 +35,22 @@ pub struct HypercubeThreshold {
     mean_load_sum: f64,
     batch_speedup_sum: f64,
     loads: Vec<u64>,
+    transfers: Vec<Transfer>,
+    /// Equal capacities for `dem-hetero`, made once.
+    uniform: Option<Capacities>,
+}
+
+/// A pair rule's transfers, with the loads balanced in place.
+struct InPlace<'a> {
+    loads: &'a mut [u64],
+    transfers: &'a mut Vec<Transfer>,
+}
+
+impl PairRuleVisitor for InPlace<'_> {
+    type Output = Result<(), ModelError>;
+    fn visit<R: PairRule>(self, rule: &R) -> Self::Output {
+        transfers_in_place(rule, self.loads, self.transfers)
+    }
 }
 
 impl HypercubeThreshold {
@@ -41,6 +65,8 @@ impl HypercubeThreshold {
             mean_load_sum: 0.0,
             batch_speedup_sum: 0.0,
             loads: Vec::new(),
+            transfers: Vec::new(),
+            uniform: None,
         }
     }
 }
@@ -60,22 +86,43 @@ impl Policy for HypercubeThreshold {
             return Ok(());
         }
         self.loads.clear();
-        self.loads
-            .extend((0..view.node_count()).map(|i| view.load(i)));
-        let plan = balance(self.algorithm, &self.loads, &BalanceOptions::default())?;
-        orders.extend(plan.transfers().map(|t| Order {
+        view.loads_into(&mut self.loads);
+        self.transfers.clear();
+        if self.algorithm.is_pair_rule() {
+            let nodes = self.loads.len();
+            if self.uniform.as_ref().is_none_or(|c| c.len() != nodes) {
+                self.uniform = Some(Capacities::uniform(nodes.max(1)));
+            }
+            let caps = self.uniform.as_ref().expect("made above");
+            let visitor = InPlace {
+                loads: &mut self.loads,
+                transfers: &mut self.transfers,
+            };
+            visit_pair_rule(self.algorithm, caps, visitor)
+                .expect("a pair rule")
+                .map_err(hetlb_core::BalanceError::from)?;
+        } else {
+            let plan = balance(self.algorithm, &self.loads, &BalanceOptions::default())?;
+            self.transfers.extend(plan.transfers());
+            self.loads.copy_from_slice(&plan.final_loads);
+        }
+        orders.extend(self.transfers.iter().map(|t| Order {
             from: t.from,
             to: t.to,
             tasks: t.units,
             delivery: Delivery::Instant,
         }));
-        let max = plan.final_loads.iter().copied().max().unwrap_or(0);
-        let min = plan.final_loads.iter().copied().min().unwrap_or(0);
-        let total: u64 = plan.final_loads.iter().sum();
+        let (mut max, mut min, mut total) = (0u64, u64::MAX, 0u64);
+        for &w in &self.loads {
+            max = max.max(w);
+            min = min.min(w);
+            total += w;
+        }
+        let min = min.min(max);
         self.balancings += 1;
         self.max_difference_sum += max - min;
         self.max_load_sum += max;
-        self.mean_load_sum += total as f64 / plan.final_loads.len().max(1) as f64;
+        self.mean_load_sum += total as f64 / self.loads.len().max(1) as f64;
         if max > 0 {
             self.batch_speedup_sum += total as f64 / max as f64;
         }

@@ -84,8 +84,7 @@ impl FirstOrder {
         let c_i = view.capacities[i];
         let x_i = view.levels[i];
         let deg_i = view.topology.degree(i);
-        // degrees are below 2^27: the signed conversion is exact and cheaper
-        let k_i = deg_i as i64 as f64 / c_i;
+        let k_i = per_capacity(deg_i, c_i);
         for j in view.topology.neighbors(i) {
             if !view.heavier(i, j) {
                 continue;
@@ -98,7 +97,7 @@ impl FirstOrder {
             let flow = (c_i.min(c_j) * dx) / ((deg_i.max(deg_j) + 1) as i64 as f64);
             let whole = flow as u64;
             // safety: the largest f with f·(deg_i/c_i + deg_j/c_j) < 2·dx
-            let q = (2.0 * dx / (k_i + deg_j as i64 as f64 / c_j)) * (1.0 - 1e-12);
+            let q = (2.0 * dx / (k_i + per_capacity(deg_j, c_j))) * (1.0 - 1e-12);
             let below = q as u64;
             let ceil = below + u64::from((below as f64) < q);
             let limit = ceil.saturating_sub(1);
@@ -111,6 +110,14 @@ impl FirstOrder {
             });
         }
     }
+}
+
+/// `degree / capacity`, without the division when the capacity is 1 (the same value exactly).
+#[inline(always)]
+fn per_capacity(degree: usize, capacity: f64) -> f64 {
+    // degrees are below 2^27: the signed conversion is exact and cheaper
+    let d = degree as i64 as f64;
+    if capacity == 1.0 { d } else { d / capacity }
 }
 
 /// A flow of `dynamic-biasing` waiting for its share of the pooled remainders.

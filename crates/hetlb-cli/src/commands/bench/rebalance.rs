@@ -1,6 +1,7 @@
 //! `hetlb bench rebalance`: peer rebalancing against its floors, side by side (threads; the
 //! MPI counterpart is the `rebalance_mpi` example under `mpiexec`).
 
+use crate::input::whole;
 use crate::output::{Format, fixed, print_csv, print_json, table};
 use anyhow::{Result, bail};
 use hetlb_runtime::peer::measure::{median, move_items, nothing_to_do};
@@ -23,7 +24,7 @@ pub struct Args {
     #[arg(long, default_value_t = 20_000)]
     unit_items: u64,
     /// Timed repetitions (kernel and floor interleaved); medians are reported.
-    #[arg(long, default_value_t = 5, visible_alias = "repeat")]
+    #[arg(long, default_value_t = 5, visible_alias = "repeat", value_parser = whole::<usize>(1, 1000))]
     runs: usize,
     /// Output format.
     #[arg(long, short, value_enum, default_value_t)]
@@ -138,10 +139,12 @@ pub fn run(args: Args) -> Result<()> {
             ],
         ),
         Format::Table => {
-            println!(
+            crate::out!(
                 "Peer rebalancing on {} threads ({} cores), medians of {} runs, kernel and floor \
                  interleaved:",
-                r.ranks, r.available_parallelism, r.runs
+                r.ranks,
+                r.available_parallelism,
+                r.runs
             );
             let mut t = table(["kernel", "median", "floor", "floor median", "ratio"]);
             t.add_row(vec![
@@ -165,8 +168,8 @@ pub fn run(args: Args) -> Result<()> {
                 format!("{} µs", fixed(r.balanced_floor_seconds * 1e6, 2)),
                 fixed(r.balanced_ratio, 2),
             ]);
-            println!("{t}");
-            println!(
+            crate::out!("{t}");
+            crate::out!(
                 "Rim et al.'s Figs. 18-19 on 8 threads, {} items per unit, dem: the measured move \
                  beside the model (steps × the time per unit measured in the same call):",
                 args.unit_items
@@ -180,7 +183,7 @@ pub fn run(args: Args) -> Result<()> {
                     format!("{} ms", fixed(x.predicted_seconds * 1e3, 2)),
                 ]);
             }
-            println!("{s}");
+            crate::out!("{s}");
             Ok(())
         }
     }

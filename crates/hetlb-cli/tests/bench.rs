@@ -1,0 +1,160 @@
+//! `hetlb bench` end to end on tiny sizes: every subcommand prints kernel, floor and ratio
+//! in JSON (a `<key>_ratio` field per ratio) and in CSV, and refuses bad sizes with one
+//! `error:` line. (The figures themselves are measured by running the benchmarks, not here.)
+
+use std::process::{Command, Output};
+
+fn hetlb(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_hetlb"))
+        .args(args)
+        .output()
+        .expect("run hetlb")
+}
+
+fn json(args: &[&str]) -> serde_json::Value {
+    let out = hetlb(args);
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("valid JSON")
+}
+
+/// Every comparison names its kernel and floor with positive medians, and the top level
+/// has its `<key>_ratio`.
+fn check_report(v: &serde_json::Value, benchmark: &str, keys: &[&str]) {
+    assert_eq!(v["benchmark"], benchmark);
+    let comparisons = v["comparisons"].as_array().expect("comparisons");
+    assert!(!comparisons.is_empty());
+    for c in comparisons {
+        assert!(c["kernel"].is_string() && c["floor"].is_string(), "{c}");
+        let (k, f) = (
+            c["kernel_seconds"].as_f64().unwrap(),
+            c["floor_seconds"].as_f64().unwrap(),
+        );
+        assert!(k > 0.0 && f > 0.0, "{c}");
+        let ratio = c["kernel_floor_ratio"].as_f64().unwrap();
+        assert!((ratio - k / f).abs() <= 1e-9 * ratio, "{c}");
+        let key = c["key"].as_str().unwrap();
+        assert_eq!(v[format!("{key}_ratio")].as_f64(), Some(ratio), "{key}");
+    }
+    for key in keys {
+        assert!(v[format!("{key}_ratio")].is_number(), "{key}_ratio missing");
+    }
+}
+
+#[test]
+fn every_subcommand_prints_kernel_floor_and_ratio() {
+    let v = json(&[
+        "bench", "exchange", "--dims", "9", "--repeat", "1", "--format", "json",
+    ]);
+    check_report(&v, "exchange", &["dem", "oem"]);
+    assert!(v["plain_pass_seconds"].is_number() && v["dem_seconds"].is_number());
+    let v = json(&[
+        "bench",
+        "diffusion",
+        "--side",
+        "12",
+        "--repeat",
+        "1",
+        "--format",
+        "json",
+    ]);
+    check_report(&v, "diffusion", &["diffusion", "dishet"]);
+    let v = json(&[
+        "bench", "dispatch", "--tasks", "50", "--repeat", "1", "--format", "json",
+    ]);
+    check_report(&v, "dispatch", &["threads", "efp"]);
+    let v = json(&[
+        "bench",
+        "transmission",
+        "--dims",
+        "5",
+        "--repeat",
+        "1",
+        "--format",
+        "json",
+    ]);
+    check_report(&v, "transmission", &["dem_pipeline", "oem_pipeline"]);
+    let v = json(&[
+        "bench",
+        "enumeration",
+        "--procs",
+        "4",
+        "--values",
+        "4",
+        "--repeat",
+        "1",
+        "--baseline-vectors",
+        "10",
+        "--format",
+        "json",
+    ]);
+    check_report(&v, "enumeration", &["enumeration"]);
+    let v = json(&[
+        "bench",
+        "simulator",
+        "--dims",
+        "4,5",
+        "--arrivals",
+        "3",
+        "--repeat",
+        "1",
+        "--format",
+        "json",
+    ]);
+    check_report(&v, "simulator", &["threshold_5", "delay_aware_4"]);
+}
+
+#[test]
+fn csv_has_one_row_per_comparison() {
+    let out = hetlb(&[
+        "bench",
+        "exchange",
+        "--dims",
+        "8",
+        "--repeat",
+        "1",
+        "--rules",
+        "dem,oem,dem-hetero",
+        "--format",
+        "csv",
+    ]);
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    let mut lines = text.lines();
+    assert!(
+        lines
+            .next()
+            .unwrap()
+            .starts_with("benchmark,key,kernel,kernel_seconds,floor")
+    );
+    let rows: Vec<&str> = lines.collect();
+    assert_eq!(rows.len(), 3, "{text}");
+    assert!(rows.iter().all(|r| r.starts_with("exchange,")));
+}
+
+#[test]
+fn bad_sizes_get_one_error_line() {
+    for (args, needle) in [
+        (vec!["bench", "exchange", "--repeat", "0"], "--runs"),
+        (vec!["bench", "rebalance", "--ranks", "3"], "--ranks"),
+        (vec!["bench", "exchange", "--dims", "40"], "--dims"),
+        (vec!["bench", "exchange", "--rules", "cwa"], "--rules"),
+        (vec!["bench", "exchange", "--threads", "0"], "--threads"),
+        (vec!["bench", "diffusion", "--side", "2"], "--side"),
+        (vec!["bench", "dispatch", "--tasks", "0"], "--tasks"),
+        (vec!["bench", "transmission", "--dims", "30"], "--dims"),
+        (vec!["bench", "simulator", "--dims", "0"], "--dims"),
+    ] {
+        let out = hetlb(&args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{args:?}");
+        assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
+        assert!(
+            stderr.starts_with("error: ") && stderr.contains(needle),
+            "{args:?}: {stderr}"
+        );
+    }
+}

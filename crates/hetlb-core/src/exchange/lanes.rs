@@ -1,0 +1,279 @@
+//! Blocks and tiles of pair exchanges under a halving rule, in vector instructions chosen at
+//! run time.
+//!
+//! A *run* is two equally long slices `lo` and `hi` whose `i`-th entries form a pair, with the
+//! same [`OddUnit`] for every pair. The loop body is branch-free (adds, shifts, compares and
+//! selects), so the compiler vectorises it. [`multiversion`] compiles the block and tile passes — gathers, transposes,
+//! runs and write-backs together — for AVX-512, AVX2 and SSE4.2 as well as the baseline, and
+//! picks the best one the processor has on the first call (one atomic load per call after
+//! that). The default build thus stays baseline x86-64.
+
+use super::engine::{DimStats, Stats};
+use crate::rules::dimension_exchange::OddUnit;
+use crate::units::Units;
+use multiversion::multiversion;
+
+const HEAVIER: u8 = 0;
+const LOW: u8 = 1;
+const HIGH: u8 = 2;
+const ODD_SHARE: u8 = 3;
+
+/// The lowest dimensions of a block, applied on the block transposed so that their pairs are
+/// long contiguous runs rather than neighbours a few entries apart.
+pub(super) const TRANSPOSED_DIMS: u32 = 4;
+const WIDTH: usize = 1 << TRANSPOSED_DIMS;
+/// Entries between two lines of the transposed block, so that its lines start in different
+/// cache sets.
+const LINE_PADDING: usize = 16;
+
+/// Totals of one dimension so far.
+struct Acc<C> {
+    hops: u64,
+    messages: u64,
+    tmax: C,
+}
+
+impl<C: Units> Acc<C> {
+    #[inline(always)]
+    fn new() -> Self {
+        Self {
+            hops: 0,
+            messages: 0,
+            tmax: C::ZERO,
+        }
+    }
+
+    #[inline(always)]
+    fn finish(&self) -> DimStats {
+        DimStats {
+            hops: self.hops,
+            messages: self.messages,
+            tmax: self.tmax.to_u64(),
+        }
+    }
+}
+
+/// One pair: the low node's new load, and the units moved.
+#[inline(always)]
+fn pair<C: Units, const ODD: u8>(a: C, b: C) -> (C, C) {
+    let sum = a + b;
+    let keeps = match ODD {
+        HEAVIER => a >= b,
+        LOW => true,
+        HIGH => false,
+        _ => (sum >> 1) & C::ONE == C::ZERO,
+    };
+    let new_low = (sum >> 1) + (sum & C::from_bool(keeps));
+    let moved = new_low.max(a) - new_low.min(a);
+    (new_low, moved)
+}
+
+/// One run with the odd unit placed by `ODD`.
+#[inline(always)]
+fn run<C: Units, const ODD: u8>(lo: &mut [C], hi: &mut [C], acc: &mut Acc<C>) {
+    let (mut hops, mut messages, mut tmax) = (0u64, 0u64, C::ZERO);
+    for (l, h) in lo.iter_mut().zip(hi.iter_mut()) {
+        let (a, b) = (*l, *h);
+        let (new_low, moved) = pair::<C, ODD>(a, b);
+        *l = new_low;
+        *h = a + b - new_low;
+        hops += moved.to_u64();
+        messages += u64::from(moved != C::ZERO);
+        tmax = tmax.max(moved);
+    }
+    acc.hops += hops;
+    acc.messages += messages;
+    acc.tmax = acc.tmax.max(tmax);
+}
+
+/// The run of `odd` over `lo` and `hi`.
+#[inline(always)]
+fn run_with<C: Units>(odd: OddUnit, lo: &mut [C], hi: &mut [C], acc: &mut Acc<C>) {
+    match odd {
+        OddUnit::Heavier => run::<C, HEAVIER>(lo, hi, acc),
+        OddUnit::Low => run::<C, LOW>(lo, hi, acc),
+        OddUnit::High => run::<C, HIGH>(lo, hi, acc),
+        OddUnit::OddShare => run::<C, ODD_SHARE>(lo, hi, acc),
+    }
+}
+
+/// Applies one dimension to `data`, seen as consecutive chunks of `2·half` entries whose first
+/// half pairs with the second; chunk `c` places the odd unit as `odd_unit(c)` says.
+#[inline(always)]
+fn halve_chunks<C: Units>(
+    data: &mut [C],
+    half: usize,
+    odd_unit: impl Fn(usize) -> OddUnit,
+) -> DimStats {
+    let mut acc = Acc::new();
+    for (c, chunk) in data.chunks_exact_mut(2 * half).enumerate() {
+        let (lo, hi) = chunk.split_at_mut(half);
+        run_with(odd_unit(c), lo, hi, &mut acc);
+    }
+    acc.finish()
+}
+
+/// Applies one dimension to `lines` lines of `len` entries, line `l` starting at `l·stride`:
+/// line `l` pairs with line `l ^ step` (`step` a power of two), and places the odd unit as
+/// `odd_unit(l)` says for the lower one.
+#[inline(always)]
+fn halve_lines<C: Units>(
+    data: &mut [C],
+    stride: usize,
+    len: usize,
+    lines: usize,
+    step: usize,
+    odd_unit: impl Fn(usize) -> OddUnit,
+) -> DimStats {
+    let mut acc = Acc::new();
+    for l in (0..lines).filter(|l| l & step == 0) {
+        let (first, second) = data.split_at_mut((l + step) * stride);
+        let lo = &mut first[l * stride..l * stride + len];
+        let hi = &mut second[..len];
+        run_with(odd_unit(l), lo, hi, &mut acc);
+    }
+    acc.finish()
+}
+
+/// The largest entry of `xs`, as a `u64`.
+#[multiversion(targets(
+    "x86_64+avx512f+avx512bw+avx512vl+avx512dq+avx2+fma+bmi1+bmi2+lzcnt+popcnt",
+    "x86_64+avx2+fma+bmi1+bmi2+lzcnt+popcnt",
+    "x86_64+sse4.2+popcnt",
+))]
+pub(super) fn max_load<T: Units>(xs: &[T]) -> u64 {
+    xs.iter().fold(T::ZERO, |m, &x| m.max(x)).to_u64()
+}
+
+/// Dimensions `0..log2(block.len())` of the block of nodes `base..`, computed in lanes of
+/// `C`; `units[k]` says who keeps the odd unit in dimension `k` by the pair's bit `k + 1`.
+///
+/// The block, seen as `rows × WIDTH`, is first gathered transposed into `2·WIDTH` *lines*:
+/// line `2c + p` holds column `c` of the rows of parity `p`, so dimension `k <
+/// TRANSPOSED_DIMS` pairs line `l` with line `l ^ 2^(k+1)` — whole lines, which vectorise —
+/// and its odd unit depends on the line only (bit `k + 1` of the node is bit `k + 2` of the
+/// line, or the row's parity `p` for the last of these dimensions). Lines are padded so that
+/// the columns do not all fall in the same cache set. Then the block is transposed back for
+/// the other dimensions, whose pairs are runs of at least `WIDTH` entries, and written back
+/// widened.
+#[multiversion(targets(
+    "x86_64+avx512f+avx512bw+avx512vl+avx512dq+avx2+fma+bmi1+bmi2+lzcnt+popcnt",
+    "x86_64+avx2+fma+bmi1+bmi2+lzcnt+popcnt",
+    "x86_64+sse4.2+popcnt",
+))]
+pub(super) fn block_pass<T: Units, C: Units>(
+    block: &mut [T],
+    base: usize,
+    units: &[[OddUnit; 2]],
+    stats: &mut Stats,
+    narrow: impl Fn(T) -> C,
+    widen: impl Fn(C) -> T,
+) {
+    let len = block.len();
+    let low = TRANSPOSED_DIMS;
+    let line_len = len >> (low + 1);
+    let stride = line_len + LINE_PADDING;
+    let lines = 2 * WIDTH;
+    let mut transposed = vec![C::ZERO; lines * stride];
+    for (r, src) in block.chunks_exact(WIDTH).enumerate() {
+        let at = (r & 1) * stride + (r >> 1);
+        for (c, &x) in src.iter().enumerate() {
+            transposed[2 * c * stride + at] = narrow(x);
+        }
+    }
+    for k in 0..low {
+        let u = units[k as usize];
+        let s = if k + 1 < low {
+            halve_lines(&mut transposed, stride, line_len, lines, 2 << k, |l| {
+                u[(l >> (k + 2)) & 1]
+            })
+        } else {
+            halve_lines(&mut transposed, stride, line_len, lines, 2 << k, |l| {
+                u[l & 1]
+            })
+        };
+        stats.add(k, s);
+    }
+    let mut natural = vec![C::ZERO; len];
+    for (r, dst) in natural.chunks_exact_mut(WIDTH).enumerate() {
+        let at = (r & 1) * stride + (r >> 1);
+        for (c, y) in dst.iter_mut().enumerate() {
+            *y = transposed[2 * c * stride + at];
+        }
+    }
+    drop(transposed);
+    for k in low..len.trailing_zeros() {
+        let u = units[k as usize];
+        let first = base >> (k + 1);
+        let s = halve_chunks(&mut natural, 1usize << k, |c| u[(first + c) & 1]);
+        stats.add(k, s);
+    }
+    for (x, &y) in block.iter_mut().zip(&natural) {
+        *x = widen(y);
+    }
+}
+
+/// Dimensions `low..low + units.len()` of the columns held by `rows` (one segment per row,
+/// row `r` being nodes `(r << low) + …`), in tiles of `tile_width` columns computed in lanes
+/// of `C`; `units[j]` is for dimension `low + j`.
+#[multiversion(targets(
+    "x86_64+avx512f+avx512bw+avx512vl+avx512dq+avx2+fma+bmi1+bmi2+lzcnt+popcnt",
+    "x86_64+avx2+fma+bmi1+bmi2+lzcnt+popcnt",
+    "x86_64+sse4.2+popcnt",
+))]
+pub(super) fn tile_pass<T: Units, C: Units>(
+    rows: &mut [&mut [T]],
+    low: u32,
+    tile_width: usize,
+    units: &[[OddUnit; 2]],
+    stats: &mut Stats,
+    narrow: impl Fn(T) -> C,
+    widen: impl Fn(C) -> T,
+) {
+    let width = rows[0].len();
+    let tw = tile_width.min(width);
+    let mut tile = vec![C::ZERO; rows.len() * tw];
+    for t in (0..width).step_by(tw) {
+        for (dst, row) in tile.chunks_exact_mut(tw).zip(rows.iter()) {
+            for (y, &x) in dst.iter_mut().zip(&row[t..t + tw]) {
+                *y = narrow(x);
+            }
+        }
+        for (j, u) in units.iter().enumerate() {
+            let half = tw << j;
+            // chunk c starts at row c·2^(j+1), whose bit j + 1 (the node's bit k + 1) is c's
+            // lowest bit
+            let s = halve_chunks(&mut tile, half, |c| u[c & 1]);
+            stats.add(low + j as u32, s);
+        }
+        for (src, row) in tile.chunks_exact(tw).zip(rows.iter_mut()) {
+            for (x, &y) in row[t..t + tw].iter_mut().zip(src) {
+                *x = widen(y);
+            }
+        }
+    }
+}
+
+/// The instruction set the passes run with on this processor.
+pub(super) fn selected_target() -> &'static str {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::is_x86_feature_detected as has;
+        let v3 = has!("avx2")
+            && has!("fma")
+            && has!("bmi1")
+            && has!("bmi2")
+            && has!("lzcnt")
+            && has!("popcnt");
+        if v3 && has!("avx512f") && has!("avx512bw") && has!("avx512vl") && has!("avx512dq") {
+            return "avx512";
+        }
+        if v3 {
+            return "avx2";
+        }
+        if has!("sse4.2") && has!("popcnt") {
+            return "sse4.2";
+        }
+    }
+    "baseline"
+}

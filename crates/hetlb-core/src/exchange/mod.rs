@@ -1,0 +1,229 @@
+//! Engines that apply a [`PairRule`] to a whole hypercube.
+//!
+//! * [`plan`] records every transfer of every phase: the input of the metrics, the
+//!   transmission schedules and the runtime.
+//! * [`balance_in_place`] computes only the final loads and a few totals, cache-blocked,
+//!   vectorised and spread over threads, for sizes where a full plan would not fit in memory
+//!   (2^24 nodes make 200 million transfers) and for the Monte-Carlo and exhaustive
+//!   experiments.
+//!
+//! Both give identical final loads and totals; property tests check it for every pair rule.
+//! `README.md` beside this file explains how the in-place engine is laid out.
+
+mod engine;
+mod in_place;
+mod lanes;
+mod scalar;
+
+pub use in_place::{balance_block, balance_in_place, simd_target};
+
+use crate::model::{ModelError, total_load};
+use crate::plan::{LoadInfo, Phase, Plan, Transfer};
+use crate::rules::dimension_exchange::{PairContext, PairRule};
+use crate::topology::Hypercube;
+use std::ops::Range;
+
+/// Balances `loads` (one per node of a hypercube) with `rule` over all dimensions `0..n` and
+/// records the plan.
+///
+/// Load information: in each phase both nodes of every pair send their load to the other, one
+/// message of one word each (`nN` messages in all, as Chau & Fu count, 000_… §3).
+///
+/// # Errors
+/// [`ModelError`] when the number of loads is not a power of two or the total overflows.
+///
+/// # Complexity
+/// `O(N log N)` time, `O(N + T)` memory for `T` transfers.
+///
+/// # Example
+/// ```
+/// use hetlb_core::exchange::plan;
+/// use hetlb_core::rules::dimension_exchange::Oem;
+/// let p = plan(&Oem, &[4, 0, 9, 2, 7, 7, 4, 7]).unwrap();
+/// assert_eq!(p.final_loads.iter().sum::<u64>(), 40);
+/// assert_eq!(p.phases.len(), 3);
+/// ```
+pub fn plan<R: PairRule>(rule: &R, loads: &[u64]) -> Result<Plan, ModelError> {
+    let cube = Hypercube::for_nodes(loads.len())?;
+    total_load(loads)?;
+    let mut current = loads.to_vec();
+    let phases = plan_dimensions(rule, cube, &mut current, 0..cube.dimensions());
+    let messages = (phases.len() * loads.len()) as u64;
+    Ok(Plan {
+        initial: loads.to_vec(),
+        phases,
+        final_loads: current,
+        load_info: LoadInfo {
+            messages,
+            words: messages,
+        },
+    })
+}
+
+/// Applies `rule` to the dimensions `dims` of `cube`, in order, updating `loads` and returning
+/// one phase per dimension. `loads` must have `cube.nodes()` entries with a total that fits in
+/// a `u64`.
+pub fn plan_dimensions<R: PairRule>(
+    rule: &R,
+    cube: Hypercube,
+    loads: &mut [u64],
+    dims: Range<u32>,
+) -> Vec<Phase> {
+    dims.map(|k| {
+        // At most one transfer per pair; reserving them all avoids regrowing huge vectors.
+        let mut transfers = Vec::with_capacity(cube.nodes() / 2);
+        exchange_dimension(rule, cube, loads, k, &mut transfers);
+        transfers.shrink_to_fit();
+        Phase {
+            dimension: Some(k),
+            transfers,
+        }
+    })
+    .collect()
+}
+
+/// Balances `loads` in place with `rule` over all dimensions, appending every transfer to
+/// `transfers`: the transfers of [`plan`]'s phases, one phase after the other, without a
+/// vector per phase. For callers that balance again and again (the simulator's threshold
+/// policy) and keep `transfers` from one call to the next.
+///
+/// # Errors
+/// [`ModelError`] when the number of loads is not a power of two or the total overflows.
+///
+/// # Complexity
+/// `O(N log N)` time; no allocation once `transfers` has the capacity.
+///
+/// # Example
+/// ```
+/// use hetlb_core::exchange::{plan, transfers_in_place};
+/// use hetlb_core::rules::dimension_exchange::Dem;
+/// let mut loads = vec![4u64, 0, 9, 2];
+/// let mut transfers = Vec::new();
+/// transfers_in_place(&Dem, &mut loads, &mut transfers).unwrap();
+/// let p = plan(&Dem, &[4, 0, 9, 2]).unwrap();
+/// assert_eq!(loads, p.final_loads);
+/// assert_eq!(transfers, p.transfers().copied().collect::<Vec<_>>());
+/// ```
+pub fn transfers_in_place<R: PairRule>(
+    rule: &R,
+    loads: &mut [u64],
+    transfers: &mut Vec<Transfer>,
+) -> Result<(), ModelError> {
+    let cube = Hypercube::for_nodes(loads.len())?;
+    total_load(loads)?;
+    for k in 0..cube.dimensions() {
+        exchange_dimension(rule, cube, loads, k, transfers);
+    }
+    Ok(())
+}
+
+/// Applies `rule` to dimension `k` of `cube`, appending the transfers.
+fn exchange_dimension<R: PairRule>(
+    rule: &R,
+    cube: Hypercube,
+    loads: &mut [u64],
+    k: u32,
+    transfers: &mut Vec<Transfer>,
+) {
+    let n = cube.dimensions();
+    let half = 1usize << k;
+    // chunks of 2^(k+1) nodes: the first half pairs with the second
+    for (c, chunk) in loads.chunks_exact_mut(2 * half).enumerate() {
+        let (lows, highs) = chunk.split_at_mut(half);
+        let first = c * 2 * half;
+        for (i, (lo, hi)) in lows.iter_mut().zip(highs.iter_mut()).enumerate() {
+            let (a, b) = (*lo, *hi);
+            let low = first + i;
+            let ctx = PairContext {
+                dimension: k,
+                dimensions: n,
+                low,
+            };
+            let new_low = rule.split(ctx, a, b);
+            debug_assert!(new_low <= a + b);
+            if new_low != a {
+                let high = low | half;
+                transfers.push(if new_low > a {
+                    Transfer {
+                        from: high,
+                        to: low,
+                        units: new_low - a,
+                    }
+                } else {
+                    Transfer {
+                        from: low,
+                        to: high,
+                        units: a - new_low,
+                    }
+                });
+            }
+            *lo = new_low;
+            *hi = a + b - new_low;
+        }
+    }
+}
+
+/// Totals of an in-place balance: what a plan's metrics would say, without the transfers.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ExchangeSummary {
+    /// Units sent over links, summed over all phases (task-hops), saturating at `u64::MAX`.
+    pub task_hops: u64,
+    /// Number of pair exchanges that moved at least one unit (task messages).
+    pub task_messages: u64,
+    /// For each dimension, the most units sent over one link in that phase (`Tmax_k`).
+    pub tmax: Vec<u64>,
+}
+
+impl ExchangeSummary {
+    /// `Σ_k Tmax_k` (Rim et al., 004_… §5.2).
+    pub fn sum_tmax(&self) -> u64 {
+        self.tmax.iter().fold(0u64, |a, &b| a.saturating_add(b))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rules::dimension_exchange::{Dem, DemFixed, DemImproved, Oem};
+
+    fn lcg(seed: u64, n: usize) -> Vec<u64> {
+        let mut x = seed;
+        (0..n)
+            .map(|_| {
+                x = x
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                (x >> 40) % 1000
+            })
+            .collect()
+    }
+
+    fn check_same<R: PairRule>(rule: &R, n: u32) {
+        let loads = lcg(u64::from(n), 1 << n);
+        let p = plan(rule, &loads).unwrap();
+        let mut fast = loads.clone();
+        let s = balance_in_place(rule, &mut fast).unwrap();
+        assert_eq!(fast, p.final_loads, "n = {n}");
+        assert_eq!(s.task_hops, p.transfers().map(|t| t.units).sum::<u64>());
+        assert_eq!(s.task_messages, p.transfers().count() as u64);
+        for (k, phase) in p.phases.iter().enumerate() {
+            let tmax = phase.transfers.iter().map(|t| t.units).max().unwrap_or(0);
+            assert_eq!(s.tmax[k], tmax);
+        }
+    }
+
+    #[test]
+    fn blocked_kernel_equals_the_planner_across_the_block_boundary() {
+        for n in [0, 1, 5, 6, 7, 13, 14, 15, 17] {
+            check_same(&Dem, n);
+            check_same(&Oem, n);
+            check_same(&DemImproved, n);
+            check_same(&DemFixed, n);
+        }
+        let caps = crate::model::Capacities::new(
+            (0..1usize << 15).map(|i| 1.0 + (i % 3) as f64).collect(),
+        )
+        .unwrap();
+        check_same(&crate::rules::dimension_exchange::DemHetero::new(&caps), 15);
+    }
+}

@@ -1,0 +1,98 @@
+//! The in-place engine (vector lanes, narrower lanes, blocks, column groups, threads) against
+//! the scalar rule applied pair by pair by the planner, for every pair rule: same final loads,
+//! task-hops, task messages and `Tmax` per phase, whatever the number of threads.
+
+use hetlb_core::exchange::{balance_in_place, plan};
+use hetlb_core::model::Capacities;
+use hetlb_core::rules::dimension_exchange::{
+    Dem, DemFixed, DemHetero, DemImproved, Oem, PairContext, PairRule,
+};
+use proptest::prelude::*;
+
+/// Every built-in rule's `odd_unit`, where it has one, says what `split` does.
+fn check_odd_unit<R: PairRule>(rule: &R, a: u64, b: u64, k: u32, n: u32, low: usize) {
+    let ctx = PairContext {
+        dimension: k,
+        dimensions: n,
+        low,
+    };
+    let next_bit = (low >> (k + 1)) & 1 == 1;
+    if let Some(odd) = rule.odd_unit(k, n, next_bit) {
+        let keeps = odd.low_keeps(a, b);
+        let half = (a + b) / 2 + u64::from(keeps && (a + b) % 2 == 1);
+        assert_eq!(
+            rule.split(ctx, a, b),
+            half,
+            "{odd:?} {a} {b} k={k} n={n} low={low}"
+        );
+    }
+}
+
+fn same<R: PairRule>(rule: &R, loads: &[u64], threads: usize) -> Result<(), TestCaseError> {
+    let reference = plan(rule, loads).unwrap();
+    let mut fast = loads.to_vec();
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .unwrap();
+    let summary = pool.install(|| balance_in_place(rule, &mut fast)).unwrap();
+    prop_assert_eq!(&fast, &reference.final_loads);
+    prop_assert_eq!(
+        summary.task_hops,
+        reference.transfers().map(|t| t.units).sum::<u64>()
+    );
+    prop_assert_eq!(summary.task_messages, reference.transfers().count() as u64);
+    let tmax: Vec<u64> = reference
+        .phases
+        .iter()
+        .map(|p| p.transfers.iter().map(|t| t.units).max().unwrap_or(0))
+        .collect();
+    prop_assert_eq!(summary.tmax, tmax);
+    Ok(())
+}
+
+/// Loads of a `2^n`-cube below `max`: small maxima exercise the narrower lanes, large ones the
+/// full width.
+fn cube(dims: std::ops::RangeInclusive<u32>) -> impl Strategy<Value = Vec<u64>> {
+    (
+        dims,
+        prop::sample::select(vec![2u64, 100, 70_000, 1 << 31, 1 << 40]),
+    )
+        .prop_flat_map(|(n, max)| prop::collection::vec(0..max, 1usize << n))
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+
+    #[test]
+    fn in_place_equals_the_scalar_rule_for_every_pair_rule(
+        loads in cube(0..=17),
+        threads in 1usize..=3,
+    ) {
+        same(&Dem, &loads, threads)?;
+        same(&DemFixed, &loads, threads)?;
+        same(&DemImproved, &loads, threads)?;
+        same(&Oem, &loads, threads)?;
+        let caps = Capacities::new(
+            (0..loads.len()).map(|i| 1.0 + (i * 7 % 5) as f64).collect(),
+        )
+        .unwrap();
+        same(&DemHetero::new(&caps), &loads, threads)?;
+    }
+
+    #[test]
+    fn odd_units_agree_with_split(
+        a in 0u64..1000,
+        b in 0u64..1000,
+        n in 1u32..20,
+        k_frac in 0.0f64..1.0,
+        low in any::<usize>(),
+    ) {
+        let k = ((n as f64 * k_frac) as u32).min(n - 1);
+        let low = (low & ((1usize << n) - 1)) & !(1usize << k);
+        check_odd_unit(&Dem, a, b, k, n, low);
+        check_odd_unit(&DemFixed, a, b, k, n, low);
+        check_odd_unit(&DemImproved, a, b, k, n, low);
+        check_odd_unit(&Oem, a, b, k, n, low);
+    }
+}
