@@ -396,7 +396,17 @@ fn one_command_line() {
         &["enumerate", "-a", "oem", "--procs", "64", "--values", "10"],
         "--procs: enumerating",
     );
-    fails_with(&["bench", "transmission", "--format", "csv"], "--format");
+    let csv = hetlb(&[
+        "bench",
+        "transmission",
+        "--dims",
+        "8",
+        "--runs",
+        "1",
+        "--format",
+        "csv",
+    ]);
+    assert!(csv.status.success(), "bench prints CSV");
     fails_with(
         &["reproduce", "rim-overhead", "--base", "0", "--no-plots"],
         "--base <BASE>': 0 is out of range",
