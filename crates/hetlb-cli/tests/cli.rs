@@ -206,6 +206,24 @@ fn rim_table1_oem_matches_the_paper_for_8_processors() {
 }
 
 #[test]
+fn rim_table1_accepts_64_processors_and_checks_memory_first() {
+    // The 64-processor enumeration runs in seconds in release builds (docs/results.md); here
+    // only its memory check, which comes before anything is allocated.
+    fails_with(
+        &[
+            "--max-memory",
+            "0.01",
+            "reproduce",
+            "rim-table1",
+            "--procs",
+            "64",
+        ],
+        "--procs: enumerating 1329890705 vectors of 64 processors",
+    );
+    fails_with(&["reproduce", "rim-table1", "--procs", "128"], "--procs");
+}
+
+#[test]
 fn chau_json_rows_carry_ours_and_the_papers() {
     let v = json(&[
         "reproduce",
