@@ -3,6 +3,7 @@
 //! One file per experiment family; each prints our numbers beside the paper's.
 
 mod chau;
+mod chau_hetero;
 mod dishet;
 mod mirtaheri;
 mod rim;
@@ -25,6 +26,9 @@ enum Experiment {
     ChauTable1(chau::Args),
     /// Chau & Fu, Table 2: max difference after the improved DEM, n = 3..12.
     ChauTable2(chau::Args),
+    /// Chau & Fu §5's claim: dem-hetero (Fig. 5) against the optimal allocation on random
+    /// clusters of different sizes and speeds, n = 2..12.
+    ChauHetero(chau_hetero::Args),
     /// Rim et al., Table 1: DEM and OEM over every non-decreasing load vector (8, 16, 32 processors).
     RimTable1(rim::Args),
     /// Mirtaheri & Grandinetti (003_…) §5: the 6-node one-shot scenarios (Figs. 8–11) and a
@@ -44,6 +48,7 @@ pub fn run(args: Args) -> Result<()> {
     match args.experiment {
         Experiment::ChauTable1(a) => chau::run(chau::Table::One, a),
         Experiment::ChauTable2(a) => chau::run(chau::Table::Two, a),
+        Experiment::ChauHetero(a) => chau_hetero::run_command(a),
         Experiment::RimTable1(a) => rim::run(a),
         Experiment::Mirtaheri(a) => mirtaheri::run(a),
         Experiment::RimDynamic(a) => rim_dynamic::run(a),
