@@ -11,9 +11,12 @@ fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
+/// Every example scenario: those that also run on real workers (`examples/scenarios`) and the
+/// simulator-only ones (`examples/simulator`).
 fn examples() -> Vec<PathBuf> {
-    let mut v: Vec<PathBuf> = std::fs::read_dir(root().join("examples/scenarios"))
-        .unwrap()
+    let mut v: Vec<PathBuf> = ["examples/scenarios", "examples/simulator"]
+        .iter()
+        .flat_map(|dir| std::fs::read_dir(root().join(dir)).unwrap())
         .map(|e| e.unwrap().path())
         .filter(|p| p.extension().is_some_and(|e| e == "toml"))
         .collect();

@@ -233,3 +233,30 @@ fn sizes_and_rates_that_cannot_run_are_refused() {
     let small = Scenario::from_toml(GOOD).unwrap();
     assert!(small.memory_estimate() < 1 << 20);
 }
+
+#[test]
+fn carry_out_is_named_when_wrong() {
+    let e = error_of(&edit(
+        "kind = \"delay-aware\"\n",
+        "kind = \"delay-aware\"\ncarry_out = \"everyone\"\n",
+    ));
+    assert!(
+        e.starts_with("policy.carry_out: unknown variant `everyone`"),
+        "{e}"
+    );
+    Scenario::from_toml(&edit(
+        "kind = \"delay-aware\"\n",
+        "kind = \"delay-aware\"\ncarry_out = \"neighbourhood\"\n",
+    ))
+    .unwrap()
+    .run()
+    .unwrap();
+    let e = error_of(&edit(
+        "kind = \"delay-aware\"\n",
+        "kind = \"none\"\ncarry_out = \"centre\"\n",
+    ));
+    assert!(
+        e.starts_with("policy.carry_out: not used by kind \"none\""),
+        "{e}"
+    );
+}

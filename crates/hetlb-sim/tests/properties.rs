@@ -6,6 +6,7 @@ use hetlb_core::rules::delay_aware::Compensation;
 use hetlb_core::topology::{Hypercube, Network, TopologySpec};
 use hetlb_sim::engine::{Arrivals, Injection, SeriesOptions, Setup};
 use hetlb_sim::model::{Distribution, LinkParams, Links, Nodes};
+use hetlb_sim::policy::CarryOut;
 use hetlb_sim::scenario::{PolicySpec, Scenario};
 use proptest::prelude::*;
 
@@ -29,7 +30,7 @@ prop_compose! {
         exp_delay in any::<bool>(),
         injections in proptest::collection::vec((0usize..8, 0u32..100, 0u64..200), 0..4),
         arrivals in proptest::option::of((1u32..20, 1u64..40)),
-        policy in 0u8..5,
+        policy in 0u8..7,
         threshold in 1u64..6,
         seed in any::<u64>(),
     ) -> Scenario {
@@ -45,10 +46,12 @@ prop_compose! {
         });
         let policy = match policy {
             0 => PolicySpec::None,
-            1 => PolicySpec::DelayAware { compensation: Compensation::None },
-            2 => PolicySpec::DelayAware { compensation: Compensation::Factor },
+            1 => PolicySpec::DelayAware { compensation: Compensation::None, carry: CarryOut::Centre },
+            2 => PolicySpec::DelayAware { compensation: Compensation::Factor, carry: CarryOut::Centre },
             3 => PolicySpec::Hypercube { algorithm: Algorithm::Oem, threshold },
-            _ => PolicySpec::Hypercube { algorithm: Algorithm::Cwa, threshold },
+            4 => PolicySpec::Hypercube { algorithm: Algorithm::Cwa, threshold },
+            5 => PolicySpec::DelayAware { compensation: Compensation::None, carry: CarryOut::Neighbourhood },
+            _ => PolicySpec::DelayAware { compensation: Compensation::Factor, carry: CarryOut::Neighbourhood },
         };
         // Hypercube balancing needs a hypercube.
         let links = if matches!(policy, PolicySpec::Hypercube { .. }) && !use_cube {

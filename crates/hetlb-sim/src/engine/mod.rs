@@ -132,6 +132,8 @@ pub enum SimError {
 struct Batch {
     to: usize,
     tasks: Vec<f64>,
+    /// Where `to` forwards the batch on arrival, for a relayed order.
+    then: Option<usize>,
 }
 
 /// The discrete-event engine.
@@ -413,6 +415,9 @@ impl<N: NodeModel, L: LinkModel, P: Policy> Engine<N, L, P> {
                     .take()
                     .expect("a delivery has its batch");
                 self.free_slots.push(slot);
+                if let Some(next) = batch.then {
+                    return self.relay(batch.to, next, batch.tasks).map(|()| true);
+                }
                 let n = batch.tasks.len() as u64;
                 self.in_transit -= n;
                 self.state[batch.to].received += n;
@@ -498,7 +503,17 @@ impl<N: NodeModel, L: LinkModel, P: Policy> Engine<N, L, P> {
                         to: order.to,
                     },
                 )?),
+                Delivery::Relay { via } => Some(self.links.table().link(order.from, via).ok_or(
+                    SimError::NoLink {
+                        from: order.from,
+                        to: via,
+                    },
+                )?),
                 Delivery::Instant => None,
+            };
+            let (hop, then) = match order.delivery {
+                Delivery::Relay { via } => (via, Some(order.to)),
+                _ => (order.to, None),
             };
             let tasks = self.take_tasks(order.from, order.tasks);
             if tasks.is_empty() {
@@ -523,8 +538,9 @@ impl<N: NodeModel, L: LinkModel, P: Policy> Engine<N, L, P> {
                     self.link_free[link] = done;
                     let arrival = done + self.links.delay(link, &mut self.link_rng[order.from]);
                     let batch = Batch {
-                        to: order.to,
+                        to: hop,
                         tasks,
+                        then,
                     };
                     let slot = match self.free_slots.pop() {
                         Some(s) => {
@@ -543,6 +559,42 @@ impl<N: NodeModel, L: LinkModel, P: Policy> Engine<N, L, P> {
         }
         self.orders = orders;
         self.orders.clear();
+        Ok(())
+    }
+
+    /// A relayed batch reached `via`: it goes on over the link `via → to`, queued behind the
+    /// link's earlier transfers, without entering `via`'s queue.
+    fn relay(&mut self, via: usize, to: usize, tasks: Vec<f64>) -> Result<(), SimError> {
+        let link = self
+            .links
+            .table()
+            .link(via, to)
+            .ok_or(SimError::NoLink { from: via, to })?;
+        let rate = self.links.rate(link);
+        let wire = if rate.is_infinite() {
+            0.0
+        } else {
+            tasks.len() as f64 / rate
+        };
+        let done = self.now.max(self.link_free[link]) + wire;
+        self.link_free[link] = done;
+        let arrival = done + self.links.delay(link, &mut self.link_rng[via]);
+        let batch = Batch {
+            to,
+            tasks,
+            then: None,
+        };
+        let slot = match self.free_slots.pop() {
+            Some(s) => {
+                self.in_flight[s as usize] = Some(batch);
+                s
+            }
+            None => {
+                self.in_flight.push(Some(batch));
+                (self.in_flight.len() - 1) as u32
+            }
+        };
+        self.queue.push(arrival, Event::Delivery { slot });
         Ok(())
     }
 

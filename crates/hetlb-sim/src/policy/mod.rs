@@ -15,7 +15,7 @@
 mod delay_aware;
 mod threshold;
 
-pub use delay_aware::DelayAware;
+pub use delay_aware::{CarryOut, DelayAware};
 pub use threshold::HypercubeThreshold;
 
 use hetlb_core::BalanceError;
@@ -59,6 +59,13 @@ pub enum Delivery {
     Link,
     /// At once, with no time passing (a synchronous collective such as a hypercube balance).
     Instant,
+    /// Over the link to `via`, then over the link `via → to` (two hops, each queued behind
+    /// earlier transfers on its link); the tasks do not enter `via`'s queue. For a sender and
+    /// receiver that are not adjacent but share a neighbour.
+    Relay {
+        /// The node in between.
+        via: usize,
+    },
 }
 
 /// Move up to `tasks` tasks from `from` to `to` (the most recently queued ones).
@@ -81,7 +88,8 @@ pub struct DecisionRecord {
     pub time: f64,
     /// The centre node.
     pub centre: usize,
-    /// The transfers the centre sends.
+    /// The transfers carried out: the centre's own, or the whole plan
+    /// ([`CarryOut::Neighbourhood`]).
     pub transfers: Vec<DelayAwareTransfer>,
 }
 

@@ -149,6 +149,7 @@ pub(crate) enum PolicyKind {
 pub(crate) struct PolicyFile {
     pub kind: Spanned<PolicyKind>,
     pub compensate: Option<Spanned<bool>>,
+    pub carry_out: Option<Spanned<crate::policy::CarryOut>>,
     pub status_interval: Option<Spanned<f64>>,
     pub algorithm: Option<Spanned<String>>,
     pub threshold: Option<Spanned<u64>>,

@@ -39,6 +39,8 @@
 //! [policy]
 //! kind = "delay-aware"                 # "none", "delay-aware", "hypercube"
 //! compensate = true                    # delay-aware: eq. 25 (false: k = 1)
+//! # carry_out = "centre"               # delay-aware: the centre's own transfers, or
+//! #                                    # "neighbourhood": the whole plan (003_… §4, L_51(4))
 //! # status_interval = 0.5             # delay-aware: neighbours report every 0.5 s
 //! # algorithm = "oem"                  # hypercube: dem, oem, dem-improved, cwa, ...
 //! # threshold = 4                      # hypercube: overload threshold in tasks
@@ -64,7 +66,7 @@ pub use error::ScenarioError;
 use crate::engine::{Arrivals, Engine, Injection, SeriesOptions, Setup, SimError};
 use crate::model::{LinkModel, LinkParams, Links, Nodes};
 use crate::network::{LegacyKind, legacy_network};
-use crate::policy::{AnyPolicy, DelayAware, HypercubeThreshold, NoBalancing};
+use crate::policy::{AnyPolicy, CarryOut, DelayAware, HypercubeThreshold, NoBalancing};
 use crate::report::Report;
 use file::{File, PolicyKind, TopologyKind};
 use hetlb_core::Algorithm;
@@ -94,6 +96,8 @@ pub enum PolicySpec {
     DelayAware {
         /// With the compensating factor or `k = 1`.
         compensation: Compensation,
+        /// Whose transfers of the plan are carried out.
+        carry: CarryOut,
     },
     /// Threshold-triggered hypercube balancing (004_… §4).
     Hypercube {
@@ -109,9 +113,10 @@ impl PolicySpec {
     pub fn build(&self) -> AnyPolicy {
         match *self {
             PolicySpec::None => AnyPolicy::None(NoBalancing),
-            PolicySpec::DelayAware { compensation } => {
-                AnyPolicy::DelayAware(DelayAware::new(compensation))
-            }
+            PolicySpec::DelayAware {
+                compensation,
+                carry,
+            } => AnyPolicy::DelayAware(DelayAware::new(compensation).carry_out(carry)),
             PolicySpec::Hypercube {
                 algorithm,
                 threshold,
@@ -734,6 +739,11 @@ impl Validator<'_> {
                             kind == PolicyKind::DelayAware,
                         ),
                         (
+                            "carry_out",
+                            p.carry_out.as_ref().and_then(span),
+                            kind == PolicyKind::DelayAware,
+                        ),
+                        (
                             "status_interval",
                             p.status_interval.as_ref().and_then(span),
                             kind == PolicyKind::DelayAware,
@@ -765,6 +775,11 @@ impl Validator<'_> {
                             } else {
                                 Compensation::None
                             },
+                            carry: p
+                                .carry_out
+                                .as_ref()
+                                .map(|c| *c.get_ref())
+                                .unwrap_or_default(),
                         }
                     }
                     PolicyKind::Hypercube => {
