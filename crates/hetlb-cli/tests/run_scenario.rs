@@ -114,4 +114,8 @@ fn simulator_only_policies_are_refused_on_real_workers() {
         ],
         "policy.carry_out",
     );
+    fails_with(
+        &["run", "scenario", "examples/simulator/dishet-random.toml"],
+        "policy.kind: \"diffusion\" (dishet) runs in the simulator only",
+    );
 }

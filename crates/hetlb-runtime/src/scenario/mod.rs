@@ -177,7 +177,7 @@ impl RealReport {
 /// # Errors
 /// [`ScenarioRunError::TooLarge`] naming what is too large; [`ScenarioRunError::Config`] for
 /// a policy the ranks do not carry out yet (the delay-aware plan carried out by the whole
-/// neighbourhood, which relays tasks through the centre).
+/// neighbourhood, which relays tasks through the centre; the periodic diffusion rounds).
 pub fn check(
     scenario: &Scenario,
     ranks_limit: usize,
@@ -194,6 +194,14 @@ pub fn check(
              the centre carries out its own transfers (carry_out = \"centre\")"
                 .into(),
         ));
+    }
+    if let PolicySpec::Diffusion(settings) = scenario.policy {
+        return Err(ScenarioRunError::Config(format!(
+            "policy.kind: \"diffusion\" ({}) runs in the simulator only for now; every node's \
+             decision needs only its neighbours' loads (DiffusionPolicy::decide_node), but the \
+             ranks do not exchange them yet",
+            settings.algorithm()
+        )));
     }
     let n = scenario.node_count();
     if n > ranks_limit {

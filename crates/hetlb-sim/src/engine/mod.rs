@@ -339,6 +339,9 @@ impl<N: NodeModel, L: LinkModel, P: Policy> Engine<N, L, P> {
         if let (Some(iv), true) = (self.setup.status_interval, self.policy.uses_reports()) {
             self.queue.push(iv, Event::Status);
         }
+        if self.policy.round_interval().is_some() {
+            self.queue.push(0.0, Event::Round);
+        }
     }
 
     /// Handles one event; false when it was a cancelled completion.
@@ -437,8 +440,35 @@ impl<N: NodeModel, L: LinkModel, P: Policy> Engine<N, L, P> {
                     self.queue.push(now + iv, Event::Status);
                 }
             }
+            Event::Round => self.round()?,
         }
         Ok(true)
+    }
+
+    /// A periodic round: the policy decides on the loads of this moment, the engine carries
+    /// out its orders, and the next round is due one interval later while anything remains to
+    /// happen (tasks queued or on the links, arrivals or injections to come).
+    fn round(&mut self) -> Result<(), SimError> {
+        let mut orders = std::mem::take(&mut self.orders);
+        let decided = self.policy.on_round(
+            &Snapshot {
+                now: self.now,
+                state: &self.state,
+                nodes: &self.nodes,
+                links: &self.links,
+                reports: &self.reports,
+            },
+            &mut orders,
+        );
+        self.orders = orders;
+        decided?;
+        self.apply_orders()?;
+        if !self.queue.is_empty()
+            && let Some(iv) = self.policy.round_interval()
+        {
+            self.queue.push(self.now + iv, Event::Round);
+        }
+        Ok(())
     }
 
     fn start_service(&mut self, node: usize) {
@@ -742,5 +772,9 @@ impl<N: NodeModel, L: LinkModel> View for Snapshot<'_, N, L> {
 
     fn reported(&self, node: usize) -> Reported {
         self.reports[node]
+    }
+
+    fn network(&self) -> Option<&hetlb_core::topology::Network> {
+        Some(self.links.network())
     }
 }

@@ -11,15 +11,19 @@
 //! | [`NoBalancing`] | — | — |
 //! | [`DelayAware`] | injection (one-shot) | `hetlb_core::rules::delay_aware`, with or without the compensating factor |
 //! | [`HypercubeThreshold`] | an arrival brings a node to the overload threshold | a core hypercube algorithm over all nodes (004_… §4) |
+//! | [`DiffusionPolicy`] | a periodic round, every `interval` seconds | a core diffusion rule, each node on its own and its neighbours' loads (002_…) |
 
 mod delay_aware;
+mod diffusion;
 mod threshold;
 
 pub use delay_aware::{CarryOut, DelayAware};
+pub use diffusion::{DiffusionError, DiffusionPolicy, DiffusionSettings};
 pub use threshold::HypercubeThreshold;
 
 use hetlb_core::BalanceError;
 use hetlb_core::rules::delay_aware::{DelayAwareError, DelayAwareTransfer};
+use hetlb_core::topology::Network;
 use serde::Serialize;
 use thiserror::Error;
 
@@ -48,6 +52,11 @@ pub trait View {
     fn link(&self, from: usize, to: usize) -> Option<(f64, f64)>;
     /// The last status report of `node`.
     fn reported(&self, node: usize) -> Reported;
+
+    /// The network, for policies whose rules read its structure (degrees, colourings).
+    fn network(&self) -> Option<&Network> {
+        None
+    }
 }
 
 /// How an order's tasks travel.
@@ -121,6 +130,9 @@ pub enum PolicyError {
     /// A hypercube algorithm refused its input.
     #[error(transparent)]
     Balance(#[from] BalanceError),
+    /// The diffusion policy could not run.
+    #[error(transparent)]
+    Diffusion(#[from] DiffusionError),
 }
 
 /// A balancing policy.
@@ -159,6 +171,20 @@ pub trait Policy {
         false
     }
 
+    /// Seconds between periodic rounds, for a policy that balances in rounds: the engine then
+    /// calls [`Policy::on_round`] at `0, interval, 2·interval, …` while work remains.
+    fn round_interval(&self) -> Option<f64> {
+        None
+    }
+
+    /// A periodic round (see [`Policy::round_interval`]).
+    ///
+    /// # Errors
+    /// When the policy's rule refuses its input.
+    fn on_round(&mut self, _view: &dyn View, _orders: &mut Vec<Order>) -> Result<(), PolicyError> {
+        Ok(())
+    }
+
     /// What the policy did.
     fn stats(&self) -> PolicyStats {
         PolicyStats::default()
@@ -184,6 +210,8 @@ pub enum AnyPolicy {
     DelayAware(DelayAware),
     /// [`HypercubeThreshold`].
     Hypercube(HypercubeThreshold),
+    /// [`DiffusionPolicy`].
+    Diffusion(DiffusionPolicy),
 }
 
 macro_rules! dispatch {
@@ -192,6 +220,7 @@ macro_rules! dispatch {
             AnyPolicy::None($p) => $e,
             AnyPolicy::DelayAware($p) => $e,
             AnyPolicy::Hypercube($p) => $e,
+            AnyPolicy::Diffusion($p) => $e,
         }
     };
 }
@@ -221,6 +250,14 @@ impl Policy for AnyPolicy {
 
     fn uses_reports(&self) -> bool {
         dispatch!(self, p => p.uses_reports())
+    }
+
+    fn round_interval(&self) -> Option<f64> {
+        dispatch!(self, p => p.round_interval())
+    }
+
+    fn on_round(&mut self, view: &dyn View, orders: &mut Vec<Order>) -> Result<(), PolicyError> {
+        dispatch!(self, p => p.on_round(view, orders))
     }
 
     fn stats(&self) -> PolicyStats {

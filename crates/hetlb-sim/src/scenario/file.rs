@@ -141,6 +141,7 @@ pub(crate) enum PolicyKind {
     None,
     DelayAware,
     Hypercube,
+    Diffusion,
 }
 
 /// `kind` plus the fields of every kind, as for [`TopologyFile`].
@@ -153,6 +154,8 @@ pub(crate) struct PolicyFile {
     pub status_interval: Option<Spanned<f64>>,
     pub algorithm: Option<Spanned<String>>,
     pub threshold: Option<Spanned<u64>>,
+    pub interval: Option<Spanned<f64>>,
+    pub lambda: Option<Spanned<f64>>,
 }
 
 #[derive(Debug, Deserialize)]

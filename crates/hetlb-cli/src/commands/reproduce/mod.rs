@@ -5,6 +5,7 @@
 mod chau;
 mod chau_hetero;
 mod dishet;
+mod dishet_response;
 mod mirtaheri;
 mod rim;
 mod rim_dynamic;
@@ -41,6 +42,9 @@ enum Experiment {
     RimOverhead(rim_overhead::Args),
     /// DISHET against diffusion, biasing and gdem on random graphs (Neelakantan 2012, §5).
     Dishet(dishet::Args),
+    /// DISHET and its baselines in time: throughput and average response time while tasks
+    /// execute at node capacities and units cross links with rates and delays (002_… §5).
+    DishetResponse(dishet_response::Args),
 }
 
 /// Runs `hetlb reproduce`.
@@ -54,6 +58,7 @@ pub fn run(args: Args) -> Result<()> {
         Experiment::RimDynamic(a) => rim_dynamic::run(a),
         Experiment::RimOverhead(a) => rim_overhead::run(a),
         Experiment::Dishet(a) => dishet::run_command(a),
+        Experiment::DishetResponse(a) => dishet_response::run_command(a),
     }
 }
 
