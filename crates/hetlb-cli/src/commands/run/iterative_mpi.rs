@@ -23,10 +23,10 @@ pub(super) fn run(args: &Args) -> Result<()> {
             std::process::exit(1)
         }
     };
-    if let Some(w) = args.workers {
+    if let Some(w) = args.procs {
         if w != ranks {
             return fail(anyhow!(
-                "--workers: {w} given but mpiexec started {ranks} ranks"
+                "--procs: {w} given but mpiexec started {ranks} ranks"
             ));
         }
     }
