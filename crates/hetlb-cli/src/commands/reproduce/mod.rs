@@ -6,6 +6,7 @@ mod chau;
 mod chau_hetero;
 mod dishet;
 mod dishet_response;
+mod efp;
 mod mirtaheri;
 mod rim;
 mod rim_dynamic;
@@ -42,6 +43,10 @@ enum Experiment {
     RimOverhead(rim_overhead::Args),
     /// DISHET against diffusion, biasing and gdem on random graphs (Neelakantan 2012, §5).
     Dishet(dishet::Args),
+    /// Aldasht et al. (001_…): EFP against the static split on real workers, Tables 2–6 beside
+    /// the paper's, Fig. 3 (time against the matrix order), Figs. 9–11 (time, efficiency and
+    /// speedup against the number of processors).
+    Efp(efp::Args),
     /// DISHET and its baselines in time: throughput and average response time while tasks
     /// execute at node capacities and units cross links with rates and delays (002_… §5).
     DishetResponse(dishet_response::Args),
@@ -59,6 +64,7 @@ pub fn run(args: Args) -> Result<()> {
         Experiment::RimOverhead(a) => rim_overhead::run(a),
         Experiment::Dishet(a) => dishet::run_command(a),
         Experiment::DishetResponse(a) => dishet_response::run_command(a),
+        Experiment::Efp(a) => efp::run_command(a),
     }
 }
 
