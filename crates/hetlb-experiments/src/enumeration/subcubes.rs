@@ -318,7 +318,7 @@ mod tests {
     #[test]
     fn only_constrained_ends_are_kept() {
         let inner = span(4, 4, 16, 5);
-        assert_eq!(inner.key(1, 3), 1 * 5 + 3);
+        assert_eq!(inner.key(1, 3), 5 + 3); // lo · K + hi
         assert_eq!(span(0, 4, 16, 5).key(1, 3), 3);
         assert_eq!(span(12, 4, 16, 5).key(1, 3), 5 + 4);
         let h = histogram(&Oem, span(0, 8, 8, 18), &|_| {});
