@@ -14,12 +14,13 @@ fn point(points: &[Point], size: u64, procs: usize, policy: Policy) -> Option<&P
         .find(|p| p.size == size && p.procs == procs && p.policy == policy)
 }
 
-fn reference(report: &Report, size: u64) -> Option<f64> {
+/// The one-processor time of the job of `p` (the same tasks), and of the one-call product.
+fn reference(report: &Report, p: &Point) -> Option<(f64, f64)> {
     report
         .references
         .iter()
-        .find(|r| r.size == size)
-        .map(|r| r.seconds)
+        .find(|r| r.size == p.size && r.tasks == p.tasks)
+        .map(|r| (r.seconds, r.one_call_seconds))
 }
 
 /// The relative power of `procs` processors: the fast one counts 1, a slow one `1/factor`.
@@ -225,13 +226,14 @@ fn print_fig3(report: &Report) {
         "static split",
         "EFP",
         "EFP ÷ static",
-        "one processor",
+        "one processor, same tasks",
         "speedup EFP",
+        "one processor, one call",
     ]);
     for &size in &report.sizes {
         let s = point(&report.tables, size, report.procs, Policy::StaticEqual);
         let e = point(&report.tables, size, report.procs, Policy::Efp);
-        let one = reference(report, size);
+        let one = e.and_then(|e| reference(report, e));
         t.add_row(vec![
             size.to_string(),
             s.map_or("–".into(), |p| fixed(p.makespan, 3)),
@@ -240,11 +242,12 @@ fn print_fig3(report: &Report) {
                 (Some(s), Some(e)) => fixed(e.makespan / s.makespan, 3),
                 _ => "–".into(),
             },
-            one.map_or("–".into(), |x| fixed(x, 3)),
+            one.map_or("–".into(), |x| fixed(x.0, 3)),
             match (one, e) {
-                (Some(x), Some(e)) => fixed(x / e.makespan, 2),
+                (Some(x), Some(e)) => fixed(x.0 / e.makespan, 2),
                 _ => "–".into(),
             },
+            one.map_or("–".into(), |x| fixed(x.1, 3)),
         ]);
     }
     crate::out!("{t}");
@@ -257,8 +260,8 @@ fn print_sweep(report: &Report) {
         f = report.slow_factor
     );
     crate::out!(
-        "  speedup = one processor's time ÷ the run's; efficiency = speedup ÷ P, and ÷ the processors' relative\n  \
-         power (1 + (P − 1)/{}), the most a perfect balance could reach",
+        "  speedup = the time of the fast processor alone running the same tasks ÷ the run's; efficiency =\n  \
+         speedup ÷ P, and ÷ the processors' relative power (1 + (P − 1)/{}), the most a perfect balance reaches",
         report.slow_factor
     );
     let mut t = table([
@@ -272,7 +275,6 @@ fn print_sweep(report: &Report) {
         "EFP ÷ power",
         "EFP: ideal ÷ time",
     ]);
-    let one = reference(report, report.sweep_size);
     let mut procs: Vec<usize> = report.sweep_points.iter().map(|p| p.procs).collect();
     procs.sort_unstable();
     procs.dedup();
@@ -284,7 +286,9 @@ fn print_sweep(report: &Report) {
             Policy::StaticEqual,
         );
         let e = point(&report.sweep_points, report.sweep_size, p, Policy::Efp);
-        let speedup = |x: Option<&Point>| one.zip(x).map(|(o, x)| o / x.makespan);
+        let speedup = |x: Option<&Point>| {
+            x.and_then(|x| reference(report, x).map(|(one, _)| one / x.makespan))
+        };
         let (ss, se) = (speedup(s), speedup(e));
         let f = |x: Option<f64>, d: usize| x.map_or("–".into(), |v| fixed(v, d));
         t.add_row(vec![
@@ -302,9 +306,9 @@ fn print_sweep(report: &Report) {
     crate::out!("{t}");
     crate::out!(
         "  On this machine the P processors share {} core(s); a slow processor's slowdown is real CPU work\n  \
-         (it repeats its kernel), and a task multiplies a few rows by the whole of B where one processor makes\n  \
-         one call. So the total CPU time grows with P, and speedups against one processor measure this machine\n  \
-         more than EFP; \"ideal ÷ time\" compares each run with W ÷ Σ(measured speeds) of its own processors.",
+         (it repeats its kernel), so the total CPU time grows with P and speedups against one processor measure\n  \
+         this machine more than EFP; \"ideal ÷ time\" compares each run with W ÷ Σ(measured speeds) of its own\n  \
+         processors.",
         report.cores
     );
     if !report.sweep_skipped.is_empty() {
@@ -355,7 +359,7 @@ pub(super) fn plots(dir: &Path, report: &Report) -> Result<Vec<PathBuf>> {
     )
     .context("--out-dir")?;
     written.push(path);
-    let one = reference(report, report.sweep_size);
+    let one = |p: &Point| reference(report, p).map(|(one, _)| one);
     let sweep = &report.sweep_points;
     for (file, title, label, y) in [
         (
@@ -368,13 +372,13 @@ pub(super) fn plots(dir: &Path, report: &Report) -> Result<Vec<PathBuf>> {
             "fig10-efficiency-vs-procs.svg",
             "Fig. 10 — efficiency (speedup ÷ P)",
             "efficiency",
-            Box::new(move |p: &Point| one.map(|o| o / p.makespan / p.procs as f64)),
+            Box::new(move |p: &Point| one(p).map(|o| o / p.makespan / p.procs as f64)),
         ),
         (
             "fig11-speedup-vs-procs.svg",
             "Fig. 11 — speedup against one processor",
             "speedup",
-            Box::new(move |p: &Point| one.map(|o| o / p.makespan)),
+            Box::new(move |p: &Point| one(p).map(|o| o / p.makespan)),
         ),
     ] {
         let path = dir.join(file);
