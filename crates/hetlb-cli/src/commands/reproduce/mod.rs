@@ -31,7 +31,8 @@ enum Experiment {
     /// Chau & Fu §5's claim: dem-hetero (Fig. 5) against the optimal allocation on random
     /// clusters of different sizes and speeds, n = 2..12.
     ChauHetero(chau_hetero::Args),
-    /// Rim et al., Table 1: DEM and OEM over every non-decreasing load vector (8, 16, 32 processors).
+    /// Rim et al., Table 1: DEM and OEM over every non-decreasing load vector (8, 16, 32
+    /// processors; 64 with `--procs 64`, beyond the paper).
     RimTable1(rim::Args),
     /// Mirtaheri & Grandinetti (003_…) §5: the 6-node one-shot scenarios (Figs. 8–11) and a
     /// sweep of the transfer/execution rate ratio, with and without the compensating factor.
