@@ -206,6 +206,58 @@ fn rim_table1_oem_matches_the_paper_for_8_processors() {
 }
 
 #[test]
+fn rim_table1_accepts_64_processors_and_checks_memory_first() {
+    // The 64-processor enumeration runs in seconds in release builds (docs/results.md); here
+    // only its memory check, which comes before anything is allocated.
+    fails_with(
+        &[
+            "--max-memory",
+            "0.01",
+            "reproduce",
+            "rim-table1",
+            "--procs",
+            "64",
+        ],
+        "--procs: enumerating 1329890705 vectors of 64 processors",
+    );
+    fails_with(&["reproduce", "rim-table1", "--procs", "128"], "--procs");
+}
+
+#[test]
+fn chau_hetero_measures_the_claim_against_the_optimum() {
+    let v = json(&[
+        "reproduce",
+        "chau-hetero",
+        "--dims",
+        "2-3",
+        "--runs",
+        "40",
+        "--no-plots",
+        "--format",
+        "json",
+    ]);
+    let rows = v["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 2);
+    for r in rows {
+        let classes: u64 = r["classes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c.as_u64().unwrap())
+            .sum();
+        assert_eq!(classes, 40);
+        assert!(r["mean_optimal"].as_f64().unwrap() <= r["mean_dem_hetero"].as_f64().unwrap());
+        let worst = &r["worst"]["clusters"];
+        assert_eq!(
+            worst["loads"].as_array().unwrap().len(),
+            1 << r["n"].as_u64().unwrap()
+        );
+    }
+    fails_with(&["reproduce", "chau-hetero", "--dims", "0-3"], "--dims");
+    fails_with(&["reproduce", "chau-hetero", "--runs", "-1"], "--runs");
+}
+
+#[test]
 fn chau_json_rows_carry_ours_and_the_papers() {
     let v = json(&[
         "reproduce",

@@ -237,3 +237,76 @@ fn the_plot_has_both_panels_and_processor_labels() {
     }
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn reproduce_efp_runs_the_tables_and_the_sweep_on_threads() {
+    let out = Command::new(env!("CARGO_BIN_EXE_hetlb"))
+        .args([
+            "reproduce",
+            "efp",
+            "--sizes",
+            "60,100",
+            "--sweep",
+            "2,3",
+            "--sweep-size",
+            "50",
+            "--no-plots",
+            "--format",
+            "json",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let tables = v["tables"].as_array().unwrap();
+    assert_eq!(tables.len(), 4); // 2 orders × static and EFP
+    for t in tables {
+        let procs = t["processors"].as_array().unwrap();
+        assert_eq!(procs.len(), 9);
+        let rows: u64 = procs.iter().map(|p| p["rows"].as_u64().unwrap()).sum();
+        assert_eq!(rows, t["size"].as_u64().unwrap());
+        assert!(t["max_error"].as_f64().unwrap() <= 1e-9);
+    }
+    assert_eq!(v["sweep_points"].as_array().unwrap().len(), 4);
+    // one reference per job (order and number of tasks), every one a run of the same tasks
+    let references = v["references"].as_array().unwrap();
+    assert!(references.len() >= 3);
+    for p in v["sweep_points"].as_array().unwrap() {
+        assert!(p["max_error"].as_f64().unwrap() <= 1e-9);
+        assert!(
+            references
+                .iter()
+                .any(|r| r["size"] == p["size"] && r["tasks"] == p["tasks"])
+        );
+    }
+    assert!(v["machine"].as_str().unwrap().contains("core"));
+    assert!(
+        v["paper_figures"]
+            .as_str()
+            .unwrap()
+            .contains("no published numbers")
+    );
+    for (args, needle) in [
+        (vec!["--sizes", "0"], "--sizes"),
+        (vec!["--sweep", "1"], "--sweep"),
+        (vec!["--backend", "pvm"], "--backend"),
+        (vec!["--slow-factor", "-3"], "--slow-factor"),
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_hetlb"))
+            .args(["reproduce", "efp", "--no-plots"])
+            .args(&args)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{args:?}");
+        assert!(
+            err.starts_with("error: ") && err.contains(needle),
+            "{args:?}: {err}"
+        );
+        assert_eq!(err.lines().count(), 1, "{err}");
+    }
+}

@@ -86,3 +86,19 @@ fn bad_input_gets_one_clear_line() {
     fails_with(&["run", "scenario", bad.to_str().unwrap()], "line");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn simulator_only_policies_are_refused_on_real_workers() {
+    fails_with(
+        &[
+            "run",
+            "scenario",
+            "examples/simulator/mirtaheri-neighbourhood.toml",
+        ],
+        "policy.carry_out",
+    );
+    fails_with(
+        &["run", "scenario", "examples/simulator/dishet-random.toml"],
+        "policy.kind: \"diffusion\" (dishet) runs in the simulator only",
+    );
+}

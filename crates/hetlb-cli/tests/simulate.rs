@@ -11,9 +11,12 @@ fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
+/// Every example scenario: those that also run on real workers (`examples/scenarios`) and the
+/// simulator-only ones (`examples/simulator`).
 fn examples() -> Vec<PathBuf> {
-    let mut v: Vec<PathBuf> = std::fs::read_dir(root().join("examples/scenarios"))
-        .unwrap()
+    let mut v: Vec<PathBuf> = ["examples/scenarios", "examples/simulator"]
+        .iter()
+        .flat_map(|dir| std::fs::read_dir(root().join(dir)).unwrap())
         .map(|e| e.unwrap().path())
         .filter(|p| p.extension().is_some_and(|e| e == "toml"))
         .collect();
@@ -236,4 +239,71 @@ fn memory_and_graph_files() {
         "{stderr}"
     );
     std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn dishet_response_measures_throughput_and_response_time() {
+    let out = hetlb()
+        .args([
+            "reproduce",
+            "dishet-response",
+            "--sizes",
+            "8",
+            "--totals",
+            "1000",
+            "--distributions",
+            "single,vary-50",
+            "--runs",
+            "1",
+            "--no-plots",
+            "--format",
+            "json",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let cells = v["cells"].as_array().unwrap();
+    // 2 distributions × 6 policies
+    assert_eq!(cells.len(), 12);
+    let single = |p: &str| {
+        cells
+            .iter()
+            .find(|c| c["distribution"] == "single" && c["policy"] == p)
+            .unwrap()
+            .clone()
+    };
+    // all the load on one node: any balancing beats none on both measures
+    let none = single("none");
+    assert_eq!(none["tasks_moved"].as_f64().unwrap(), 0.0);
+    for p in ["dishet", "diffusion", "gdem"] {
+        let c = single(p);
+        assert!(c["response_time"].as_f64().unwrap() < none["response_time"].as_f64().unwrap());
+        assert!(c["throughput"].as_f64().unwrap() > none["throughput"].as_f64().unwrap());
+        assert!(c["makespan"].as_f64().unwrap() >= c["ideal_makespan"].as_f64().unwrap());
+    }
+    assert!(v["paper"].as_str().unwrap().contains("nothing published"));
+    for (args, needle) in [
+        (vec!["--algorithms", "oem"], "--algorithms"),
+        (vec!["--interval", "0.000001"], "--interval"),
+        (vec!["--interval", "-1"], "--interval"),
+        (vec!["--service", "gamma"], "--service"),
+    ] {
+        let out = hetlb()
+            .args(["reproduce", "dishet-response", "--no-plots"])
+            .args(&args)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{args:?}");
+        assert!(
+            err.starts_with("error: ") && err.contains(needle),
+            "{args:?}: {err}"
+        );
+        assert_eq!(err.lines().count(), 1, "{err}");
+    }
 }

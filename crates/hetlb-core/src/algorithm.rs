@@ -66,7 +66,7 @@ impl Algorithm {
                 "odd unit to the node whose bit k equals bit k+1; last phase as dem"
             }
             Algorithm::DemHetero => {
-                "pairs split in proportion to capacities, rounded as dem-improved"
+                "pairs split in proportion to capacities, rounded as dem-improved; last phase only past one task per capacity unit (Fig. 5)"
             }
             Algorithm::Oem => "odd-even method: the low node always gets the odd half",
             Algorithm::Cwa => {
@@ -93,7 +93,8 @@ impl Algorithm {
     pub fn bound(self) -> &'static str {
         match self {
             Algorithm::Dem | Algorithm::DemFixed => "<= n",
-            Algorithm::DemImproved | Algorithm::DemHetero => "<= n/2",
+            Algorithm::DemImproved => "<= n/2",
+            Algorithm::DemHetero => "<= n/2 for equal capacities below 2 (= dem-improved)",
             Algorithm::Oem => "<= ceil(n/2)",
             Algorithm::Cwa => "<= 1",
             Algorithm::Hybrid => "<= ceil(log P/2) + 1",

@@ -52,6 +52,64 @@ pub fn pair_share(total: u64, weight: f64, other: f64) -> Share {
     }
 }
 
+/// Whether node `a` is more than `margin` units per capacity above node `b`:
+/// `w_a/c_a − w_b/c_b > margin`, decided exactly.
+///
+/// Capacities stand for the decimals typed (as in [`pair_share`]), so the comparison is made
+/// on integers: `w_a·q_a·p_b > p_a·(w_b·q_b + margin·p_b)` with `c = p/q`. Whole capacities
+/// below 2^53 take a `u128` path; others are compared in arbitrary precision.
+///
+/// Chau & Fu's Fig. 5 moves tasks in the last dimension only when this holds with
+/// `margin = 1` (000_… §4); `margin = 0` compares the per-capacity loads.
+///
+/// # Complexity
+/// `O(1)` for whole capacities; otherwise the cost of a few multiplications of numbers of
+/// the capacities' decimal length.
+///
+/// # Example
+/// ```
+/// use hetlb_core::allocation::level_gap_exceeds;
+/// // 960 tasks on 32 processors and 640 on 64: 30 − 10 per processor.
+/// assert!(level_gap_exceeds(960, 32.0, 640, 64.0, 1));
+/// // 3 and 1 tasks on 2 processors each: a gap of exactly one is not more than one.
+/// assert!(!level_gap_exceeds(3, 2.0, 1, 2.0, 1));
+/// assert!(level_gap_exceeds(3, 2.0, 1, 2.0, 0));
+/// // 0.1 is one tenth: 1/0.1 − 0/0.1 = 10, not more than 10.
+/// assert!(!level_gap_exceeds(1, 0.1, 0, 0.1, 10));
+/// ```
+pub fn level_gap_exceeds(w_a: u64, c_a: f64, w_b: u64, c_b: f64, margin: u64) -> bool {
+    if c_a.fract() == 0.0 && c_b.fract() == 0.0 && c_a < WHOLE && c_b < WHOLE {
+        let (p_a, p_b) = (c_a as u128, c_b as u128);
+        let left = u128::from(w_a).checked_mul(p_b);
+        let right = u128::from(margin)
+            .checked_mul(p_b)
+            .and_then(|x| x.checked_add(u128::from(w_b)))
+            .and_then(|x| x.checked_mul(p_a));
+        if let (Some(l), Some(r)) = (left, right) {
+            return l > r;
+        }
+    }
+    let (p_a, q_a) = fraction(c_a);
+    let (p_b, q_b) = fraction(c_b);
+    let left = BigUint::from(w_a) * &q_a * &p_b;
+    let right = &p_a * (BigUint::from(w_b) * &q_b + BigUint::from(margin) * &p_b);
+    left > right
+}
+
+/// `c` as the exact fraction `p/q` of the decimal it stands for (see [`decimal`]).
+fn fraction(c: f64) -> (BigUint, BigUint) {
+    let (digits, exponent) = decimal(c);
+    let ten = BigUint::from(10u32);
+    if exponent >= 0 {
+        (
+            BigUint::from(digits) * ten.pow(exponent.unsigned_abs()),
+            BigUint::from(1u32),
+        )
+    } else {
+        (BigUint::from(digits), ten.pow(exponent.unsigned_abs()))
+    }
+}
+
 /// The exact value a capacity stands for: the shortest decimal that reads back as `c`,
 /// as `digits · 10^exponent`.
 ///
@@ -364,6 +422,22 @@ mod tests {
         assert_eq!(s.floor, 0);
         let t = proportional_targets(1000, &[1e-300, 1.0, 1e300], &[0, 0, 0]);
         assert_eq!(t, vec![0, 0, 1000]);
+    }
+
+    #[test]
+    fn level_gaps_are_exact() {
+        // equal to the margin is not more than it, whatever the representation
+        assert!(!level_gap_exceeds(30, 10.0, 20, 10.0, 1));
+        assert!(level_gap_exceeds(31, 10.0, 20, 10.0, 1));
+        assert!(!level_gap_exceeds(3, 0.3, 2, 0.2, 0)); // 10 and 10
+        assert!(!level_gap_exceeds(6, 0.3, 2, 0.2, 10)); // 20 − 10 = 10
+        assert!(level_gap_exceeds(7, 0.3, 2, 0.2, 10));
+        assert!(!level_gap_exceeds(0, 1.0, 5, 1.0, 0));
+        // whole capacities near 2^53, and beyond it (arbitrary precision)
+        assert!(level_gap_exceeds(u64::MAX, 9.0e15, u64::MAX - 1, 9.0e15, 0));
+        assert!(!level_gap_exceeds(u64::MAX, 9.0e15, u64::MAX, 9.0e15, 0));
+        assert!(level_gap_exceeds(u64::MAX, 1e18, u64::MAX - 1, 1e18, 0));
+        assert!(level_gap_exceeds(u64::MAX, 1e-300, 0, 1.0, 1));
     }
 
     proptest! {

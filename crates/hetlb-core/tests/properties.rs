@@ -84,11 +84,40 @@ proptest! {
     }
 
     #[test]
-    fn hetero_with_equal_capacities_is_improved_dem(loads in cube_loads(7, 100_000), c in 0.25f64..16.0) {
+    fn hetero_with_equal_capacities_below_two_is_improved_dem(loads in cube_loads(7, 100_000), c in 0.25f64..2.0) {
         let options = BalanceOptions { capacities: Some(Capacities::new(vec![c; loads.len()]).unwrap()), procs_per_group: None };
         let hetero = balance(Algorithm::DemHetero, &loads, &options).unwrap();
         let improved = balance(Algorithm::DemImproved, &loads, &BalanceOptions::default()).unwrap();
         prop_assert_eq!(hetero.phases, improved.phases);
+    }
+
+    /// Fig. 5 with equal capacities `c ≥ 2`: every phase but the last as `dem-improved`; in
+    /// the last, exactly the pairs more than `c` tasks apart move, by the same amount.
+    #[test]
+    fn hetero_with_equal_capacities_from_two_keeps_small_last_gaps(loads in cube_loads(7, 1_000), c in 2u64..40) {
+        let nodes = loads.len();
+        let options = BalanceOptions { capacities: Some(Capacities::new(vec![c as f64; nodes]).unwrap()), procs_per_group: None };
+        let hetero = balance(Algorithm::DemHetero, &loads, &options).unwrap();
+        let improved = balance(Algorithm::DemImproved, &loads, &BalanceOptions::default()).unwrap();
+        let last = hetero.phases.len().saturating_sub(1);
+        prop_assert_eq!(&hetero.phases[..last], &improved.phases[..last]);
+        if nodes > 1 {
+            // loads before the last phase, the same for both
+            let mut before = loads.clone();
+            for phase in &hetero.phases[..last] {
+                for t in &phase.transfers {
+                    before[t.from] -= t.units;
+                    before[t.to] += t.units;
+                }
+            }
+            let expected: Vec<_> = improved.phases[last]
+                .transfers
+                .iter()
+                .filter(|t| before[t.from] - before[t.to] > c)
+                .cloned()
+                .collect();
+            prop_assert_eq!(&hetero.phases[last].transfers, &expected);
+        }
     }
 
     #[test]

@@ -3,6 +3,8 @@
 //! The papers' experiments, recomputed: every number printed by `hetlb reproduce` comes from
 //! here, next to the published number it is compared with ([`paper`]).
 //!
+//! * [`chau_hetero`] — Chau & Fu's closing claim for clusters of different sizes and speeds,
+//!   measured against the optimal integer allocation (000_…, §§4–5).
 //! * [`monte_carlo`] — Chau & Fu's Tables 1–2: random load vectors, histogram of the final max
 //!   difference (000_…, §3).
 //! * [`enumeration`] — Rim et al.'s Table 1: every non-decreasing load vector of a size and
@@ -14,6 +16,7 @@
 //! Both drivers run on rayon and are deterministic for a seed whatever the thread count:
 //! every trial has its own random stream, and histograms are merged by addition.
 
+pub mod chau_hetero;
 pub mod dishet;
 pub mod enumeration;
 pub mod histogram;

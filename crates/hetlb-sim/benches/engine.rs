@@ -55,6 +55,7 @@ fn scenario() -> Scenario {
         },
         policy: PolicySpec::DelayAware {
             compensation: Compensation::Factor,
+            carry: hetlb_sim::policy::CarryOut::Centre,
         },
     }
 }

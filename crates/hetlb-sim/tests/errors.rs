@@ -233,3 +233,80 @@ fn sizes_and_rates_that_cannot_run_are_refused() {
     let small = Scenario::from_toml(GOOD).unwrap();
     assert!(small.memory_estimate() < 1 << 20);
 }
+
+#[test]
+fn carry_out_is_named_when_wrong() {
+    let e = error_of(&edit(
+        "kind = \"delay-aware\"\n",
+        "kind = \"delay-aware\"\ncarry_out = \"everyone\"\n",
+    ));
+    assert!(
+        e.starts_with("policy.carry_out: unknown variant `everyone`"),
+        "{e}"
+    );
+    Scenario::from_toml(&edit(
+        "kind = \"delay-aware\"\n",
+        "kind = \"delay-aware\"\ncarry_out = \"neighbourhood\"\n",
+    ))
+    .unwrap()
+    .run()
+    .unwrap();
+    let e = error_of(&edit(
+        "kind = \"delay-aware\"\n",
+        "kind = \"none\"\ncarry_out = \"centre\"\n",
+    ));
+    assert!(
+        e.starts_with("policy.carry_out: not used by kind \"none\""),
+        "{e}"
+    );
+}
+
+#[test]
+fn diffusion_fields_are_checked() {
+    let diffusion = |extra: &str| {
+        edit(
+            "kind = \"delay-aware\"\n",
+            &format!("kind = \"diffusion\"\n{extra}"),
+        )
+    };
+    Scenario::from_toml(&diffusion(
+        "algorithm = \"gdem\"\ninterval = 0.5\nlambda = 0.4\n",
+    ))
+    .unwrap()
+    .run()
+    .unwrap();
+    let e = error_of(&diffusion("algorithm = \"dishet\"\n"));
+    assert!(e.starts_with("policy.interval: missing"), "{e}");
+    let e = error_of(&diffusion("interval = 1.0\n"));
+    assert!(e.starts_with("policy.algorithm: missing"), "{e}");
+    let e = error_of(&diffusion("algorithm = \"oem\"\ninterval = 1.0\n"));
+    assert!(
+        e.starts_with("policy.algorithm: 'oem' is not a diffusion algorithm"),
+        "{e}"
+    );
+    let e = error_of(&diffusion("algorithm = \"dishet\"\ninterval = -1.0\n"));
+    assert!(e.starts_with("policy.interval: -1 must be positive"), "{e}");
+    let e = error_of(&diffusion(
+        "algorithm = \"dishet\"\ninterval = 1.0\nlambda = 0.5\n",
+    ));
+    assert!(e.starts_with("policy.lambda: only gdem takes λ"), "{e}");
+    let e = error_of(&diffusion(
+        "algorithm = \"gdem\"\ninterval = 1.0\nlambda = 1.5\n",
+    ));
+    assert!(
+        e.starts_with("policy.lambda: 1.5 must lie strictly between 0 and 1"),
+        "{e}"
+    );
+    let e = error_of(&diffusion("algorithm = \"dishet\"\ninterval = 1e-12\n"));
+    assert!(
+        e.starts_with("policy.interval: 0.000000000001 s between rounds could need"),
+        "{e}"
+    );
+    let e = error_of(&diffusion(
+        "algorithm = \"dishet\"\ninterval = 1.0\nthreshold = 3\n",
+    ));
+    assert!(
+        e.starts_with("policy.threshold: not used by kind \"diffusion\""),
+        "{e}"
+    );
+}

@@ -2,10 +2,12 @@
 //! task is eventually executed, and a run is a function of its seed.
 
 use hetlb_core::Algorithm;
+use hetlb_core::network_algorithm::NetworkAlgorithm;
 use hetlb_core::rules::delay_aware::Compensation;
 use hetlb_core::topology::{Hypercube, Network, TopologySpec};
 use hetlb_sim::engine::{Arrivals, Injection, SeriesOptions, Setup};
 use hetlb_sim::model::{Distribution, LinkParams, Links, Nodes};
+use hetlb_sim::policy::{CarryOut, DiffusionSettings};
 use hetlb_sim::scenario::{PolicySpec, Scenario};
 use proptest::prelude::*;
 
@@ -29,7 +31,7 @@ prop_compose! {
         exp_delay in any::<bool>(),
         injections in proptest::collection::vec((0usize..8, 0u32..100, 0u64..200), 0..4),
         arrivals in proptest::option::of((1u32..20, 1u64..40)),
-        policy in 0u8..5,
+        policy in 0u8..9,
         threshold in 1u64..6,
         seed in any::<u64>(),
     ) -> Scenario {
@@ -45,10 +47,14 @@ prop_compose! {
         });
         let policy = match policy {
             0 => PolicySpec::None,
-            1 => PolicySpec::DelayAware { compensation: Compensation::None },
-            2 => PolicySpec::DelayAware { compensation: Compensation::Factor },
+            1 => PolicySpec::DelayAware { compensation: Compensation::None, carry: CarryOut::Centre },
+            2 => PolicySpec::DelayAware { compensation: Compensation::Factor, carry: CarryOut::Centre },
             3 => PolicySpec::Hypercube { algorithm: Algorithm::Oem, threshold },
-            _ => PolicySpec::Hypercube { algorithm: Algorithm::Cwa, threshold },
+            4 => PolicySpec::Hypercube { algorithm: Algorithm::Cwa, threshold },
+            5 => PolicySpec::DelayAware { compensation: Compensation::None, carry: CarryOut::Neighbourhood },
+            6 => PolicySpec::DelayAware { compensation: Compensation::Factor, carry: CarryOut::Neighbourhood },
+            7 => PolicySpec::Diffusion(DiffusionSettings::new(NetworkAlgorithm::Dishet, 0.05, None).unwrap()),
+            _ => PolicySpec::Diffusion(DiffusionSettings::new(NetworkAlgorithm::RandomBiasing, 0.2, None).unwrap()),
         };
         // Hypercube balancing needs a hypercube.
         let links = if matches!(policy, PolicySpec::Hypercube { .. }) && !use_cube {

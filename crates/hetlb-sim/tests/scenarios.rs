@@ -125,3 +125,61 @@ fn same_seed_same_output_and_another_seed_differs() {
     let c = serde_json::to_string(&other.run().unwrap()).unwrap();
     assert_ne!(a, c);
 }
+
+/// A relayed order crosses both links, store and forward, without entering the middle
+/// node's queue.
+#[test]
+fn relayed_tasks_cross_two_links() {
+    use hetlb_core::topology::TopologySpec;
+    use hetlb_sim::engine::{Engine, Injection, Setup};
+    use hetlb_sim::model::{Distribution, LinkParams, Links, Nodes};
+    use hetlb_sim::policy::{Delivery, Order, Policy, PolicyError, View};
+
+    struct RelayAll;
+    impl Policy for RelayAll {
+        fn name(&self) -> String {
+            "relay".into()
+        }
+        fn on_injection(
+            &mut self,
+            _view: &dyn View,
+            node: usize,
+            orders: &mut Vec<Order>,
+        ) -> Result<(), PolicyError> {
+            orders.push(Order {
+                from: node,
+                to: 2,
+                tasks: 10,
+                delivery: Delivery::Relay { via: 1 },
+            });
+            Ok(())
+        }
+    }
+    let path = "path:3".parse::<TopologySpec>().unwrap().build().unwrap();
+    let links = Links::uniform(
+        path,
+        LinkParams {
+            rate: 10.0,
+            delay: 0.25,
+            distribution: Distribution::Deterministic,
+        },
+    );
+    let nodes = Nodes::new(vec![100.0; 3], Distribution::Deterministic);
+    let mut setup = Setup::new(vec![0, 0, 0]);
+    setup.injections.push(Injection {
+        node: 0,
+        time: 0.0,
+        tasks: 10,
+    });
+    setup.check_conservation = true;
+    let r = Engine::new(nodes, links, RelayAll, setup)
+        .unwrap()
+        .run()
+        .unwrap();
+    // 1 s on each link plus 0.25 s of delay each, then 10 tasks at 100 tasks/s
+    assert!(close(r.makespan, 2.5 + 0.1, 1e-9), "{}", r.makespan);
+    assert_eq!(r.nodes[1].executed, 0);
+    assert_eq!(r.nodes[1].received, 0);
+    assert_eq!(r.nodes[2].executed, 10);
+    assert_eq!(r.tasks_moved, 10);
+}

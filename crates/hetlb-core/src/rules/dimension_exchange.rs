@@ -13,9 +13,9 @@
 //! | [`DemFixed`] | the node whose bit `k` is 0 | `n` |
 //! | [`DemImproved`] | the node whose bit `k` equals bit `k+1`; last phase as `Dem` | `n/2` (Chau & Fu, Theorem 1) |
 //! | [`Oem`] | whichever makes the low node's share odd | `⌈n/2⌉` (Rim et al., Theorem 1) |
-//! | [`DemHetero`] | shares in proportion to capacities, rounded as `DemImproved` | — |
+//! | [`DemHetero`] | shares in proportion to capacities, rounded as `DemImproved`; last phase only when the gap per capacity exceeds 1 (Fig. 5) | `= DemImproved` for equal capacities below 2 |
 
-use crate::allocation::pair_share;
+use crate::allocation::{level_gap_exceeds, pair_share};
 use crate::model::Capacities;
 use crate::units::Units;
 
@@ -258,18 +258,37 @@ impl PairRule for Oem {
 }
 
 /// `dem-hetero`: Chau & Fu's revised improved DEM for clusters of different sizes and speeds
-/// (000_…, §4, Fig. 5).
+/// (000_…, §4, Fig. 5), as the figure writes it.
 ///
-/// The pair splits its sum in proportion to capacities (`p_u` = processors × speed): the low
-/// node's ideal share is `s·c_low/(c_low + c_high)`. When that share is not an integer it is
-/// rounded up or down by the same orientation rule as [`DemImproved`]: in dimension
-/// `k < n − 1` the node whose bit `k` equals bit `k + 1` takes the rounded-up share; in the last
-/// dimension the node with the larger load per capacity keeps it. With equal capacities this
-/// is exactly [`DemImproved`]. Shares are computed exactly (see [`crate::allocation`]).
+/// Node `u` holds `w_u` tasks on `p_u` processing units (processors × speed: the capacity).
+/// A pair's ideal split gives the low node `share = (w_low + w_high)·p_low/(p_low + p_high)`;
+/// shares are computed exactly (see [`crate::allocation`]).
+///
+/// * **Dimensions `k < n − 1`** (the figure's `if k ≠ n` branch, read as for
+///   [`DemImproved`]): whenever the per-unit loads differ, the pair splits; when the share is
+///   not an integer the node whose bit `k` equals bit `k + 1` takes it rounded up.
+/// * **The last dimension** (the figure's `else` branch): tasks move only when the gap per
+///   processing unit `|w_u/p_u − w_v/p_v|` exceeds 1 (compared exactly); the heavier node then
+///   sends `⌊w_u − share_u⌋` tasks, so it keeps its share rounded up. A gap of at most one task
+///   per unit is left as it is.
+///
+/// With unit capacities the gap is the difference in tasks, and a difference of 1 moves
+/// nothing under [`Dem`] either: the rule is then exactly [`DemImproved`]. The identity holds
+/// for any equal capacities `c < 2`. It breaks for equal capacities `c ≥ 2`: in the last
+/// dimension a pair whose loads differ by `2 ≤ d ≤ c` tasks stays unbalanced, because the
+/// figure's threshold is one task *per processing unit*, while [`DemImproved`] moves
+/// `⌊d/2⌋`. Earlier dimensions are identical.
 ///
 /// Chau & Fu's example (640 tasks on a 64-processor cluster, 960 on a 32-processor one) moves
 /// 427 tasks when the orientation gives the larger cluster the rounded-up share, 426 when it
 /// does not; the paper's text rounds 426.67 to the nearest, 427.
+///
+/// # Bound
+/// Per processing unit: none stated in the paper beyond its claim of "at most one more than
+/// the optimal solution" (000_… §5), which `hetlb reproduce chau-hetero` measures.
+///
+/// # Complexity
+/// `O(1)` per pair for whole capacities.
 ///
 /// # Example
 /// ```
@@ -279,6 +298,13 @@ impl PairRule for Oem {
 /// let rule = DemHetero::new(&caps);
 /// let ctx = PairContext { dimension: 0, dimensions: 2, low: 0 };
 /// assert_eq!(rule.split(ctx, 640u64, 960), 1067); // 960 − 533 = 427 tasks move
+/// // Last dimension: 66 and 30 tasks on 32 processors each differ by 1.125 per processor:
+/// // they split; 64 and 32 differ by exactly 1 per processor: nothing moves.
+/// let caps = Capacities::new(vec![32.0, 32.0]).unwrap();
+/// let rule = DemHetero::new(&caps);
+/// let last = PairContext { dimension: 0, dimensions: 1, low: 0 };
+/// assert_eq!(rule.split(last, 66u64, 30), 48);
+/// assert_eq!(rule.split(last, 64u64, 32), 64);
 /// ```
 #[derive(Debug, Clone, Copy)]
 pub struct DemHetero<'a> {
@@ -299,17 +325,22 @@ impl PairRule for DemHetero<'_> {
             self.capacities.get(ctx.high()),
         );
         let (w_low, w_high) = (low.to_u64(), high.to_u64());
-        let sum = w_low + w_high;
-        let share = pair_share(sum, c_low, c_high);
+        let share = pair_share(w_low + w_high, c_low, c_high);
+        if ctx.is_last_dimension() {
+            // Fig. 5's `else` branch: only a gap of more than one task per unit moves tasks,
+            // and the heavier node sends ⌊excess⌋, keeping its share rounded up.
+            return if level_gap_exceeds(w_low, c_low, w_high, c_high, 1) {
+                T::from_u64(share.floor + u64::from(!share.exact))
+            } else if level_gap_exceeds(w_high, c_high, w_low, c_low, 1) {
+                T::from_u64(share.floor)
+            } else {
+                low
+            };
+        }
         if share.exact {
             return T::from_u64(share.floor);
         }
-        let low_rounds_up = if ctx.is_last_dimension() {
-            // compare w_low/c_low >= w_high/c_high without division
-            (w_low as f64) * c_high >= (w_high as f64) * c_low
-        } else {
-            !ctx.low_bit(ctx.dimension + 1)
-        };
+        let low_rounds_up = !ctx.low_bit(ctx.dimension + 1);
         T::from_u64(share.floor + u64::from(low_rounds_up))
     }
 }
@@ -338,19 +369,52 @@ mod tests {
     }
 
     #[test]
-    fn hetero_with_equal_capacities_is_improved_dem() {
-        let caps = Capacities::uniform(8);
-        let rule = DemHetero::new(&caps);
-        for k in 0..3 {
-            for low in (0..8).filter(|u| (u >> k) & 1 == 0) {
-                for a in 0u64..9 {
-                    for b in 0u64..9 {
-                        let c = ctx(k, 3, low);
-                        assert_eq!(rule.split(c, a, b), DemImproved.split(c, a, b));
+    fn hetero_with_equal_capacities_below_two_is_improved_dem() {
+        for c in [0.25, 1.0, 1.5, 1.999] {
+            let caps = Capacities::new(vec![c; 8]).unwrap();
+            let rule = DemHetero::new(&caps);
+            for k in 0..3 {
+                for low in (0..8).filter(|u| (u >> k) & 1 == 0) {
+                    for a in 0u64..12 {
+                        for b in 0u64..12 {
+                            let x = ctx(k, 3, low);
+                            assert_eq!(rule.split(x, a, b), DemImproved.split(x, a, b), "c = {c}");
+                        }
                     }
                 }
             }
         }
+    }
+
+    #[test]
+    fn last_dimension_moves_only_past_one_task_per_unit() {
+        // equal capacities c ≥ 2: a difference of d ≤ c tasks stays in the last dimension
+        for c in [2u64, 3, 8] {
+            let caps = Capacities::new(vec![c as f64; 4]).unwrap();
+            let rule = DemHetero::new(&caps);
+            let last = ctx(1, 2, 0);
+            for a in 0u64..30 {
+                for b in 0u64..30 {
+                    let got = rule.split(last, a, b);
+                    if a.abs_diff(b) <= c {
+                        assert_eq!(got, a, "c = {c}, {a} {b}");
+                    } else {
+                        assert_eq!(got, Dem.split(last, a, b), "c = {c}, {a} {b}");
+                    }
+                    // earlier dimensions are unchanged
+                    let first = ctx(0, 2, 0);
+                    assert_eq!(rule.split(first, a, b), DemImproved.split(first, a, b));
+                }
+            }
+        }
+        // different capacities: 10 per unit against 9 per unit does not move
+        let caps = Capacities::new(vec![4.0, 2.0]).unwrap();
+        let rule = DemHetero::new(&caps);
+        assert_eq!(rule.split(ctx(0, 1, 0), 40u64, 18), 40);
+        // 10 against 8.5 per unit moves: the exact split, 38 and 19
+        assert_eq!(rule.split(ctx(0, 1, 0), 40u64, 17), 38);
+        // 10 against 8: the heavier keeps ⌈37.33⌉
+        assert_eq!(rule.split(ctx(0, 1, 0), 40u64, 16), 38);
     }
 
     #[test]

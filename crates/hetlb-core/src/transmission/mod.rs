@@ -17,11 +17,20 @@
 //!   waiting, it serves them in turn, starting after the link it served last (the paper's
 //!   interleaving).
 //!
-//! All three deliver exactly the plan's transfers (aggregated per directed link when a plan
+//! **One unit per link, not per processor.** The paper's pseudo-code for §6.2, read
+//! literally, lets a processor send *one* unit per step in all ("find `m` … `Current(P_k) =
+//! Current(P_k) − 1`"). Only one unit per *link* per step gives the 7 T_comm of its own
+//! Fig. 19 (DEM on 15, 1, 1, 1, 1, 1, 1, 1): there processor 000 must send 12 units, so one
+//! unit per processor per step cannot finish before step 12. [`Schedule::Pipeline`] therefore
+//! sends per link; [`Schedule::PipelinePerProcessor`] is the literal reading, kept to measure
+//! the difference (12 T_comm on Figs. 18–19, no faster than the phased schedule there).
+//!
+//! All of them deliver exactly the plan's transfers (aggregated per directed link when a plan
 //! uses a dimension twice), never send a unit a node does not hold, and never put two units on
 //! one link direction in one step; [`Transmission::check`] verifies all three on any result.
 
 mod overlap;
+mod per_processor;
 mod phased;
 mod pipeline;
 #[cfg(test)]
@@ -41,8 +50,11 @@ pub enum Schedule {
     Phased,
     /// Rim et al.'s overlapping (004_… §6.1).
     Overlap,
-    /// Overlapping and pipelining with interleaving (004_… §6.2).
+    /// Overlapping and pipelining with interleaving (004_… §6.2), one unit per link per step.
     Pipeline,
+    /// §6.2's pseudo-code read literally: one unit per *processor* per step (see the module
+    /// documentation); not among [`Schedule::ALL`].
+    PipelinePerProcessor,
 }
 
 impl Schedule {
@@ -55,6 +67,7 @@ impl Schedule {
             Schedule::Phased => "phased",
             Schedule::Overlap => "overlap",
             Schedule::Pipeline => "pipeline",
+            Schedule::PipelinePerProcessor => "pipeline-per-processor",
         }
     }
 }
@@ -65,9 +78,11 @@ impl fmt::Display for Schedule {
     }
 }
 
-/// A schedule name that is not `phased`, `overlap` or `pipeline`.
+/// A schedule name that is not one of the four.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
-#[error("unknown schedule '{0}' (expected one of: phased, overlap, pipeline)")]
+#[error(
+    "unknown schedule '{0}' (expected one of: phased, overlap, pipeline, pipeline-per-processor)"
+)]
 pub struct UnknownSchedule(pub String);
 
 impl FromStr for Schedule {
@@ -75,6 +90,7 @@ impl FromStr for Schedule {
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         Schedule::ALL
             .into_iter()
+            .chain([Schedule::PipelinePerProcessor])
             .find(|x| x.name() == s)
             .ok_or_else(|| UnknownSchedule(s.to_string()))
     }
@@ -107,7 +123,8 @@ pub struct Transmission {
     pub links_used: usize,
     /// `units ÷ (steps × links_used)`: how busy the used links are (1.0 when `steps` is 0).
     pub utilisation: f64,
-    /// Rounds: phases for `phased`, overlapping rounds for `overlap`, steps for `pipeline`.
+    /// Rounds: phases for `phased`, overlapping rounds for `overlap`, steps for the pipelined
+    /// schedules.
     pub rounds: u64,
     /// Every link's activity over time, as maximal busy runs, sorted by start, then link.
     pub bursts: Vec<Burst>,
@@ -197,7 +214,8 @@ impl Togo {
 ///
 /// # Complexity
 /// `phased`: `O(N log N + T)`; `overlap`: `O(R · N log N)` for `R ≤ log N + 1` rounds;
-/// `pipeline`: `O(S · A log N)` for `S` steps and `A` nodes still sending.
+/// `pipeline` and `pipeline-per-processor`: `O(S · A log N)` for `S` steps and `A` nodes still
+/// sending.
 ///
 /// # Example
 /// ```
@@ -208,10 +226,16 @@ impl Togo {
 /// assert_eq!(transmit(&plan, Schedule::Phased).unwrap().steps, 12);
 /// assert_eq!(transmit(&plan, Schedule::Overlap).unwrap().steps, 10);
 /// assert_eq!(transmit(&plan, Schedule::Pipeline).unwrap().steps, 7);
+/// // The pseudo-code of §6.2 read literally: one unit per processor per step.
+/// assert_eq!(transmit(&plan, Schedule::PipelinePerProcessor).unwrap().steps, 12);
 /// ```
 pub fn transmit(plan: &Plan, schedule: Schedule) -> Result<Transmission, TransmissionError> {
     let togo = Togo::of(plan)?;
-    if schedule == Schedule::Pipeline && togo.total() > u128::from(MAX_PIPELINED_UNITS) {
+    let stepwise = matches!(
+        schedule,
+        Schedule::Pipeline | Schedule::PipelinePerProcessor
+    );
+    if stepwise && togo.total() > u128::from(MAX_PIPELINED_UNITS) {
         return Err(TransmissionError::TooLarge {
             units: togo.total(),
             limit: MAX_PIPELINED_UNITS,
@@ -221,6 +245,7 @@ pub fn transmit(plan: &Plan, schedule: Schedule) -> Result<Transmission, Transmi
         Schedule::Phased => phased::run(plan),
         Schedule::Overlap => overlap::run(&plan.initial, togo)?,
         Schedule::Pipeline => pipeline::run(&plan.initial, togo)?,
+        Schedule::PipelinePerProcessor => per_processor::run(&plan.initial, togo)?,
     };
     bursts.sort_by_key(|b| (b.start, b.from, b.to));
     let units: u64 = bursts.iter().fold(0u64, |a, b| a.saturating_add(b.len));

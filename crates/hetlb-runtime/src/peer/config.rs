@@ -155,6 +155,8 @@ impl BalancerConfig {
     }
 
     /// How items are put on the links: phased, overlapped or pipelined (004_… §6).
+    /// [`Schedule::PipelinePerProcessor`] is a model of the paper's pseudo-code, not a way to
+    /// move items: [`crate::peer::Balancer::new`] refuses it.
     pub fn schedule(mut self, schedule: Schedule) -> Self {
         self.schedule = schedule;
         self
@@ -226,6 +228,14 @@ impl BalancerConfig {
     /// network. Nothing has moved when this fails.
     pub(crate) fn resolve(&self, ranks: usize) -> Result<(String, Network), PeerError> {
         let bad = |m: String| Err(PeerError::Config(m));
+        if self.schedule == Schedule::PipelinePerProcessor {
+            return bad(
+                "schedule pipeline-per-processor models the literal reading of Rim et al.'s \
+                 pseudo-code for transmission times only; move items with phased, overlap or \
+                 pipeline"
+                    .into(),
+            );
+        }
         if ranks == 0 {
             return bad("a group needs at least one rank".into());
         }

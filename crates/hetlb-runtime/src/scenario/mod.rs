@@ -175,13 +175,34 @@ impl RealReport {
 /// `predicted_makespan` is the simulator's, in scenario seconds.
 ///
 /// # Errors
-/// [`ScenarioRunError::TooLarge`] naming what is too large.
+/// [`ScenarioRunError::TooLarge`] naming what is too large; [`ScenarioRunError::Config`] for
+/// a policy the ranks do not carry out yet (the delay-aware plan carried out by the whole
+/// neighbourhood, which relays tasks through the centre; the periodic diffusion rounds).
 pub fn check(
     scenario: &Scenario,
     ranks_limit: usize,
     time_scale: f64,
     predicted_makespan: f64,
 ) -> Result<(), ScenarioRunError> {
+    if let PolicySpec::DelayAware {
+        carry: hetlb_sim::policy::CarryOut::Neighbourhood,
+        ..
+    } = scenario.policy
+    {
+        return Err(ScenarioRunError::Config(
+            "policy.carry_out: \"neighbourhood\" runs in the simulator only; on real workers \
+             the centre carries out its own transfers (carry_out = \"centre\")"
+                .into(),
+        ));
+    }
+    if let PolicySpec::Diffusion(settings) = scenario.policy {
+        return Err(ScenarioRunError::Config(format!(
+            "policy.kind: \"diffusion\" ({}) runs in the simulator only for now; every node's \
+             decision needs only its neighbours' loads (DiffusionPolicy::decide_node), but the \
+             ranks do not exchange them yet",
+            settings.algorithm()
+        )));
+    }
     let n = scenario.node_count();
     if n > ranks_limit {
         return Err(ScenarioRunError::TooLarge(format!(

@@ -126,7 +126,7 @@ impl<'a, T: Transport<Message>> Rank<'a, T> {
             .collect();
         injections.sort_by(|a, b| a.0.total_cmp(&b.0));
         let (delay_aware, threshold) = match scenario.policy {
-            PolicySpec::DelayAware { compensation } => {
+            PolicySpec::DelayAware { compensation, .. } => {
                 (Some(hetlb_sim::policy::DelayAware::new(compensation)), None)
             }
             PolicySpec::Hypercube {

@@ -28,4 +28,6 @@ pub enum Event {
     },
     /// Every node reports its load to its neighbours.
     Status,
+    /// A periodic balancing round of the policy.
+    Round,
 }

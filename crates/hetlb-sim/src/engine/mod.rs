@@ -132,6 +132,8 @@ pub enum SimError {
 struct Batch {
     to: usize,
     tasks: Vec<f64>,
+    /// Where `to` forwards the batch on arrival, for a relayed order.
+    then: Option<usize>,
 }
 
 /// The discrete-event engine.
@@ -340,6 +342,9 @@ impl<N: NodeModel, L: LinkModel, P: Policy> Engine<N, L, P> {
         if let (Some(iv), true) = (self.setup.status_interval, self.policy.uses_reports()) {
             self.queue.push(iv, Event::Status);
         }
+        if self.policy.round_interval().is_some() {
+            self.queue.push(0.0, Event::Round);
+        }
     }
 
     /// Handles one event; false when it was a cancelled completion.
@@ -416,6 +421,9 @@ impl<N: NodeModel, L: LinkModel, P: Policy> Engine<N, L, P> {
                     .take()
                     .expect("a delivery has its batch");
                 self.free_slots.push(slot);
+                if let Some(next) = batch.then {
+                    return self.relay(batch.to, next, batch.tasks).map(|()| true);
+                }
                 let n = batch.tasks.len() as u64;
                 self.in_transit -= n;
                 self.state[batch.to].received += n;
@@ -435,8 +443,35 @@ impl<N: NodeModel, L: LinkModel, P: Policy> Engine<N, L, P> {
                     self.queue.push(now + iv, Event::Status);
                 }
             }
+            Event::Round => self.round()?,
         }
         Ok(true)
+    }
+
+    /// A periodic round: the policy decides on the loads of this moment, the engine carries
+    /// out its orders, and the next round is due one interval later while anything remains to
+    /// happen (tasks queued or on the links, arrivals or injections to come).
+    fn round(&mut self) -> Result<(), SimError> {
+        let mut orders = std::mem::take(&mut self.orders);
+        let decided = self.policy.on_round(
+            &Snapshot {
+                now: self.now,
+                state: &self.state,
+                nodes: &self.nodes,
+                links: &self.links,
+                reports: &self.reports,
+            },
+            &mut orders,
+        );
+        self.orders = orders;
+        decided?;
+        self.apply_orders()?;
+        if !self.queue.is_empty()
+            && let Some(iv) = self.policy.round_interval()
+        {
+            self.queue.push(self.now + iv, Event::Round);
+        }
+        Ok(())
     }
 
     fn start_service(&mut self, node: usize) {
@@ -502,7 +537,17 @@ impl<N: NodeModel, L: LinkModel, P: Policy> Engine<N, L, P> {
                         to: order.to,
                     },
                 )?),
+                Delivery::Relay { via } => Some(self.links.table().link(order.from, via).ok_or(
+                    SimError::NoLink {
+                        from: order.from,
+                        to: via,
+                    },
+                )?),
                 Delivery::Instant => None,
+            };
+            let (hop, then) = match order.delivery {
+                Delivery::Relay { via } => (via, Some(order.to)),
+                _ => (order.to, None),
             };
             let mut tasks = std::mem::take(&mut self.moving);
             self.take_tasks(order.from, order.tasks, &mut tasks);
@@ -531,8 +576,9 @@ impl<N: NodeModel, L: LinkModel, P: Policy> Engine<N, L, P> {
                     self.link_free[link] = done;
                     let arrival = done + self.links.delay(link, &mut self.link_rng[order.from]);
                     let batch = Batch {
-                        to: order.to,
+                        to: hop,
                         tasks,
+                        then,
                     };
                     let slot = match self.free_slots.pop() {
                         Some(s) => {
@@ -551,6 +597,42 @@ impl<N: NodeModel, L: LinkModel, P: Policy> Engine<N, L, P> {
         }
         self.orders = orders;
         self.orders.clear();
+        Ok(())
+    }
+
+    /// A relayed batch reached `via`: it goes on over the link `via → to`, queued behind the
+    /// link's earlier transfers, without entering `via`'s queue.
+    fn relay(&mut self, via: usize, to: usize, tasks: Vec<f64>) -> Result<(), SimError> {
+        let link = self
+            .links
+            .table()
+            .link(via, to)
+            .ok_or(SimError::NoLink { from: via, to })?;
+        let rate = self.links.rate(link);
+        let wire = if rate.is_infinite() {
+            0.0
+        } else {
+            tasks.len() as f64 / rate
+        };
+        let done = self.now.max(self.link_free[link]) + wire;
+        self.link_free[link] = done;
+        let arrival = done + self.links.delay(link, &mut self.link_rng[via]);
+        let batch = Batch {
+            to,
+            tasks,
+            then: None,
+        };
+        let slot = match self.free_slots.pop() {
+            Some(s) => {
+                self.in_flight[s as usize] = Some(batch);
+                s
+            }
+            None => {
+                self.in_flight.push(Some(batch));
+                (self.in_flight.len() - 1) as u32
+            }
+        };
+        self.queue.push(arrival, Event::Delivery { slot });
         Ok(())
     }
 
@@ -702,5 +784,9 @@ impl<N: NodeModel, L: LinkModel> View for Snapshot<'_, N, L> {
 
     fn loads_into(&self, out: &mut Vec<u64>) {
         out.extend(self.state.iter().map(NodeState::load));
+    }
+
+    fn network(&self) -> Option<&hetlb_core::topology::Network> {
+        Some(self.links.network())
     }
 }

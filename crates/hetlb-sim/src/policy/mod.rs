@@ -11,15 +11,19 @@
 //! | [`NoBalancing`] | — | — |
 //! | [`DelayAware`] | injection (one-shot) | `hetlb_core::rules::delay_aware`, with or without the compensating factor |
 //! | [`HypercubeThreshold`] | an arrival brings a node to the overload threshold | a core hypercube algorithm over all nodes (004_… §4) |
+//! | [`DiffusionPolicy`] | a periodic round, every `interval` seconds | a core diffusion rule, each node on its own and its neighbours' loads (002_…) |
 
 mod delay_aware;
+mod diffusion;
 mod threshold;
 
-pub use delay_aware::DelayAware;
+pub use delay_aware::{CarryOut, DelayAware};
+pub use diffusion::{DiffusionError, DiffusionPolicy, DiffusionSettings};
 pub use threshold::HypercubeThreshold;
 
 use hetlb_core::BalanceError;
 use hetlb_core::rules::delay_aware::{DelayAwareError, DelayAwareTransfer};
+use hetlb_core::topology::Network;
 use serde::Serialize;
 use thiserror::Error;
 
@@ -54,6 +58,11 @@ pub trait View {
     fn loads_into(&self, out: &mut Vec<u64>) {
         out.extend((0..self.node_count()).map(|i| self.load(i)));
     }
+
+    /// The network, for policies whose rules read its structure (degrees, colourings).
+    fn network(&self) -> Option<&Network> {
+        None
+    }
 }
 
 /// How an order's tasks travel.
@@ -65,6 +74,13 @@ pub enum Delivery {
     Link,
     /// At once, with no time passing (a synchronous collective such as a hypercube balance).
     Instant,
+    /// Over the link to `via`, then over the link `via → to` (two hops, each queued behind
+    /// earlier transfers on its link); the tasks do not enter `via`'s queue. For a sender and
+    /// receiver that are not adjacent but share a neighbour.
+    Relay {
+        /// The node in between.
+        via: usize,
+    },
 }
 
 /// Move up to `tasks` tasks from `from` to `to` (the most recently queued ones).
@@ -87,7 +103,8 @@ pub struct DecisionRecord {
     pub time: f64,
     /// The centre node.
     pub centre: usize,
-    /// The transfers the centre sends.
+    /// The transfers carried out: the centre's own, or the whole plan
+    /// ([`CarryOut::Neighbourhood`]).
     pub transfers: Vec<DelayAwareTransfer>,
 }
 
@@ -119,6 +136,9 @@ pub enum PolicyError {
     /// A hypercube algorithm refused its input.
     #[error(transparent)]
     Balance(#[from] BalanceError),
+    /// The diffusion policy could not run.
+    #[error(transparent)]
+    Diffusion(#[from] DiffusionError),
 }
 
 /// A balancing policy.
@@ -157,6 +177,20 @@ pub trait Policy {
         false
     }
 
+    /// Seconds between periodic rounds, for a policy that balances in rounds: the engine then
+    /// calls [`Policy::on_round`] at `0, interval, 2·interval, …` while work remains.
+    fn round_interval(&self) -> Option<f64> {
+        None
+    }
+
+    /// A periodic round (see [`Policy::round_interval`]).
+    ///
+    /// # Errors
+    /// When the policy's rule refuses its input.
+    fn on_round(&mut self, _view: &dyn View, _orders: &mut Vec<Order>) -> Result<(), PolicyError> {
+        Ok(())
+    }
+
     /// What the policy did.
     fn stats(&self) -> PolicyStats {
         PolicyStats::default()
@@ -182,6 +216,8 @@ pub enum AnyPolicy {
     DelayAware(DelayAware),
     /// [`HypercubeThreshold`].
     Hypercube(HypercubeThreshold),
+    /// [`DiffusionPolicy`].
+    Diffusion(DiffusionPolicy),
 }
 
 macro_rules! dispatch {
@@ -190,6 +226,7 @@ macro_rules! dispatch {
             AnyPolicy::None($p) => $e,
             AnyPolicy::DelayAware($p) => $e,
             AnyPolicy::Hypercube($p) => $e,
+            AnyPolicy::Diffusion($p) => $e,
         }
     };
 }
@@ -219,6 +256,14 @@ impl Policy for AnyPolicy {
 
     fn uses_reports(&self) -> bool {
         dispatch!(self, p => p.uses_reports())
+    }
+
+    fn round_interval(&self) -> Option<f64> {
+        dispatch!(self, p => p.round_interval())
+    }
+
+    fn on_round(&mut self, view: &dyn View, orders: &mut Vec<Order>) -> Result<(), PolicyError> {
+        dispatch!(self, p => p.on_round(view, orders))
     }
 
     fn stats(&self) -> PolicyStats {

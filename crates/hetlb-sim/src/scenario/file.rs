@@ -141,6 +141,7 @@ pub(crate) enum PolicyKind {
     None,
     DelayAware,
     Hypercube,
+    Diffusion,
 }
 
 /// `kind` plus the fields of every kind, as for [`TopologyFile`].
@@ -149,9 +150,12 @@ pub(crate) enum PolicyKind {
 pub(crate) struct PolicyFile {
     pub kind: Spanned<PolicyKind>,
     pub compensate: Option<Spanned<bool>>,
+    pub carry_out: Option<Spanned<crate::policy::CarryOut>>,
     pub status_interval: Option<Spanned<f64>>,
     pub algorithm: Option<Spanned<String>>,
     pub threshold: Option<Spanned<u64>>,
+    pub interval: Option<Spanned<f64>>,
+    pub lambda: Option<Spanned<f64>>,
 }
 
 #[derive(Debug, Deserialize)]

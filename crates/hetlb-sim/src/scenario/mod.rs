@@ -39,9 +39,15 @@
 //! [policy]
 //! kind = "delay-aware"                 # "none", "delay-aware", "hypercube"
 //! compensate = true                    # delay-aware: eq. 25 (false: k = 1)
+//! # carry_out = "centre"               # delay-aware: the centre's own transfers, or
+//! #                                    # "neighbourhood": the whole plan (003_… §4, L_51(4))
 //! # status_interval = 0.5             # delay-aware: neighbours report every 0.5 s
 //! # algorithm = "oem"                  # hypercube: dem, oem, dem-improved, cwa, ...
 //! # threshold = 4                      # hypercube: overload threshold in tasks
+//! # kind = "diffusion"                 # periodic rounds of a core diffusion rule (002_…):
+//! # algorithm = "dishet"               # dishet, diffusion, random-biasing, dynamic-biasing, gdem
+//! # interval = 0.5                     # seconds between rounds (the first at 0)
+//! # lambda = 0.5                       # gdem only: the exchange parameter, in (0, 1)
 //!
 //! [output]                             # optional
 //! series = true                        # record queue lengths (default true)
@@ -64,10 +70,14 @@ pub use error::ScenarioError;
 use crate::engine::{Arrivals, Engine, Injection, SeriesOptions, Setup, SimError};
 use crate::model::{LinkModel, LinkParams, Links, Nodes};
 use crate::network::{LegacyKind, legacy_network};
-use crate::policy::{AnyPolicy, DelayAware, HypercubeThreshold, NoBalancing};
+use crate::policy::{
+    AnyPolicy, CarryOut, DelayAware, DiffusionPolicy, DiffusionSettings, HypercubeThreshold,
+    NoBalancing,
+};
 use crate::report::Report;
 use file::{File, PolicyKind, TopologyKind};
 use hetlb_core::Algorithm;
+use hetlb_core::network_algorithm::NetworkAlgorithm;
 use hetlb_core::rules::delay_aware::Compensation;
 use hetlb_core::topology::{Graph, Network, Topology, TopologySpec};
 use std::path::{Path, PathBuf};
@@ -83,9 +93,13 @@ pub const MAX_RATE: f64 = 1e15;
 pub const MAX_TIME: f64 = 1e15;
 /// The most tasks a scenario may involve in all (initial, injected, arrived).
 pub const MAX_TASKS: u64 = 1 << 62;
+/// The most periodic rounds a diffusion scenario may need: its horizon (the end time, or the
+/// last injection or arrival plus every task executed by the slowest node and carried by the
+/// slowest link) divided by `policy.interval`.
+pub const MAX_ROUNDS: f64 = 1e7;
 
 /// The balancing policy of a scenario.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
 #[serde(rename_all = "kebab-case", tag = "kind")]
 pub enum PolicySpec {
     /// No balancing.
@@ -94,6 +108,8 @@ pub enum PolicySpec {
     DelayAware {
         /// With the compensating factor or `k = 1`.
         compensation: Compensation,
+        /// Whose transfers of the plan are carried out.
+        carry: CarryOut,
     },
     /// Threshold-triggered hypercube balancing (004_… §4).
     Hypercube {
@@ -102,20 +118,32 @@ pub enum PolicySpec {
         /// Overload threshold in tasks.
         threshold: u64,
     },
+    /// Periodic rounds of a core diffusion rule, each node on its own and its neighbours'
+    /// loads (002_…); capacities are the node rates.
+    Diffusion(DiffusionSettings),
 }
 
 impl PolicySpec {
-    /// A fresh policy for one run.
+    /// A fresh policy for one run, randomised rounding (`random-biasing`) seeded with 0.
     pub fn build(&self) -> AnyPolicy {
+        self.build_seeded(0)
+    }
+
+    /// A fresh policy for one run; `seed` seeds randomised rounding (`random-biasing`).
+    pub fn build_seeded(&self, seed: u64) -> AnyPolicy {
         match *self {
             PolicySpec::None => AnyPolicy::None(NoBalancing),
-            PolicySpec::DelayAware { compensation } => {
-                AnyPolicy::DelayAware(DelayAware::new(compensation))
-            }
+            PolicySpec::DelayAware {
+                compensation,
+                carry,
+            } => AnyPolicy::DelayAware(DelayAware::new(compensation).carry_out(carry)),
             PolicySpec::Hypercube {
                 algorithm,
                 threshold,
             } => AnyPolicy::Hypercube(HypercubeThreshold::new(algorithm, threshold)),
+            PolicySpec::Diffusion(settings) => {
+                AnyPolicy::Diffusion(DiffusionPolicy::new(settings, seed))
+            }
         }
     }
 }
@@ -238,7 +266,7 @@ impl Scenario {
         Engine::new(
             self.nodes.clone(),
             self.links.clone(),
-            self.policy.build(),
+            self.policy.build_seeded(self.setup.seed),
             self.setup.clone(),
         )?
         .run()
@@ -498,6 +526,68 @@ impl Validator<'_> {
         Ok(network)
     }
 
+    /// `kind = "diffusion"`: `algorithm` (one of the five diffusion rules), `interval`, and
+    /// `lambda` for `gdem`.
+    fn diffusion(&self, p: &file::PolicyFile) -> Result<PolicySpec, ScenarioError> {
+        let (Some(algorithm), Some(interval)) = (&p.algorithm, &p.interval) else {
+            let missing = if p.algorithm.is_none() {
+                "algorithm"
+            } else {
+                "interval"
+            };
+            return self.err(
+                format!("policy.{missing}"),
+                span(&p.kind),
+                "missing: diffusion needs `algorithm` (dishet, diffusion, random-biasing, \
+                 dynamic-biasing or gdem) and `interval` (seconds between rounds)",
+            );
+        };
+        let expected = "expected dishet, diffusion, random-biasing, dynamic-biasing or gdem";
+        let alg: NetworkAlgorithm = algorithm
+            .get_ref()
+            .parse()
+            .ok()
+            .filter(|a| NetworkAlgorithm::DIFFUSION.contains(a))
+            .map_or_else(
+                || {
+                    self.err(
+                        "policy.algorithm",
+                        span(algorithm),
+                        format!(
+                            "'{}' is not a diffusion algorithm ({expected})",
+                            algorithm.get_ref()
+                        ),
+                    )
+                },
+                Ok,
+            )?;
+        let iv = self.time("policy.interval", interval, true)?;
+        let lambda = match &p.lambda {
+            None => None,
+            Some(l) => {
+                let x = *l.get_ref();
+                if alg != NetworkAlgorithm::Gdem {
+                    return self.err(
+                        "policy.lambda",
+                        span(l),
+                        format!("only gdem takes λ, not {alg}"),
+                    );
+                }
+                if !(x > 0.0 && x < 1.0) {
+                    return self.err(
+                        "policy.lambda",
+                        span(l),
+                        format!("{x} must lie strictly between 0 and 1"),
+                    );
+                }
+                Some(x)
+            }
+        };
+        DiffusionSettings::new(alg, iv, lambda)
+            .map(PolicySpec::Diffusion)
+            .or_else(|e| self.err("policy", span(&p.kind), e.to_string()))
+    }
+
     fn scenario(&self, f: File) -> Result<Scenario, ScenarioError> {
         // Nodes.
         let n = *f.nodes.count.get_ref();
@@ -734,6 +824,11 @@ impl Validator<'_> {
                             kind == PolicyKind::DelayAware,
                         ),
                         (
+                            "carry_out",
+                            p.carry_out.as_ref().and_then(span),
+                            kind == PolicyKind::DelayAware,
+                        ),
+                        (
                             "status_interval",
                             p.status_interval.as_ref().and_then(span),
                             kind == PolicyKind::DelayAware,
@@ -741,18 +836,29 @@ impl Validator<'_> {
                         (
                             "algorithm",
                             p.algorithm.as_ref().and_then(span),
-                            kind == PolicyKind::Hypercube,
+                            kind == PolicyKind::Hypercube || kind == PolicyKind::Diffusion,
                         ),
                         (
                             "threshold",
                             p.threshold.as_ref().and_then(span),
                             kind == PolicyKind::Hypercube,
                         ),
+                        (
+                            "interval",
+                            p.interval.as_ref().and_then(span),
+                            kind == PolicyKind::Diffusion,
+                        ),
+                        (
+                            "lambda",
+                            p.lambda.as_ref().and_then(span),
+                            kind == PolicyKind::Diffusion,
+                        ),
                     ],
                     &p.kind,
                 )?;
                 match kind {
                     PolicyKind::None => PolicySpec::None,
+                    PolicyKind::Diffusion => self.diffusion(p)?,
                     PolicyKind::DelayAware => {
                         if let Some(iv) = &p.status_interval {
                             status_interval =
@@ -765,6 +871,11 @@ impl Validator<'_> {
                             } else {
                                 Compensation::None
                             },
+                            carry: p
+                                .carry_out
+                                .as_ref()
+                                .map(|c| *c.get_ref())
+                                .unwrap_or_default(),
                         }
                     }
                     PolicyKind::Hypercube => {
@@ -808,6 +919,29 @@ impl Validator<'_> {
             }
         };
 
+        if let (PolicySpec::Diffusion(settings), Some(p)) = (&policy, &f.policy) {
+            let rounds = round_estimate(
+                &nodes,
+                &links,
+                &injections,
+                arrivals.as_ref(),
+                end_time,
+                settings.interval(),
+                tasks_total,
+            );
+            if rounds > MAX_ROUNDS {
+                return self.err(
+                    "policy.interval",
+                    p.interval.as_ref().and_then(span),
+                    format!(
+                        "{} s between rounds could need about {rounds:.1e} rounds before the work \
+                         is done (at most {MAX_ROUNDS:e}); choose a longer interval or an end_time",
+                        settings.interval()
+                    ),
+                );
+            }
+        }
+
         // Output.
         let mut series = SeriesOptions {
             enabled: true,
@@ -840,6 +974,54 @@ impl Validator<'_> {
             policy,
         })
     }
+}
+
+/// An upper estimate of the rounds a periodic policy runs: the horizon (the end time, or the
+/// last injection or arrival plus every task executed by the slowest node and carried by the
+/// slowest link) divided by the interval.
+fn round_estimate(
+    nodes: &Nodes,
+    links: &Links,
+    injections: &[Injection],
+    arrivals: Option<&Arrivals>,
+    end_time: Option<f64>,
+    interval: f64,
+    tasks: u64,
+) -> f64 {
+    use crate::model::NodeModel;
+    let horizon = end_time.unwrap_or_else(|| {
+        let slowest_node = (0..nodes.node_count())
+            .map(|i| nodes.rate(i))
+            .fold(f64::INFINITY, f64::min);
+        let table = links.table();
+        let (slowest_link, longest_delay) = (0..table.link_count())
+            .fold((f64::INFINITY, 0.0f64), |(r, d), l| {
+                (r.min(links.rate(l)), d.max(links.mean_delay(l)))
+            });
+        let last_injection = injections.iter().map(|i| i.time).fold(0.0, f64::max);
+        let arrivals_end = arrivals.map_or(0.0, |a| {
+            let slowest = a
+                .rates
+                .iter()
+                .copied()
+                .filter(|&r| r > 0.0)
+                .fold(f64::INFINITY, f64::min);
+            a.per_node.map_or(0.0, |k| {
+                if slowest.is_finite() {
+                    k as f64 / slowest
+                } else {
+                    0.0
+                }
+            })
+        });
+        let carry = if slowest_link.is_finite() {
+            tasks as f64 / slowest_link
+        } else {
+            0.0
+        };
+        last_injection.max(arrivals_end) + tasks as f64 / slowest_node + carry + longest_delay
+    });
+    horizon / interval
 }
 
 /// The largest scenario or graph file read, in bytes (1 GiB): a larger one, or a device that

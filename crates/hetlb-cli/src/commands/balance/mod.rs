@@ -53,7 +53,8 @@ pub struct Args {
     #[arg(long, value_name = "PATH")]
     plot: Option<PathBuf>,
     /// Transmit the plan and print the time, in steps of T_comm: phased, overlap, pipeline
-    /// (comma-separated for several). Hypercube plans only.
+    /// (comma-separated for several), or pipeline-per-processor (Rim et al.'s §6.2
+    /// pseudo-code read literally: one unit per processor per step). Hypercube plans only.
     #[arg(long, num_args = 1.., value_delimiter = ',', value_name = "SCHEDULE")]
     schedule: Vec<String>,
     /// Draw every link's activity over time (.svg or .png), for the schedule given (default

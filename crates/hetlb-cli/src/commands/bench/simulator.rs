@@ -81,6 +81,7 @@ fn scenario(kind: &str, dims: u32, arrivals: u64) -> Result<Scenario> {
                 .collect(),
             PolicySpec::DelayAware {
                 compensation: Compensation::Factor,
+                carry: hetlb_sim::policy::CarryOut::Centre,
             },
         ),
         "threshold" => (

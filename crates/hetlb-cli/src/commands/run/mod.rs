@@ -11,7 +11,7 @@
 mod iterative;
 #[cfg(feature = "mpi")]
 mod iterative_mpi;
-mod master_worker;
+pub(crate) mod master_worker;
 mod scenario;
 
 use anyhow::Result;

@@ -284,20 +284,41 @@ fn grain(args: &Args, setup: &Setup, workers: usize) -> Result<Grain> {
             source: "one task per unit".into(),
         });
     }
-    let (g, mut source) = match args.granularity {
+    let (tasks, source) = matmul_tasks(
+        args.granularity,
+        args.grain_n,
+        args.seed,
+        workers,
+        args.size,
+        &setup.policies,
+    )?;
+    Ok(Grain { tasks, source })
+}
+
+/// The number of tasks `G` of a matrix product of order `size` on `workers` processors, and
+/// how it was chosen: `given`, or eq. (1) of 001_… with `grain_n` and a `rand()` seeded by
+/// `seed`; raised to what every policy needs to give every processor work, cut to one row per
+/// task at most.
+///
+/// # Errors
+/// A `grain_n` outside `1..=3` (named `--grain-n`).
+pub(crate) fn matmul_tasks(
+    given: Option<u64>,
+    grain_n: u32,
+    seed: u64,
+    workers: usize,
+    size: u64,
+    policies: &[Policy],
+) -> Result<(u64, String)> {
+    let (g, mut source) = match given {
         Some(g) => (g, "given".to_string()),
         None => {
-            let (g, draw) = paper_granularity(args.grain_n, workers, args.size, args.seed)
-                .context("--grain-n")?;
-            (
-                g,
-                format!("eq. (1): n = {}, rand() = {draw:.4}", args.grain_n),
-            )
+            let (g, draw) = paper_granularity(grain_n, workers, size, seed).context("--grain-n")?;
+            (g, format!("eq. (1): n = {grain_n}, rand() = {draw:.4}"))
         }
     };
     // Every processor must get work, or the run measures only some of them.
-    let needed = setup
-        .policies
+    let needed = policies
         .iter()
         .map(|p| p.minimum_tasks(workers))
         .max()
@@ -307,14 +328,11 @@ fn grain(args: &Args, setup: &Setup, workers: usize) -> Result<Grain> {
         tasks = needed;
         source += &format!(", raised from {g} to {needed} so that every processor gets work");
     }
-    if tasks > args.size {
-        source += &format!(
-            ", cut from {tasks} to {} (one row per task at most)",
-            args.size
-        );
-        tasks = args.size;
+    if tasks > size {
+        source += &format!(", cut from {tasks} to {size} (one row per task at most)");
+        tasks = size;
     }
-    Ok(Grain { tasks, source })
+    Ok((tasks, source))
 }
 
 /// Runs `hetlb run matmul` or `hetlb run synthetic`.

@@ -2,22 +2,26 @@
 //!
 //! Rim et al. count, over *every* non-decreasing load vector with values in `0..K` placed on
 //! processors `0..P−1`, how many end with each max difference. There are `C(K−1+P, P)` such
-//! vectors: 350,343,565 for `P = 32, K = 10`.
+//! vectors: 350,343,565 for `P = 32, K = 10`, 1,329,890,705 for `P = 64, K = 8`.
 //!
-//! A straightforward loop balances each vector from scratch. Instead, the vector is cut into
-//! its two halves of `P/2` processors. Every phase but the last stays inside a half, and a
-//! half's loads after those phases depend only on its own loads, so they are computed once per
-//! distinct half (2,042,975 of them for `P = 32`). Then every compatible pair of halves (the
-//! second half's minimum at least the first half's maximum) is combined by the last phase
-//! only: `P/2` lane operations on `u8`s, which the compiler vectorises.
+//! A straightforward loop balances each vector from scratch. Instead, every phase but the last
+//! stays inside a half of the cube, and inside a half every phase but its last stays inside a
+//! quarter, and so on: a subcube's state after its own phases depends only on its own raw
+//! values. Subcube states are built from the smallest subcubes up, grouped by their smallest
+//! and largest raw value, and identical states are merged and counted. The last phase then
+//! joins every compatible pair of *distinct* half states (the left's largest raw value at most
+//! the right's smallest), weighted by the number of raw vectors the pair stands for. Design
+//! notes: `README.md` beside this file.
+
+mod subcubes;
 
 use crate::histogram::Histogram;
 use hetlb_core::algorithm::{PairRuleVisitor, visit_pair_rule};
-use hetlb_core::exchange::balance_block;
-use hetlb_core::rules::dimension_exchange::{PairContext, PairRule};
+use hetlb_core::rules::dimension_exchange::PairRule;
 use hetlb_core::topology::Hypercube;
 use hetlb_core::{Algorithm, BalanceOptions, Capacities, balance};
 use rayon::prelude::*;
+use subcubes::{Span, histogram};
 use thiserror::Error;
 
 /// Largest number of distinct values (loads `0..=127`, so pair sums fit in a `u8`).
@@ -85,9 +89,10 @@ pub fn vector_count(procs: usize, values: u32) -> u128 {
 /// `cwa` and `hybrid`).
 ///
 /// # Complexity
-/// For the pair rules, `O(H·C(K−1+H, H))` to prepare the halves (`H = P/2`), then
-/// `O(P · C(K−1+P, P))` lane operations; spread over rayon's threads. Deterministic whatever
-/// the thread count.
+/// For the pair rules, `O(s)` lane operations per compatible pair of distinct states of the
+/// two halves of every subcube of `2s` processors — at most `C(K−1+P, P)` pairs at the top,
+/// and in practice far fewer (about 250 million instead of 1.33 billion for `P = 64, K = 8`);
+/// spread over rayon's threads. Deterministic whatever the thread count.
 ///
 /// # Example
 /// ```
@@ -146,22 +151,28 @@ pub fn enumerate(
     })
 }
 
-/// The bytes [`enumerate`] holds at its peak: for the pair rules, three copies of every
-/// half vector (`3·H·C(K−1+H, H)` with `H = P/2`); for the others, every vector
-/// (`P·C(K−1+P, P)`). Saturates at `u128::MAX`.
+/// An upper bound on the bytes [`enumerate`] holds at its peak. For the pair rules: the
+/// distinct half states of both sides (at most `C(K−1+H, H)` each, `H = P/2`, with their
+/// counts and the hash tables that merge them) and one batch of raw halves per side; in
+/// practice far fewer states are distinct (about 0.5 million of 15 million for `P = 64,
+/// K = 8`). For the others, every vector (`P·C(K−1+P, P)`). Saturates at `u128::MAX`.
 ///
 /// # Example
 /// ```
 /// use hetlb_core::Algorithm;
 /// use hetlb_experiments::enumeration::memory_needed;
-/// // 32 processors, loads 0..=9: 3 · 16 · C(25, 16) bytes.
-/// assert_eq!(memory_needed(Algorithm::Oem, 32, 10), 3 * 16 * 2_042_975);
-/// assert!(memory_needed(Algorithm::Oem, 64, 10) > 10 << 30);
+/// // 64 processors, loads 0..=7: at most 15,380,937 distinct states of 32 bytes per side.
+/// assert!(memory_needed(Algorithm::Oem, 64, 8) < 4 << 30);
+/// assert!(memory_needed(Algorithm::Oem, 64, 16) > 100 << 30);
 /// ```
 pub fn memory_needed(algorithm: Algorithm, procs: usize, values: u32) -> u128 {
     if algorithm.is_pair_rule() && procs >= 2 {
-        let half = procs / 2;
-        vector_count(half, values).saturating_mul(3 * half as u128)
+        let half = procs as u128 / 2;
+        // a distinct state while counting: its bytes, a boxed key (pointer, length, heap
+        // header), its count and hash-table slack; once counted: its bytes and count
+        let counting = 2 * half + 64;
+        let counted = half + 8;
+        vector_count(procs / 2, values).saturating_mul(counting + counted)
     } else {
         vector_count(procs, values).saturating_mul(procs as u128)
     }
@@ -183,79 +194,21 @@ fn non_decreasing(len: usize, values: u32) -> Vec<u8> {
     }
 }
 
-/// Halves first: see the module documentation.
+/// Distinct subcube states first: see the module documentation.
 fn by_halves<R: PairRule>(
     rule: &R,
     cube: Hypercube,
     values: u32,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Histogram {
-    let n = cube.dimensions();
-    let half = cube.nodes() / 2;
-    let raw = non_decreasing(half, values);
-    let halves = raw.len() / half;
-    let balance_halves = |base: usize| -> Vec<u8> {
-        let mut states = raw.clone();
-        states
-            .par_chunks_exact_mut(half)
-            .for_each(|s| balance_block(rule, s, base, 0..n - 1, n));
-        states
+    let span = Span {
+        base: 0,
+        size: cube.nodes(),
+        procs: cube.nodes(),
+        values: values as usize,
+        n: cube.dimensions(),
     };
-    let (first, second) = (balance_halves(0), balance_halves(half));
-    // start[m]: index of the first second half whose minimum (its first value) is ≥ m.
-    let mut start = vec![halves; values as usize + 1];
-    for j in (0..halves).rev() {
-        start[raw[j * half] as usize] = j;
-    }
-    for m in (0..values as usize).rev() {
-        start[m] = start[m].min(start[m + 1]);
-    }
-    const FIRSTS_PER_TASK: usize = 64;
-    let dense = (0..halves.div_ceil(FIRSTS_PER_TASK))
-        .into_par_iter()
-        .map(|task| {
-            let mut dense = vec![0u64; values as usize];
-            let firsts = task * FIRSTS_PER_TASK..((task + 1) * FIRSTS_PER_TASK).min(halves);
-            let mut done = 0u64;
-            for i in firsts {
-                let a = &first[i * half..(i + 1) * half];
-                let max_first = raw[(i + 1) * half - 1] as usize;
-                let partners = start[max_first]..halves;
-                done += partners.len() as u64;
-                for j in partners {
-                    let b = &second[j * half..(j + 1) * half];
-                    dense[last_phase_difference(rule, a, b, n) as usize] += 1;
-                }
-            }
-            progress(done);
-            dense
-        })
-        .reduce(
-            || vec![0u64; values as usize],
-            |mut x, y| {
-                x.iter_mut().zip(&y).for_each(|(a, b)| *a += b);
-                x
-            },
-        );
-    Histogram::from_dense(&dense)
-}
-
-/// Max − min after the last phase (dimension `n − 1`) joins halves `a` and `b`.
-#[inline(always)]
-fn last_phase_difference<R: PairRule>(rule: &R, a: &[u8], b: &[u8], n: u32) -> u8 {
-    let (mut hi, mut lo) = (0u8, u8::MAX);
-    for (l, (&x, &y)) in a.iter().zip(b).enumerate() {
-        let ctx = PairContext {
-            dimension: n - 1,
-            dimensions: n,
-            low: l,
-        };
-        let nx = rule.split(ctx, x, y);
-        let ny = x + y - nx;
-        hi = hi.max(nx.max(ny));
-        lo = lo.min(nx.min(ny));
-    }
-    hi - lo
+    histogram(rule, span, progress)
 }
 
 /// Every vector planned from scratch: for the algorithms that are not pair rules.
