@@ -3,6 +3,7 @@
 mod common;
 
 use common::{fails_with, hetlb};
+use std::process::Command;
 
 #[test]
 fn json_report_has_the_papers_columns() {
