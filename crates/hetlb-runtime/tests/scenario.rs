@@ -152,3 +152,44 @@ fn scenarios_too_large_for_real_workers_are_refused() {
     let e = check(&s, 256, 10_000.0, 5.0).unwrap_err().to_string();
     assert!(e.contains("at most 3600"), "{e}");
 }
+
+#[test]
+fn diffusion_rounds_between_neighbours_execute_every_task_once() {
+    for algorithm in [
+        "dishet",
+        "diffusion",
+        "random-biasing",
+        "dynamic-biasing",
+        "gdem",
+    ] {
+        let s = Scenario::from_toml(&format!(
+            r#"
+            seed = 5
+            topology = "ring:6"
+            [nodes]
+            count = 6
+            rates = [100.0, 200.0, 100.0, 400.0, 100.0, 200.0]
+            initial_loads = [300, 0, 0, 0, 0, 0]
+            [links]
+            rate = 1000.0
+            delay = 0.005
+            [policy]
+            kind = "diffusion"
+            algorithm = "{algorithm}"
+            interval = 0.05
+            "#
+        ))
+        .unwrap();
+        let sim = s.run().unwrap();
+        let real = run_threads(&s, &cfg(1.0), CAL).unwrap();
+        exactly_once(&real);
+        assert!(real.tasks_moved > 0, "{algorithm}");
+        let error = (real.makespan - sim.makespan).abs() / sim.makespan;
+        assert!(
+            error < 0.3,
+            "{algorithm}: simulated {} measured {}",
+            sim.makespan,
+            real.makespan
+        );
+    }
+}

@@ -102,6 +102,13 @@ pub enum Message {
         /// Tasks held (queued and in service) when it joined the round.
         load: u64,
     },
+    /// A diffusion round: the sender's load at the round's time, for its neighbours' decisions.
+    RoundLoad {
+        /// The round, from 0.
+        round: u64,
+        /// Tasks the sender held.
+        load: u64,
+    },
     /// Link measurement before the run: hold me for `hold` real seconds (the modelled
     /// transfer), then reply over your link back.
     Probe {

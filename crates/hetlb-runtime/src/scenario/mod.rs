@@ -18,6 +18,11 @@
 //!   links as measured by probes before the run. The threshold-triggered hypercube policy
 //!   balances in a synchronous round: every rank sends its load to every rank, plans with the
 //!   core's algorithm (the same call as the simulator's), and moves its tasks at once.
+//!   The diffusion policies (DISHET and its baselines, 002_…) run their rounds asynchronously
+//!   between neighbours: at each round's time a rank sends its load to its neighbours, and
+//!   once it has theirs it decides with [`hetlb_sim::policy::DiffusionPolicy::decide_node`]
+//!   — the simulator's decision, from its own and its neighbours' loads only — and sends the
+//!   units over the emulated links.
 //! * **Accounting.** Every task has a unique id; the run checks that the tasks executed are
 //!   exactly those that entered (count and id sum).
 //!
@@ -176,8 +181,8 @@ impl RealReport {
 ///
 /// # Errors
 /// [`ScenarioRunError::TooLarge`] naming what is too large; [`ScenarioRunError::Config`] for
-/// a policy the ranks do not carry out yet (the delay-aware plan carried out by the whole
-/// neighbourhood, which relays tasks through the centre; the periodic diffusion rounds).
+/// a policy the ranks do not carry out (the delay-aware plan carried out by the whole
+/// neighbourhood, which relays tasks through the centre).
 pub fn check(
     scenario: &Scenario,
     ranks_limit: usize,
@@ -194,14 +199,6 @@ pub fn check(
              the centre carries out its own transfers (carry_out = \"centre\")"
                 .into(),
         ));
-    }
-    if let PolicySpec::Diffusion(settings) = scenario.policy {
-        return Err(ScenarioRunError::Config(format!(
-            "policy.kind: \"diffusion\" ({}) runs in the simulator only for now; every node's \
-             decision needs only its neighbours' loads (DiffusionPolicy::decide_node), but the \
-             ranks do not exchange them yet",
-            settings.algorithm()
-        )));
     }
     let n = scenario.node_count();
     if n > ranks_limit {

@@ -46,6 +46,19 @@ impl Clock {
     }
 }
 
+/// The diffusion policy on one rank (002_…): rounds at `0, interval, 2·interval, …`, each
+/// decided once the neighbours' loads for it are in.
+struct Diffusion {
+    policy: hetlb_sim::policy::DiffusionPolicy,
+    interval: f64,
+    /// The next round to start, and when.
+    next: (u64, f64),
+    /// Rounds started and not decided: this rank's load at the round's time.
+    own: BTreeMap<u64, u64>,
+    /// Neighbours' loads received, by round.
+    seen: BTreeMap<u64, Vec<(usize, u64)>>,
+}
+
 /// The hypercube policy on one rank (004_… §4): a round is a collective in which every rank
 /// sends its load to every rank, every rank plans with the core's algorithm on the same loads,
 /// and sends its transfers at once.
@@ -95,6 +108,7 @@ pub(crate) struct Rank<'a, T> {
     estimates: &'a LinkEstimates,
     delay_aware: Option<hetlb_sim::policy::DelayAware>,
     threshold: Option<Threshold>,
+    diffusion: Option<Diffusion>,
     coordinator: Option<Coordinator>,
     sequence: u64,
     idle_reported: bool,
@@ -125,6 +139,23 @@ impl<'a, T: Transport<Message>> Rank<'a, T> {
             .map(|i| (i.time, i.tasks))
             .collect();
         injections.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let diffusion = match scenario.policy {
+            PolicySpec::Diffusion(settings) => {
+                let mut policy =
+                    hetlb_sim::policy::DiffusionPolicy::new(settings, scenario.setup.seed);
+                // Capacities are the nodes' rates, as in the simulator.
+                let capacities = (0..size).map(|i| scenario.nodes.rate(i)).collect();
+                policy.prepare(scenario.links.network(), capacities);
+                Some(Diffusion {
+                    policy,
+                    interval: settings.interval(),
+                    next: (0, 0.0),
+                    own: BTreeMap::new(),
+                    seen: BTreeMap::new(),
+                })
+            }
+            _ => None,
+        };
         let (delay_aware, threshold) = match scenario.policy {
             PolicySpec::DelayAware { compensation, .. } => {
                 (Some(hetlb_sim::policy::DelayAware::new(compensation)), None)
@@ -176,6 +207,7 @@ impl<'a, T: Transport<Message>> Rank<'a, T> {
             estimates,
             delay_aware,
             threshold,
+            diffusion,
             coordinator: (node == 0).then(|| Coordinator::new(scenario, size)),
             sequence: 0,
             idle_reported: false,
@@ -199,6 +231,15 @@ impl<'a, T: Transport<Message>> Rank<'a, T> {
 
     fn load(&self) -> u64 {
         self.queue.len() as u64
+    }
+
+    /// Sends a message that carries no task. A peer that has already ended (the run is over:
+    /// no task is left anywhere, so none can be lost) does not need it.
+    fn notify(&self, to: usize, msg: Message) -> Result<(), ScenarioRunError> {
+        match self.tr.send(to, msg) {
+            Ok(()) | Err(crate::transport::TransportError::Closed(_)) => Ok(()),
+            Err(e) => Err(e.into()),
+        }
     }
 
     fn neighbors(&self) -> &'a [usize] {
@@ -269,6 +310,12 @@ impl<'a, T: Transport<Message>> Rank<'a, T> {
                 }
             }
             Message::BalanceLoad { round, load } => self.balance_load(from, round, load)?,
+            Message::RoundLoad { round, load } => {
+                if let Some(d) = &mut self.diffusion {
+                    d.seen.entry(round).or_default().push((from, load));
+                }
+                self.decide_rounds()?;
+            }
             Message::Stop { error } => self.stop = Some(error),
             Message::Idle {
                 executed,
@@ -279,7 +326,7 @@ impl<'a, T: Transport<Message>> Rank<'a, T> {
                     c.idle(from, executed, arrived, arrivals_done);
                     if c.finished() {
                         for r in 0..self.size {
-                            self.tr.send(r, Message::Stop { error: None })?;
+                            self.notify(r, Message::Stop { error: None })?;
                         }
                     }
                 }
@@ -351,18 +398,66 @@ impl<'a, T: Transport<Message>> Rank<'a, T> {
             self.add_tasks(vec![task], now);
             self.on_arrival()?;
         }
+        // Diffusion rounds due: send this rank's load to its neighbours.
+        while let Some(d) = &mut self.diffusion {
+            let (round, t) = d.next;
+            if t > now {
+                break;
+            }
+            let load = self.queue.len() as u64;
+            d.own.insert(round, load);
+            d.next = (round + 1, t + d.interval);
+            for &j in self.neighbors() {
+                self.notify(j, Message::RoundLoad { round, load })?;
+            }
+        }
+        self.decide_rounds()?;
         // Status reports to the neighbours.
         if let Some(t) = self.next_status {
             if t <= now {
                 let load = self.load();
                 for &j in self.neighbors() {
-                    self.tr.send(j, Message::Status { load, time: now })?;
+                    self.notify(j, Message::Status { load, time: now })?;
                 }
                 let iv = self.scenario.setup.status_interval.unwrap_or(f64::INFINITY);
                 self.next_status = Some(t + iv);
             }
         }
         Ok(())
+    }
+
+    /// Decides every started round whose neighbours' loads are all in, oldest first.
+    fn decide_rounds(&mut self) -> Result<(), ScenarioRunError> {
+        let degree = self.neighbors().len();
+        loop {
+            let Some(d) = &mut self.diffusion else {
+                return Ok(());
+            };
+            let Some((&round, &own)) = d.own.iter().next() else {
+                return Ok(());
+            };
+            if d.seen.get(&round).map_or(0, Vec::len) < degree {
+                return Ok(());
+            }
+            d.own.remove(&round);
+            let seen = d.seen.remove(&round).unwrap_or_default();
+            let mut orders = Vec::new();
+            d.policy
+                .decide_node(
+                    self.scenario.links.network(),
+                    self.node,
+                    own,
+                    &seen,
+                    round,
+                    &mut orders,
+                )
+                .map_err(|e| ScenarioRunError::Policy(e.to_string()))?;
+            if !orders.is_empty() {
+                self.out.decisions += 1;
+            }
+            let now = self.clock.now();
+            self.carry_out(&orders, now)?;
+        }
     }
 
     fn add_tasks(&mut self, tasks: Vec<Task>, now: f64) {
@@ -464,7 +559,7 @@ impl<'a, T: Transport<Message>> Rank<'a, T> {
         th.joined = Some((round, usize::MAX));
         th.loads.entry(round).or_insert_with(|| vec![None; size])[self.node] = Some(load);
         for r in (0..size).filter(|&r| r != self.node) {
-            self.tr.send(r, Message::BalanceLoad { round, load })?;
+            self.notify(r, Message::BalanceLoad { round, load })?;
         }
         self.try_plan(round)
     }
@@ -645,7 +740,7 @@ impl<'a, T: Transport<Message>> Rank<'a, T> {
     fn report_idle(&mut self) -> Result<(), ScenarioRunError> {
         if self.queue.is_empty() && self.held.is_empty() && !self.idle_reported {
             self.idle_reported = true;
-            self.tr.send(
+            self.notify(
                 0,
                 Message::Idle {
                     executed: self.out.executed,
