@@ -206,7 +206,15 @@ impl<T: Item, C: Comm<T>> Balancer<T, C> {
             Speeds::Fixed(c) => (Some(c.clone()), None),
             Speeds::Measured { .. } => {
                 let speeds: Option<Vec<f64>> = states.iter().map(|s| s.speed).collect();
-                (speeds.clone(), speeds)
+                // In units of the slowest rank: proportional shares do not depend on the
+                // scale, but dem-hetero's last-dimension test (a gap of more than one task per
+                // unit of capacity, 000_… Fig. 5) does, and reads capacities as processor
+                // counts.
+                let capacities = speeds.as_ref().map(|v| {
+                    let slowest = v.iter().copied().fold(f64::INFINITY, f64::min);
+                    v.iter().map(|x| x / slowest).collect()
+                });
+                (capacities, speeds)
             }
         };
         let mut migration = decide(

@@ -18,8 +18,9 @@ pub enum Speeds {
     /// Given capacities, one per rank, positive and finite.
     Fixed(Vec<f64>),
     /// Measured: the application reports, with [`Balancer::record`], the units it processed
-    /// and the seconds they took; a rank's capacity is the median rate of its last `window`
-    /// reports (equal speeds until every rank has reported once).
+    /// and the seconds they took; a rank's speed is the median rate of its last `window`
+    /// reports, and its capacity that speed in units of the slowest rank's (equal speeds until
+    /// every rank has reported once).
     ///
     /// [`Balancer::record`]: super::Balancer::record
     Measured {
