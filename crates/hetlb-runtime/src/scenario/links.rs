@@ -68,6 +68,7 @@ pub(crate) fn probe<T: Transport<Message>>(
     scenario: &Scenario,
     scale: f64,
     timeout: Duration,
+    early: &mut Vec<(usize, Message)>,
 ) -> Result<Vec<LinkMeasure>, ScenarioRunError> {
     let me = tr.rank();
     let size = tr.size();
@@ -162,7 +163,8 @@ pub(crate) fn probe<T: Transport<Message>>(
                                 "the run started before this rank had measured its links".into(),
                             ));
                         }
-                        _ => {}
+                        // The run's own messages, from a rank that started first: kept.
+                        other => early.push((env.from, other)),
                     }
                 }
             }
@@ -208,7 +210,7 @@ pub(crate) fn probe<T: Transport<Message>>(
             m @ Message::Probe { .. } => answer(&mut held, &mut rng, env.from, m)?,
             Message::Probed => probed_from[env.from] = true,
             Message::Start => return Ok(results),
-            _ => {}
+            other => early.push((env.from, other)),
         }
         if me == 0 && probed_from.iter().all(|&p| p) {
             for r in 0..size {

@@ -271,12 +271,15 @@ pub fn run_rank<T: Transport<Message>>(
 ) -> Result<Option<RealReport>, ScenarioRunError> {
     let started = Instant::now();
     let me = tr.rank();
+    // Messages of the run that arrive before this rank has started (from ranks that started
+    // a moment earlier): kept for it.
+    let mut early = Vec::new();
     let measures = if matches!(scenario.policy, PolicySpec::DelayAware { .. }) {
-        links::probe(tr, scenario, cfg.time_scale, cfg.timeout)?
+        links::probe(tr, scenario, cfg.time_scale, cfg.timeout, &mut early)?
     } else {
         // Everyone is ready at once: a start signal all the same, for a common clock.
         tr.send(0, Message::Probed)?;
-        wait_start(tr, cfg.timeout)?;
+        wait_start(tr, cfg.timeout, &mut early)?;
         Vec::new()
     };
     // Every rank learns the others' measurements through its own only: the delay-aware
@@ -289,7 +292,7 @@ pub fn run_rank<T: Transport<Message>>(
         start: Instant::now(),
         scale: cfg.time_scale,
     };
-    let result = Rank::new(tr, scenario, cfg, calibration, clock, &estimates).run();
+    let result = Rank::new(tr, scenario, cfg, calibration, clock, &estimates).run(early);
     let (measured, early) = match result {
         Ok(m) => m,
         Err(e) => {
@@ -330,7 +333,11 @@ pub fn run_rank<T: Transport<Message>>(
 }
 
 /// Rank 0 sends `Start` once every rank said it is ready; everyone waits for it.
-fn wait_start<T: Transport<Message>>(tr: &T, timeout: Duration) -> Result<(), ScenarioRunError> {
+fn wait_start<T: Transport<Message>>(
+    tr: &T,
+    timeout: Duration,
+    early: &mut Vec<(usize, Message)>,
+) -> Result<(), ScenarioRunError> {
     let deadline = Instant::now() + timeout;
     let mut ready = 0usize;
     loop {
@@ -345,7 +352,7 @@ fn wait_start<T: Transport<Message>>(tr: &T, timeout: Duration) -> Result<(), Sc
                     }
                 }
                 Message::Start => return Ok(()),
-                _ => {}
+                other => early.push((env.from, other)),
             },
             None => {
                 return Err(ScenarioRunError::Failed(format!(

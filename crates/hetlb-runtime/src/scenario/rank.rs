@@ -250,7 +250,10 @@ impl<'a, T: Transport<Message>> Rank<'a, T> {
     ///
     /// # Errors
     /// [`ScenarioRunError`] when the run failed here or elsewhere.
-    pub(crate) fn run(mut self) -> Result<(NodeMeasured, Vec<NodeMeasured>), ScenarioRunError> {
+    pub(crate) fn run(
+        mut self,
+        early: Vec<(usize, Message)>,
+    ) -> Result<(NodeMeasured, Vec<NodeMeasured>), ScenarioRunError> {
         let setup = &self.scenario.setup;
         for _ in 0..setup.initial[self.node] {
             let t = self.new_task(0.0);
@@ -270,6 +273,9 @@ impl<'a, T: Transport<Message>> Rank<'a, T> {
             self.next_status = setup.status_interval;
         }
         let end = setup.end_time.unwrap_or(f64::INFINITY);
+        for (from, msg) in early {
+            self.handle(from, msg)?;
+        }
         loop {
             while self.stop.is_none() {
                 let Some(env) = self.tr.try_recv()? else {
