@@ -364,12 +364,44 @@ fn a_full_disk_is_one_error_line_and_a_closed_pipe_is_quiet() {
             "2",
         ],
         &["bench", "transmission", "--dims", "4", "--runs", "1"],
+        &[
+            "run",
+            "iterative",
+            "--items",
+            "64",
+            "--iterations",
+            "2",
+            "--every",
+            "1",
+            "--cost",
+            "1",
+            "--balancer",
+            "cwa",
+        ],
+        &[
+            "run",
+            "scenario",
+            "../../examples/scenarios/mirtaheri-no-balancing.toml",
+            "--work",
+            "sleep",
+            "--target-seconds",
+            "0.1",
+        ],
+        &[
+            "bench",
+            "rebalance",
+            "--items",
+            "1000",
+            "--runs",
+            "1",
+            "--unit-items",
+            "10",
+            "--calls",
+            "5",
+        ],
     ];
     for args in commands {
         for format in ["table", "json", "csv"] {
-            if args[0] == "bench" && format == "csv" {
-                continue;
-            }
             let out = Command::new(env!("CARGO_BIN_EXE_hetlb"))
                 .args(*args)
                 .args(["--format", format])

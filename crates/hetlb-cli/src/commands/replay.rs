@@ -254,7 +254,7 @@ fn algorithms(spec: &str, network: &Network) -> Result<Vec<NetworkAlgorithm>> {
 }
 
 fn print_table(steps: &[Recorded], outcomes: &[Outcome]) {
-    println!(
+    crate::out!(
         "{} recorded rebalance(s) of {} on {} ({} ranks), replayed:",
         steps.len(),
         steps[0].algorithm,
@@ -283,7 +283,7 @@ fn print_table(steps: &[Recorded], outcomes: &[Outcome]) {
             o.phases.map_or("–".into(), |x| x.to_string()),
         ]);
     }
-    println!("{t}");
+    crate::out!("{t}");
     // Means per rule over the steps.
     let mut names: Vec<&str> = Vec::new();
     for o in outcomes {
@@ -320,5 +320,5 @@ fn print_table(steps: &[Recorded], outcomes: &[Outcome]) {
             mean(&|o| o.sum_tmax.map(|x| x as f64)),
         ]);
     }
-    println!("{s}");
+    crate::out!("{s}");
 }

@@ -438,7 +438,7 @@ fn mean_imbalance(steps: &[Step]) -> (Option<f64>, Option<f64>) {
 }
 
 fn print_table(doc: &RunJson) {
-    println!(
+    crate::out!(
         "Iterative workload on {} ({} ranks): {} items, {} iterations, rebalance every {}; \
          slowdowns {}; {}; {} schedule, {} speeds",
         doc.backend,
@@ -488,10 +488,10 @@ fn print_table(doc: &RunJson) {
             fixed(b.steps.iter().map(|s| s.seconds).fold(0.0, |a, x| a + x), 3),
         ]);
     }
-    println!("{t}");
+    crate::out!("{t}");
     if let Some(best) = doc.best {
         if let Some(b) = doc.balancers.iter().find(|b| b.balancer == best) {
-            println!(
+            crate::out!(
                 "best: {best}, {:.3} s: {} · {:.1}% above the ideal ({:.3} s: work ÷ Σ speed \
                  measured in CPU time{})",
                 b.total_seconds,
@@ -510,7 +510,7 @@ fn print_table(doc: &RunJson) {
             );
         }
     }
-    println!(
+    crate::out!(
         "Imbalance is max(load ÷ capacity) ÷ average, at each rebalance; an iteration lasts as \
          long as its slowest rank."
     );

@@ -463,7 +463,7 @@ fn present(args: &Args, outcomes: &[Outcome]) -> Result<()> {
                         o.paper_makespan.map_or("–".into(), |p| fixed(p, 2)),
                     ]);
                 }
-                println!("{t}");
+                crate::out!("{t}");
             }
             Ok(())
         }
@@ -471,7 +471,7 @@ fn present(args: &Args, outcomes: &[Outcome]) -> Result<()> {
 }
 
 fn print_outcome(o: &Outcome) {
-    println!(
+    crate::out!(
         "{} ({}) on {} workers, policy {}: time scale {:.4} real s per scenario s, tasks are {}; \
          {} tasks completed ({} arrived, {} injected), every one exactly once; {:.2} s real",
         o.name.as_deref().unwrap_or(&o.scenario),
@@ -532,9 +532,9 @@ fn print_outcome(o: &Outcome) {
                 .map(|(m, s)| rel(m, s))),
         ]);
     }
-    println!("{t}");
+    crate::out!("{t}");
     if let Some(p) = o.paper_makespan {
-        println!("paper (003_… §5): makespan {p} s");
+        crate::out!("paper (003_… §5): makespan {p} s");
     }
     if let Some(b) = &o.balancings {
         let s = o.simulated_balancings.as_ref();
@@ -555,7 +555,7 @@ fn print_outcome(o: &Outcome) {
             opt(s.and_then(|s| s.mean_batch_speedup)),
             opt(b.mean_batch_speedup),
         ]);
-        println!("{t}");
+        crate::out!("{t}");
     }
     if !o.links.is_empty() {
         let mut l = table([
@@ -574,11 +574,11 @@ fn print_outcome(o: &Outcome) {
                 fixed(m.measured_delay, 4),
             ]);
         }
-        println!(
+        crate::out!(
             "links as the delay-aware policy saw them (tasks/s, seconds; measured by probes over the emulated links):\n{l}"
         );
     }
-    println!();
+    crate::out!();
 }
 
 #[cfg(not(feature = "mpi"))]
