@@ -433,6 +433,42 @@ where
     Ok(())
 }
 
+/// The paper's per-processor bar charts (001_… Figs. 4–8): work done and the time split into
+/// computation, communication and wait, one bar per processor, written to `path`.
+pub fn processor_bars(
+    path: &Path,
+    title: &str,
+    unit: &str,
+    processors: &[hetlb_runtime::ProcessorReport],
+) -> Result<()> {
+    let cats: Vec<String> = processors
+        .iter()
+        .map(|p| format!("{} ({})", p.processor, p.role))
+        .collect();
+    let pick = |f: fn(&hetlb_runtime::ProcessorReport) -> f64| -> Vec<f64> {
+        processors.iter().map(f).collect()
+    };
+    let times = [
+        Stack {
+            label: "T_comp".into(),
+            values: pick(|p| p.t_comp),
+        },
+        Stack {
+            label: "T_comm".into(),
+            values: pick(|p| p.t_comm),
+        },
+        Stack {
+            label: "T_wait".into(),
+            values: pick(|p| p.t_wait),
+        },
+    ];
+    let work = [Stack {
+        label: unit.to_string(),
+        values: pick(|p| p.rows as f64),
+    }];
+    stacked_bar_panels(path, title, &cats, &[(unit, &work), ("seconds", &times)])
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

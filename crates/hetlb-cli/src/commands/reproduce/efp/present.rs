@@ -2,7 +2,7 @@
 
 use super::{Point, Report};
 use crate::output::{Format, fixed, print_csv, print_json, table};
-use crate::plot::{Series, Stack, line_chart, stacked_bar_panels};
+use crate::plot::{Series, line_chart};
 use anyhow::{Context, Result};
 use hetlb_core::rules::self_scheduling::Policy;
 use hetlb_runtime::paper::{PaperTable, table_for};
@@ -393,38 +393,12 @@ pub(super) fn plots(dir: &Path, report: &Report) -> Result<Vec<PathBuf>> {
         written.push(path);
     }
     for p in tables.iter().filter(|p| p.policy == Policy::Efp) {
-        let cats: Vec<String> = p
-            .processors
-            .iter()
-            .map(|q| format!("{} ({})", q.processor, q.role))
-            .collect();
-        let pick = |f: fn(&hetlb_runtime::ProcessorReport) -> f64| -> Vec<f64> {
-            p.processors.iter().map(f).collect()
-        };
-        let times = [
-            Stack {
-                label: "T_comp".into(),
-                values: pick(|q| q.t_comp),
-            },
-            Stack {
-                label: "T_comm".into(),
-                values: pick(|q| q.t_comm),
-            },
-            Stack {
-                label: "T_wait".into(),
-                values: pick(|q| q.t_wait),
-            },
-        ];
-        let rows = [Stack {
-            label: "rows".into(),
-            values: pick(|q| q.rows as f64),
-        }];
         let path = dir.join(format!("efp-{}.svg", p.size));
-        stacked_bar_panels(
+        crate::plot::processor_bars(
             &path,
             &format!("EFP — {n}×{n} on {} processors", p.procs, n = p.size),
-            &cats,
-            &[("rows", &rows), ("seconds", &times)],
+            "rows",
+            &p.processors,
         )
         .context("--out-dir")?;
         written.push(path);

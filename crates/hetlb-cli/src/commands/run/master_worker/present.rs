@@ -3,7 +3,6 @@
 
 use super::{Args, Grain, PolicyRun, Setup, Workload};
 use crate::output::{Format, fixed, print_csv, print_json, table};
-use crate::plot::{Stack, stacked_bar_panels};
 use anyhow::{Context, Result, anyhow};
 use hetlb_core::rules::self_scheduling::Policy;
 use hetlb_runtime::paper::table_for;
@@ -275,37 +274,11 @@ fn suffixed(path: &std::path::Path, name: &str) -> PathBuf {
 }
 
 fn plot(path: &std::path::Path, rep: &RunReport, what: &str) -> Result<()> {
-    let cats: Vec<String> = rep
-        .processors
-        .iter()
-        .map(|p| format!("{} ({})", p.processor, p.role))
-        .collect();
-    let pick = |f: fn(&hetlb_runtime::ProcessorReport) -> f64| -> Vec<f64> {
-        rep.processors.iter().map(f).collect()
-    };
-    let times = [
-        Stack {
-            label: "T_comp".into(),
-            values: pick(|p| p.t_comp),
-        },
-        Stack {
-            label: "T_comm".into(),
-            values: pick(|p| p.t_comm),
-        },
-        Stack {
-            label: "T_wait".into(),
-            values: pick(|p| p.t_wait),
-        },
-    ];
-    let rows = [Stack {
-        label: rep.unit.clone(),
-        values: pick(|p| p.rows as f64),
-    }];
-    stacked_bar_panels(
+    crate::plot::processor_bars(
         path,
         &format!("{} — {what}", rep.policy.name().to_uppercase()),
-        &cats,
-        &[(&rep.unit, &rows), ("seconds", &times)],
+        &rep.unit,
+        &rep.processors,
     )
     .context("--plot")
 }
