@@ -247,21 +247,26 @@ pub fn transmit(plan: &Plan, schedule: Schedule) -> Result<Transmission, Transmi
         Schedule::Pipeline => pipeline::run(&plan.initial, togo)?,
         Schedule::PipelinePerProcessor => per_processor::run(&plan.initial, togo)?,
     };
-    bursts.sort_by_key(|b| (b.start, b.from, b.to));
+    // a link carries one burst at a time, so (start, link) is unique and an unstable sort
+    // gives the one order
+    bursts.sort_unstable_by_key(|b| (b.start, b.from, b.to));
     let units: u64 = bursts.iter().fold(0u64, |a, b| a.saturating_add(b.len));
-    let mut links: Vec<(usize, usize)> = bursts.iter().map(|b| (b.from, b.to)).collect();
-    links.sort_unstable();
-    links.dedup();
+    // the links used, as a mask of dimensions per sender
+    let mut used = vec![0u64; plan.nodes()];
+    for b in &bursts {
+        used[b.from] |= (b.from ^ b.to) as u64;
+    }
+    let links_used: usize = used.iter().map(|m| m.count_ones() as usize).sum();
     let utilisation = if steps == 0 {
         1.0
     } else {
-        units as f64 / (steps as f64 * links.len() as f64)
+        units as f64 / (steps as f64 * links_used as f64)
     };
     Ok(Transmission {
         schedule,
         steps,
         units,
-        links_used: links.len(),
+        links_used,
         utilisation,
         rounds,
         bursts,

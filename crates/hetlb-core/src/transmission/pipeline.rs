@@ -61,8 +61,9 @@ fn last_served(mask: u64, after: usize) -> usize {
     63 - pick.leading_zeros() as usize
 }
 
-/// One node's state.
-#[derive(Debug, Clone, Copy, Default)]
+/// One node's state: 64 bytes, one cache line.
+#[derive(Debug, Clone, Copy)]
+#[repr(align(64))]
 struct Node {
     /// The step up to which the node's own sends are accounted (in `togo` and the bursts).
     since: u64,
@@ -71,24 +72,66 @@ struct Node {
     held: u64,
     /// Units from nodes that are not full, arrived since `held_since`.
     extra: u64,
-    /// Full neighbours sending to this node.
-    rate: u64,
     /// Links on which this node sends one unit per step (its waiting links while full).
     full: u64,
+    /// The first step at which one of the `full` links has sent all its units (`u64::MAX`:
+    /// none): until then no link needs looking at.
+    done: u64,
     /// The step this node is next decided at (`u64::MAX`: none).
     next: u64,
+    /// Full neighbours sending to this node (at most 64).
+    rate: u32,
     version: u32,
+}
+
+impl Node {
+    fn holding(held: u64) -> Self {
+        Self {
+            since: 0,
+            held_since: 0,
+            held,
+            extra: 0,
+            full: 0,
+            done: u64::MAX,
+            next: u64::MAX,
+            rate: 0,
+            version: 0,
+        }
+    }
+}
+
+/// One link's state, kept together so that deciding a link touches one cache line.
+#[derive(Debug, Clone, Copy, Default)]
+struct Link {
+    /// Units still to send.
+    togo: u64,
+    /// For a full link: the step it opened at (its units since then are not yet counted).
+    since: u64,
+}
+
+impl Link {
+    /// For a full link: the first step at which it has sent all its units.
+    fn done(self) -> u64 {
+        self.since + self.togo
+    }
+}
+
+/// A link's latest burst, still open to extension: its first step and length (`0`: none
+/// yet). It joins the finished bursts when a later one cannot extend it.
+#[derive(Debug, Clone, Copy, Default)]
+struct OpenBurst {
+    start: u64,
+    len: u64,
 }
 
 struct Pipeline {
     n: usize,
-    togo: Vec<u64>,
+    links: Vec<Link>,
+    open: Vec<OpenBurst>,
     waiting: Vec<u64>,
     last: Vec<usize>,
     nodes: Vec<Node>,
-    open: Vec<Option<usize>>,
-    /// For a full link: the step it opened at (its units since then are not yet counted).
-    link_since: Vec<u64>,
+    /// Finished bursts; each link's latest one is still in [`Link`].
     bursts: Vec<Burst>,
     /// The nodes to decide at each step, with the version that makes the entry current.
     queue: BTreeMap<u64, Vec<(usize, u32)>>,
@@ -111,20 +154,19 @@ impl Pipeline {
 
     /// Link `(k, m)` carries one unit in each of the steps `start..start + len`.
     fn extend_burst(&mut self, k: usize, m: usize, start: u64, len: u64) {
-        let slot = k * self.n + m;
-        match self.open[slot] {
-            Some(b) if self.bursts[b].start + self.bursts[b].len == start => {
-                self.bursts[b].len += len;
-            }
-            _ => {
-                self.open[slot] = Some(self.bursts.len());
+        let open = &mut self.open[k * self.n + m];
+        if open.len > 0 && open.start + open.len == start {
+            open.len += len;
+        } else {
+            if open.len > 0 {
                 self.bursts.push(Burst {
                     from: k,
                     to: k ^ (1 << m),
-                    start,
-                    len,
+                    start: open.start,
+                    len: open.len,
                 });
             }
+            *open = OpenBurst { start, len };
         }
         self.last_send = Some(self.last_send.unwrap_or(0).max(start + len - 1));
     }
@@ -136,27 +178,39 @@ impl Pipeline {
         if to > node.since && node.full != 0 {
             // one full step serves all the full links in round-robin order
             self.last[k] = last_served(node.full, self.last[k]);
-            for m in bits(node.full) {
-                let slot = k * self.n + m;
-                if self.link_since[slot] + self.togo[slot] <= to {
-                    self.close_link(k, m, self.link_since[slot] + self.togo[slot]);
-                    self.nodes[k].full &= !(1 << m);
+            if node.done <= to {
+                for m in bits(node.full) {
+                    let done = self.links[k * self.n + m].done();
+                    if done <= to {
+                        self.close_link(k, m, done);
+                        self.nodes[k].full &= !(1 << m);
+                    }
                 }
+                self.nodes[k].done = self.first_done(k, self.nodes[k].full);
             }
         }
         self.nodes[k].since = to;
     }
 
+    /// The first step at which one of node `k`'s full `links` has sent all its units.
+    fn first_done(&self, k: usize, links: u64) -> u64 {
+        bits(links)
+            .map(|m| self.links[k * self.n + m].done())
+            .min()
+            .unwrap_or(u64::MAX)
+    }
+
     /// Full link `(k, m)` stops at step `at`: it carried one unit per step since it opened.
     fn close_link(&mut self, k: usize, m: usize, at: u64) {
         let slot = k * self.n + m;
-        let sent = at - self.link_since[slot];
+        let since = self.links[slot].since;
+        let sent = at - since;
         if sent > 0 {
-            self.togo[slot] -= sent;
+            self.links[slot].togo -= sent;
             self.pending -= u128::from(sent);
-            self.extend_burst(k, m, self.link_since[slot], sent);
+            self.extend_burst(k, m, since, sent);
         }
-        if self.togo[slot] == 0 {
+        if self.links[slot].togo == 0 {
             self.waiting[k] &= !(1 << m);
         }
     }
@@ -168,7 +222,8 @@ impl Pipeline {
         let node = &mut self.nodes[k];
         let steps = to - node.held_since;
         let sent = steps * u64::from(node.full.count_ones());
-        node.held = node.held + steps * node.rate + std::mem::take(&mut node.extra) - sent;
+        node.held =
+            node.held + steps * u64::from(node.rate) + std::mem::take(&mut node.extra) - sent;
         node.held_since = to;
     }
 
@@ -177,6 +232,10 @@ impl Pipeline {
     fn set_full(&mut self, k: usize, links: u64, step: u64) {
         let before = self.nodes[k].full;
         self.nodes[k].full = links;
+        if before & !links != 0 {
+            // the links kept are unchanged
+            self.nodes[k].done = self.first_done(k, before & links);
+        }
         for m in bits(before & !links) {
             self.close_link(k, m, step);
             let q = k ^ (1 << m);
@@ -186,7 +245,10 @@ impl Pipeline {
             self.schedule(q, step + 1);
         }
         for m in bits(links & !before) {
-            self.link_since[k * self.n + m] = step;
+            let link = &mut self.links[k * self.n + m];
+            link.since = step;
+            let done = link.done();
+            self.nodes[k].done = self.nodes[k].done.min(done);
             let q = k ^ (1 << m);
             self.settle_held(q, step);
             self.nodes[q].rate += 1;
@@ -216,16 +278,10 @@ impl Pipeline {
             self.set_full(k, w, step);
             // next event: a link done, or possibly short of units
             let node = self.nodes[k];
-            let done = bits(w)
-                .map(|m| {
-                    let slot = k * self.n + m;
-                    self.link_since[slot] + self.togo[slot]
-                })
-                .min()
-                .unwrap_or(step + 1);
-            let mut next = done;
-            if node.rate < links {
-                let short = (held - links) / (links - node.rate) + 1;
+            let mut next = node.done;
+            let rate = u64::from(node.rate);
+            if rate < links {
+                let short = (held - links) / (links - rate) + 1;
                 next = next.min(step + short);
             }
             self.schedule(k, next);
@@ -241,9 +297,9 @@ impl Pipeline {
             if left == 0 {
                 break;
             }
-            let slot = k * self.n + m;
-            self.togo[slot] -= 1;
-            if self.togo[slot] == 0 {
+            let link = &mut self.links[k * self.n + m];
+            link.togo -= 1;
+            if link.togo == 0 {
                 self.waiting[k] &= !(1 << m);
             }
             left -= 1;
@@ -278,19 +334,15 @@ pub(super) fn run(
         .collect();
     let mut p = Pipeline {
         n,
-        togo: togo.units,
+        links: togo
+            .units
+            .iter()
+            .map(|&togo| Link { togo, since: 0 })
+            .collect(),
+        open: vec![OpenBurst::default(); nodes * n],
         waiting,
         last: vec![n.saturating_sub(1); nodes],
-        nodes: initial
-            .iter()
-            .map(|&held| Node {
-                held,
-                next: u64::MAX,
-                ..Node::default()
-            })
-            .collect(),
-        open: vec![None; nodes * n],
-        link_since: vec![0; nodes * n],
+        nodes: initial.iter().map(|&held| Node::holding(held)).collect(),
         bursts: Vec::new(),
         queue: BTreeMap::new(),
         deliveries: Vec::new(),
@@ -332,7 +384,19 @@ pub(super) fn run(
         });
     }
     let steps = p.last_send.map_or(0, |s| s + 1);
-    Ok((steps, steps, p.bursts))
+    let mut bursts = p.bursts;
+    for (slot, open) in p.open.iter().enumerate() {
+        if open.len > 0 {
+            let from = slot / n;
+            bursts.push(Burst {
+                from,
+                to: from ^ (1 << (slot % n)),
+                start: open.start,
+                len: open.len,
+            });
+        }
+    }
+    Ok((steps, steps, bursts))
 }
 
 #[cfg(test)]
