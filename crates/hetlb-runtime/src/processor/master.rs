@@ -481,13 +481,14 @@ where
             speed_factor,
             queue: self.left(),
         });
-        self.tr.send(
+        self.tr.send_at(
             w,
             Msg::Tasks {
                 tasks,
                 queued_for,
                 since_start,
             },
+            at,
         )?;
         Ok(true)
     }

@@ -360,19 +360,20 @@ impl<J: Job, Tr: Transport<Msg<J::Task, J::Output>>> Drop for GoneGuard<'_, J, T
     }
 }
 
-/// Sends a worker's report to the master. If the master has already ended the run (its end
-/// of the connection is closed), the reason it left in this rank's inbox is returned instead
-/// of the bare transport error.
+/// Sends a worker's report to the master, `now` being the clock's reading when it was made.
+/// If the master has already ended the run (its end of the connection is closed), the reason
+/// it left in this rank's inbox is returned instead of the bare transport error.
 fn report_to<J, Tr>(
     tr: &Tr,
     master: usize,
     msg: Msg<J::Task, J::Output>,
+    now: Instant,
 ) -> Result<(), RuntimeError>
 where
     J: Job,
     Tr: Transport<Msg<J::Task, J::Output>>,
 {
-    match tr.send(master, msg) {
+    match tr.send_at(master, msg, now) {
         Ok(()) => Ok(()),
         Err(e) => {
             while let Ok(Some(env)) = tr.try_recv() {
@@ -540,6 +541,7 @@ where
                         obs,
                         panic,
                     },
+                    clock,
                 )?;
                 // The send itself is counted in the next `blocked`, as communication.
                 last_sent = Some(clock);
@@ -556,7 +558,7 @@ where
                 totals.t_wait += wait;
                 totals.t_comm += (blocked - wait).max(0.0);
                 totals.t_exec = cpu.elapsed_at(now).as_secs_f64();
-                report_to::<J, Tr>(tr, from, Msg::Bye { totals })?;
+                report_to::<J, Tr>(tr, from, Msg::Bye { totals }, now)?;
                 // Stopped, not ended: the master may still wake this processor for a task
                 // that failed elsewhere.
                 stopped = true;
