@@ -187,6 +187,9 @@ where
         self.now = Instant::now();
         while self.done < self.total {
             while let Some(env) = self.tr.try_recv()? {
+                // Taken in now: it may have waited while the master was not running, which
+                // counts in `queued_for` (the gap since the previous reading counts nowhere).
+                self.now = Instant::now();
                 self.attend(env)?;
             }
             if self.done >= self.total {
@@ -224,8 +227,8 @@ where
     }
 
     /// Handles one message, counting the time as the master's communication. The message
-    /// counts as taken in at the clock's last reading (taken when the previous event ended:
-    /// a wait, a message, a task), and the clock is read once when it has been handled.
+    /// counts as taken in at the clock's last reading (which ended the wait for it, or was
+    /// taken when it was found waiting), and the clock is read once when it has been handled.
     fn attend(&mut self, env: Envelope<Msg<J::Task, J::Output>>) -> Result<(), RuntimeError> {
         let from = env.from;
         let now = self.now;
