@@ -69,8 +69,9 @@ struct Master<'a, 'j, J: Job, Tr> {
     requeued: u64,
     duplicates: u64,
     t0: Instant,
-    /// The clock's last reading: every event (a message attended, a task of its own run, a
-    /// wait) reads the clock once when it ends, and the next event starts from that reading.
+    /// The clock's last reading, taken when a message is taken in (the end of a wait, or a
+    /// message found waiting), when it has been handled, and around the master's own tasks.
+    /// A wait starts from the reading that ended the handling of the previous message.
     now: Instant,
     /// Task numbers being handed out (kept to reuse its memory).
     picked: Vec<u64>,
