@@ -509,9 +509,9 @@ where
                     match out {
                         Ok(Ok(o)) => {
                             ok += 1;
-                            results.push(*id, Ok(o));
+                            results.push((*id, Ok(o)));
                         }
-                        Ok(Err(e)) => results.push(*id, Err(e.to_string())),
+                        Ok(Err(e)) => results.push((*id, Err(e.to_string()))),
                         Err(message) => {
                             panic = Some(message);
                             dead = true;
