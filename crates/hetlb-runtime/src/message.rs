@@ -63,7 +63,7 @@ pub enum Msg<T, O> {
     /// A batch of tasks.
     Tasks {
         /// `(task number, task)` pairs.
-        tasks: Vec<(u64, T)>,
+        tasks: Batch<T>,
         /// Seconds the request this answers waited before the master attended to it.
         queued_for: f64,
         /// Seconds since the master started the run, when it sent this.
@@ -72,7 +72,7 @@ pub enum Msg<T, O> {
     /// The results of a batch, with the time split the speed factor is computed from.
     Results {
         /// `(task number, output or error)` pairs.
-        results: Vec<(u64, Result<O, String>)>,
+        results: Batch<Result<O, String>>,
         /// The batch's computation, communication and wait.
         obs: Observation,
         /// Set when the processor panicked and will take no more tasks.
@@ -110,3 +110,21 @@ pub enum Msg<T, O> {
         message: String,
     },
 }
+
+/// `(task number, item)` pairs sent in one message: the tasks of a batch, or their results.
+///
+/// A single pair is held inline, so the one-task-per-request dispatch of self-scheduling
+/// moves its task and its result without a heap allocation; it serialises as a sequence, like
+/// a `Vec`.
+///
+/// # Example
+/// ```
+/// use hetlb_runtime::message::Batch;
+/// let mut b: Batch<&str> = Batch::new();
+/// b.push((7, "seven"));
+/// assert!(!b.spilled());
+/// b.push((8, "eight"));
+/// assert_eq!(b.as_slice(), &[(7, "seven"), (8, "eight")]);
+/// assert_eq!(b.into_iter().map(|(id, _)| id).sum::<u64>(), 15);
+/// ```
+pub type Batch<X> = smallvec::SmallVec<[(u64, X); 1]>;

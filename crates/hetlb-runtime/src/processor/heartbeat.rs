@@ -92,6 +92,12 @@ impl Heartbeat {
         heard.max(self.resumed_at()).elapsed()
     }
 
+    /// How long a peer last heard at `heard` has been silent at `now` (a reading of the
+    /// clock), counted as in [`Heartbeat::silent_for`].
+    pub(crate) fn silent_at(&self, heard: Instant, now: Instant) -> Duration {
+        now.saturating_duration_since(heard.max(self.resumed_at()))
+    }
+
     /// When a peer last heard at `heard` becomes silent for `timeout`.
     pub(crate) fn deadline(&self, heard: Instant, timeout: Duration) -> Instant {
         heard.max(self.resumed_at()) + timeout

@@ -13,7 +13,7 @@ use super::heartbeat::Heartbeat;
 use crate::config::RunConfig;
 use crate::error::RuntimeError;
 use crate::job::Job;
-use crate::message::{Msg, Totals};
+use crate::message::{Batch, Msg, Totals};
 use crate::report::{Dispatch, Failure, FailureKind, Outcome, ProcessorReport, RunReport};
 use crate::transport::{Envelope, Transport};
 use hetlb_core::rules::self_scheduling::{Observation, Scheduler};
@@ -69,6 +69,12 @@ struct Master<'a, 'j, J: Job, Tr> {
     requeued: u64,
     duplicates: u64,
     t0: Instant,
+    /// The clock's last reading, taken when a message is taken in (the end of a wait, or a
+    /// message found waiting), when it has been handled, and around the master's own tasks.
+    /// A wait starts from the reading that ended the handling of the previous message.
+    now: Instant,
+    /// Task numbers being handed out (kept to reuse its memory).
+    picked: Vec<u64>,
     own: Totals,
     chunk: Observation,
     computes: bool,
@@ -127,6 +133,8 @@ where
         requeued: 0,
         duplicates: 0,
         t0: now,
+        now,
+        picked: Vec::new(),
         own: Totals::default(),
         chunk: Observation::default(),
         computes: true,
@@ -149,6 +157,13 @@ where
         self.t0.elapsed().as_secs_f64()
     }
 
+    /// Reads the clock and returns the seconds since its previous reading.
+    fn tick(&mut self) -> f64 {
+        let before = self.now;
+        self.now = Instant::now();
+        self.now.saturating_duration_since(before).as_secs_f64()
+    }
+
     fn left(&self) -> u64 {
         (self.queue.len() + self.retry.len()) as u64
     }
@@ -157,6 +172,7 @@ where
     /// Returns the makespan.
     fn drive(&mut self) -> Result<f64, RuntimeError> {
         self.t0 = Instant::now();
+        self.now = self.t0;
         self.cpu.start_clock(self.t0);
         self.state[self.me] = State::Done;
         if !self.cfg.master_computes {
@@ -168,17 +184,29 @@ where
             let sf = self.sched.speed_factor(w);
             self.send_batch(w, k, since, sf)?;
         }
+        // As before the loop, the first round is counted in no part of the master's time.
+        self.now = Instant::now();
         while self.done < self.total {
             while let Some(env) = self.tr.try_recv()? {
+                // Taken in now: it may have waited while the master was not running, which
+                // counts in `queued_for` (the gap since the previous reading counts nowhere).
+                self.now = Instant::now();
                 self.attend(env)?;
             }
             if self.done >= self.total {
                 break;
             }
             self.check_timeouts();
-            self.place_leftovers()?;
+            if self.place_leftovers()? {
+                // Counted in no part of the master's time, as the first round.
+                self.now = Instant::now();
+            }
             if self.computes {
-                if let Some(id) = self.take_for(self.me, 1).pop() {
+                let mut ids = std::mem::take(&mut self.picked);
+                self.take_for(self.me, 1, &mut ids);
+                let id = ids.pop();
+                self.picked = ids;
+                if let Some(id) = id {
                     self.compute_own(id)?;
                     continue;
                 }
@@ -188,9 +216,8 @@ where
                     left: self.total - self.done,
                 });
             }
-            let start = Instant::now();
             let got = self.tr.recv(Some(self.deadline()))?;
-            self.own.t_wait += start.elapsed().as_secs_f64();
+            self.own.t_wait += self.tick();
             if let Some(env) = got {
                 self.attend(env)?;
             }
@@ -200,12 +227,14 @@ where
         Ok(makespan)
     }
 
-    /// Handles one message, counting the time as the master's communication.
+    /// Handles one message, counting the time as the master's communication. The message
+    /// counts as taken in at the clock's last reading (which ended the wait for it, or was
+    /// taken when it was found waiting), and the clock is read once when it has been handled.
     fn attend(&mut self, env: Envelope<Msg<J::Task, J::Output>>) -> Result<(), RuntimeError> {
-        let start = Instant::now();
         let from = env.from;
+        let now = self.now;
         if let Some(heard) = self.heard.get_mut(from) {
-            *heard = start;
+            *heard = now;
         }
         let r = match env.msg {
             Msg::Results {
@@ -229,14 +258,14 @@ where
             }
             _ => Ok(()),
         };
-        self.own.t_comm += start.elapsed().as_secs_f64();
+        self.own.t_comm += self.tick();
         r
     }
 
     fn on_results(
         &mut self,
         w: usize,
-        results: Vec<(u64, Result<J::Output, String>)>,
+        results: Batch<Result<J::Output, String>>,
         obs: Observation,
         panic: Option<String>,
         arrived: Instant,
@@ -246,10 +275,9 @@ where
                 "results from unknown processor {w}"
             )));
         }
-        self.heard[w] = Instant::now();
         // Results come back in the order the tasks were sent: taken from the back, each is
         // found at the end of the outstanding list (O(1), not O(batch)).
-        for (id, _) in results.iter().rev() {
+        for (id, _) in results.as_slice().iter().rev() {
             if let Some(pos) = self.outstanding[w].iter().rposition(|t| t == id) {
                 self.outstanding[w].swap_remove(pos);
             }
@@ -270,7 +298,7 @@ where
         if !self.outstanding[w].is_empty() {
             return Ok(()); // still holds tasks: not a request
         }
-        let queued_for = arrived.elapsed().as_secs_f64();
+        let queued_for = self.now.saturating_duration_since(arrived).as_secs_f64();
         let d = self.sched.on_report(w, &obs, self.left(), self.computes);
         if d.tasks > 0 && self.send_batch(w, d.tasks, queued_for, d.speed_factor)? {
             return Ok(());
@@ -384,11 +412,11 @@ where
         }
     }
 
-    /// Takes up to `k` tasks for processor `p`: first those put back by other processors,
-    /// then fresh ones. A task that failed on `p` goes back to `p` only when no other live
-    /// processor is left to run it.
-    fn take_for(&mut self, p: usize, k: u64) -> Vec<u64> {
-        let mut out = Vec::new();
+    /// Takes up to `k` tasks for processor `p` into `out` (emptied first): first those put
+    /// back by other processors, then fresh ones. A task that failed on `p` goes back to `p`
+    /// only when no other live processor is left to run it.
+    fn take_for(&mut self, p: usize, k: u64, out: &mut Vec<u64>) {
+        out.clear();
         let mut i = 0;
         while (out.len() as u64) < k && i < self.retry.len() {
             if self.retry[i].1 != p {
@@ -405,14 +433,17 @@ where
                 None => break,
             }
         }
-        let alone = !(0..self.state.len()).any(|q| q != p && self.can_work(q));
-        while alone && (out.len() as u64) < k {
-            match self.retry.pop_front() {
-                Some((id, _)) => out.push(id),
-                None => break,
+        if (out.len() as u64) < k
+            && !self.retry.is_empty()
+            && !(0..self.state.len()).any(|q| q != p && self.can_work(q))
+        {
+            while (out.len() as u64) < k {
+                match self.retry.pop_front() {
+                    Some((id, _)) => out.push(id),
+                    None => break,
+                }
             }
         }
-        out
     }
 
     /// Sends `w` up to `k` tasks; false when none could be given to it.
@@ -423,31 +454,45 @@ where
         queued_for: f64,
         speed_factor: f64,
     ) -> Result<bool, RuntimeError> {
-        let ids = self.take_for(w, k);
+        let mut ids = std::mem::take(&mut self.picked);
+        self.take_for(w, k, &mut ids);
         if ids.is_empty() {
+            self.picked = ids;
             return Ok(false);
         }
         let job = self.cpu.job();
-        let tasks: Vec<(u64, J::Task)> = ids.iter().map(|&id| (id, job.task(id))).collect();
+        let tasks: Batch<J::Task> = ids.iter().map(|&id| (id, job.task(id))).collect();
         self.outstanding[w].extend_from_slice(&ids);
+        let given = ids.len() as u64;
+        self.picked = ids;
+        // One task to a worker already running, the common case of self-scheduling, is sent
+        // at the clock's last reading (when the request was taken in): building one task
+        // takes no time worth a reading. A batch, and the first message to a worker (which
+        // sets the worker's clock from `since_start`), read the clock again.
+        let at = if given > 1 || self.batches[w] == 0 {
+            Instant::now()
+        } else {
+            self.now
+        };
         self.state[w] = State::Busy;
-        self.heard[w] = Instant::now();
+        self.heard[w] = at;
         self.batches[w] += 1;
-        let since_start = self.since_start();
+        let since_start = at.saturating_duration_since(self.t0).as_secs_f64();
         self.timeline.push(Dispatch {
             at: since_start,
             processor: w,
-            tasks: ids.len() as u64,
+            tasks: given,
             speed_factor,
             queue: self.left(),
         });
-        self.tr.send(
+        self.tr.send_at(
             w,
             Msg::Tasks {
                 tasks,
                 queued_for,
                 since_start,
             },
+            at,
         )?;
         Ok(true)
     }
@@ -476,15 +521,16 @@ where
     }
 
     /// Hands the tasks the master will not run to other processors: workers waiting for
-    /// work first, then workers already stopped, woken for it.
-    fn place_leftovers(&mut self) -> Result<(), RuntimeError> {
-        let mut tried = vec![false; self.state.len()];
+    /// work first, then workers already stopped, woken for it. True when it sent any.
+    fn place_leftovers(&mut self) -> Result<bool, RuntimeError> {
+        // The workers tried so far (few: kept in a list that allocates only when one is).
+        let mut tried: Vec<usize> = Vec::new();
         while self.leftovers() > 0 {
             // Busy workers will ask again: they take what is left, unless the master idles
             // and waiting workers could start at once.
             let busy = self.state.contains(&State::Busy);
             let free = |w: usize, states: &[State]| {
-                w != self.me && !tried[w] && self.failed[w].is_none() && {
+                w != self.me && !tried.contains(&w) && self.failed[w].is_none() && {
                     match states[w] {
                         State::Waiting => !self.computes || !busy,
                         State::Stopped | State::Done => !busy,
@@ -496,9 +542,9 @@ where
                 .filter(|&w| free(w, &self.state))
                 .min_by_key(|&w| self.state[w] != State::Waiting);
             let Some(w) = candidate else {
-                return Ok(());
+                return Ok(!tried.is_empty());
             };
-            tried[w] = true;
+            tried.push(w);
             let k = if self.computes {
                 self.leftovers()
             } else {
@@ -511,18 +557,19 @@ where
             let sf = self.sched.speed_factor(w);
             self.send_batch(w, k, since, sf)?;
         }
-        Ok(())
+        Ok(!tried.is_empty())
     }
 
     fn compute_own(&mut self, id: u64) -> Result<(), RuntimeError> {
         let job = self.cpu.job();
         let start = Instant::now();
         let task = job.task(id);
-        let out = self.cpu.execute(&task);
+        let out = self.cpu.execute(&task, start);
         if self.cpu.hung() {
             return Err(self.play_dead());
         }
-        let dt = start.elapsed().as_secs_f64();
+        self.now = start;
+        let dt = self.tick();
         self.own.t_comp += dt;
         self.own.tasks_run += 1;
         match out {
@@ -550,7 +597,9 @@ where
                 self.retry.push_back((id, self.me));
                 self.requeued += 1;
                 self.sched.remove(self.me);
-                self.place_leftovers()
+                self.place_leftovers()?;
+                self.now = Instant::now();
+                Ok(())
             }
         }
     }
@@ -591,12 +640,15 @@ where
     /// Gives up on every busy worker that has been silent for the timeout: it is reported
     /// and its tasks go to the others. Results already waiting are read first, and silence is
     /// counted from when the master itself last resumed from a pause at the earliest.
+    ///
+    /// Judged at the clock's last reading: a wait for messages, which ends at the earliest
+    /// deadline, reads the clock when it ends.
     fn check_timeouts(&mut self) {
         for w in 0..self.state.len() {
             if self.state[w] != State::Busy {
                 continue;
             }
-            let silent = self.hb.silent_for(self.heard[w]);
+            let silent = self.hb.silent_at(self.heard[w], self.now);
             if silent >= self.cfg.timeout {
                 let message = RuntimeError::Unresponsive {
                     processor: w,
@@ -636,6 +688,8 @@ where
             let Some(env) = self.tr.recv(Some(deadline))? else {
                 break;
             };
+            // The run is over: waiting for the totals is counted in no part of its time.
+            self.now = Instant::now();
             self.attend(env)?;
         }
         self.end_all();

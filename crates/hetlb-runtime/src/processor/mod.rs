@@ -14,7 +14,7 @@ use crate::config::RunConfig;
 use crate::error::{RuntimeError, TaskError};
 use crate::faults::Faults;
 use crate::job::Job;
-use crate::message::{Msg, Totals};
+use crate::message::{Batch, Msg, Totals};
 use crate::report::Outcome;
 use crate::slowdown::Slowdown;
 use crate::transport::{Envelope, Transport};
@@ -73,13 +73,12 @@ impl<'j, J: Job> Cpu<'j, J> {
         self.t0.get_or_insert(t0);
     }
 
-    /// Seconds this processor has been blocked on the master: since its last message when it
-    /// sent one, otherwise since the master's start (`since_start` seconds ago, which also
-    /// starts this processor's clock).
-    fn blocked_since(&mut self, last_sent: Option<Instant>, since_start: f64) -> f64 {
-        let now = Instant::now();
+    /// Seconds this processor has been blocked on the master until `now` (a reading of the
+    /// clock): since its last message when it sent one, otherwise since the master's start
+    /// (`since_start` seconds before `now`, which also starts this processor's clock).
+    fn blocked_since(&mut self, last_sent: Option<Instant>, since_start: f64, now: Instant) -> f64 {
         match last_sent {
-            Some(s) => now.duration_since(s).as_secs_f64(),
+            Some(s) => now.saturating_duration_since(s).as_secs_f64(),
             None => {
                 let t0 = now
                     .checked_sub(Duration::from_secs_f64(since_start.max(0.0)))
@@ -90,8 +89,11 @@ impl<'j, J: Job> Cpu<'j, J> {
         }
     }
 
-    fn elapsed(&self) -> Duration {
-        self.t0.map(|t| t.elapsed()).unwrap_or_default()
+    /// This processor's time since the start of the run at `now` (a reading of the clock).
+    fn elapsed_at(&self, now: Instant) -> Duration {
+        self.t0
+            .map(|t| now.saturating_duration_since(t))
+            .unwrap_or_default()
     }
 
     /// True once an injected hang has struck.
@@ -99,15 +101,17 @@ impl<'j, J: Job> Cpu<'j, J> {
         self.faults.hang_after.is_some_and(|k| self.completed >= k)
     }
 
-    /// Runs one task of the run: faults first, then the kernel `slowdown` times. A panic
-    /// (injected or from the job) is caught and returned as `Err(message)`.
+    /// Runs one task of the run, started at `now` (a reading of the clock, which decides the
+    /// slowdown in force): faults first, then the kernel `slowdown` times. A panic (injected
+    /// or from the job) is caught and returned as `Err(message)`.
     pub(crate) fn execute(
         &mut self,
         task: &J::Task,
+        now: Instant,
     ) -> Result<Result<J::Output, TaskError>, String> {
         self.started += 1;
         let n = self.started;
-        let reps = self.slowdown.factor_at(self.elapsed());
+        let reps = self.slowdown.factor_at(self.elapsed_at(now));
         let (job, faults, rank) = (self.job, self.faults, self.rank);
         let out = catch_unwind(AssertUnwindSafe(|| {
             if faults.panic_on_task == Some(n) {
@@ -228,24 +232,26 @@ where
 }
 
 /// Waits for the next message from anyone while `peer`, last heard at `*heard`, is not
-/// silent for the timeout; a message from `peer` renews `*heard`. `Ok(None)` when `peer`
-/// has fallen silent.
+/// silent for the timeout; a message from `peer` renews `*heard`. Returns the message with
+/// the clock's reading when it was taken in; `Ok(None)` when `peer` has fallen silent.
 fn recv_while_heard<M, Tr: Transport<M>>(
     tr: &Tr,
     hb: &Heartbeat,
     timeout: Duration,
     peer: usize,
     heard: &mut Instant,
-) -> Result<Option<Envelope<M>>, RuntimeError> {
+) -> Result<Option<(Envelope<M>, Instant)>, RuntimeError> {
     loop {
-        match tr.recv(Some(hb.deadline(*heard, timeout)))? {
+        let got = tr.recv(Some(hb.deadline(*heard, timeout)))?;
+        let now = Instant::now();
+        match got {
             Some(env) => {
                 if env.from == peer {
-                    *heard = Instant::now();
+                    *heard = now;
                 }
-                return Ok(Some(env));
+                return Ok(Some((env, now)));
             }
-            None if hb.silent_for(*heard) >= timeout => return Ok(None),
+            None if hb.silent_at(*heard, now) >= timeout => return Ok(None),
             None => {}
         }
     }
@@ -290,7 +296,7 @@ where
         )?;
         let mut heard = Instant::now();
         loop {
-            let Some(env) = recv_while_heard(tr, hb, cfg.timeout, r, &mut heard)? else {
+            let Some((env, _)) = recv_while_heard(tr, hb, cfg.timeout, r, &mut heard)? else {
                 return Err(RuntimeError::Unresponsive {
                     processor: r,
                     seconds: hb.silent_for(heard).as_secs_f64(),
@@ -354,19 +360,20 @@ impl<J: Job, Tr: Transport<Msg<J::Task, J::Output>>> Drop for GoneGuard<'_, J, T
     }
 }
 
-/// Sends a worker's report to the master. If the master has already ended the run (its end
-/// of the connection is closed), the reason it left in this rank's inbox is returned instead
-/// of the bare transport error.
+/// Sends a worker's report to the master, `now` being the clock's reading when it was made.
+/// If the master has already ended the run (its end of the connection is closed), the reason
+/// it left in this rank's inbox is returned instead of the bare transport error.
 fn report_to<J, Tr>(
     tr: &Tr,
     master: usize,
     msg: Msg<J::Task, J::Output>,
+    now: Instant,
 ) -> Result<(), RuntimeError>
 where
     J: Job,
     Tr: Transport<Msg<J::Task, J::Output>>,
 {
-    match tr.send(master, msg) {
+    match tr.send_at(master, msg, now) {
         Ok(()) => Ok(()),
         Err(e) => {
             while let Ok(Some(env)) = tr.try_recv() {
@@ -405,12 +412,14 @@ where
     let mut coordinator = first_coordinator;
     let mut heard = Instant::now();
     let mut totals = Totals::default();
+    // When this processor last sent the master a message. The time until the next message
+    // from the master (the send included) is the time blocked on the master.
     let mut last_sent: Option<Instant> = None;
-    let mut pending_send = 0.0;
     let mut dead = false;
     let mut stopped = false;
     loop {
-        let Some(env) = recv_while_heard(tr, hb, cfg.timeout, coordinator, &mut heard)? else {
+        let Some((env, now)) = recv_while_heard(tr, hb, cfg.timeout, coordinator, &mut heard)?
+        else {
             if cpu.hung() {
                 heard = Instant::now(); // a hung processor waits to be ended, silently
                 continue;
@@ -430,7 +439,7 @@ where
         if from_master && from != coordinator && from != me && (from != 0 || coordinator == 0) {
             coordinator = from;
             guard.coordinator = from;
-            heard = Instant::now();
+            heard = now;
             hb.follow(from);
         }
         match env.msg {
@@ -479,23 +488,23 @@ where
                 let blocked = if std::mem::take(&mut stopped) {
                     0.0
                 } else {
-                    cpu.blocked_since(last_sent, since_start)
+                    cpu.blocked_since(last_sent, since_start, now)
                 };
                 let wait = queued_for.clamp(0.0, blocked.max(0.0));
                 let comm = (blocked - wait).max(0.0);
                 totals.t_wait += wait;
                 totals.t_comm += comm;
-                let mut results = Vec::with_capacity(tasks.len());
+                let mut results = Batch::with_capacity(tasks.len());
                 let mut panic = None;
-                let mut comp = 0.0;
                 let mut ok = 0;
-                for (id, task) in &tasks {
+                // One reading of the clock per task, when it ends: the next task starts there.
+                let mut clock = now;
+                for (id, task) in tasks.as_slice() {
                     if dead {
                         break;
                     }
-                    let start = Instant::now();
-                    let out = cpu.execute(task);
-                    comp += start.elapsed().as_secs_f64();
+                    let out = cpu.execute(task, clock);
+                    clock = Instant::now();
                     totals.tasks_run += 1;
                     match out {
                         Ok(Ok(o)) => {
@@ -512,6 +521,7 @@ where
                         break;
                     }
                 }
+                let comp = clock.saturating_duration_since(now).as_secs_f64();
                 totals.t_comp += comp;
                 if cpu.hung() && panic.is_none() {
                     hb.mute();
@@ -520,10 +530,9 @@ where
                 let obs = Observation {
                     tasks: ok,
                     t_comp: comp,
-                    t_comm: comm + pending_send,
+                    t_comm: comm,
                     t_wait: wait,
                 };
-                let start = Instant::now();
                 report_to::<J, Tr>(
                     tr,
                     from,
@@ -532,10 +541,10 @@ where
                         obs,
                         panic,
                     },
+                    clock,
                 )?;
-                pending_send = start.elapsed().as_secs_f64();
-                totals.t_comm += pending_send;
-                last_sent = Some(Instant::now());
+                // The send itself is counted in the next `blocked`, as communication.
+                last_sent = Some(clock);
             }
             Msg::Stop {
                 queued_for,
@@ -544,12 +553,12 @@ where
                 if cpu.hung() {
                     continue;
                 }
-                let blocked = cpu.blocked_since(last_sent, since_start);
+                let blocked = cpu.blocked_since(last_sent, since_start, now);
                 let wait = queued_for.clamp(0.0, blocked.max(0.0));
                 totals.t_wait += wait;
                 totals.t_comm += (blocked - wait).max(0.0);
-                totals.t_exec = cpu.elapsed().as_secs_f64();
-                report_to::<J, Tr>(tr, from, Msg::Bye { totals })?;
+                totals.t_exec = cpu.elapsed_at(now).as_secs_f64();
+                report_to::<J, Tr>(tr, from, Msg::Bye { totals }, now)?;
                 // Stopped, not ended: the master may still wake this processor for a task
                 // that failed elsewhere.
                 stopped = true;

@@ -121,6 +121,18 @@ pub trait Transport<M> {
     /// [`TransportError`] for an unknown rank, a closed connection or an encoding failure.
     fn send(&self, to: usize, msg: M) -> Result<(), TransportError>;
 
+    /// Sends `msg` to rank `to` as [`Transport::send`] does, where `now` is a reading of the
+    /// clock the caller has just taken: a backend that stamps a message with the instant it
+    /// was sent (threads) uses it instead of reading the clock again. By default the same as
+    /// `send`.
+    ///
+    /// # Errors
+    /// As [`Transport::send`].
+    fn send_at(&self, to: usize, msg: M, now: Instant) -> Result<(), TransportError> {
+        let _ = now;
+        self.send(to, msg)
+    }
+
     /// The next message from any rank, waiting until `deadline` (forever for `None`);
     /// `Ok(None)` when the deadline passed first.
     ///

@@ -61,6 +61,11 @@ impl<M> Transport<M> for ThreadTransport<M> {
     }
 
     fn send(&self, to: usize, msg: M) -> Result<(), TransportError> {
+        self.send_at(to, msg, Instant::now())
+    }
+
+    /// Stamps the message with `now` as the instant it was sent (and so arrived).
+    fn send_at(&self, to: usize, msg: M, now: Instant) -> Result<(), TransportError> {
         let peer = self.peers.get(to).ok_or(TransportError::NoSuchRank {
             rank: to,
             size: self.peers.len(),
@@ -68,7 +73,7 @@ impl<M> Transport<M> for ThreadTransport<M> {
         peer.send(Envelope {
             from: self.rank,
             msg,
-            arrived: Instant::now(),
+            arrived: now,
         })
         .map_err(|_| TransportError::Closed(to))
     }
