@@ -1,6 +1,6 @@
 //! `hetlb reproduce dishet`: the DISHET experiment grid (002_… §5), recomputed.
 
-use crate::input::{parse_list, whole};
+use crate::input::{parse_list, real, whole};
 use crate::output::{Format, fixed, print_csv, print_json, table};
 use crate::plot::{Series, line_chart};
 use crate::progress;
@@ -16,10 +16,34 @@ use std::path::{Path, PathBuf};
     after_help = "Examples:\n  hetlb reproduce dishet\n  hetlb reproduce dishet --sizes 8,16 --runs 3 --format csv > dishet.csv\n  hetlb reproduce dishet --max-capacity 1 --out-dir plots/homogeneous"
 )]
 pub struct Args {
+    #[command(flatten)]
+    grid: Grid,
+    /// Algorithms compared.
+    #[arg(
+        long,
+        default_value = "dishet,random-biasing,dynamic-biasing,diffusion,gdem",
+        value_name = "A,…"
+    )]
+    algorithms: String,
+    /// Round limit of every run.
+    #[arg(long, default_value_t = hetlb_core::rounds::DEFAULT_MAX_ROUNDS, value_name = "R")]
+    max_rounds: u64,
+    #[command(flatten)]
+    plots: super::PlotOptions,
+    /// Output format. JSON and CSV give every cell (size, total, distribution, algorithm).
+    #[arg(long, short, value_enum, default_value_t)]
+    format: Format,
+}
+
+/// The experiment grid, shared with `reproduce dishet-response` (whose instances are these):
+/// graph sizes, totals, initial distributions, trials per cell, the random graphs' degree and
+/// capacities, and the seed of every random stream.
+#[derive(Debug, clap::Args)]
+pub(super) struct Grid {
     /// Graph sizes (nodes).
     #[arg(long, default_value = "8,16,32,64", value_name = "N,…")]
     sizes: String,
-    /// Total loads (units).
+    /// Total loads (units; in `dishet-response` each unit is a task).
     #[arg(
         long,
         default_value = "1000,2000,4000,6000,8000,10000",
@@ -34,73 +58,62 @@ pub struct Args {
         value_name = "D,…"
     )]
     distributions: String,
-    /// Algorithms compared.
-    #[arg(
-        long,
-        default_value = "dishet,random-biasing,dynamic-biasing,diffusion,gdem",
-        value_name = "A,…"
-    )]
-    algorithms: String,
     /// Trials (graph, capacities, loads) per cell.
     #[arg(long = "runs", visible_alias = "seeds", value_name = "N", default_value_t = 5, value_parser = whole::<u64>(1, 1_000_000))]
-    seeds: u64,
+    runs: u64,
     /// Mean degree d of the random graphs: G(n, p) with p = min(1, d/(n-1)), made connected.
-    #[arg(long, default_value_t = 4.0)]
+    #[arg(long, default_value_t = 4.0, value_parser = real(0.0, 1e6, false))]
     mean_degree: f64,
     /// Capacities are integers drawn uniformly from 1..=C per node (1: homogeneous).
-    #[arg(long, default_value_t = 4, value_name = "C")]
+    #[arg(long, default_value_t = 4, value_name = "C", value_parser = whole::<u32>(1, 1_000_000))]
     max_capacity: u32,
-    /// Base seed of every random stream.
-    #[arg(long, default_value_t = 2012)]
+    /// Base seed of every random stream (the same seed gives the same instances in both
+    /// experiments).
+    #[arg(long, default_value_t = 2012, value_parser = whole::<u64>(0, u64::MAX))]
     seed: u64,
-    /// Round limit of every run.
-    #[arg(long, default_value_t = hetlb_core::rounds::DEFAULT_MAX_ROUNDS, value_name = "R")]
-    max_rounds: u64,
-    #[command(flatten)]
-    plots: super::PlotOptions,
-    /// Output format. JSON and CSV give every cell (size, total, distribution, algorithm).
-    #[arg(long, short, value_enum, default_value_t)]
-    format: Format,
+}
+
+impl Grid {
+    /// The checked configuration for `algorithms` and a round limit; totals above
+    /// `max_total` are refused with `why` (say, what the limit protects).
+    pub(super) fn config(
+        &self,
+        algorithms: Vec<NetworkAlgorithm>,
+        max_rounds: u64,
+        max_total: u64,
+        why: &str,
+    ) -> Result<Config> {
+        let sizes: Vec<usize> = parse_list(&self.sizes, "--sizes", None)?;
+        if let Some(&bad) = sizes.iter().find(|&&n| n == 0 || n > 4096) {
+            bail!("--sizes: {bad} nodes is out of range (1 to 4096)");
+        }
+        let totals: Vec<u64> = parse_list(&self.totals, "--totals", None)?;
+        if let Some(&bad) = totals.iter().find(|&&w| w > max_total) {
+            bail!("--totals: {bad} is too large ({why})");
+        }
+        let distributions: Vec<Distribution> =
+            parse_list(&self.distributions, "--distributions", None)?;
+        Ok(Config {
+            sizes,
+            totals,
+            distributions,
+            algorithms,
+            seeds: self.runs,
+            mean_degree: self.mean_degree,
+            max_capacity: self.max_capacity,
+            base_seed: self.seed,
+            max_rounds,
+        })
+    }
 }
 
 fn config(args: &Args) -> Result<Config> {
-    let sizes: Vec<usize> = parse_list(&args.sizes, "--sizes", None)?;
-    if let Some(&bad) = sizes.iter().find(|&&n| n == 0 || n > 4096) {
-        bail!("--sizes: {bad} nodes is out of range (1 to 4096)");
-    }
-    let totals: Vec<u64> = parse_list(&args.totals, "--totals", None)?;
-    if let Some(&bad) = totals.iter().find(|&&w| w > 1 << 40) {
-        bail!("--totals: {bad} is too large (at most 2^40 units)");
-    }
-    let distributions: Vec<Distribution> =
-        parse_list(&args.distributions, "--distributions", None)?;
     let algorithms: Vec<NetworkAlgorithm> = parse_list(&args.algorithms, "--algorithms", None)?;
     if let Some(a) = algorithms.iter().find(|a| a.needs_hypercube()) {
         bail!("--algorithms: {a} runs on a hypercube only; the experiment uses random graphs");
     }
-    if args.seeds == 0 {
-        bail!("--runs: at least one trial per cell is needed");
-    }
-    if !(args.mean_degree.is_finite() && args.mean_degree >= 0.0) {
-        bail!(
-            "--mean-degree: {} is not a non-negative number",
-            args.mean_degree
-        );
-    }
-    if args.max_capacity == 0 {
-        bail!("--max-capacity: capacities must be at least 1");
-    }
-    Ok(Config {
-        sizes,
-        totals,
-        distributions,
-        algorithms,
-        seeds: args.seeds,
-        mean_degree: args.mean_degree,
-        max_capacity: args.max_capacity,
-        base_seed: args.seed,
-        max_rounds: args.max_rounds,
-    })
+    args.grid
+        .config(algorithms, args.max_rounds, 1 << 40, "at most 2^40 units")
 }
 
 #[derive(Serialize)]

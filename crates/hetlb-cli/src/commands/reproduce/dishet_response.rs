@@ -11,7 +11,7 @@
 //! after `--link-delay` seconds. The paper's figures did not survive, so there is nothing
 //! published to print beside these numbers.
 
-use crate::input::{parse_list, real, whole};
+use crate::input::real;
 use crate::limits;
 use crate::output::{Format, fixed, print_csv, print_json, table};
 use crate::plot::{Series, line_chart};
@@ -36,24 +36,8 @@ use std::path::{Path, PathBuf};
     hetlb reproduce dishet-response --sizes 8,16 --runs 5 --interval 0.5\n  \
     hetlb reproduce dishet-response --link-rate inf --link-delay 0 --format csv > response.csv")]
 pub struct Args {
-    /// Graph sizes (nodes).
-    #[arg(long, default_value = "8,16,32,64", value_name = "N,…")]
-    sizes: String,
-    /// Total loads (tasks).
-    #[arg(
-        long,
-        default_value = "1000,2000,4000,6000,8000,10000",
-        value_name = "W,…"
-    )]
-    totals: String,
-    /// Initial distributions: vary-25, vary-50, vary-75, vary-100, single, idle-25, idle-50,
-    /// idle-75.
-    #[arg(
-        long,
-        default_value = "vary-25,vary-50,vary-75,vary-100,single,idle-25,idle-50,idle-75",
-        value_name = "D,…"
-    )]
-    distributions: String,
+    #[command(flatten)]
+    grid: super::dishet::Grid,
     /// Policies compared: none and any of dishet, random-biasing, dynamic-biasing, diffusion,
     /// gdem.
     #[arg(
@@ -62,19 +46,6 @@ pub struct Args {
         value_name = "P,…"
     )]
     algorithms: String,
-    /// Trials (graph, capacities, loads) per cell; the instances of `reproduce dishet` with
-    /// the same seed.
-    #[arg(long = "runs", visible_alias = "seeds", value_name = "N", default_value_t = 5, value_parser = whole::<u64>(1, 1_000_000))]
-    runs: u64,
-    /// Mean degree d of the random graphs: G(n, p) with p = min(1, d/(n-1)), made connected.
-    #[arg(long, default_value_t = 4.0, value_parser = real(0.0, 1e6, false))]
-    mean_degree: f64,
-    /// Capacities are integers drawn uniformly from 1..=C per node (1: homogeneous).
-    #[arg(long, default_value_t = 4, value_name = "C", value_parser = whole::<u32>(1, 1_000_000))]
-    max_capacity: u32,
-    /// Base seed of every random stream (that of `reproduce dishet`).
-    #[arg(long, default_value_t = 2012, value_parser = whole::<u64>(0, u64::MAX))]
-    seed: u64,
     /// Tasks per second a node executes per unit of capacity.
     #[arg(long, default_value_t = 1.0, value_name = "TASKS/S", value_parser = real(1e-6, 1e9, false))]
     rate: f64,
@@ -142,16 +113,12 @@ struct Experiment {
 }
 
 fn setup(args: &Args) -> Result<Experiment> {
-    let sizes: Vec<usize> = parse_list(&args.sizes, "--sizes", None)?;
-    if let Some(&bad) = sizes.iter().find(|&&n| n == 0 || n > 4096) {
-        bail!("--sizes: {bad} nodes is out of range (1 to 4096)");
-    }
-    let totals: Vec<u64> = parse_list(&args.totals, "--totals", None)?;
-    if let Some(&bad) = totals.iter().find(|&&w| w > 100_000_000) {
-        bail!("--totals: {bad} is too large (at most 10^8 tasks: every task is simulated)");
-    }
-    let distributions: Vec<Distribution> =
-        parse_list(&args.distributions, "--distributions", None)?;
+    let config = args.grid.config(
+        NetworkAlgorithm::DIFFUSION.to_vec(),
+        hetlb_core::rounds::DEFAULT_MAX_ROUNDS,
+        100_000_000,
+        "at most 10^8 tasks: every task is simulated",
+    )?;
     let policies = args
         .algorithms
         .split([',', ' '])
@@ -166,7 +133,7 @@ fn setup(args: &Args) -> Result<Experiment> {
         "exponential" => Service::Exponential,
         other => bail!("--service: '{other}' is not deterministic or exponential"),
     };
-    let max_total = totals.iter().copied().max().unwrap_or(0);
+    let max_total = config.totals.iter().copied().max().unwrap_or(0);
     // Every task is a queue entry (with its entry time) in every run of every thread.
     limits::check(
         "--totals",
@@ -193,17 +160,7 @@ fn setup(args: &Args) -> Result<Experiment> {
         );
     }
     Ok(Experiment {
-        config: Config {
-            sizes,
-            totals,
-            distributions,
-            algorithms: NetworkAlgorithm::DIFFUSION.to_vec(),
-            seeds: args.runs,
-            mean_degree: args.mean_degree,
-            max_capacity: args.max_capacity,
-            base_seed: args.seed,
-            max_rounds: hetlb_core::rounds::DEFAULT_MAX_ROUNDS,
-        },
+        config,
         policies,
         service,
     })
