@@ -6,7 +6,8 @@
 //!
 //! Run: `cargo run --release -p hetlb-runtime --example peer_threads`
 
-use hetlb_runtime::peer::{Balancer, BalancerConfig, Item, Speeds, threads};
+use hetlb_runtime::peer::{Balancer, BalancerConfig, Item, Speeds};
+use hetlb_runtime::transport::threads;
 use serde::{Deserialize, Serialize};
 use std::time::Instant;
 
@@ -36,11 +37,11 @@ fn advance(p: &mut Particle, repeat: u32) {
 
 fn main() {
     let ranks = 4;
-    let handles: Vec<_> = threads::group::<Particle>(ranks)
+    let handles: Vec<_> = threads::group(ranks)
         .into_iter()
-        .map(|comm| {
+        .map(|member| {
             std::thread::spawn(move || {
-                let rank = comm.rank_id();
+                let rank = member.rank();
                 let slow = if rank == 3 { 3 } else { 1 };
                 let mut particles: Vec<Particle> = if rank == 0 {
                     (0..4000)
@@ -56,7 +57,7 @@ fn main() {
                 let config = BalancerConfig::new("dishet")
                     .expect("a known rule")
                     .speeds(Speeds::Measured { window: 3 });
-                let mut balancer = Balancer::new(comm, config).expect("a valid configuration");
+                let mut balancer = Balancer::new(&member, config).expect("a valid configuration");
                 for step in 1..=20 {
                     let t = Instant::now();
                     for p in &mut particles {

@@ -129,17 +129,18 @@ pub fn run_sequential<J: Job>(job: &J) -> Result<(Vec<J::Output>, f64), RuntimeE
 /// [`RuntimeError::Unresponsive`] once the timeout passes.
 #[cfg(feature = "mpi")]
 pub fn run_mpi<J>(
-    mpi: &crate::transport::mpi::Mpi,
+    mpi: &crate::transport::mpi::Mpi<'_>,
     job: &J,
     cfg: &RunConfig,
 ) -> Result<Option<Outcome<J::Output>>, RuntimeError>
 where
     J: Job,
-    J::Task: serde::Serialize + serde::de::DeserializeOwned,
-    J::Output: serde::Serialize + serde::de::DeserializeOwned,
+    J::Task: crate::transport::Message,
+    J::Output: crate::transport::Message,
 {
+    use crate::transport::Group;
     cfg.validate(mpi.size())?;
-    let tr = mpi.transport::<Msg<J::Task, J::Output>>();
+    let tr = mpi.open::<Msg<J::Task, J::Output>>()?;
     match processor::run(&tr, job, cfg)? {
         Ending::Finished(outcome) => Ok(Some(*outcome)),
         Ending::Stopped => Ok(None),

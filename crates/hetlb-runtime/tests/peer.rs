@@ -5,12 +5,11 @@ use hetlb_core::model::Capacities;
 use hetlb_core::network_algorithm::{NetworkAlgorithm, NetworkOptions, balance_on};
 use hetlb_core::topology::TopologySpec;
 use hetlb_core::transmission::Schedule;
-use hetlb_runtime::peer::{
-    Balancer, BalancerConfig, Fault, Item, PeerError, Report, Speeds, threads,
-};
+use hetlb_runtime::peer::{Balancer, BalancerConfig, Fault, Item, PeerError, Report, Speeds};
+use hetlb_runtime::transport::threads;
 use proptest::prelude::*;
 use serde::{Deserialize, Serialize};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 struct Work {
@@ -33,15 +32,15 @@ fn run_group<T: Item>(
     items: Vec<Vec<T>>,
     config: impl Fn(usize) -> BalancerConfig,
 ) -> Vec<(Result<Report, PeerError>, Vec<T>)> {
-    let comms = threads::group::<T>(items.len());
-    let handles: Vec<_> = comms
+    let members = threads::group(items.len());
+    let handles: Vec<_> = members
         .into_iter()
         .zip(items)
         .enumerate()
-        .map(|(rank, (comm, mut mine))| {
+        .map(|(rank, (member, mut mine))| {
             let cfg = config(rank);
             std::thread::spawn(move || {
-                let mut b = Balancer::new(comm, cfg).expect("valid configuration");
+                let mut b = Balancer::new(&member, cfg).expect("valid configuration");
                 let r = b.rebalance(&mut mine);
                 (r, mine)
             })
@@ -166,8 +165,8 @@ fn defaults_pick_a_ring_for_six_ranks_and_refuse_hypercube_rules() {
     let r = out[0].0.as_ref().unwrap();
     assert_eq!(r.topology, "ring:6");
     assert!(r.imbalance_after < r.imbalance_before);
-    let comm = threads::group::<u64>(6).pop().unwrap();
-    let e = Balancer::new(comm, BalancerConfig::new("oem").unwrap()).unwrap_err();
+    let member = threads::group(6).pop().unwrap();
+    let e = Balancer::<u64, _>::new(&member, BalancerConfig::new("oem").unwrap()).unwrap_err();
     assert!(e.to_string().contains("power-of-two"), "{e}");
 }
 
@@ -213,17 +212,16 @@ fn weighted_items_follow_the_plan_within_one_item_per_transfer() {
 }
 
 /// Rank 0 holds everything; rank `victim` suffers `fault`; everyone else must return an error
-/// naming it, in time, holding exactly what it held before.
-fn survive(fault: Fault, victim: usize, expect: &str) {
+/// naming it and hold exactly what it held before (the call rolls back everywhere); a victim
+/// that survives the fault holds what it held before too.
+fn survive(fault: Fault, victim: usize) {
     let loads = [400u64, 0, 0, 0, 0, 0, 0, 0];
     let items = unit_items(&loads);
-    let comms = threads::group::<u64>(8);
-    let start = Instant::now();
-    let handles: Vec<_> = comms
+    let handles: Vec<_> = threads::group(8)
         .into_iter()
         .zip(items.clone())
         .enumerate()
-        .map(|(rank, (comm, mut mine))| {
+        .map(|(rank, (member, mut mine))| {
             std::thread::spawn(move || {
                 let mut cfg = BalancerConfig::new("dem")
                     .unwrap()
@@ -231,63 +229,69 @@ fn survive(fault: Fault, victim: usize, expect: &str) {
                 if rank == victim {
                     cfg = cfg.fault(fault);
                 }
-                let mut b = Balancer::new(comm, cfg).unwrap();
+                let mut b = Balancer::new(&member, cfg).unwrap();
                 let r = b.rebalance(&mut mine);
                 (r, mine)
             })
         })
         .collect();
     let out: Vec<_> = handles.into_iter().map(|h| h.join()).collect();
-    assert!(start.elapsed() < Duration::from_secs(10));
     for (rank, (o, before)) in out.into_iter().zip(&items).enumerate() {
-        if rank == victim {
+        let Ok((r, after)) = o else {
+            assert_eq!(rank, victim, "only the victim may panic");
             continue;
-        }
-        let (r, after) = o.expect("survivors do not panic");
-        let e = r.expect_err("a failed peer is reported");
+        };
+        let e = r.expect_err("the call fails everywhere");
         assert_eq!(e.culprit(), Some(victim), "rank {rank}: {e}");
-        assert!(
-            e.to_string().contains(expect) || matches!(e, PeerError::Aborted { .. }),
-            "{e}"
-        );
         assert_eq!(&after, before, "rank {rank} holds what it held before");
     }
 }
 
 #[test]
-fn a_peer_that_panics_mid_move_is_named_and_nothing_is_lost() {
-    survive(Fault::PanicAfterSends(1), 0, "panicked");
+fn a_peer_that_panics_mid_move_is_named_and_the_call_rolls_back() {
+    survive(Fault::PanicAfterSends(1), 0);
 }
 
 #[test]
-fn a_peer_that_stops_answering_is_named_within_the_timeout() {
-    survive(
-        Fault::FreezeAfterSends(1, Duration::from_secs(2)),
-        0,
-        "stopped answering",
-    );
+fn a_peer_that_stops_answering_is_named_and_rolls_back_when_it_resumes() {
+    survive(Fault::FreezeAfterSends(1, Duration::from_secs(1)), 0);
 }
 
 #[test]
-fn a_peer_that_leaves_mid_move_is_named() {
-    survive(Fault::LeaveAfterSends(1), 0, "left");
+fn a_peer_that_gives_up_mid_move_makes_everyone_roll_back() {
+    // The smallest case of the report: 4 ranks, dem, rank 1 holds 8 unit items and gives
+    // up after its last send; before, 6 of the 8 items were held afterwards.
+    let items = unit_items(&[0, 8, 0, 0]);
+    let out = run_group(items.clone(), |rank| {
+        let cfg = BalancerConfig::new("dem").unwrap();
+        if rank == 1 {
+            cfg.fault(Fault::LeaveAfterSends(2))
+        } else {
+            cfg
+        }
+    });
+    assert_exactly_once(&items, &out);
+    for ((r, after), before) in out.iter().zip(&items) {
+        assert!(r.is_err());
+        assert_eq!(after, before);
+    }
+    survive(Fault::LeaveAfterSends(1), 3);
 }
 
 #[test]
 fn a_busy_peer_is_never_declared_dead() {
     // Rank 3 computes for three timeouts before it joins the call.
     let items = unit_items(&[40, 0, 0, 0]);
-    let comms = threads::group::<u64>(4);
-    let handles: Vec<_> = comms
+    let handles: Vec<_> = threads::group(4)
         .into_iter()
         .zip(items)
         .enumerate()
-        .map(|(rank, (comm, mut mine))| {
+        .map(|(rank, (member, mut mine))| {
             std::thread::spawn(move || {
                 let cfg = BalancerConfig::new("oem")
                     .unwrap()
                     .timeout(Duration::from_millis(100));
-                let mut b = Balancer::new(comm, cfg).unwrap();
+                let mut b = Balancer::new(&member, cfg).unwrap();
                 if rank == 3 {
                     std::thread::sleep(Duration::from_millis(300));
                 }
@@ -304,14 +308,13 @@ fn a_busy_peer_is_never_declared_dead() {
 
 #[test]
 fn repeated_calls_keep_the_epochs_apart() {
-    let comms = threads::group::<u64>(4);
-    let handles: Vec<_> = comms
+    let handles: Vec<_> = threads::group(4)
         .into_iter()
         .enumerate()
-        .map(|(rank, comm)| {
+        .map(|(rank, member)| {
             std::thread::spawn(move || {
                 let mut b =
-                    Balancer::new(comm, BalancerConfig::new("dem-improved").unwrap()).unwrap();
+                    Balancer::new(&member, BalancerConfig::new("dem-improved").unwrap()).unwrap();
                 let mut mine: Vec<u64> = Vec::new();
                 for step in 0..20u64 {
                     // each step rank (step % 4) gains 9 new items
@@ -392,14 +395,13 @@ fn a_rank_that_cannot_take_part_stops_the_others() {
             u64::MAX / 2 + 1
         }
     }
+    // The others never time out (an hour): they can only end because rank 1 told them.
     let items = vec![vec![], vec![Huge(1), Huge(2)], vec![], vec![]];
-    let start = Instant::now();
     let out = run_group(items, |_| {
         BalancerConfig::new("oem")
             .unwrap()
-            .timeout(Duration::from_secs(30))
+            .timeout(Duration::from_secs(3600))
     });
-    assert!(start.elapsed() < Duration::from_secs(10));
     for (rank, (r, _)) in out.iter().enumerate() {
         let e = r.as_ref().unwrap_err();
         if rank == 1 {
@@ -408,4 +410,47 @@ fn a_rank_that_cannot_take_part_stops_the_others() {
             assert!(e.to_string().contains("overflow"), "rank {rank}: {e}");
         }
     }
+}
+
+#[test]
+fn a_barrier_names_a_rank_that_is_gone_and_passes_a_busy_one() {
+    // Rank 2 is busy for a while before it reaches the barrier: not reported. Then rank 3
+    // leaves the group (its balancer is dropped) before the second barrier: every other rank
+    // names it.
+    let handles: Vec<_> = threads::group(4)
+        .into_iter()
+        .map(|member| {
+            std::thread::spawn(move || {
+                let rank = member.rank();
+                let cfg = BalancerConfig::new("oem")
+                    .unwrap()
+                    .timeout(Duration::from_millis(50));
+                let mut b = Balancer::<u64, _>::new(&member, cfg).unwrap();
+                if rank == 2 {
+                    std::thread::sleep(Duration::from_millis(200));
+                }
+                b.barrier().expect("a busy rank is not a failed one");
+                if rank == 3 {
+                    return None;
+                }
+                Some(b.barrier().expect_err("rank 3 is gone").culprit())
+            })
+        })
+        .collect();
+    let culprits: Vec<_> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+    assert_eq!(culprits, vec![Some(Some(3)), Some(Some(3)), Some(Some(3)), None]);
+}
+
+#[test]
+fn check_reports_a_departed_peer_without_waiting() {
+    let mut members = threads::group(2);
+    let b1 = members.pop().unwrap();
+    let b0 = members.pop().unwrap();
+    let cfg = BalancerConfig::new("dem").unwrap();
+    let a = Balancer::<u64, _>::new(&b0, cfg.clone()).unwrap();
+    let b = Balancer::<u64, _>::new(&b1, cfg).unwrap();
+    assert!(a.check().is_ok());
+    drop(b);
+    let e = a.check().unwrap_err();
+    assert_eq!(e.culprit(), Some(1), "{e}");
 }

@@ -1,36 +1,49 @@
 //! The embeddable collective: [`Balancer::rebalance`], or [`Balancer::plan`] and
-//! [`Balancer::migrate`] separately.
+//! [`Balancer::migrate`] separately; [`Balancer::barrier`] and [`Balancer::check`] between
+//! calls.
 
-use super::comm::{Comm, RankState};
 use super::config::{BalancerConfig, Speeds};
 use super::decide::{Migration, RuleInputs, decide, imbalance};
-use super::error::PeerError;
-use super::gather::all_gather;
+use super::error::{PeerError, PeerFailure};
+use super::gather::{all_gather, barrier};
+use super::holdings::Aside;
 use super::item::Item;
-use super::migrate::carry_out;
+use super::migrate::{Failed, carry_out};
 use super::report::Report;
-use super::session::{Mailbox, Session};
+use super::session::{Mailbox, Session, SessionSettings, TICK};
 use super::speed::SpeedMeter;
+use super::wire::{Msg, RankState, WireOutcome};
+use crate::transport::{Group, Liveness, Transport};
 use hetlb_core::topology::Network;
 use std::time::Instant;
 
+/// A call whose outcome this rank does not know yet, and the items it keeps aside meanwhile.
+struct Doubt<T> {
+    epoch: u64,
+    coordinator: usize,
+    aside: Aside<T>,
+}
+
 /// One rank's balancer: built once, called at the same point of every rank's loop.
 ///
-/// Every rank of the group builds a balancer with the same [`BalancerConfig`] on its end of
-/// the group's network ([`super::threads::group`], or `super::mpi::MpiComm` on a duplicate of
-/// the application's MPI communicator) and calls [`Balancer::rebalance`] collectively.
+/// Every rank of the group builds a balancer with the same [`BalancerConfig`] from its
+/// membership in the group ([`crate::transport::threads::group`], or
+/// `crate::transport::mpi::Mpi` over the application's MPI communicator) and calls
+/// [`Balancer::rebalance`] collectively. Each balancer opens its own endpoint of the group's
+/// transport: build them in the same order on every rank.
 ///
 /// # Example
 /// Four threads, one holding every item, balanced with the odd–even method:
 /// ```
-/// use hetlb_runtime::peer::{threads, Balancer, BalancerConfig};
-/// let handles: Vec<_> = threads::group::<u64>(4)
+/// use hetlb_runtime::peer::{Balancer, BalancerConfig};
+/// use hetlb_runtime::transport::threads;
+/// let handles: Vec<_> = threads::group(4)
 ///     .into_iter()
-///     .map(|comm| {
+///     .map(|member| {
 ///         std::thread::spawn(move || {
-///             let first = comm.rank_id() == 0;
+///             let first = member.rank() == 0;
 ///             let mut items: Vec<u64> = if first { (0..30).collect() } else { Vec::new() };
-///             let mut b = Balancer::new(comm, BalancerConfig::new("oem").unwrap()).unwrap();
+///             let mut b = Balancer::new(&member, BalancerConfig::new("oem").unwrap()).unwrap();
 ///             let report = b.rebalance(&mut items).unwrap();
 ///             assert_eq!(report.loads_after, report.planned_after);
 ///             items
@@ -41,8 +54,11 @@ use std::time::Instant;
 /// all.sort_unstable();
 /// assert_eq!(all, (0..30).collect::<Vec<u64>>()); // every item exactly once
 /// ```
-pub struct Balancer<T, C> {
-    comm: C,
+pub struct Balancer<T: Item, G: Group> {
+    ep: G::Endpoint<Msg<T>>,
+    rank: usize,
+    size: usize,
+    backend: &'static str,
     config: BalancerConfig,
     label: String,
     network: Network,
@@ -50,13 +66,14 @@ pub struct Balancer<T, C> {
     epoch: u64,
     mailbox: Mailbox<T>,
     meter: SpeedMeter,
+    doubt: Option<Doubt<T>>,
 }
 
-impl<T, C: Comm<T>> std::fmt::Debug for Balancer<T, C> {
+impl<T: Item, G: Group> std::fmt::Debug for Balancer<T, G> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Balancer")
-            .field("rank", &self.comm.rank())
-            .field("size", &self.comm.size())
+            .field("rank", &self.rank)
+            .field("size", &self.size)
             .field("algorithm", &self.config.algorithm.name())
             .field("topology", &self.label)
             .field("epoch", &self.epoch)
@@ -64,24 +81,28 @@ impl<T, C: Comm<T>> std::fmt::Debug for Balancer<T, C> {
     }
 }
 
-impl<T: Item, C: Comm<T>> Balancer<T, C> {
-    /// A balancer for this rank. Checks the configuration against the group's size; nothing
-    /// is sent.
+impl<T: Item, G: Group> Balancer<T, G> {
+    /// A balancer for this rank of `group`. Checks the configuration against the group's
+    /// size and opens the balancer's endpoint; nothing is sent.
     ///
     /// # Errors
     /// [`PeerError::Config`]: a hypercube rule on a rank count that is not a power of two, a
     /// topology of another size, capacities of the wrong length or not positive, an option
-    /// the rule does not have.
-    pub fn new(comm: C, config: BalancerConfig) -> Result<Self, PeerError> {
-        let (label, network) = config.resolve(comm.size())?;
+    /// the rule does not have. [`PeerError::Transport`] when the endpoint cannot be opened.
+    pub fn new(group: &G, config: BalancerConfig) -> Result<Self, PeerError> {
+        let size = group.size();
+        let (label, network) = config.resolve(size)?;
         let window = match config.speeds {
             Speeds::Measured { window } => window,
             _ => 1,
         };
-        let fingerprint = fingerprint(&config, &label, comm.size());
-        let size = comm.size();
+        let fingerprint = fingerprint(&config, &label, size);
+        let ep = group.open::<Msg<T>>()?;
         Ok(Self {
-            comm,
+            ep,
+            rank: group.rank(),
+            size,
+            backend: group.backend(),
             config,
             label,
             network,
@@ -89,27 +110,23 @@ impl<T: Item, C: Comm<T>> Balancer<T, C> {
             epoch: 0,
             mailbox: Mailbox::new(size),
             meter: SpeedMeter::new(window),
+            doubt: None,
         })
     }
 
     /// This rank.
     pub fn rank(&self) -> usize {
-        self.comm.rank()
+        self.rank
     }
 
     /// The number of ranks.
     pub fn size(&self) -> usize {
-        self.comm.size()
+        self.size
     }
 
     /// The topology's spec (`hypercube:3`, `ring:6`, …).
     pub fn topology(&self) -> &str {
         &self.label
-    }
-
-    /// Gives the communicator back (to build another balancer on it, with another rule).
-    pub fn into_comm(self) -> C {
-        self.comm
     }
 
     /// The configuration.
@@ -128,30 +145,48 @@ impl<T: Item, C: Comm<T>> Balancer<T, C> {
         self.meter.speed()
     }
 
+    fn session(&mut self) -> Session<'_, T, G::Endpoint<Msg<T>>> {
+        Session::new(
+            &self.ep,
+            &mut self.mailbox,
+            SessionSettings {
+                epoch: self.epoch,
+                timeout: self.config.timeout,
+                entry_timeout: self.config.entry_timeout,
+                count_bytes: self.config.count_bytes,
+            },
+        )
+    }
+
+    /// Starts a new call: the next epoch; the ledger forgets what this rank no longer needs.
+    fn begin(&mut self) -> Result<(), PeerError> {
+        if let Some(d) = &self.doubt {
+            return Err(PeerError::Unresolved {
+                epoch: d.epoch,
+                items_aside: d.aside.len() as u64,
+            });
+        }
+        self.epoch += 1;
+        if let Some(ledger) = self.ep.ledger() {
+            ledger.release(self.rank, self.epoch);
+        }
+        Ok(())
+    }
+
     /// Decides without moving anything: gathers every rank's load (and speed) and runs the
     /// rule. Collective: every rank must call it. Every rank gets the same [`Migration`].
     ///
     /// # Errors
     /// [`PeerError::Mismatch`] when the ranks' configurations differ; [`PeerError::Plan`]
-    /// when the rule refuses the loads; failures of peers (see [`PeerError`]).
+    /// when the rule refuses the loads; failures of peers (see [`PeerError`]);
+    /// [`PeerError::Unresolved`] while an earlier call is in doubt.
     ///
     /// # Complexity
     /// `⌈log₂ P⌉` message rounds, then the rule on `P` loads (`O(P log P)` for the hypercube
     /// rules, `O(R·E)` for `R` rounds of a diffusion rule on `E` links), on every rank.
     pub fn plan(&mut self, items: &[T]) -> Result<Migration, PeerError> {
-        self.epoch += 1;
-        self.comm.note_call_state(None);
-        let result = self.decide_now(items);
-        self.note_failure(&result);
-        result
-    }
-
-    /// Tells peers that look (threads) that this rank gave up the call, and whom it blames.
-    fn note_failure<R>(&mut self, result: &Result<R, PeerError>) {
-        if let Err(e @ (PeerError::PeerFailed { .. } | PeerError::Aborted { .. })) = result {
-            self.comm
-                .note_call_state(Some((e.culprit(), e.to_string())));
-        }
+        self.begin()?;
+        self.decide_now(items)
     }
 
     fn decide_now(&mut self, items: &[T]) -> Result<Migration, PeerError> {
@@ -159,20 +194,16 @@ impl<T: Item, C: Comm<T>> Balancer<T, C> {
         let units = items
             .iter()
             .try_fold(0u64, |a, it| a.checked_add(it.load()));
+        let me = self.rank;
         let Some(units) = units else {
             // The others wait for this rank's load: tell them.
-            let me = self.comm.rank();
-            let mut session = Session::new(
-                &mut self.comm,
-                &mut self.mailbox,
-                self.epoch,
-                self.config.timeout,
-                self.config.entry_timeout,
+            let mut session = self.session();
+            return Err(
+                session.give_up(PeerError::Plan(format!("rank {me}'s units overflow u64")))
             );
-            return Err(session.fail(PeerError::Plan(format!("rank {me}'s units overflow u64"))));
         };
         let mine = RankState {
-            rank: self.comm.rank() as u32,
+            rank: me as u32,
             units,
             items: items.len() as u64,
             speed: match self.config.speeds {
@@ -181,24 +212,17 @@ impl<T: Item, C: Comm<T>> Balancer<T, C> {
             },
             fingerprint: self.fingerprint,
         };
-        let mut session = Session::new(
-            &mut self.comm,
-            &mut self.mailbox,
-            self.epoch,
-            self.config.timeout,
-            self.config.entry_timeout,
-        );
+        let mut session = self.session();
         let states = match all_gather(&mut session, mine) {
             Ok(s) => s,
-            Err(e) => return Err(session.fail(e)),
+            Err(e) => return Err(session.give_up(e)),
         };
         session.finish();
         if let Some(s) = states.iter().find(|s| s.fingerprint != self.fingerprint) {
             return Err(PeerError::Mismatch(format!(
                 "rank {} is configured differently from rank {} (rule, topology, speeds, \
                  schedule or options)",
-                s.rank,
-                self.comm.rank()
+                s.rank, me
             )));
         }
         let (capacities, measured_speeds) = match &self.config.speeds {
@@ -208,7 +232,7 @@ impl<T: Item, C: Comm<T>> Balancer<T, C> {
                 let speeds: Option<Vec<f64>> = states.iter().map(|s| s.speed).collect();
                 // In units of the slowest rank: proportional shares do not depend on the
                 // scale, but dem-hetero's last-dimension test (a gap of more than one task per
-                // unit of capacity, 000_… Fig. 5) does, and reads capacities as processor
+                // unit of capacity, Chau & Fu Fig. 5) does, and reads capacities as processor
                 // counts.
                 let capacities = speeds.as_ref().map(|v| {
                     let slowest = v.iter().copied().fold(f64::INFINITY, f64::min);
@@ -238,11 +262,12 @@ impl<T: Item, C: Comm<T>> Balancer<T, C> {
     }
 
     /// Carries out a migration decided by [`Balancer::plan`] in the same call: moves this
-    /// rank's part of it and waits until every rank has finished. Collective.
+    /// rank's part of it, votes, and waits for the call's outcome. Collective.
     ///
-    /// On success `items` holds this rank's new share (its kept items in their order, then
-    /// the items received). On failure it holds exactly the items it held before (see
-    /// [`PeerError`]).
+    /// On success every rank holds its new share (its kept items in their order, then the
+    /// items received). On failure the call is rolled back on every rank: `items` holds
+    /// exactly the items it held before — except after [`PeerError::InDoubt`] (see
+    /// [`PeerError::holding`]).
     ///
     /// # Errors
     /// [`PeerError::Mismatch`] for a migration of another call; failures of peers.
@@ -251,33 +276,41 @@ impl<T: Item, C: Comm<T>> Balancer<T, C> {
         items: &mut Vec<T>,
         migration: &Migration,
     ) -> Result<Report, PeerError> {
-        let me = self.comm.rank();
-        if migration.epoch != self.epoch || migration.loads_before.len() != self.comm.size() {
+        let me = self.rank;
+        if migration.epoch != self.epoch || migration.loads_before.len() != self.size {
             return Err(PeerError::Mismatch(format!(
                 "the migration belongs to call {}, but this balancer's last plan was call {}",
                 migration.epoch, self.epoch
             )));
         }
-        let backend = self.comm.backend();
+        let backend = self.backend;
         if migration.is_empty() {
             return Ok(Report::unchanged(migration, me, backend));
         }
         let units_before = migration.loads_before[me];
         let items_before = items.len() as u64;
         let start = Instant::now();
-        let mut session = Session::new(
-            &mut self.comm,
-            &mut self.mailbox,
-            self.epoch,
-            self.config.timeout,
-            self.config.entry_timeout,
-        );
-        let result = carry_out(&mut session, items, migration, self.config.fault);
+        let fault = self.config.fault;
+        let epoch = self.epoch;
+        let mut session = self.session();
+        let result = carry_out(&mut session, items, migration, fault);
         let traffic = session.finish();
-        self.note_failure(&result);
-        let stats = result?;
+        let stats = match result {
+            Ok(stats) => stats,
+            Err(Failed { error, aside }) => {
+                if let Some(aside) = aside {
+                    self.mailbox.doubt = Some((epoch, None));
+                    self.doubt = Some(Doubt {
+                        epoch,
+                        coordinator: error.culprit().unwrap_or(0),
+                        aside,
+                    });
+                }
+                return Err(error);
+            }
+        };
         let move_seconds = start.elapsed().as_secs_f64();
-        let dones: Vec<_> = stats.dones.iter().map(|d| d.unwrap_or_default()).collect();
+        let dones = &stats.dones;
         let loads_after: Vec<u64> = dones.iter().map(|d| d.units).collect();
         let items_after_all: Vec<u64> = dones.iter().map(|d| d.items).collect();
         let link_seconds: f64 = dones.iter().map(|d| d.link_seconds).sum();
@@ -328,14 +361,111 @@ impl<T: Item, C: Comm<T>> Balancer<T, C> {
     }
 
     /// Decides and moves in one collective call: [`Balancer::plan`] then
-    /// [`Balancer::migrate`]. When the rule finds nothing to do, the call costs one
-    /// all-gather.
+    /// [`Balancer::migrate`] (after [`Balancer::resolve`], if an earlier call is in doubt).
+    /// When the rule finds nothing to do, the call costs one all-gather.
     ///
     /// # Errors
     /// As [`Balancer::plan`] and [`Balancer::migrate`].
     pub fn rebalance(&mut self, items: &mut Vec<T>) -> Result<Report, PeerError> {
+        self.resolve(items)?;
         let migration = self.plan(items)?;
         self.migrate(items, &migration)
+    }
+
+    /// Settles a call whose outcome was in doubt ([`PeerError::InDoubt`]): waits (at most the
+    /// timeout) for the decision, then puts back into `items` the items the outcome gives
+    /// this rank. Does nothing when no call is in doubt.
+    ///
+    /// # Errors
+    /// [`PeerError::InDoubt`] again when the deciding rank is still silent (the items stay
+    /// aside); transport errors.
+    pub fn resolve(&mut self, items: &mut Vec<T>) -> Result<(), PeerError> {
+        let Some(doubt) = self.doubt.take() else {
+            return Ok(());
+        };
+        let deadline = Instant::now() + self.config.timeout;
+        loop {
+            if let Some((e, Some(env))) = &self.mailbox.doubt {
+                debug_assert_eq!(*e, doubt.epoch);
+                let committed = matches!(
+                    env.msg,
+                    Msg::Decision {
+                        outcome: WireOutcome::Commit(_),
+                        ..
+                    }
+                );
+                self.mailbox.doubt = None;
+                doubt.aside.settle(items, committed);
+                return Ok(());
+            }
+            let now = Instant::now();
+            let silence = self.ep.liveness(doubt.coordinator).silence();
+            if now >= deadline || silence > self.config.timeout {
+                let reason = match self.ep.liveness(doubt.coordinator) {
+                    Liveness::Closed { .. } => {
+                        format!("rank {} (which decides the outcome) left", doubt.coordinator)
+                    }
+                    _ => format!(
+                        "rank {} (which decides the outcome) {}",
+                        doubt.coordinator,
+                        PeerFailure::Silent {
+                            seconds: silence.as_secs_f64().min(1e9),
+                            timeout: self.config.timeout.as_secs_f64(),
+                        }
+                    ),
+                };
+                let err = PeerError::InDoubt {
+                    epoch: doubt.epoch,
+                    coordinator: doubt.coordinator,
+                    reason,
+                    items_aside: doubt.aside.len() as u64,
+                };
+                self.doubt = Some(doubt);
+                return Err(err);
+            }
+            self.ep.keep_alive();
+            if let Some(r) = self.ep.recv(Some((now + TICK).min(deadline)))? {
+                let e = r.msg.epoch();
+                let settles = matches!(r.msg, Msg::Decision { .. } | Msg::GiveUp { .. });
+                if e == doubt.epoch && settles {
+                    self.mailbox.doubt = Some((e, Some(r)));
+                } else if e > self.epoch {
+                    self.mailbox.later.push_back(r);
+                }
+            }
+        }
+    }
+
+    /// A timed barrier: returns when every rank has called it, or reports the rank that
+    /// stopped. Use it between calls (where an application would call `MPI_Barrier`), so
+    /// that a rank stopped outside a rebalance is found: every other rank returns an error
+    /// naming it ([`PeerError::culprit`]) within about the timeout. A rank that is only busy
+    /// is never reported where the transport proves liveness outside calls (threads, MPI
+    /// with a progress thread); elsewhere a rank that has not arrived is judged by the entry
+    /// timeout.
+    ///
+    /// # Errors
+    /// [`PeerError::PeerFailed`] (this rank found the failure) or [`PeerError::Aborted`]
+    /// (another rank did, and names it as the culprit).
+    ///
+    /// # Complexity
+    /// `⌈log₂ P⌉` rounds of one message each way.
+    pub fn barrier(&mut self) -> Result<(), PeerError> {
+        self.begin()?;
+        let mut session = self.session();
+        let result = barrier(&mut session).map_err(|e| session.give_up(e));
+        session.finish();
+        result
+    }
+
+    /// Checks every peer's liveness now, without waiting or sending anything: an error names
+    /// the first peer whose balancer is gone, or that has been silent for longer than the
+    /// timeout where the transport proves liveness outside calls.
+    ///
+    /// # Errors
+    /// [`PeerError::PeerFailed`] naming the peer.
+    pub fn check(&self) -> Result<(), PeerError> {
+        super::sync_point::check_peers(&self.ep, self.config.timeout)
     }
 }
 

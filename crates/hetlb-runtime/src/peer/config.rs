@@ -29,21 +29,32 @@ pub enum Speeds {
     },
 }
 
-/// Faults to inject into one rank's rebalance, to show and test what the others do. Counted
-/// in item messages this rank has sent during the call.
+/// Faults to inject into one rank's rebalance, to show and test what the others do. The
+/// `…AfterSends` faults strike after this rank has sent `k` item messages in the call (never,
+/// when it sends fewer); the `…AfterVote` faults strike right after this rank has voted in
+/// the closing agreement (when the call moves anything).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub enum Fault {
     /// No fault.
     #[default]
     None,
-    /// Panic after sending `k` item messages (a panic in the middle of a move).
+    /// Panic after sending `k` item messages (a crash in the middle of a move: the rank's
+    /// items die with it).
     PanicAfterSends(u32),
     /// Stop answering after sending `k` item messages, for the given time, then carry on (as
     /// a process stopped with SIGSTOP and continued).
     FreezeAfterSends(u32, Duration),
-    /// Leave the group after sending `k` item messages: the call returns an error at once,
-    /// without telling anyone, and the balancer is dropped.
+    /// Give the call up after sending `k` item messages, as a rank that hits an error of its
+    /// own would: the call aborts on every rank.
     LeaveAfterSends(u32),
+    /// Panic right after voting (a crash in the uncertain part of the call).
+    PanicAfterVote,
+    /// Stop answering right after voting, for the given time, then carry on.
+    FreezeAfterVote(Duration),
+    /// Stop waiting for the outcome right after voting. The rank does not roll back on its
+    /// own: see [`PeerError::InDoubt`](super::PeerError::InDoubt).
+    LeaveAfterVote,
 }
 
 /// Everything a [`Balancer`](super::Balancer) needs besides its communicator. Every rank of
@@ -75,6 +86,7 @@ pub struct BalancerConfig {
     pub(crate) seed: u64,
     pub(crate) lambda: Option<f64>,
     pub(crate) fault: Fault,
+    pub(crate) count_bytes: bool,
 }
 
 impl BalancerConfig {
@@ -112,6 +124,7 @@ impl BalancerConfig {
             seed: 0,
             lambda: None,
             fault: Fault::None,
+            count_bytes: true,
         }
     }
 
@@ -208,6 +221,28 @@ impl BalancerConfig {
     pub fn fault(mut self, fault: Fault) -> Self {
         self.fault = fault;
         self
+    }
+
+    /// Where nothing is serialised (threads), whether to count the bytes the items sent would
+    /// take on the wire, for reports (on by default; it costs one serialisation pass over the
+    /// items sent, without copying).
+    pub fn count_bytes(mut self, on: bool) -> Self {
+        self.count_bytes = on;
+        self
+    }
+
+    /// Checks the configuration against a group of `ranks` ranks, as
+    /// [`Balancer::new`](super::Balancer::new) does.
+    ///
+    /// # Errors
+    /// As [`Balancer::new`](super::Balancer::new).
+    pub fn check(&self, ranks: usize) -> Result<(), PeerError> {
+        self.resolve(ranks).map(|_| ())
+    }
+
+    /// The silence after which a peer is judged to have stopped.
+    pub fn timeout_value(&self) -> Duration {
+        self.timeout
     }
 
     /// The rule.

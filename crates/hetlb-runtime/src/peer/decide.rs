@@ -1,6 +1,6 @@
 //! Deciding: the core's rule run over the gathered loads, and this rank's part of the plan.
 
-use super::comm::RankState;
+use super::wire::RankState;
 use super::error::PeerError;
 use hetlb_core::model::Capacities;
 use hetlb_core::network_algorithm::{NetworkAlgorithm, NetworkOptions, balance_on};

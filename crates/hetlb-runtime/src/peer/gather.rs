@@ -9,9 +9,11 @@
 //! the whole plan — which the overlapped and pipelined schedules need — and the decisions are
 //! those of `hetlb balance` by construction.
 
-use super::comm::{Comm, Msg, RankState};
 use super::error::PeerError;
 use super::session::Session;
+use super::wire::{Msg, RankState};
+use crate::transport::Transport;
+use serde::Serialize;
 
 /// Gathers every rank's state; element `i` of the result is rank `i`'s.
 ///
@@ -20,8 +22,8 @@ use super::session::Session;
 ///
 /// # Complexity
 /// `⌈log₂ P⌉` rounds of one message each way; `P − 1` states received in all.
-pub(crate) fn all_gather<T, C: Comm<T>>(
-    session: &mut Session<'_, T, C>,
+pub(crate) fn all_gather<T: Serialize, E: Transport<Msg<T>>>(
+    session: &mut Session<'_, T, E>,
     mine: RankState,
 ) -> Result<Vec<RankState>, PeerError> {
     let (me, size) = (session.rank(), session.size());
@@ -64,4 +66,32 @@ pub(crate) fn all_gather<T, C: Comm<T>>(
         round += 1;
     }
     Ok(known.into_iter().flatten().collect())
+}
+
+/// A barrier by dissemination: in round `k` rank `r` tells `r + 2^k (mod P)` it has arrived
+/// and waits for `r − 2^k`; after `⌈log₂ P⌉` rounds every rank knows that every rank arrived.
+///
+/// # Errors
+/// As [`Session::next`].
+///
+/// # Complexity
+/// `⌈log₂ P⌉` rounds of one message each way.
+pub(crate) fn barrier<T: Serialize, E: Transport<Msg<T>>>(
+    session: &mut Session<'_, T, E>,
+) -> Result<(), PeerError> {
+    let (me, size) = (session.rank(), session.size());
+    let mut round = 0u32;
+    while (1usize << round) < size {
+        let step = 1usize << round;
+        let to = (me + step) % size;
+        let from = (me + size - step % size) % size;
+        let epoch = session.epoch();
+        session.send(to, Msg::Arrive { epoch, round })?;
+        session.next(
+            |f, m| f == from && matches!(m, Msg::Arrive { round: r, .. } if *r == round),
+            |p| p == from,
+        )?;
+        round += 1;
+    }
+    Ok(())
 }

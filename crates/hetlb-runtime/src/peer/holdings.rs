@@ -257,6 +257,49 @@ impl<'a, T: Item> Holdings<'a, T> {
     /// The call failed: the application's vector still holds exactly what it held before; the
     /// items received are dropped.
     pub(crate) fn roll_back(self) {}
+
+    /// The call's outcome is not known: the sent originals leave the application's vector,
+    /// and they and the items received are kept aside until it is.
+    pub(crate) fn set_aside(self) -> Aside<T> {
+        let sent = match self.sent {
+            Sent::Tail { kept } => self.own.split_off(kept.min(self.own.len())),
+            Sent::Mask(mask) => {
+                let mut sent = Vec::new();
+                let mut kept = Vec::with_capacity(self.own.len());
+                for (it, s) in self.own.drain(..).zip(mask) {
+                    if s { sent.push(it) } else { kept.push(it) }
+                }
+                *self.own = kept;
+                sent
+            }
+        };
+        Aside {
+            sent,
+            received: self.received.into_iter().flatten().collect(),
+        }
+    }
+}
+
+/// The items of a call whose outcome is not known yet: kept out of the application's vector
+/// so that no item is held twice, whichever way the call ends.
+#[derive(Debug)]
+pub(crate) struct Aside<T> {
+    /// This rank's originals of the items it sent (its own again if the call aborted).
+    pub(crate) sent: Vec<T>,
+    /// The items it received and kept (its own if the call committed).
+    pub(crate) received: Vec<T>,
+}
+
+impl<T> Aside<T> {
+    /// Items kept aside.
+    pub(crate) fn len(&self) -> usize {
+        self.sent.len() + self.received.len()
+    }
+
+    /// Puts back into `items` what the outcome gives this rank.
+    pub(crate) fn settle(self, items: &mut Vec<T>, committed: bool) {
+        items.extend(if committed { self.received } else { self.sent });
+    }
 }
 
 #[cfg(test)]
@@ -291,6 +334,24 @@ mod tests {
         assert_eq!((h.units(), h.items()), (4, 4));
         h.roll_back();
         assert_eq!(own, (0..10).collect::<Vec<u64>>());
+    }
+
+    #[test]
+    fn items_set_aside_settle_either_way() {
+        for committed in [false, true] {
+            let mut own: Vec<u64> = (0..6).collect();
+            let mut h = Holdings::new(&mut own);
+            h.receive(vec![10, 11], 2);
+            let _ = h.take(3, 100); // 10, 11 forwarded, 5 sent
+            let _ = h.take(1, 100); // 4 sent
+            let aside = h.set_aside();
+            assert_eq!(own, vec![0, 1, 2, 3]);
+            assert_eq!(aside.len(), 2);
+            aside.settle(&mut own, committed);
+            let expected: Vec<u64> = if committed { vec![0, 1, 2, 3] } else { (0..6).collect() };
+            own.sort_unstable();
+            assert_eq!(own, expected);
+        }
     }
 
     #[test]

@@ -14,7 +14,7 @@
 use super::Balancer;
 use super::config::BalancerConfig;
 use super::item::Item;
-use super::threads;
+use crate::transport::threads;
 use crossbeam::channel;
 use serde::{Deserialize, Serialize};
 use std::sync::{Arc, Barrier};
@@ -106,10 +106,12 @@ where
 }
 
 fn time_cwa(ranks: usize, per_sender: u64, count_bytes: bool) -> f64 {
-    timed(threads::group::<Item64>(ranks), move |r, comm| {
+    timed(threads::group(ranks), move |r, member| {
         let mut mine = initial(r, ranks, per_sender);
-        let cfg = BalancerConfig::new("cwa").expect("cwa");
-        let mut b = Balancer::new(comm.count_bytes(count_bytes), cfg).expect("config");
+        let cfg = BalancerConfig::new("cwa")
+            .expect("cwa")
+            .count_bytes(count_bytes);
+        let mut b = Balancer::new(&member, cfg).expect("config");
         move || {
             b.rebalance(&mut mine).expect("rebalance");
             assert_eq!(mine.len() as u64, per_sender);
@@ -152,10 +154,10 @@ pub fn nothing_to_do(ranks: usize, calls: usize, repeats: usize) -> Vec<(f64, f6
 }
 
 fn time_balanced(ranks: usize, calls: usize) -> f64 {
-    timed(threads::group::<u64>(ranks), move |r, comm| {
+    timed(threads::group(ranks), move |r, member| {
         let mut mine: Vec<u64> = (r as u64 * 100..(r as u64 + 1) * 100).collect();
         let cfg = BalancerConfig::new("cwa").expect("cwa");
-        let mut b = Balancer::new(comm, cfg).expect("config");
+        let mut b = Balancer::new(&member, cfg).expect("config");
         move || {
             for _ in 0..calls {
                 let report = b.rebalance(&mut mine).expect("rebalance");
@@ -257,10 +259,10 @@ pub fn schedules(k: u64, repeats: usize) -> Vec<ScheduleTiming> {
             let mut steps = 0;
             for _ in 0..repeats {
                 let barrier = Arc::new(Barrier::new(ranks));
-                let handles: Vec<_> = threads::group::<Item64>(ranks)
+                let handles: Vec<_> = threads::group(ranks)
                     .into_iter()
                     .enumerate()
-                    .map(|(r, comm)| {
+                    .map(|(r, member)| {
                         let barrier = Arc::clone(&barrier);
                         std::thread::spawn(move || {
                             let n = if r == 0 { 15 * k } else { k };
@@ -270,9 +272,11 @@ pub fn schedules(k: u64, repeats: usize) -> Vec<ScheduleTiming> {
                                 15 * k + (r as u64 - 1) * k
                             };
                             let mut mine = items(lo, lo + n);
-                            let cfg = BalancerConfig::new("dem").expect("dem").schedule(schedule);
-                            let mut b =
-                                Balancer::new(comm.count_bytes(false), cfg).expect("config");
+                            let cfg = BalancerConfig::new("dem")
+                                .expect("dem")
+                                .schedule(schedule)
+                                .count_bytes(false);
+                            let mut b = Balancer::new(&member, cfg).expect("config");
                             barrier.wait();
                             b.rebalance(&mut mine).expect("rebalance")
                         })

@@ -19,21 +19,19 @@
 //! measured time per unit of the report.
 //!
 //! **Agreement.** A rank that has sent and received all its transfers (and had its sends
-//! acknowledged) sends `Done` to every rank and waits for everyone's. It commits — keeps what
-//! it received, drops the originals of what it sent — when every rank is done, or when the
-//! ranks it no longer hears from are the only ones missing: then every transfer that involves
-//! them was completed by the live side, so the live ranks all commit. If any rank aborts, every
-//! rank rolls back to what it held before the call. A rank that fails during the move is
-//! announced by whoever waits for it (they abort); a rank that fails during the agreement is
-//! not announced (the others commit without it).
+//! acknowledged) votes, and keeps or drops what it received only when the call's outcome is
+//! decided (`agreement.rs`): every rank commits, or every rank rolls back. A failure found
+//! before this rank votes makes it give the call up, which aborts it everywhere.
 
-use super::comm::{Comm, DoneSummary, Msg};
+use super::agreement::{Verdict, agree, stop_waiting, vote, wait};
 use super::config::Fault;
 use super::decide::{Migration, PlannedTransfer};
-use super::error::{PeerError, PeerFailure};
-use super::holdings::Holdings;
+use super::error::PeerError;
+use super::holdings::{Aside, Holdings};
 use super::item::Item;
 use super::session::Session;
+use super::wire::{DoneSummary, Msg};
+use crate::transport::Transport;
 use hetlb_core::transmission::Schedule;
 use std::collections::{BTreeMap, HashMap};
 use std::time::Instant;
@@ -52,10 +50,10 @@ pub(crate) struct MoveStats {
     /// Σ over this rank's transfers of (planned − carried) units.
     pub(crate) residual: i64,
     pub(crate) messages: u64,
-    /// Every rank's summary (`None` for a rank that failed during the agreement).
-    pub(crate) dones: Vec<Option<DoneSummary>>,
-    /// This rank leaves the group without a word (fault injection).
-    pub(crate) leaving: bool,
+    /// Every rank's summary, once the call committed.
+    pub(crate) dones: Vec<DoneSummary>,
+    /// This rank's summary, when its part of the move is done.
+    pub(crate) mine: DoneSummary,
     pub(crate) move_seconds: f64,
 }
 
@@ -73,40 +71,87 @@ struct Incoming {
     complete: bool,
 }
 
+/// How a move ended for this rank, when it did not commit.
+pub(crate) struct Failed<T> {
+    pub(crate) error: PeerError,
+    /// The items in doubt, when the outcome is not known here.
+    pub(crate) aside: Option<Aside<T>>,
+}
+
 /// Carries out this rank's part of `m`; on success `items` holds the new distribution, on
-/// failure exactly what it held before.
-pub(crate) fn carry_out<T: Item, C: Comm<T>>(
-    session: &mut Session<'_, T, C>,
+/// failure exactly what it held before (or, when the outcome is not known here, what the
+/// move did not touch, the rest being returned aside).
+pub(crate) fn carry_out<T: Item, E: Transport<Msg<T>>>(
+    session: &mut Session<'_, T, E>,
     items: &mut Vec<T>,
     m: &Migration,
     fault: Fault,
-) -> Result<MoveStats, PeerError> {
+) -> Result<MoveStats, Failed<T>> {
     let start = Instant::now();
     let mut holdings = Holdings::new(items);
     let mut stats = MoveStats::default();
-    match move_items(session, &mut holdings, m, fault, &mut stats, start) {
-        Ok(()) => {}
-        Err(e) => {
-            holdings.roll_back();
-            // A failure of this rank's own (a message that cannot be encoded, say) stops the
-            // others too; a rank that leaves on purpose (fault injection) tells nobody.
-            return Err(if stats.leaving { e } else { session.fail(e) });
-        }
+    if let Err(e) = move_items(session, &mut holdings, m, fault, &mut stats, start) {
+        holdings.roll_back();
+        return Err(Failed {
+            error: session.give_up(e),
+            aside: None,
+        });
     }
-    match agree(session, &mut stats) {
-        Ok(lost) => {
+    let verdict = match fault {
+        Fault::PanicAfterVote | Fault::FreezeAfterVote(_) | Fault::LeaveAfterVote => {
+            agree_with_fault(session, stats.mine, fault)
+        }
+        _ => agree(session, stats.mine),
+    };
+    match verdict {
+        Verdict::Commit(dones) => {
             holdings.commit();
+            stats.dones = dones;
             stats.move_seconds = start.elapsed().as_secs_f64();
-            match lost {
-                None => Ok(stats),
-                Some((rank, failure)) => Err(PeerError::FailedAfterMove { rank, failure }),
-            }
+            Ok(stats)
         }
-        Err(e) => {
+        Verdict::Abort(error) => {
             holdings.roll_back();
-            Err(e)
+            Err(Failed { error, aside: None })
+        }
+        Verdict::InDoubt {
+            coordinator,
+            reason,
+        } => {
+            let aside = holdings.set_aside();
+            Err(Failed {
+                error: PeerError::InDoubt {
+                    epoch: session.epoch(),
+                    coordinator,
+                    reason,
+                    items_aside: aside.len() as u64,
+                },
+                aside: Some(aside),
+            })
         }
     }
+}
+
+/// The agreement with a fault injected right after this rank's vote: a panic (the rank dies
+/// with what it holds), a freeze, or giving up — which, after a vote, is never a decision of
+/// its own: where the group shares a ledger the ledger settles it, elsewhere the rank only
+/// stops waiting and keeps the items in doubt aside.
+fn agree_with_fault<T: Item, E: Transport<Msg<T>>>(
+    session: &mut Session<'_, T, E>,
+    mine: DoneSummary,
+    fault: Fault,
+) -> Verdict {
+    let me = session.rank();
+    if let Some(v) = vote(session, mine) {
+        return v;
+    }
+    match fault {
+        Fault::PanicAfterVote => panic!("injected fault: rank {me} panics after its vote"),
+        Fault::FreezeAfterVote(d) => session.ep.pause(Some(d)),
+        Fault::LeaveAfterVote => return stop_waiting(session, mine),
+        _ => {}
+    }
+    wait(session, mine)
 }
 
 /// Link timing gathered while moving: Σ seconds from first send to acknowledgement, Σ units.
@@ -116,8 +161,8 @@ struct LinkTiming {
     units: u64,
 }
 
-fn move_items<T: Item, C: Comm<T>>(
-    session: &mut Session<'_, T, C>,
+fn move_items<T: Item, E: Transport<Msg<T>>>(
+    session: &mut Session<'_, T, E>,
     holdings: &mut Holdings<'_, T>,
     m: &Migration,
     fault: Fault,
@@ -127,7 +172,6 @@ fn move_items<T: Item, C: Comm<T>>(
     let me = session.rank();
     let size = session.size();
     let epoch = m.epoch;
-    stats.dones = vec![None; size];
     let mut outs: Vec<Outgoing> = m
         .sends(me)
         .map(|&t| Outgoing {
@@ -213,10 +257,7 @@ fn move_items<T: Item, C: Comm<T>>(
                 )?;
             }
             item_messages += 1;
-            if let Err(e) = inject(session, fault, item_messages) {
-                stats.leaving = true;
-                return Err(e);
-            }
+            inject(session, fault, item_messages)?;
             if !last {
                 break;
             }
@@ -230,7 +271,7 @@ fn move_items<T: Item, C: Comm<T>>(
             break;
         }
         let got = session.next(
-            |_, msg| matches!(msg, Msg::Items { .. } | Msg::Ack { .. } | Msg::Done { .. }),
+            |_, msg| matches!(msg, Msg::Items { .. } | Msg::Ack { .. }),
             |p| waiting_from[p] > 0 || unacked_to[p] > 0,
         )?;
         stats.messages += 1;
@@ -244,15 +285,15 @@ fn move_items<T: Item, C: Comm<T>>(
                 ..
             } => {
                 let Some(inc) = ins.get_mut(&transfer) else {
-                    return Err(session.abort(PeerError::Mismatch(format!(
+                    return Err(PeerError::Mismatch(format!(
                         "rank {from} sent items for transfer {transfer}, which is not addressed \
                          to rank {me}"
-                    ))));
+                    )));
                 };
                 if inc.from != from || inc.complete {
-                    return Err(session.abort(PeerError::Mismatch(format!(
+                    return Err(PeerError::Mismatch(format!(
                         "rank {from} sent items for transfer {transfer} out of turn"
-                    ))));
+                    )));
                 }
                 stats.items_received += items.len() as u64;
                 stats.units_received += units;
@@ -283,23 +324,22 @@ fn move_items<T: Item, C: Comm<T>>(
                     }
                 }
             }
-            Msg::Done { summary, .. } => stats.dones[from] = Some(summary),
             _ => {}
         }
     }
-    stats.dones[me] = Some(DoneSummary {
+    stats.mine = DoneSummary {
         units: holdings.units(),
         items: holdings.items(),
         move_seconds: start.elapsed().as_secs_f64(),
         link_seconds: timing.seconds,
         link_units: timing.units,
-    });
+    };
     Ok(())
 }
 
 /// Applies an injected fault after this rank's `sent`-th item message.
-fn inject<T, C: Comm<T>>(
-    session: &mut Session<'_, T, C>,
+fn inject<T: Item, E: Transport<Msg<T>>>(
+    session: &mut Session<'_, T, E>,
     fault: Fault,
     sent: u32,
 ) -> Result<(), PeerError> {
@@ -308,60 +348,12 @@ fn inject<T, C: Comm<T>>(
             panic!("injected fault: rank {} panics in a move", session.rank())
         }
         Fault::FreezeAfterSends(k, d) if k == sent => {
-            session.comm.freeze(d);
+            session.ep.pause(Some(d));
             Ok(())
         }
-        Fault::LeaveAfterSends(k) if k == sent => Err(PeerError::Transport(format!(
-            "injected fault: rank {} leaves the group",
-            session.rank()
-        ))),
+        Fault::LeaveAfterSends(k) if k == sent => Err(PeerError::GaveUp {
+            rank: session.rank(),
+        }),
         _ => Ok(()),
     }
-}
-
-/// The closing agreement; `Ok(Some(..))` names a rank that failed during it (the move stands).
-fn agree<T, C: Comm<T>>(
-    session: &mut Session<'_, T, C>,
-    stats: &mut MoveStats,
-) -> Result<Option<(usize, PeerFailure)>, PeerError> {
-    let me = session.rank();
-    let size = session.size();
-    let epoch = session.epoch();
-    let mine = stats.dones[me].unwrap_or_default();
-    for to in (0..size).filter(|&r| r != me) {
-        session.send(
-            to,
-            Msg::Done {
-                epoch,
-                summary: mine,
-            },
-        )?;
-    }
-    session.announce_failures = false;
-    let mut lost: Option<(usize, PeerFailure)> = None;
-    let mut dead = vec![false; size];
-    while (0..size).any(|r| stats.dones[r].is_none() && !dead[r]) {
-        let dones = &stats.dones;
-        let result = session.next(
-            |_, msg| matches!(msg, Msg::Done { .. }),
-            |p| dones[p].is_none() && !dead[p],
-        );
-        match result {
-            Ok(got) => {
-                if let Msg::Done { summary, .. } = got.msg {
-                    stats.dones[got.from] = Some(summary);
-                }
-            }
-            Err(PeerError::PeerFailed { rank, failure }) => {
-                dead[rank] = true;
-                lost.get_or_insert((rank, failure));
-            }
-            Err(e) => {
-                session.announce_failures = true;
-                return Err(e);
-            }
-        }
-    }
-    session.announce_failures = true;
-    Ok(lost)
 }

@@ -18,21 +18,23 @@
 //!   for the same rule, loads, capacities and topology.
 //! * Speeds are equal, fixed, or measured from what the application reports
 //!   ([`Balancer::record`], [`SpeedMeter`]).
-//! * Moving is copy-then-release and transactional: an error during the move leaves every
-//!   rank with exactly the items it held before (see [`migrate`'s design](self#design)).
-//! * Two backends: [`threads`] (ranks are threads of one process) and `mpi` (feature `mpi`;
-//!   the application's communicator, duplicated).
+//! * Moving is copy-then-release and atomic: whatever fails, every rank commits the move or
+//!   every rank rolls it back, and every item is held by exactly one rank that is still
+//!   running (a rank that crashes takes its own items with it). See the design note.
+//! * Any transport of [`crate::transport`]: threads of one process
+//!   ([`crate::transport::threads::group`]) or MPI processes (`crate::transport::mpi::Mpi`,
+//!   feature `mpi`; the application's communicator, duplicated).
+//! * Between calls, [`Balancer::barrier`] and [`Balancer::check`] find a rank that stopped.
 //!
 //! # Design
 //! The protocol, the failure model and the reasons behind them are in `README.md` beside this
 //! module; in short: every message carries the call's epoch; a rank waits only for the peers
-//! it needs and judges only those (silence beyond the timeout while taking part in the call, or
-//! a dropped balancer); whoever notices a failure during the move tells everyone, and everyone
-//! rolls back; after the move every rank tells every rank it is done, and a rank commits when
-//! all live ranks are.
+//! it needs and judges only those; a rank that gives a call up before voting aborts it
+//! everywhere; the votes are decided in one place (the group's ledger in shared memory, or a
+//! coordinating rank), so every rank commits or every rank rolls back.
 
+mod agreement;
 mod balancer;
-mod comm;
 mod config;
 mod decide;
 mod error;
@@ -41,18 +43,17 @@ mod holdings;
 mod item;
 pub mod measure;
 mod migrate;
-#[cfg(feature = "mpi")]
-pub mod mpi;
 mod report;
 mod session;
 mod speed;
-pub mod threads;
+mod sync_point;
+mod wire;
 
 pub use balancer::Balancer;
-pub use comm::{Comm, DoneSummary, Liveness, Msg, RankState, Received};
 pub use config::{BalancerConfig, DEFAULT_TIMEOUT, Fault, Speeds};
 pub use decide::{Migration, PlannedTransfer, imbalance};
-pub use error::{PeerError, PeerFailure};
+pub use error::{Holding, PeerError, PeerFailure};
 pub use item::Item;
 pub use report::Report;
 pub use speed::SpeedMeter;
+pub use sync_point::SyncPoint;

@@ -1,56 +1,47 @@
-//! One call's view of the network: messages of this call only, the peers it waits for, and
-//! the failure detector.
+//! One call's view of the network: messages of this call only, the peers it waits for, the
+//! failure detector, and how a rank gives the call up.
 //!
 //! Every message carries the call's epoch. Messages of earlier calls (left over after a failed
-//! call) are dropped; messages of later calls (a fast rank already in the next call) are kept
-//! for it; messages of this call that the caller does not want yet (items that arrive while
-//! the gather is still running) wait in the mailbox.
+//! call) are dropped — but for the decision of a call whose outcome this rank does not know
+//! yet; messages of later calls (a fast rank already in the next call) are kept for it;
+//! messages of this call that the caller does not want yet (items that arrive while the
+//! gather is still running) wait in the mailbox.
 //!
 //! **Failure detection.** While it waits, a rank looks at the peers it is waiting *for* and
-//! only at those: a peer whose balancer was dropped, or that has been silent for longer than
-//! the timeout although it takes part in the call, has failed. A peer that has not reached the
-//! call yet is busy, not silent: it is judged by the entry timeout only, and only on a backend
-//! that cannot prove liveness outside calls. On a failure the rank tells every other rank
-//! ([`Msg::Abort`]) so that they stop waiting and roll back too.
+//! only at those: a peer whose endpoint closed, or that has been silent for longer than the
+//! timeout, has failed. A peer that has not reached the call yet is busy, not silent, where
+//! the transport cannot prove liveness outside calls: it is judged by the entry timeout only.
+//!
+//! **Giving up.** A rank that gives a call up before it has voted makes the call abort
+//! everywhere: it writes the abort into the group's ledger (shared memory) or tells every
+//! rank (messages). A rank that has voted never gives up on its own: see `agreement.rs`.
 
-use super::comm::{Comm, Liveness, Msg, Received};
 use super::error::{PeerError, PeerFailure};
+use super::wire::{Msg, WireOutcome};
+use crate::transport::{Envelope, LedgerOutcome, Liveness, Transport, TransportError};
+use serde::Serialize;
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
-/// How often a waiting rank checks its peers and sends its heartbeats, at most.
-const TICK: Duration = Duration::from_millis(50);
+/// How often a waiting rank checks its peers and the ledger, at most.
+pub(crate) const TICK: Duration = Duration::from_millis(50);
 
-impl<T> Msg<T> {
-    /// The call the message belongs to (`None` for heartbeats of no call and departures).
-    pub(crate) fn epoch(&self) -> Option<u64> {
-        match self {
-            Msg::Gather { epoch, .. }
-            | Msg::Items { epoch, .. }
-            | Msg::Ack { epoch, .. }
-            | Msg::Done { epoch, .. }
-            | Msg::Abort { epoch, .. }
-            | Msg::Heartbeat { epoch } => Some(*epoch),
-            Msg::Left { .. } => None,
-        }
-    }
-}
-
-/// What a balancer keeps between calls: messages for later calls, and the peers known to
-/// have left.
+/// What a balancer keeps between calls.
 pub(crate) struct Mailbox<T> {
-    pub(crate) later: VecDeque<Received<T>>,
-    pub(crate) departed: Vec<Option<PeerFailure>>,
+    /// Messages of later calls.
+    pub(crate) later: VecDeque<Envelope<Msg<T>>>,
     /// The latest call each peer was heard in: a peer heard in this call takes part in it.
     pub(crate) seen_in: Vec<u64>,
+    /// A call whose outcome this rank does not know yet, and its decision once it arrives.
+    pub(crate) doubt: Option<(u64, Option<Envelope<Msg<T>>>)>,
 }
 
 impl<T> Mailbox<T> {
     pub(crate) fn new(size: usize) -> Self {
         Self {
             later: VecDeque::new(),
-            departed: vec![None; size],
             seen_in: vec![0; size],
+            doubt: None,
         }
     }
 }
@@ -63,72 +54,63 @@ pub(crate) struct Traffic {
     pub(crate) messages_sent: u64,
 }
 
-pub(crate) struct Session<'a, T, C> {
-    pub(crate) comm: &'a mut C,
+pub(crate) struct Session<'a, T, E> {
+    pub(crate) ep: &'a E,
     epoch: u64,
     timeout: Duration,
     entry_timeout: Option<Duration>,
+    count_bytes: bool,
     /// Messages of this call not yet taken.
-    pending: VecDeque<Received<T>>,
+    pending: VecDeque<Envelope<Msg<T>>>,
     /// Messages received while judging peers, not yet looked at.
-    early: VecDeque<Received<T>>,
-    /// Messages of later calls.
-    later: &'a mut VecDeque<Received<T>>,
-    seen_in: &'a mut Vec<u64>,
-    departed: &'a mut Vec<Option<PeerFailure>>,
+    early: VecDeque<Envelope<Msg<T>>>,
+    mailbox: &'a mut Mailbox<T>,
     last_tick: Instant,
-    /// Whether a failure found while waiting is announced to every rank (the move), or only
-    /// returned (the closing agreement, where each rank decides for itself).
-    pub(crate) announce_failures: bool,
     pub(crate) traffic: Traffic,
 }
 
-impl<'a, T, C: Comm<T>> Session<'a, T, C> {
-    pub(crate) fn new(
-        comm: &'a mut C,
-        mailbox: &'a mut Mailbox<T>,
-        epoch: u64,
-        timeout: Duration,
-        entry_timeout: Option<Duration>,
-    ) -> Self {
-        let size = comm.size();
-        mailbox.departed.resize(size, None);
-        mailbox.seen_in.resize(size, 0);
+/// How a session is set up.
+pub(crate) struct SessionSettings {
+    pub(crate) epoch: u64,
+    pub(crate) timeout: Duration,
+    pub(crate) entry_timeout: Option<Duration>,
+    pub(crate) count_bytes: bool,
+}
+
+impl<'a, T: Serialize, E: Transport<Msg<T>>> Session<'a, T, E> {
+    pub(crate) fn new(ep: &'a E, mailbox: &'a mut Mailbox<T>, s: SessionSettings) -> Self {
         let mut pending = VecDeque::new();
         let mut kept = VecDeque::new();
         for r in mailbox.later.drain(..) {
-            match r.msg.epoch() {
-                Some(e) if e == epoch => pending.push_back(r),
-                Some(e) if e > epoch => kept.push_back(r),
-                _ => {}
+            let e = r.msg.epoch();
+            if e == s.epoch {
+                mailbox.seen_in[r.from] = s.epoch;
+                pending.push_back(r);
+            } else if e > s.epoch {
+                kept.push_back(r);
             }
         }
         mailbox.later = kept;
-        for r in &pending {
-            mailbox.seen_in[r.from] = epoch;
-        }
         Self {
-            comm,
-            epoch,
-            timeout,
-            entry_timeout,
+            ep,
+            epoch: s.epoch,
+            timeout: s.timeout,
+            entry_timeout: s.entry_timeout,
+            count_bytes: s.count_bytes,
             pending,
             early: VecDeque::new(),
-            later: &mut mailbox.later,
-            seen_in: &mut mailbox.seen_in,
-            departed: &mut mailbox.departed,
+            mailbox,
             last_tick: Instant::now(),
-            announce_failures: true,
             traffic: Traffic::default(),
         }
     }
 
     pub(crate) fn rank(&self) -> usize {
-        self.comm.rank()
+        self.ep.rank()
     }
 
     pub(crate) fn size(&self) -> usize {
-        self.comm.size()
+        self.ep.size()
     }
 
     pub(crate) fn epoch(&self) -> u64 {
@@ -137,192 +119,226 @@ impl<'a, T, C: Comm<T>> Session<'a, T, C> {
 
     /// Sends a message of this call.
     pub(crate) fn send(&mut self, to: usize, msg: Msg<T>) -> Result<(), PeerError> {
-        let bytes = self.comm.send(to, msg)?;
-        self.traffic.bytes_sent += bytes;
+        // Where nothing is serialised (threads), items are counted at the size they would
+        // take on the wire.
+        let counted = if self.count_bytes && matches!(msg, Msg::Items { .. }) {
+            postcard::serialize_with_flavor::<_, postcard::ser_flavors::Size, usize>(
+                &msg,
+                postcard::ser_flavors::Size::default(),
+            )
+            .ok()
+            .map(|n| n as u64)
+        } else {
+            None
+        };
+        let wire = match self.ep.send(to, msg) {
+            Ok(n) => n,
+            // A receiver that has gone away is judged by its liveness where it matters
+            // (while this rank waits for it), not here.
+            Err(TransportError::Closed(_)) => 0,
+            Err(e) => return Err(e.into()),
+        };
+        self.traffic.bytes_sent += if wire > 0 { wire } else { counted.unwrap_or(0) };
         self.traffic.messages_sent += 1;
         Ok(())
     }
 
-    /// Ends the call with `error`: a failure found here is announced to every rank (unless it
-    /// came from another rank's announcement, or was already announced).
-    pub(crate) fn fail(&mut self, error: PeerError) -> PeerError {
-        match error {
-            PeerError::Aborted { .. } | PeerError::PeerFailed { .. } => error,
-            other => self.abort(other),
-        }
-    }
-
-    /// Tells every other rank that this call failed, and returns `error`.
-    pub(crate) fn abort(&mut self, error: PeerError) -> PeerError {
-        if !self.announce_failures {
-            return error;
+    /// Gives the call up because of `error`, before this rank has voted: the call aborts on
+    /// every rank. Returns the error to report.
+    pub(crate) fn give_up(&mut self, error: PeerError) -> PeerError {
+        if matches!(error, PeerError::Aborted { .. }) {
+            return error; // another rank gave it up already
         }
         let me = self.rank();
+        let culprit = error.culprit();
         let reason = match &error {
             PeerError::PeerFailed { rank, failure } => format!("rank {rank} {failure}"),
             other => other.to_string(),
         };
-        let culprit = error.culprit().map(|c| c as u32);
-        for to in (0..self.size()).filter(|&r| r != me) {
-            let _ = self.comm.send(
-                to,
-                Msg::Abort {
-                    epoch: self.epoch,
-                    culprit,
-                    reason: reason.clone(),
-                },
-            );
+        let epoch = self.epoch;
+        if let Some(ledger) = self.ep.ledger() {
+            ledger.abort(epoch, me, culprit, &reason);
+            self.wake_all();
+        } else {
+            for to in (0..self.size()).filter(|&r| r != me) {
+                let _ = self.send(
+                    to,
+                    Msg::GiveUp {
+                        epoch,
+                        culprit: culprit.map(|c| c as u32),
+                        reason: reason.clone(),
+                    },
+                );
+            }
         }
         error
+    }
+
+    /// Tells every other rank that the ledger decided this call.
+    pub(crate) fn wake_all(&mut self) {
+        let (me, epoch) = (self.rank(), self.epoch);
+        for to in (0..self.size()).filter(|&r| r != me) {
+            let _ = self.send(to, Msg::Decided { epoch });
+        }
+    }
+
+    /// The error that stops this call, if another rank gave it up.
+    fn stopped(&self) -> Option<PeerError> {
+        if let Some(ledger) = self.ep.ledger() {
+            if let Some(LedgerOutcome::Abort {
+                by,
+                culprit,
+                reason,
+            }) = ledger.outcome(self.epoch)
+            {
+                return Some(PeerError::Aborted {
+                    by,
+                    culprit,
+                    reason,
+                });
+            }
+        }
+        self.pending.iter().find_map(|r| stop_of(r))
     }
 
     /// The next message of this call that `wanted` accepts, waiting for the ranks `watch`
     /// says it waits for. Other messages of this call are kept for later.
     ///
     /// # Errors
-    /// [`PeerError::Aborted`] when another rank stopped the call; [`PeerError::PeerFailed`]
-    /// when a watched peer failed (the other ranks are told); transport errors.
+    /// [`PeerError::Aborted`] when another rank gave the call up (unless `wanted` takes its
+    /// message); [`PeerError::PeerFailed`] when a watched peer failed (nobody is told:
+    /// the caller decides); transport errors.
     pub(crate) fn next(
         &mut self,
         wanted: impl Fn(usize, &Msg<T>) -> bool,
         watch: impl Fn(usize) -> bool,
-    ) -> Result<Received<T>, PeerError> {
-        if let Some(r) = self
-            .pending
-            .iter()
-            .find(|r| matches!(r.msg, Msg::Abort { .. }))
-        {
-            if let Msg::Abort {
-                culprit, reason, ..
-            } = &r.msg
-            {
-                return Err(PeerError::Aborted {
-                    by: r.from,
-                    culprit: culprit.map(|c| c as usize),
-                    reason: reason.clone(),
-                });
+    ) -> Result<Envelope<Msg<T>>, PeerError> {
+        if let Some(i) = self.pending.iter().position(|r| wanted(r.from, &r.msg)) {
+            if let Some(r) = self.pending.remove(i) {
+                return Ok(r);
             }
         }
-        if let Some(i) = self.pending.iter().position(|r| wanted(r.from, &r.msg)) {
-            let r = self.pending.remove(i).expect("index in range");
-            return Ok(r);
+        if let Some(e) = self.stopped() {
+            return Err(e);
         }
         loop {
             // Read what has already arrived before judging anyone: a peer that finished the
             // call and left sent its last messages first.
-            let r = match self.receive(Instant::now())? {
+            let r = match self.receive_now()? {
                 Some(r) => r,
                 None => {
                     self.tick(&watch)?;
-                    match self.receive(Instant::now() + TICK)? {
+                    match self.receive_until(Instant::now() + TICK)? {
                         Some(r) => r,
                         None => continue,
                     }
                 }
             };
             self.traffic.bytes_received += r.bytes;
-            match r.msg.epoch() {
-                None => {
-                    if let Msg::Left { panicked } = &r.msg {
-                        self.departed[r.from] = Some(match panicked {
-                            Some(m) => PeerFailure::Panicked(m.clone()),
-                            None => PeerFailure::Left,
-                        });
-                    }
-                    continue;
-                }
-                Some(e) if e < self.epoch => continue,
-                Some(e) if e > self.epoch => {
-                    self.later.push_back(r);
-                    continue;
-                }
-                Some(_) => {}
-            }
-            self.seen_in[r.from] = self.epoch;
-            match &r.msg {
-                Msg::Heartbeat { .. } => continue,
-                Msg::Abort {
-                    culprit, reason, ..
-                } => {
-                    return Err(PeerError::Aborted {
-                        by: r.from,
-                        culprit: culprit.map(|c| c as usize),
-                        reason: reason.clone(),
-                    });
-                }
-                _ => {}
-            }
+            let Some(r) = self.admit(r) else { continue };
             if wanted(r.from, &r.msg) {
                 return Ok(r);
+            }
+            if let Some(e) = stop_of(&r) {
+                return Err(e);
+            }
+            if let Msg::Decided { .. } = r.msg {
+                if let Some(e) = self.stopped() {
+                    return Err(e);
+                }
+                continue;
             }
             self.pending.push_back(r);
         }
     }
 
-    /// Sends heartbeats when due and judges the watched peers.
+    /// Sorts a message by its call: this call's is returned; a later call's is kept; an
+    /// earlier call's is dropped, but for the decision of a call in doubt.
+    fn admit(&mut self, r: Envelope<Msg<T>>) -> Option<Envelope<Msg<T>>> {
+        let e = r.msg.epoch();
+        if e == self.epoch {
+            self.mailbox.seen_in[r.from] = self.epoch;
+            return Some(r);
+        }
+        if e > self.epoch {
+            self.mailbox.later.push_back(r);
+            return None;
+        }
+        if let Some((doubtful, slot)) = &mut self.mailbox.doubt {
+            let settles = matches!(r.msg, Msg::Decision { .. } | Msg::GiveUp { .. });
+            if *doubtful == e && settles && slot.is_none() {
+                *slot = Some(r);
+            }
+        }
+        None
+    }
+
+    /// Judges the watched peers (and proves this rank alive where that takes messages).
     fn tick(&mut self, watch: &impl Fn(usize) -> bool) -> Result<(), PeerError> {
         if self.last_tick.elapsed() >= TICK {
-            self.comm.keep_alive(self.epoch);
+            self.ep.keep_alive();
             self.last_tick = Instant::now();
+        }
+        if let Some(e) = self.stopped() {
+            return Err(e);
         }
         let me = self.rank();
         for peer in (0..self.size()).filter(|&p| p != me && watch(p)) {
             // Anything that arrived meanwhile is read before judging.
-            if !self.comm_is_quiet()? {
+            if !self.quiet()? {
                 return Ok(());
             }
-            if let Some(failure) = self.departed[peer].clone() {
-                return Err(self.abort(PeerError::PeerFailed {
+            if let Some(failure) = self.judge(peer) {
+                return Err(PeerError::PeerFailed {
                     rank: peer,
                     failure,
-                }));
+                });
             }
-            let failure = match self.comm.liveness(peer) {
-                Liveness::Alive => continue,
-                Liveness::Aborted { culprit, reason } => {
-                    // It gave up this call; its Abort message may still be on its way.
-                    return Err(PeerError::Aborted {
-                        by: peer,
-                        culprit,
-                        reason,
-                    });
-                }
-                Liveness::Left => PeerFailure::Left,
-                Liveness::Panicked(m) => PeerFailure::Panicked(m),
-                Liveness::Silent(d) => {
-                    let taking_part = self.seen_in[peer] == self.epoch;
-                    let limit = if taking_part || self.comm.proves_liveness_outside_calls() {
-                        Some(self.timeout)
-                    } else {
-                        self.entry_timeout
-                    };
-                    match limit {
-                        Some(l) if d > l => PeerFailure::Silent {
-                            seconds: d.as_secs_f64(),
-                            timeout: l.as_secs_f64(),
-                        },
-                        _ => continue,
-                    }
-                }
-            };
-            return Err(self.abort(PeerError::PeerFailed {
-                rank: peer,
-                failure,
-            }));
         }
         Ok(())
     }
 
-    fn receive(&mut self, until: Instant) -> Result<Option<Received<T>>, PeerError> {
+    /// How `peer` failed, if it did.
+    pub(crate) fn judge(&self, peer: usize) -> Option<PeerFailure> {
+        match self.ep.liveness(peer) {
+            Liveness::Alive => None,
+            Liveness::Closed { panicked: Some(m) } => Some(PeerFailure::Panicked(m)),
+            Liveness::Closed { panicked: None } => Some(PeerFailure::Left),
+            Liveness::Silent(d) => {
+                let taking_part = self.mailbox.seen_in[peer] == self.epoch;
+                let limit = if taking_part || self.ep.proves_liveness_outside_calls() {
+                    Some(self.timeout)
+                } else {
+                    self.entry_timeout
+                };
+                match limit {
+                    Some(l) if d > l => Some(PeerFailure::Silent {
+                        seconds: d.as_secs_f64(),
+                        timeout: l.as_secs_f64(),
+                    }),
+                    _ => None,
+                }
+            }
+        }
+    }
+
+    fn receive_now(&mut self) -> Result<Option<Envelope<Msg<T>>>, PeerError> {
         match self.early.pop_front() {
             Some(r) => Ok(Some(r)),
-            None => self.comm.recv(until),
+            None => Ok(self.ep.try_recv()?),
+        }
+    }
+
+    fn receive_until(&mut self, until: Instant) -> Result<Option<Envelope<Msg<T>>>, PeerError> {
+        match self.early.pop_front() {
+            Some(r) => Ok(Some(r)),
+            None => Ok(self.ep.recv(Some(until))?),
         }
     }
 
     /// True when no message is waiting; a waiting message is kept for the caller's loop.
-    fn comm_is_quiet(&mut self) -> Result<bool, PeerError> {
-        match self.comm.recv(Instant::now())? {
+    fn quiet(&mut self) -> Result<bool, PeerError> {
+        match self.ep.try_recv()? {
             None => Ok(true),
             Some(r) => {
                 self.early.push_back(r);
@@ -335,8 +351,35 @@ impl<'a, T, C: Comm<T>> Session<'a, T, C> {
     /// decision was still being made) stay for the move, which has the same epoch.
     pub(crate) fn finish(self) -> Traffic {
         for r in self.pending.into_iter().chain(self.early).rev() {
-            self.later.push_front(r);
+            self.mailbox.later.push_front(r);
         }
         self.traffic
+    }
+}
+
+/// The error a message means for this call, when it stops it.
+fn stop_of<T>(r: &Envelope<Msg<T>>) -> Option<PeerError> {
+    match &r.msg {
+        Msg::GiveUp {
+            culprit, reason, ..
+        } => Some(PeerError::Aborted {
+            by: r.from,
+            culprit: culprit.map(|c| c as usize),
+            reason: reason.clone(),
+        }),
+        Msg::Decision {
+            outcome:
+                WireOutcome::Abort {
+                    by,
+                    culprit,
+                    reason,
+                },
+            ..
+        } => Some(PeerError::Aborted {
+            by: *by as usize,
+            culprit: culprit.map(|c| c as usize),
+            reason: reason.clone(),
+        }),
+        _ => None,
     }
 }

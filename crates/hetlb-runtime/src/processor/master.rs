@@ -8,8 +8,7 @@
 //! stopped worker woken for it if need be), and a processor that panics, vanishes or falls
 //! silent has all its unfinished tasks put back.
 
-use super::Cpu;
-use super::heartbeat::Heartbeat;
+use super::{Cpu, silence, silent_deadline};
 use crate::config::RunConfig;
 use crate::error::RuntimeError;
 use crate::job::Job;
@@ -42,7 +41,6 @@ const MASTER_CHUNK_SECONDS: f64 = 0.02;
 
 struct Master<'a, 'j, J: Job, Tr> {
     tr: &'a Tr,
-    hb: &'a Heartbeat,
     cpu: &'a mut Cpu<'j, J>,
     cfg: &'a RunConfig,
     sched: Scheduler,
@@ -86,7 +84,6 @@ pub(crate) fn run<J, Tr>(
     tr: &Tr,
     cpu: &mut Cpu<'_, J>,
     cfg: &RunConfig,
-    hb: &Heartbeat,
     capacities: Vec<f64>,
     calibrated: bool,
 ) -> Result<Outcome<J::Output>, RuntimeError>
@@ -101,13 +98,15 @@ where
             capacities.len()
         )));
     }
-    hb.lead();
+    // The other ranks learn who the master is.
+    for w in (0..size).filter(|&w| w != cpu.rank()) {
+        let _ = tr.send(w, Msg::Alive { leading: true });
+    }
     let sched = Scheduler::new(cfg.policy, cfg.params, &capacities)?;
     let total = cpu.job().tasks();
     let now = Instant::now();
     let mut m = Master {
         tr,
-        hb,
         me: cpu.rank(),
         cpu,
         cfg,
@@ -607,7 +606,7 @@ where
     /// An injected hang of the master: it says nothing any more, until the run is ended
     /// around it (or, on rank 0, until the others must have given up).
     fn play_dead(&self) -> RuntimeError {
-        self.hb.mute();
+        self.tr.pause(None);
         let until = Instant::now() + 2 * self.cfg.timeout + Duration::from_secs(1);
         while let Ok(Some(env)) = self.tr.recv(Some(until)) {
             if matches!(env.msg, Msg::End) {
@@ -632,7 +631,7 @@ where
     fn deadline(&self) -> Instant {
         (0..self.state.len())
             .filter(|&w| self.state[w] == State::Busy)
-            .map(|w| self.hb.deadline(self.heard[w], self.cfg.timeout))
+            .map(|w| silent_deadline(self.tr, w, self.cfg.timeout))
             .min()
             .unwrap_or_else(|| Instant::now() + Duration::from_secs(1))
     }
@@ -648,7 +647,7 @@ where
             if self.state[w] != State::Busy {
                 continue;
             }
-            let silent = self.hb.silent_at(self.heard[w], self.now);
+            let silent = silence(self.tr, w);
             if silent >= self.cfg.timeout {
                 let message = RuntimeError::Unresponsive {
                     processor: w,
@@ -663,9 +662,7 @@ where
     }
 
     /// Ends the run for every other processor (rank 0, waiting for the outcome, ignores it).
-    /// The heartbeat stops first: nobody waits for the master after this.
     fn end_all(&self) {
-        self.hb.finish();
         for w in (0..self.state.len()).filter(|&w| w != self.me) {
             let _ = self.tr.send(w, Msg::End);
         }

@@ -4,10 +4,10 @@
 //! has every processor run a sample task for a moment (calibration) unless capacities are
 //! given, picks the fastest as the master (001_… §3) and tells it to lead. The master drives
 //! the run ([`master`]); the others compute the batches it sends until it ends the run.
-//! Beside the computing thread, every rank runs a heartbeat thread ([`heartbeat`]), so that
-//! silence — never a long task — is what makes a rank give up on another.
+//! Liveness is the transport's: on threads a rank's state is shared memory, on MPI the
+//! progress thread beats while the rank computes, so silence — never a long task — is what
+//! makes a rank give up on another.
 
-mod heartbeat;
 pub(crate) mod master;
 
 use crate::config::RunConfig;
@@ -18,7 +18,6 @@ use crate::message::{Batch, Msg, Totals};
 use crate::report::Outcome;
 use crate::slowdown::Slowdown;
 use crate::transport::{Envelope, Transport};
-use heartbeat::Heartbeat;
 use hetlb_core::rules::self_scheduling::Observation;
 use std::any::Any;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -175,8 +174,22 @@ pub(crate) enum Ending<O> {
     Finished(Box<Outcome<O>>),
 }
 
-/// Runs processor `tr.rank()` until the run is over, with its heartbeat beside it. Rank 0
-/// launches the run and returns the outcome; the others return [`Ending::Stopped`].
+/// How long `peer` has been silent, as the transport knows it.
+pub(crate) fn silence<M, Tr: Transport<M>>(tr: &Tr, peer: usize) -> Duration {
+    tr.liveness(peer).silence()
+}
+
+/// When `peer` becomes silent for `timeout`, at the earliest.
+pub(crate) fn silent_deadline<M, Tr: Transport<M>>(
+    tr: &Tr,
+    peer: usize,
+    timeout: Duration,
+) -> Instant {
+    Instant::now() + timeout.saturating_sub(silence(tr, peer))
+}
+
+/// Runs processor `tr.rank()` until the run is over. Rank 0 launches the run and returns the
+/// outcome; the others return [`Ending::Stopped`].
 pub(crate) fn run<J, Tr>(
     tr: &Tr,
     job: &J,
@@ -184,40 +197,16 @@ pub(crate) fn run<J, Tr>(
 ) -> Result<Ending<J::Output>, RuntimeError>
 where
     J: Job,
-    Tr: Transport<Msg<J::Task, J::Output>> + Sync,
-{
-    let hb = Heartbeat::new(cfg.timeout);
-    std::thread::scope(|s| {
-        std::thread::Builder::new()
-            .name(format!("hetlb-heartbeat-{}", tr.rank()))
-            .spawn_scoped(s, || hb.beat(tr))
-            .map_err(|e| RuntimeError::Protocol(format!("cannot start the heartbeat: {e}")))?;
-        let result = run_processor(tr, job, cfg, &hb);
-        hb.finish();
-        result
-    })
-}
-
-fn run_processor<J, Tr>(
-    tr: &Tr,
-    job: &J,
-    cfg: &RunConfig,
-    hb: &Heartbeat,
-) -> Result<Ending<J::Output>, RuntimeError>
-where
-    J: Job,
     Tr: Transport<Msg<J::Task, J::Output>>,
 {
     let mut cpu = Cpu::new(tr.rank(), job, cfg);
     if tr.rank() != 0 {
-        hb.follow(0);
-        return worker(tr, &mut cpu, cfg, hb, 0);
+        return worker(tr, &mut cpu, cfg, 0);
     }
-    hb.lead();
-    let (capacities, calibrated) = launch(tr, &cpu, cfg, hb)?;
+    let (capacities, calibrated) = launch(tr, &cpu, cfg)?;
     let master = hetlb_core::rules::self_scheduling::Roles::from_capacities(&capacities)?.master;
     if master == 0 {
-        return master::run(tr, &mut cpu, cfg, hb, capacities, calibrated)
+        return master::run(tr, &mut cpu, cfg, capacities, calibrated)
             .map(|o| Ending::Finished(Box::new(o)));
     }
     tr.send(
@@ -227,31 +216,23 @@ where
             calibrated,
         },
     )?;
-    hb.follow(master);
-    worker(tr, &mut cpu, cfg, hb, master)
+    worker(tr, &mut cpu, cfg, master)
 }
 
-/// Waits for the next message from anyone while `peer`, last heard at `*heard`, is not
-/// silent for the timeout; a message from `peer` renews `*heard`. Returns the message with
-/// the clock's reading when it was taken in; `Ok(None)` when `peer` has fallen silent.
+/// Waits for the next message from anyone while `peer` is not silent for the timeout.
+/// Returns the message with the clock's reading when it was taken in; `Ok(None)` when `peer`
+/// has fallen silent.
 fn recv_while_heard<M, Tr: Transport<M>>(
     tr: &Tr,
-    hb: &Heartbeat,
     timeout: Duration,
     peer: usize,
-    heard: &mut Instant,
 ) -> Result<Option<(Envelope<M>, Instant)>, RuntimeError> {
     loop {
-        let got = tr.recv(Some(hb.deadline(*heard, timeout)))?;
+        let got = tr.recv(Some(silent_deadline(tr, peer, timeout)))?;
         let now = Instant::now();
         match got {
-            Some(env) => {
-                if env.from == peer {
-                    *heard = now;
-                }
-                return Ok(Some((env, now)));
-            }
-            None if hb.silent_at(*heard, now) >= timeout => return Ok(None),
+            Some(env) => return Ok(Some((env, now))),
+            None if silence(tr, peer) >= timeout => return Ok(None),
             None => {}
         }
     }
@@ -262,7 +243,6 @@ fn launch<J, Tr>(
     tr: &Tr,
     cpu: &Cpu<'_, J>,
     cfg: &RunConfig,
-    hb: &Heartbeat,
 ) -> Result<(Vec<f64>, bool), RuntimeError>
 where
     J: Job,
@@ -294,12 +274,11 @@ where
                 seconds,
             },
         )?;
-        let mut heard = Instant::now();
         loop {
-            let Some((env, _)) = recv_while_heard(tr, hb, cfg.timeout, r, &mut heard)? else {
+            let Some((env, _)) = recv_while_heard(tr, cfg.timeout, r)? else {
                 return Err(RuntimeError::Unresponsive {
                     processor: r,
-                    seconds: hb.silent_for(heard).as_secs_f64(),
+                    seconds: silence(tr, r).as_secs_f64(),
                     tasks: 1,
                     timeout: cfg.timeout.as_secs_f64(),
                 });
@@ -374,7 +353,7 @@ where
     Tr: Transport<Msg<J::Task, J::Output>>,
 {
     match tr.send_at(master, msg, now) {
-        Ok(()) => Ok(()),
+        Ok(_) => Ok(()),
         Err(e) => {
             while let Ok(Some(env)) = tr.try_recv() {
                 if let Msg::Failed { message } = env.msg {
@@ -396,7 +375,6 @@ fn worker<J, Tr>(
     tr: &Tr,
     cpu: &mut Cpu<'_, J>,
     cfg: &RunConfig,
-    hb: &Heartbeat,
     first_coordinator: usize,
 ) -> Result<Ending<J::Output>, RuntimeError>
 where
@@ -410,7 +388,6 @@ where
         _job: std::marker::PhantomData,
     };
     let mut coordinator = first_coordinator;
-    let mut heard = Instant::now();
     let mut totals = Totals::default();
     // When this processor last sent the master a message. The time until the next message
     // from the master (the send included) is the time blocked on the master.
@@ -418,15 +395,15 @@ where
     let mut dead = false;
     let mut stopped = false;
     loop {
-        let Some((env, now)) = recv_while_heard(tr, hb, cfg.timeout, coordinator, &mut heard)?
-        else {
+        let Some((env, now)) = recv_while_heard(tr, cfg.timeout, coordinator)? else {
             if cpu.hung() {
-                heard = Instant::now(); // a hung processor waits to be ended, silently
+                // A hung processor waits to be ended, silently.
+                let _ = tr.recv(Some(Instant::now() + cfg.timeout));
                 continue;
             }
             return Err(RuntimeError::MasterSilent {
                 processor: coordinator,
-                seconds: hb.silent_for(heard).as_secs_f64(),
+                seconds: silence(tr, coordinator).as_secs_f64(),
                 timeout: cfg.timeout.as_secs_f64(),
             });
         };
@@ -439,8 +416,6 @@ where
         if from_master && from != coordinator && from != me && (from != 0 || coordinator == 0) {
             coordinator = from;
             guard.coordinator = from;
-            heard = now;
-            hb.follow(from);
         }
         match env.msg {
             Msg::Alive { .. } => {}
@@ -455,11 +430,10 @@ where
                 capacities,
                 calibrated,
             } => {
-                let result = master::run(tr, cpu, cfg, hb, capacities, calibrated);
+                let result = master::run(tr, cpu, cfg, capacities, calibrated);
                 if me == 0 {
                     return result.map(|o| Ending::Finished(Box::new(o)));
                 }
-                hb.follow(0);
                 return match result {
                     Ok(outcome) => {
                         tr.send(0, Msg::Finished(Box::new(outcome)))?;
@@ -524,7 +498,7 @@ where
                 let comp = clock.saturating_duration_since(now).as_secs_f64();
                 totals.t_comp += comp;
                 if cpu.hung() && panic.is_none() {
-                    hb.mute();
+                    tr.pause(None);
                     continue; // the results are never sent
                 }
                 let obs = Observation {

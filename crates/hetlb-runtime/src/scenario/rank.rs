@@ -237,7 +237,7 @@ impl<'a, T: Transport<Message>> Rank<'a, T> {
     /// no task is left anywhere, so none can be lost) does not need it.
     fn notify(&self, to: usize, msg: Message) -> Result<(), ScenarioRunError> {
         match self.tr.send(to, msg) {
-            Ok(()) | Err(crate::transport::TransportError::Closed(_)) => Ok(()),
+            Ok(_) | Err(crate::transport::TransportError::Closed(_)) => Ok(()),
             Err(e) => Err(e.into()),
         }
     }

@@ -1,50 +1,149 @@
-//! The MPI backend: ranks are MPI processes, launched with `mpiexec -n N`.
+//! The MPI flavour: ranks are the processes of an MPI communicator.
 //!
-//! One thread per process owns MPI. It initialises the library with `Threading::Funneled`
-//! (only the initialising thread calls MPI), and is the only thread that ever does; the rank's
-//! computing thread talks to it over two crossbeam channels, outgoing `(rank, bytes)` and
-//! incoming `(rank, bytes, arrival)`. Messages are serialised with serde + postcard on the
-//! computing thread, so encoding counts as the sender's communication time.
+//! **One way in.** [`Mpi::init`] starts MPI for a program that leaves MPI to hetlb (the
+//! `hetlb` binary); [`Mpi::adopt`] joins an application that owns MPI, on a duplicate of the
+//! communicator it hands over, so that hetlb's messages never mix with the application's.
+//! Either way every message of every endpoint goes over that one duplicate, serialised with
+//! serde + postcard, with a small frame saying which endpoint it is for.
 //!
-//! The communication thread alternates between sending what is queued (blocking standard
-//! sends) and probing for arrivals (`MPI_Improbe` + `MPI_Mrecv`). The master-worker protocol
-//! never has two ranks sending to each other at the same time (each worker alternates
-//! request and reply with the master), so a blocking send always meets a probing receiver and
-//! cannot deadlock. When idle, the thread backs off from spinning to short sleeps (at most
-//! [`MAX_IDLE_SLEEP`]) so that waiting ranks leave the CPU to computing ones; this bounds the
-//! extra latency a message can see on an idle rank.
+//! **One engine.** All MPI calls on the duplicate are made by one engine: non-blocking sends
+//! on buffers it owns (`MPI_Isend`), matched probes for arrivals (`MPI_Improbe` +
+//! `MPI_Mrecv`), and heartbeats to every peer every [`BEAT`]. Where MPI allows it (hetlb
+//! started MPI, or the application granted `MPI_THREAD_MULTIPLE`), the engine runs on a
+//! progress thread of its own, so a process proves it is alive while its application
+//! computes, and a process stopped between two exchanges (`SIGSTOP`) falls silent within a
+//! beat. Below `MULTIPLE` the engine runs on the calling thread, inside calls only: then a
+//! peer is heard only while it waits for messages itself
+//! ([`Transport::proves_liveness_outside_calls`] is false).
 //!
-//! A rank that stops answering is not detected here but by the silence of its heartbeats (the
-//! processor's timeout, on every rank); a rank that gives up should then call [`Mpi::abort`],
-//! which ends every rank (`MPI_Abort`) instead of leaving them waiting. What MPI cannot
-//! survive is a process that dies: under its fail-stop model the launcher ends the job.
+//! **Silence** is counted from the moment this process last resumed from a pause at the
+//! earliest: a process that was itself stopped reads what arrived meanwhile before it blames
+//! anyone.
+//!
+//! **Ending.** Dropping the [`Mpi`] sends a farewell to every peer and keeps receiving until
+//! every peer's farewell arrived (at most [`FAREWELL_WAIT`]), so that no message is left
+//! unmatched; a send that a silent peer never took is freed and its buffer leaked, as MPI
+//! requires. There is no pending collective at any time. Under MPI's fail-stop model a process
+//! that dies ends the job through the launcher; what hetlb survives are processes that stop
+//! and go on, or fall silent.
 
-use super::{Envelope, Transport, TransportError};
+use super::{Envelope, Group, Liveness, Message, Transport, TransportError};
 use crossbeam::channel::{self, Receiver, RecvTimeoutError, Sender, TryRecvError};
 use mpi::Threading;
 use mpi::point_to_point::{Destination, MatchedReceiveVec, Source};
-use mpi::topology::Communicator;
-use serde::Serialize;
-use serde::de::DeserializeOwned;
+use mpi::topology::{Communicator, SimpleCommunicator};
+use serde::{Deserialize, Serialize};
+use std::cell::Cell;
+use std::collections::HashMap;
 use std::marker::PhantomData;
-use std::thread::JoinHandle;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::thread::{JoinHandle, ThreadId};
 use std::time::{Duration, Instant};
 
-/// The tag of every message hetlb sends.
+/// The tag of every frame on the duplicate.
 const TAG: i32 = 0x4845;
-
-/// The longest the communication thread sleeps between two polls when idle.
-pub const MAX_IDLE_SLEEP: Duration = Duration::from_micros(200);
-
-/// How long the communication thread keeps polling (yielding the core between polls) after
-/// the last message before it starts to sleep.
-const SPIN: Duration = Duration::from_micros(300);
-
-/// How long `recv` polls the incoming channel before blocking on it.
-const SPIN_BEFORE_BLOCKING: Duration = Duration::from_micros(100);
-
 /// The tag of the plain ping-pong of [`Mpi::ping_pong`].
 const PING_TAG: i32 = 0x5049;
+/// How often a process beats to every peer.
+pub const BEAT: Duration = Duration::from_millis(100);
+/// The longest the progress thread sleeps between two polls when idle.
+pub const MAX_IDLE_SLEEP: Duration = Duration::from_micros(200);
+/// How long the progress thread keeps polling after the last message before it sleeps.
+const SPIN: Duration = Duration::from_micros(300);
+/// How long an endpoint polls its channel before it blocks on it.
+const SPIN_BEFORE_BLOCKING: Duration = Duration::from_micros(100);
+/// How long a closing process waits for its peers' farewells.
+pub const FAREWELL_WAIT: Duration = Duration::from_secs(2);
+/// A gap this much longer than a beat between two looks of the engine means this process was
+/// not running (stopped, or starved): silence is then counted from its resumption.
+const PAUSE_GAP: Duration = Duration::from_millis(300);
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// The frame at the end of every message on the duplicate.
+#[derive(Debug, Serialize, Deserialize)]
+enum Frame {
+    /// A message for endpoint `port` (the payload precedes the frame).
+    Data { port: u32 },
+    /// The sender is alive.
+    Beat,
+    /// The sender's end of endpoint `port` was dropped (`Some` when its thread panicked).
+    Closed {
+        port: u32,
+        panicked: Option<String>,
+    },
+    /// The sender is shutting down; nothing more follows.
+    Farewell,
+}
+
+/// Encodes `payload` then `frame` and the frame's length in the last byte.
+fn encode<M: Serialize>(msg: Option<&M>, frame: &Frame) -> Result<Vec<u8>, TransportError> {
+    let enc = |e: postcard::Error| TransportError::Encoding(e.to_string());
+    let mut bytes = match msg {
+        Some(m) => postcard::to_allocvec(m).map_err(enc)?,
+        None => Vec::new(),
+    };
+    let before = bytes.len();
+    bytes = postcard::to_extend(frame, bytes).map_err(enc)?;
+    let frame_len = u8::try_from(bytes.len() - before)
+        .map_err(|_| TransportError::Encoding("frame longer than 255 bytes".into()))?;
+    bytes.push(frame_len);
+    Ok(bytes)
+}
+
+/// Splits a received message into its frame and payload (the payload keeps the buffer).
+fn decode(mut bytes: Vec<u8>) -> Option<(Frame, Vec<u8>)> {
+    let n = usize::from(*bytes.last()?);
+    let end = bytes.len() - 1;
+    let start = end.checked_sub(n)?;
+    let frame = postcard::from_bytes(&bytes[start..end]).ok()?;
+    bytes.truncate(start);
+    Some((frame, bytes))
+}
+
+enum Delivery {
+    Msg(usize, Vec<u8>, Instant),
+    /// A peer closed its end of this endpoint: wakes a waiting rank.
+    Closed,
+}
+
+#[derive(Default)]
+struct Slot {
+    tx: Option<Sender<Delivery>>,
+    parked: Vec<Delivery>,
+    gone: bool,
+}
+
+/// What the engine and the endpoints share.
+struct Inner {
+    rank: usize,
+    size: usize,
+    local_ranks: usize,
+    /// When each peer was last heard.
+    heard: Mutex<Vec<Instant>>,
+    /// When this process last resumed from a pause (or started).
+    resumed: Mutex<Instant>,
+    /// Fault injection: no beats while set (`None`: for good).
+    paused: Mutex<Option<Option<Instant>>>,
+    slots: Mutex<Vec<Slot>>,
+    closed: Mutex<HashMap<(usize, u32), Option<String>>>,
+    /// The engine has stopped (shut down, or its thread ended).
+    stopped: AtomicBool,
+    mode: Mode,
+}
+
+enum Mode {
+    /// The engine runs on a progress thread; the endpoints talk to it over a channel.
+    Progress(Sender<Command>),
+    /// The engine runs inside calls on the thread that adopted MPI.
+    Inline {
+        engine: Mutex<Option<Engine>>,
+        thread: ThreadId,
+    },
+}
 
 enum Command {
     Send(usize, Vec<u8>),
@@ -53,253 +152,505 @@ enum Command {
     Shutdown,
 }
 
-type Incoming = (usize, Vec<u8>, Instant);
+impl Inner {
+    fn new(rank: usize, size: usize, local_ranks: usize, mode: Mode) -> Self {
+        let now = Instant::now();
+        Self {
+            rank,
+            size,
+            local_ranks,
+            heard: Mutex::new(vec![now; size]),
+            resumed: Mutex::new(now),
+            paused: Mutex::new(None),
+            slots: Mutex::new(Vec::new()),
+            closed: Mutex::new(HashMap::new()),
+            stopped: AtomicBool::new(false),
+            mode,
+        }
+    }
 
-/// This process's MPI: the communication thread and the channels to it. Create it once per
-/// process with [`Mpi::init`]; take a typed [`MpiTransport`] for each run with
-/// [`Mpi::transport`]. Dropping it shuts the communication thread down, which finalises MPI.
-pub struct Mpi {
-    rank: usize,
-    size: usize,
-    commands: Sender<Command>,
-    incoming: Receiver<Incoming>,
-    thread: Option<JoinHandle<()>>,
+    fn stopped_error() -> TransportError {
+        TransportError::Mpi("hetlb's MPI engine has stopped".into())
+    }
+
+    fn deliver(&self, port: u32, d: Delivery) {
+        let mut slots = lock(&self.slots);
+        let k = port as usize;
+        if slots.len() <= k {
+            slots.resize_with(k + 1, Slot::default);
+        }
+        let slot = &mut slots[k];
+        if slot.gone {
+            return;
+        }
+        match &slot.tx {
+            Some(tx) => {
+                let _ = tx.send(d);
+            }
+            None => slot.parked.push(d),
+        }
+    }
+
+    fn silence(&self, peer: usize) -> Duration {
+        let heard = lock(&self.heard).get(peer).copied();
+        let resumed = *lock(&self.resumed);
+        heard.map_or(Duration::MAX, |h| h.max(resumed).elapsed())
+    }
+
+    fn beats_paused(&self) -> bool {
+        match *lock(&self.paused) {
+            None => false,
+            Some(None) => true,
+            Some(Some(until)) => Instant::now() < until,
+        }
+    }
+
+    /// Hands `bytes` for rank `to` to the engine.
+    fn post(&self, to: usize, bytes: Vec<u8>) -> Result<(), TransportError> {
+        if to >= self.size {
+            return Err(TransportError::NoSuchRank {
+                rank: to,
+                size: self.size,
+            });
+        }
+        match &self.mode {
+            Mode::Progress(commands) => commands
+                .send(Command::Send(to, bytes))
+                .map_err(|_| Self::stopped_error()),
+            Mode::Inline { .. } => self.with_engine(|e, inner| e.post(inner, to, bytes))?,
+        }
+    }
+
+    /// Runs `f` on the inline engine, from the adopting thread only.
+    fn with_engine<R>(
+        &self,
+        f: impl FnOnce(&mut Engine, &Inner) -> R,
+    ) -> Result<R, TransportError> {
+        let Mode::Inline { engine, thread } = &self.mode else {
+            return Err(TransportError::Mpi("no inline engine".into()));
+        };
+        if std::thread::current().id() != *thread {
+            return Err(TransportError::Mpi(
+                "MPI was adopted below MPI_THREAD_MULTIPLE: hetlb must be called from the \
+                 thread that adopted it"
+                    .into(),
+            ));
+        }
+        let mut guard = lock(engine);
+        let e = guard.as_mut().ok_or_else(Self::stopped_error)?;
+        Ok(f(e, self))
+    }
 }
 
-impl std::fmt::Debug for Mpi {
+/// The engine: the only code that calls MPI on the duplicate.
+struct Engine {
+    comm: raw::OwnedComm,
+    sends: Vec<raw::PendingSend>,
+    last_beat: Instant,
+    last_look: Instant,
+    farewells: Vec<bool>,
+    /// The first error a send reported (sends are checked without a caller to tell).
+    send_error: Option<String>,
+}
+
+impl Engine {
+    fn new(comm: raw::OwnedComm, size: usize) -> Self {
+        let now = Instant::now();
+        Self {
+            comm,
+            sends: Vec::new(),
+            last_beat: now - BEAT,
+            last_look: now,
+            farewells: vec![false; size],
+            send_error: None,
+        }
+    }
+
+    fn post(&mut self, inner: &Inner, to: usize, bytes: Vec<u8>) -> Result<(), TransportError> {
+        let s = raw::PendingSend::start(&self.comm, to as i32, TAG, bytes)
+            .map_err(TransportError::Mpi)?;
+        self.sends.push(s);
+        self.progress_sends();
+        let _ = inner;
+        Ok(())
+    }
+
+    fn progress_sends(&mut self) {
+        let mut first_error = None;
+        self.sends.retain_mut(|s| match s.test() {
+            Ok(done) => !done,
+            Err(e) => {
+                first_error.get_or_insert(e);
+                false
+            }
+        });
+        if self.send_error.is_none() {
+            self.send_error = first_error;
+        }
+    }
+
+    /// Receives everything waiting, completes sends, beats when due. True when anything
+    /// arrived.
+    fn pump(&mut self, inner: &Inner) -> bool {
+        let now = Instant::now();
+        if now.duration_since(self.last_look) > PAUSE_GAP + BEAT {
+            // This process was not running: peers' silence counts from now at the earliest.
+            *lock(&inner.resumed) = now;
+        }
+        self.last_look = now;
+        self.progress_sends();
+        let mut active = false;
+        while let Some(probed) = self
+            .comm
+            .get()
+            .any_process()
+            .immediate_matched_probe_with_tag(TAG)
+        {
+            let from = probed.1.source_rank() as usize;
+            let (bytes, _) = probed.matched_receive_vec::<u8>();
+            let arrived = Instant::now();
+            if let Some(h) = lock(&inner.heard).get_mut(from) {
+                *h = arrived;
+            }
+            active = true;
+            match decode(bytes) {
+                Some((Frame::Data { port }, payload)) => {
+                    inner.deliver(port, Delivery::Msg(from, payload, arrived));
+                }
+                Some((Frame::Closed { port, panicked }, _)) => {
+                    lock(&inner.closed).insert((from, port), panicked);
+                    inner.deliver(port, Delivery::Closed);
+                }
+                Some((Frame::Farewell, _)) => {
+                    if let Some(f) = self.farewells.get_mut(from) {
+                        *f = true;
+                    }
+                }
+                Some((Frame::Beat, _)) | None => {}
+            }
+        }
+        if now.duration_since(self.last_beat) >= BEAT && !inner.beats_paused() {
+            self.last_beat = now;
+            self.broadcast(inner, &Frame::Beat);
+        }
+        active
+    }
+
+    fn broadcast(&mut self, inner: &Inner, frame: &Frame) {
+        if let Ok(bytes) = encode::<()>(None, frame) {
+            for to in (0..inner.size).filter(|&r| r != inner.rank) {
+                let _ = self.post(inner, to, bytes.clone());
+            }
+        }
+    }
+
+    /// Says farewell, receives until every peer's farewell is in (at most
+    /// [`FAREWELL_WAIT`]), then frees what never completed.
+    fn shutdown(mut self, inner: &Inner) {
+        self.broadcast(inner, &Frame::Farewell);
+        let until = Instant::now() + FAREWELL_WAIT;
+        let me = inner.rank;
+        loop {
+            self.pump_quietly(inner);
+            let all = (0..inner.size).all(|r| r == me || self.farewells[r]);
+            if (all && self.sends.is_empty()) || Instant::now() >= until {
+                break;
+            }
+            std::thread::sleep(Duration::from_micros(200));
+        }
+        inner.stopped.store(true, Ordering::SeqCst);
+        // Sends still pending are freed and their buffers leaked by PendingSend's Drop.
+    }
+
+    /// As [`Engine::pump`], without beats (the process is leaving).
+    fn pump_quietly(&mut self, inner: &Inner) {
+        *lock(&inner.paused) = Some(None);
+        self.pump(inner);
+    }
+}
+
+/// This process's MPI, as hetlb uses it: the rank, the size, and the engine. Create it once
+/// per process with [`Mpi::init`] or [`Mpi::adopt`], then open typed endpoints from it
+/// ([`Group::open`]) in the same order on every rank.
+///
+/// The lifetime `'u` ties everything to the application's MPI universe when MPI is adopted
+/// (no endpoint can outlive `MPI_Finalize`); it is `'static` when hetlb started MPI itself.
+pub struct Mpi<'u> {
+    inner: Arc<Inner>,
+    thread: Option<JoinHandle<()>>,
+    opened: Cell<u32>,
+    _universe: PhantomData<&'u mpi::environment::Universe>,
+}
+
+impl std::fmt::Debug for Mpi<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Mpi")
-            .field("rank", &self.rank)
-            .field("size", &self.size)
+            .field("rank", &self.inner.rank)
+            .field("size", &self.inner.size)
+            .field("progress_thread", &self.has_progress_thread())
             .finish()
     }
 }
 
-impl Mpi {
-    /// Initialises MPI on a new communication thread.
-    ///
-    /// Call once per process. Under `mpiexec -n N` every process gets its rank in `0..N`; run
-    /// directly, the process is a world of one.
+impl Mpi<'static> {
+    /// Starts MPI for this process on a progress thread of hetlb's, which owns it until the
+    /// returned value is dropped (then MPI is finalised). For programs that make no MPI call
+    /// of their own, such as the `hetlb` binary. Under `mpiexec -n N` every process gets its
+    /// rank in `0..N`; run directly, the process is a world of one.
     ///
     /// # Errors
-    /// [`TransportError::Mpi`] when MPI cannot be initialised (already initialised, or the
-    /// library does not offer `Threading::Funneled`).
+    /// [`TransportError::Mpi`] when MPI is already initialised or offers too little threading
+    /// support.
     pub fn init() -> Result<Self, TransportError> {
         let (cmd_tx, cmd_rx) = channel::unbounded::<Command>();
-        let (in_tx, in_rx) = channel::unbounded::<Incoming>();
-        let (ready_tx, ready_rx) = channel::bounded::<Result<(usize, usize), String>>(1);
+        let (ready_tx, ready_rx) = channel::bounded::<Result<(usize, usize, usize), String>>(1);
+        let (inner_tx, inner_rx) = channel::bounded::<Arc<Inner>>(1);
         let thread = std::thread::Builder::new()
             .name("hetlb-mpi".into())
-            .spawn(move || communication_thread(cmd_rx, in_tx, ready_tx))
+            .spawn(move || {
+                let Some((universe, threading)) =
+                    mpi::initialize_with_threading(Threading::Multiple)
+                else {
+                    let _ = ready_tx.send(Err("MPI is already initialised in this process".into()));
+                    return;
+                };
+                if threading < Threading::Funneled {
+                    let _ = ready_tx.send(Err(format!(
+                        "the MPI library offers only {threading:?}, Funneled is needed"
+                    )));
+                    return;
+                }
+                let world = universe.world();
+                let local = world.split_shared(0).size() as usize;
+                let comm = raw::OwnedComm::duplicate_on_this_thread(&world);
+                let (rank, size) = (world.rank() as usize, world.size() as usize);
+                if ready_tx.send(Ok((rank, size, local))).is_err() {
+                    return;
+                }
+                let Ok(inner) = inner_rx.recv() else { return };
+                progress_loop(Engine::new(comm, size), &inner, &cmd_rx);
+                drop(universe);
+            })
             .map_err(|e| TransportError::Mpi(format!("cannot start the MPI thread: {e}")))?;
-        match ready_rx.recv() {
-            Ok(Ok((rank, size))) => Ok(Self {
-                rank,
-                size,
-                commands: cmd_tx,
-                incoming: in_rx,
-                thread: Some(thread),
-            }),
+        let (rank, size, local) = match ready_rx.recv() {
+            Ok(Ok(x)) => x,
             Ok(Err(e)) => {
                 let _ = thread.join();
-                Err(TransportError::Mpi(e))
+                return Err(TransportError::Mpi(e));
             }
             Err(_) => {
                 let _ = thread.join();
-                Err(TransportError::Mpi(
+                return Err(TransportError::Mpi(
                     "the MPI thread ended during initialisation".into(),
-                ))
+                ));
             }
+        };
+        let inner = Arc::new(Inner::new(rank, size, local, Mode::Progress(cmd_tx)));
+        let _ = inner_tx.send(Arc::clone(&inner));
+        Ok(Self {
+            inner,
+            thread: Some(thread),
+            opened: Cell::new(0),
+            _universe: PhantomData,
+        })
+    }
+}
+
+impl<'u> Mpi<'u> {
+    /// Joins an application that owns MPI: hetlb works on a duplicate of `comm` (a collective
+    /// call: every rank of `comm` must make it). Under `MPI_THREAD_MULTIPLE` the engine runs
+    /// on a progress thread; below, on the calling thread inside hetlb's calls, which must
+    /// then all come from this thread.
+    ///
+    /// # Example
+    /// ```no_run
+    /// use hetlb_runtime::transport::{Group, mpi::Mpi};
+    /// let (universe, _) = mpi::initialize_with_threading(mpi::Threading::Multiple).unwrap();
+    /// let mpi = Mpi::adopt(&universe, &universe.world());
+    /// println!("rank {} of {}", mpi.rank(), mpi.size());
+    /// ```
+    pub fn adopt<C: Communicator>(universe: &'u mpi::environment::Universe, comm: &C) -> Self {
+        let _ = universe;
+        let local = comm.split_shared(0).size() as usize;
+        let (rank, size) = (comm.rank() as usize, comm.size() as usize);
+        let dup = raw::OwnedComm::duplicate_on_this_thread(comm);
+        if mpi::environment::threading_support() == Threading::Multiple {
+            let (cmd_tx, cmd_rx) = channel::unbounded::<Command>();
+            let inner = Arc::new(Inner::new(rank, size, local, Mode::Progress(cmd_tx)));
+            let moved = raw::SendComm::for_multiple(dup);
+            let shared = Arc::clone(&inner);
+            let thread = std::thread::Builder::new()
+                .name("hetlb-mpi".into())
+                .spawn(move || {
+                    let comm = moved.into_inner();
+                    progress_loop(Engine::new(comm, size), &shared, &cmd_rx);
+                })
+                .ok();
+            if thread.is_none() {
+                inner.stopped.store(true, Ordering::SeqCst);
+            }
+            return Self {
+                inner,
+                thread,
+                opened: Cell::new(0),
+                _universe: PhantomData,
+            };
+        }
+        let mode = Mode::Inline {
+            engine: Mutex::new(Some(Engine::new(dup, size))),
+            thread: std::thread::current().id(),
+        };
+        Self {
+            inner: Arc::new(Inner::new(rank, size, local, mode)),
+            thread: None,
+            opened: Cell::new(0),
+            _universe: PhantomData,
         }
     }
 
     /// This process's rank.
     pub fn rank(&self) -> usize {
-        self.rank
+        self.inner.rank
     }
 
     /// The number of processes.
     pub fn size(&self) -> usize {
-        self.size
+        self.inner.size
     }
 
-    /// A transport for messages of type `M` over this process's MPI.
-    pub fn transport<M>(&self) -> MpiTransport<'_, M> {
-        MpiTransport {
-            mpi: self,
-            _messages: PhantomData,
+    /// Processes of this job on this process's node (to judge oversubscription).
+    pub fn ranks_on_this_node(&self) -> usize {
+        self.inner.local_ranks
+    }
+
+    /// True when the engine runs on a progress thread (liveness is then proven between
+    /// calls too).
+    pub fn has_progress_thread(&self) -> bool {
+        matches!(self.inner.mode, Mode::Progress(_))
+    }
+
+    /// A plain MPI ping-pong of `round_trips` 8-byte messages between ranks 0 and 1, with
+    /// blocking sends and receives: the floor that dispatch over this transport is measured
+    /// against. Collective: ranks 0 and 1 must both call it, with nothing else in flight;
+    /// other ranks return at once. Returns the time spent in the loop.
+    ///
+    /// # Errors
+    /// [`TransportError::Mpi`] when the engine has stopped.
+    pub fn ping_pong(&self, round_trips: u64) -> Result<Duration, TransportError> {
+        match &self.inner.mode {
+            Mode::Progress(commands) => {
+                let (tx, rx) = channel::bounded(1);
+                commands
+                    .send(Command::PingPong(round_trips, tx))
+                    .map_err(|_| Inner::stopped_error())?;
+                rx.recv().map_err(|_| Inner::stopped_error())
+            }
+            Mode::Inline { .. } => self
+                .inner
+                .with_engine(|e, _| ping_pong(e.comm.get(), round_trips)),
         }
     }
 
-    /// A plain MPI ping-pong of `round_trips` 8-byte messages between ranks 0 and 1, run on
-    /// the communication thread with blocking sends and receives: the floor that dispatch
-    /// over this transport is measured against (the `dispatch_mpi` example). Collective:
-    /// ranks 0 and 1 must both call it, with nothing else in flight; other ranks return at
-    /// once. Returns the time rank 0 (and rank 1) spent in the loop.
-    ///
-    /// # Errors
-    /// [`TransportError::Mpi`] when the communication thread has stopped.
-    pub fn ping_pong(&self, round_trips: u64) -> Result<Duration, TransportError> {
-        let (tx, rx) = channel::bounded(1);
-        let stopped = || TransportError::Mpi("the MPI thread has stopped".into());
-        self.commands
-            .send(Command::PingPong(round_trips, tx))
-            .map_err(|_| stopped())?;
-        rx.recv().map_err(|_| stopped())
-    }
-
-    /// Ends every rank of the job with `code` (`MPI_Abort`). Use it after a failure that
-    /// leaves other ranks waiting, such as a rank that stopped answering.
+    /// Ends every rank of the job with `code` (`MPI_Abort`): for a failure after which the
+    /// other ranks cannot go on (one of them stopped answering, say).
     pub fn abort(&self, code: i32) -> ! {
-        let _ = self.commands.send(Command::Abort(code));
-        // MPI_Abort does not return; if the thread is gone, end this process at least.
-        std::thread::sleep(Duration::from_secs(30));
+        match &self.inner.mode {
+            Mode::Progress(commands) => {
+                let _ = commands.send(Command::Abort(code));
+                std::thread::sleep(Duration::from_secs(30));
+            }
+            Mode::Inline { .. } => {
+                let _ = self.inner.with_engine(|e, _| e.comm.get().abort(code));
+            }
+        }
         std::process::exit(code)
     }
 }
 
-impl Drop for Mpi {
-    fn drop(&mut self) {
-        let _ = self.commands.send(Command::Shutdown);
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
-    }
-}
+impl<'u> Group for Mpi<'u> {
+    type Endpoint<M: Message> = MpiEndpoint<'u, M>;
 
-/// A typed view of [`Mpi`]: one process's end of the network for messages of type `M`.
-pub struct MpiTransport<'a, M> {
-    mpi: &'a Mpi,
-    _messages: PhantomData<fn(M) -> M>,
-}
-
-impl<M> std::fmt::Debug for MpiTransport<'_, M> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        self.mpi.fmt(f)
-    }
-}
-
-impl<M: DeserializeOwned> MpiTransport<'_, M> {
-    fn decode(&self, (from, bytes, arrived): Incoming) -> Result<Envelope<M>, TransportError> {
-        let msg =
-            postcard::from_bytes(&bytes).map_err(|e| TransportError::Encoding(e.to_string()))?;
-        Ok(Envelope { from, msg, arrived })
-    }
-}
-
-impl<M: Serialize + DeserializeOwned> Transport<M> for MpiTransport<'_, M> {
     fn rank(&self) -> usize {
-        self.mpi.rank
+        self.inner.rank
     }
 
     fn size(&self) -> usize {
-        self.mpi.size
+        self.inner.size
     }
 
     fn backend(&self) -> &'static str {
         "mpi"
     }
 
-    fn send(&self, to: usize, msg: M) -> Result<(), TransportError> {
-        if to >= self.mpi.size {
-            return Err(TransportError::NoSuchRank {
-                rank: to,
-                size: self.mpi.size,
-            });
+    fn open<M: Message>(&self) -> Result<MpiEndpoint<'u, M>, TransportError> {
+        if self.inner.stopped.load(Ordering::SeqCst) {
+            return Err(Inner::stopped_error());
         }
-        let bytes =
-            postcard::to_allocvec(&msg).map_err(|e| TransportError::Encoding(e.to_string()))?;
-        self.mpi
-            .commands
-            .send(Command::Send(to, bytes))
-            .map_err(|_| TransportError::Mpi("the MPI thread has stopped".into()))
-    }
-
-    fn recv(&self, deadline: Option<Instant>) -> Result<Option<Envelope<M>>, TransportError> {
-        // A reply usually follows soon: poll before blocking, which costs a thread wake-up
-        // (tens of microseconds on a virtual machine), yielding the core to the
-        // communication threads meanwhile.
-        if let Some(e) = super::poll(SPIN_BEFORE_BLOCKING, Some(Duration::ZERO), || {
-            self.try_recv()
-        })? {
-            return Ok(Some(e));
-        }
-        let incoming = &self.mpi.incoming;
-        let got = match deadline {
-            None => incoming.recv().map_err(|_| ()),
-            Some(d) => match incoming.recv_deadline(d) {
-                Ok(x) => Ok(x),
-                Err(RecvTimeoutError::Timeout) => return Ok(None),
-                Err(RecvTimeoutError::Disconnected) => Err(()),
-            },
-        };
-        match got {
-            Ok(x) => self.decode(x).map(Some),
-            Err(()) => Err(TransportError::Mpi("the MPI thread has stopped".into())),
-        }
-    }
-
-    fn try_recv(&self) -> Result<Option<Envelope<M>>, TransportError> {
-        match self.mpi.incoming.try_recv() {
-            Ok(x) => self.decode(x).map(Some),
-            Err(TryRecvError::Empty) => Ok(None),
-            Err(TryRecvError::Disconnected) => {
-                Err(TransportError::Mpi("the MPI thread has stopped".into()))
+        let port = self.opened.get();
+        self.opened.set(port + 1);
+        let (tx, rx) = channel::unbounded();
+        {
+            let mut slots = lock(&self.inner.slots);
+            let k = port as usize;
+            if slots.len() <= k {
+                slots.resize_with(k + 1, Slot::default);
             }
+            let slot = &mut slots[k];
+            for d in slot.parked.drain(..) {
+                let _ = tx.send(d);
+            }
+            slot.tx = Some(tx);
         }
+        Ok(MpiEndpoint {
+            inner: Arc::clone(&self.inner),
+            port,
+            rx,
+            _messages: PhantomData,
+            _universe: PhantomData,
+        })
     }
 }
 
-fn communication_thread(
-    commands: Receiver<Command>,
-    incoming: Sender<Incoming>,
-    ready: Sender<Result<(usize, usize), String>>,
-) {
-    let Some((universe, threading)) = mpi::initialize_with_threading(Threading::Funneled) else {
-        let _ = ready.send(Err("MPI is already initialised in this process".into()));
-        return;
-    };
-    if threading < Threading::Funneled {
-        let _ = ready.send(Err(format!(
-            "the MPI library offers only {threading:?}, Funneled is needed"
-        )));
-        return;
+impl Drop for Mpi<'_> {
+    fn drop(&mut self) {
+        match &self.inner.mode {
+            Mode::Progress(commands) => {
+                let _ = commands.send(Command::Shutdown);
+                if let Some(t) = self.thread.take() {
+                    let _ = t.join();
+                }
+            }
+            Mode::Inline { engine, .. } => {
+                if let Some(e) = lock(engine).take() {
+                    e.shutdown(&self.inner);
+                }
+            }
+        }
+        self.inner.stopped.store(true, Ordering::SeqCst);
     }
-    let world = universe.world();
-    let (rank, size) = (world.rank() as usize, world.size() as usize);
-    if ready.send(Ok((rank, size))).is_err() {
-        return;
-    }
+}
+
+fn progress_loop(mut engine: Engine, inner: &Inner, commands: &Receiver<Command>) {
     let mut last_active = Instant::now();
     let mut idle = 0u32;
     loop {
-        let mut active = false;
+        let mut active = engine.pump(inner);
         loop {
             match commands.try_recv() {
                 Ok(Command::Send(to, bytes)) => {
-                    world
-                        .process_at_rank(to as i32)
-                        .send_with_tag(&bytes[..], TAG);
+                    let _ = engine.post(inner, to, bytes);
                     active = true;
                 }
                 Ok(Command::PingPong(n, reply)) => {
-                    let _ = reply.send(ping_pong(&world, n));
+                    let _ = reply.send(ping_pong(engine.comm.get(), n));
                     active = true;
                 }
-                Ok(Command::Abort(code)) => world.abort(code),
+                Ok(Command::Abort(code)) => engine.comm.get().abort(code),
                 Ok(Command::Shutdown) | Err(TryRecvError::Disconnected) => {
-                    return drain(&world);
+                    return engine.shutdown(inner);
                 }
                 Err(TryRecvError::Empty) => break,
             }
-        }
-        while let Some(probed) = world.any_process().immediate_matched_probe_with_tag(TAG) {
-            let from = probed.1.source_rank() as usize;
-            let (bytes, _) = probed.matched_receive_vec::<u8>();
-            if incoming.send((from, bytes, Instant::now())).is_err() {
-                return;
-            }
-            active = true;
         }
         if active {
             idle = 0;
@@ -316,52 +667,37 @@ fn communication_thread(
         let nap = Duration::from_micros(10u64 << idle.min(5)).min(MAX_IDLE_SLEEP);
         match commands.recv_timeout(nap) {
             Ok(Command::Send(to, bytes)) => {
-                world
-                    .process_at_rank(to as i32)
-                    .send_with_tag(&bytes[..], TAG);
+                let _ = engine.post(inner, to, bytes);
                 idle = 0;
                 last_active = Instant::now();
             }
             Ok(Command::PingPong(n, reply)) => {
-                let _ = reply.send(ping_pong(&world, n));
+                let _ = reply.send(ping_pong(engine.comm.get(), n));
                 idle = 0;
                 last_active = Instant::now();
             }
-            Ok(Command::Abort(code)) => world.abort(code),
-            Ok(Command::Shutdown) | Err(RecvTimeoutError::Disconnected) => return drain(&world),
+            Ok(Command::Abort(code)) => engine.comm.get().abort(code),
+            Ok(Command::Shutdown) | Err(RecvTimeoutError::Disconnected) => {
+                return engine.shutdown(inner);
+            }
             Err(RecvTimeoutError::Timeout) => {}
         }
     }
 }
 
-/// How long a shutting-down rank keeps receiving (and dropping) late messages, such as the
-/// last heartbeats of ranks that finish a moment later.
-const DRAIN: Duration = Duration::from_millis(30);
-
-/// Receives and drops what is still arriving, so that MPI finalises with no unmatched message.
-fn drain(world: &mpi::topology::SimpleCommunicator) {
-    let until = Instant::now() + DRAIN;
-    while Instant::now() < until {
-        while let Some(probed) = world.any_process().immediate_matched_probe_with_tag(TAG) {
-            let _ = probed.matched_receive_vec::<u8>();
-        }
-        std::thread::sleep(Duration::from_millis(1));
-    }
-}
-
 /// `round_trips` blocking 8-byte exchanges between ranks 0 and 1.
-fn ping_pong(world: &mpi::topology::SimpleCommunicator, round_trips: u64) -> Duration {
+fn ping_pong(comm: &SimpleCommunicator, round_trips: u64) -> Duration {
     let start = Instant::now();
-    match world.rank() {
-        0 if world.size() > 1 => {
-            let peer = world.process_at_rank(1);
+    match comm.rank() {
+        0 if comm.size() > 1 => {
+            let peer = comm.process_at_rank(1);
             for i in 0..round_trips {
                 peer.send_with_tag(&i, PING_TAG);
                 let _ = peer.receive_with_tag::<u64>(PING_TAG);
             }
         }
         1 => {
-            let peer = world.process_at_rank(0);
+            let peer = comm.process_at_rank(0);
             for _ in 0..round_trips {
                 let (i, _) = peer.receive_with_tag::<u64>(PING_TAG);
                 peer.send_with_tag(&i, PING_TAG);
@@ -370,4 +706,343 @@ fn ping_pong(world: &mpi::topology::SimpleCommunicator, round_trips: u64) -> Dur
         _ => {}
     }
     start.elapsed()
+}
+
+/// One rank's end of an endpoint over MPI. Messages are serialised with postcard. It cannot
+/// outlive the MPI universe it works in (`'u`).
+pub struct MpiEndpoint<'u, M> {
+    inner: Arc<Inner>,
+    port: u32,
+    rx: Receiver<Delivery>,
+    _messages: PhantomData<fn(M) -> M>,
+    _universe: PhantomData<&'u mpi::environment::Universe>,
+}
+
+impl<M> std::fmt::Debug for MpiEndpoint<'_, M> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MpiEndpoint")
+            .field("rank", &self.inner.rank)
+            .field("size", &self.inner.size)
+            .field("port", &self.port)
+            .finish()
+    }
+}
+
+impl<M: Message> MpiEndpoint<'_, M> {
+    fn open_delivery(&self, d: Delivery) -> Result<Option<Envelope<M>>, TransportError> {
+        match d {
+            Delivery::Msg(from, bytes, arrived) => {
+                let msg = postcard::from_bytes(&bytes).map_err(|e| {
+                    TransportError::Encoding(format!(
+                        "a message from rank {from} cannot be decoded: {e}"
+                    ))
+                })?;
+                Ok(Some(Envelope {
+                    from,
+                    msg,
+                    arrived,
+                    bytes: bytes.len() as u64,
+                }))
+            }
+            Delivery::Closed => Ok(None),
+        }
+    }
+
+    fn try_delivery(&self) -> Result<Option<Delivery>, TransportError> {
+        if matches!(self.inner.mode, Mode::Inline { .. }) {
+            self.inner.with_engine(|e, inner| e.pump(inner))?;
+        }
+        match self.rx.try_recv() {
+            Ok(d) => Ok(Some(d)),
+            Err(TryRecvError::Empty) if self.inner.stopped.load(Ordering::SeqCst) => {
+                Err(Inner::stopped_error())
+            }
+            Err(TryRecvError::Empty) => Ok(None),
+            Err(TryRecvError::Disconnected) => Err(Inner::stopped_error()),
+        }
+    }
+}
+
+impl<M: Message> Transport<M> for MpiEndpoint<'_, M> {
+    fn rank(&self) -> usize {
+        self.inner.rank
+    }
+
+    fn size(&self) -> usize {
+        self.inner.size
+    }
+
+    fn backend(&self) -> &'static str {
+        "mpi"
+    }
+
+    fn send(&self, to: usize, msg: M) -> Result<u64, TransportError> {
+        let bytes = encode(Some(&msg), &Frame::Data { port: self.port })?;
+        let n = bytes.len() as u64;
+        self.inner.post(to, bytes)?;
+        Ok(n)
+    }
+
+    fn recv(&self, deadline: Option<Instant>) -> Result<Option<Envelope<M>>, TransportError> {
+        let start = Instant::now();
+        if matches!(self.inner.mode, Mode::Inline { .. }) {
+            // The engine runs here: poll it, backing off so that waiting ranks leave the
+            // cores to computing ones.
+            let mut nap = Duration::from_micros(20);
+            loop {
+                if let Some(d) = self.try_delivery()? {
+                    return self.open_delivery(d);
+                }
+                let now = Instant::now();
+                if deadline.is_some_and(|d| now >= d) {
+                    return Ok(None);
+                }
+                if now.duration_since(start) < Duration::from_micros(500) {
+                    std::thread::yield_now();
+                } else {
+                    let left = deadline.map_or(nap, |d| d - now);
+                    std::thread::sleep(nap.min(left));
+                    nap = (nap * 2).min(Duration::from_micros(500));
+                }
+            }
+        }
+        // A reply usually follows soon: poll before blocking, which costs a thread wake-up
+        // (tens of microseconds on a virtual machine), yielding the core to the progress
+        // thread meanwhile.
+        if let Some(d) = super::poll(SPIN_BEFORE_BLOCKING, Some(Duration::ZERO), || {
+            self.try_delivery()
+        })? {
+            return self.open_delivery(d);
+        }
+        // Blocks in slices, so that an engine that stops is noticed.
+        loop {
+            let slice = Instant::now() + Duration::from_millis(100);
+            let until = deadline.map_or(slice, |d| d.min(slice));
+            match self.rx.recv_deadline(until) {
+                Ok(d) => return self.open_delivery(d),
+                Err(RecvTimeoutError::Timeout) => {
+                    if deadline.is_some_and(|d| Instant::now() >= d) {
+                        return Ok(None);
+                    }
+                    if self.inner.stopped.load(Ordering::SeqCst) {
+                        return Err(Inner::stopped_error());
+                    }
+                }
+                Err(RecvTimeoutError::Disconnected) => return Err(Inner::stopped_error()),
+            }
+        }
+    }
+
+    fn try_recv(&self) -> Result<Option<Envelope<M>>, TransportError> {
+        loop {
+            match self.try_delivery()? {
+                None => return Ok(None),
+                Some(d) => {
+                    if let Some(e) = self.open_delivery(d)? {
+                        return Ok(Some(e));
+                    }
+                }
+            }
+        }
+    }
+
+    fn liveness(&self, peer: usize) -> Liveness {
+        if let Some(panicked) = lock(&self.inner.closed).get(&(peer, self.port)) {
+            return Liveness::Closed {
+                panicked: panicked.clone(),
+            };
+        }
+        Liveness::Silent(self.inner.silence(peer))
+    }
+
+    fn proves_liveness_outside_calls(&self) -> bool {
+        matches!(self.inner.mode, Mode::Progress(_))
+    }
+
+    fn keep_alive(&self) {
+        if matches!(self.inner.mode, Mode::Inline { .. }) {
+            let _ = self.inner.with_engine(|e, inner| e.pump(inner));
+        }
+    }
+
+    fn pause(&self, duration: Option<Duration>) {
+        *lock(&self.inner.paused) = Some(duration.map(|d| Instant::now() + d));
+        if let Some(d) = duration {
+            std::thread::sleep(d);
+            *lock(&self.inner.paused) = None;
+        }
+    }
+}
+
+impl<M> Drop for MpiEndpoint<'_, M> {
+    fn drop(&mut self) {
+        {
+            let mut slots = lock(&self.inner.slots);
+            if let Some(slot) = slots.get_mut(self.port as usize) {
+                slot.tx = None;
+                slot.gone = true;
+                slot.parked.clear();
+            }
+        }
+        let panicked = std::thread::panicking().then(|| "its thread panicked".to_string());
+        let frame = Frame::Closed {
+            port: self.port,
+            panicked,
+        };
+        if let Ok(bytes) = encode::<()>(None, &frame) {
+            for to in (0..self.inner.size).filter(|&r| r != self.inner.rank) {
+                let _ = self.inner.post(to, bytes.clone());
+            }
+        }
+    }
+}
+
+/// The handful of raw MPI operations the safe wrapper lacks: non-blocking sends whose buffers
+/// the engine owns, and moving the duplicate to the progress thread.
+#[allow(unsafe_code)]
+mod raw {
+    use mpi::ffi;
+    use mpi::raw::AsRaw;
+    use mpi::topology::{Communicator, SimpleCommunicator};
+
+    /// hetlb's duplicate of a communicator, freed when dropped.
+    pub(super) struct OwnedComm(SimpleCommunicator);
+
+    impl OwnedComm {
+        /// Duplicates `comm` (collective) on the calling thread.
+        pub(super) fn duplicate_on_this_thread<C: Communicator>(comm: &C) -> Self {
+            Self(comm.duplicate())
+        }
+
+        pub(super) fn get(&self) -> &SimpleCommunicator {
+            &self.0
+        }
+    }
+
+    /// A duplicate on its way to the progress thread.
+    pub(super) struct SendComm(OwnedComm);
+
+    impl SendComm {
+        /// Wraps `comm` to move it to another thread. Only made when MPI provides
+        /// `MPI_THREAD_MULTIPLE` (checked by the one caller, [`super::Mpi::adopt`], just
+        /// before; [`super::Mpi::init`] creates its duplicate on the thread that uses it).
+        pub(super) fn for_multiple(comm: OwnedComm) -> Self {
+            debug_assert_eq!(
+                mpi::environment::threading_support(),
+                mpi::Threading::Multiple
+            );
+            Self(comm)
+        }
+
+        pub(super) fn into_inner(self) -> OwnedComm {
+            self.0
+        }
+    }
+
+    // SAFETY: an MPI communicator handle is a process-wide value; under MPI_THREAD_MULTIPLE
+    // (the only case a SendComm is made) any thread may call MPI with it. After the move only
+    // the progress thread uses it.
+    unsafe impl Send for SendComm {}
+
+    /// A send in flight on a buffer it owns. rsmpi ties a request's buffer to a lexical scope,
+    /// which cannot outlive a failed call; here the buffer lives with the request, and a
+    /// request abandoned before completion (its receiver fell silent) is freed and its buffer
+    /// leaked, as MPI requires (`MPI_Request_free` lets the send finish in the background,
+    /// reading the buffer).
+    pub(super) struct PendingSend {
+        request: ffi::MPI_Request,
+        buffer: Vec<u8>,
+        done: bool,
+    }
+
+    // SAFETY: the request and the buffer are only touched by the engine that owns them; the
+    // engine moves between threads only under MPI_THREAD_MULTIPLE or before MPI is used.
+    unsafe impl Send for PendingSend {}
+
+    impl PendingSend {
+        /// Starts `MPI_Isend` of `buffer` to `to` with `tag` on `comm`.
+        pub(super) fn start(
+            comm: &OwnedComm,
+            to: i32,
+            tag: i32,
+            buffer: Vec<u8>,
+        ) -> Result<Self, String> {
+            let count = i32::try_from(buffer.len())
+                .map_err(|_| format!("a message of {} bytes is too large for MPI", buffer.len()))?;
+            // SAFETY: RSMPI_REQUEST_NULL is a constant initialised by the MPI library.
+            let mut request = unsafe { ffi::RSMPI_REQUEST_NULL };
+            // SAFETY: `buffer` is heap memory owned by the returned value, which keeps it alive
+            // (or leaks it) until the request completes; `count` bytes of it are readable; the
+            // communicator is live for this call.
+            let rc = unsafe {
+                ffi::MPI_Isend(
+                    buffer.as_ptr().cast(),
+                    count,
+                    ffi::RSMPI_UINT8_T,
+                    to,
+                    tag,
+                    comm.0.as_raw(),
+                    &mut request,
+                )
+            };
+            if rc != ffi::MPI_SUCCESS as i32 {
+                return Err(format!("MPI_Isend failed with error code {rc}"));
+            }
+            Ok(Self {
+                request,
+                buffer,
+                done: false,
+            })
+        }
+
+        /// `Ok(true)` once the send has completed (its buffer may then be dropped). An error
+        /// of `MPI_Test` (possible under `MPI_ERRORS_RETURN`) leaves the send pending: its
+        /// buffer is then never freed while MPI may still read it.
+        pub(super) fn test(&mut self) -> Result<bool, String> {
+            if self.done {
+                return Ok(true);
+            }
+            let mut flag = 0;
+            // SAFETY: `request` is the live request of this send; the status is ignored.
+            let rc =
+                unsafe { ffi::MPI_Test(&mut self.request, &mut flag, ffi::RSMPI_STATUS_IGNORE) };
+            if rc != ffi::MPI_SUCCESS as i32 {
+                return Err(format!("MPI_Test failed with error code {rc}"));
+            }
+            self.done = flag != 0;
+            Ok(self.done)
+        }
+    }
+
+    impl Drop for PendingSend {
+        fn drop(&mut self) {
+            if !self.done && !matches!(self.test(), Ok(true)) {
+                // SAFETY: the request is live (or null after a failed test, which
+                // MPI_Request_free rejects harmlessly); freeing it lets the send complete in
+                // the background, so the buffer must outlive it: it is leaked on purpose.
+                unsafe {
+                    ffi::MPI_Request_free(&mut self.request);
+                }
+                std::mem::forget(std::mem::take(&mut self.buffer));
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn frames_round_trip_behind_their_payload() {
+        let bytes = encode(Some(&(7u32, "seven")), &Frame::Data { port: 3 }).unwrap();
+        let (frame, payload) = decode(bytes).unwrap();
+        assert!(matches!(frame, Frame::Data { port: 3 }));
+        let m: (u32, String) = postcard::from_bytes(&payload).unwrap();
+        assert_eq!(m, (7, "seven".to_string()));
+        let (frame, payload) = decode(encode::<()>(None, &Frame::Farewell).unwrap()).unwrap();
+        assert!(matches!(frame, Frame::Farewell) && payload.is_empty());
+        assert!(decode(vec![]).is_none());
+        assert!(decode(vec![9]).is_none(), "a length beyond the message");
+    }
 }

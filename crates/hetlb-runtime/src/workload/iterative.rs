@@ -11,12 +11,13 @@
 //! Because iterations are bulk-synchronous, an iteration lasts as long as its slowest rank:
 //! this is what imbalance costs, and what [`IterativeRun::iteration_seconds`] records.
 
-use crate::peer::{Balancer, BalancerConfig, Comm, Item, PeerError, Report};
+use crate::peer::{Balancer, BalancerConfig, Item, PeerError, Report, SyncPoint};
 use crate::slowdown::Slowdown;
+use crate::transport::{Group, Transport, TransportError, threads};
 use crate::workload::synthetic::Synthetic;
 use serde::{Deserialize, Serialize};
-use std::sync::{Arc, Condvar, Mutex, PoisonError};
-use std::time::Instant;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 use thiserror::Error;
 
 /// One cell of the iterative workload: its id, its current cost in units, and a payload that
@@ -169,9 +170,22 @@ pub enum IterativeError {
     /// A rank's thread ended abnormally.
     #[error("rank {0} panicked")]
     Panicked(usize),
-    /// Another rank failed, so this one stopped.
-    #[error("rank {0} stopped because another rank failed")]
-    Stopped(usize),
+    /// The barrier between iterations found a rank that failed (named in the error).
+    #[error("rank {rank} stopped at iteration {iteration}: {error}")]
+    Stopped {
+        /// The rank that reports it.
+        rank: usize,
+        /// Iterations done.
+        iteration: u64,
+        /// What its barrier found.
+        error: PeerError,
+    },
+    /// The ranks' logs could not be collected.
+    #[error("collecting the ranks' logs: {0}")]
+    Collect(String),
+    /// The transport failed.
+    #[error("transport: {0}")]
+    Transport(#[from] TransportError),
 }
 
 impl IterativeConfig {
@@ -412,21 +426,38 @@ pub fn initial_cells(cfg: &IterativeConfig, rank: usize, ranks: usize) -> Vec<Ce
 /// Called by rank 0 after every iteration with the number of iterations done.
 pub type IterationProgress = Arc<dyn Fn(u64) + Send + Sync>;
 
-/// Runs one rank of the workload. `barrier` waits for every rank (the application's own
-/// synchronisation, not the balancer's) and returns false when the group has failed;
-/// `balancer` is `None` for the run without balancing.
+/// Runs one rank of the workload on `group`, balanced by `balancer` (`None`: not
+/// balanced). Between iterations the ranks wait for each other at a timed barrier
+/// ([`SyncPoint`]), which reports a rank that stopped within `timeout`.
 ///
 /// # Errors
 /// [`IterativeError::Rebalance`] when a call fails; [`IterativeError::Stopped`] when the
-/// barrier reports that another rank failed.
-pub fn run_rank<C: Comm<Cell>>(
+/// barrier finds that a rank failed; [`IterativeError::Config`] for a balancer the group
+/// cannot run.
+pub fn run_rank<G: Group>(
     cfg: &IterativeConfig,
-    rank: usize,
-    ranks: usize,
-    mut balancer: Option<&mut Balancer<Cell, C>>,
-    barrier: &dyn Fn() -> bool,
+    group: &G,
+    balancer: Option<BalancerConfig>,
+    timeout: Duration,
     progress: Option<&IterationProgress>,
 ) -> Result<RankLog, IterativeError> {
+    let (rank, ranks) = (group.rank(), group.size());
+    let mut sync = SyncPoint::new(group, timeout)
+        .map_err(|e| IterativeError::Config(format!("barrier: {e}")))?;
+    let mut balancer = match balancer {
+        Some(b) => Some(
+            Balancer::<Cell, G>::new(group, b)
+                .map_err(|e| IterativeError::Config(format!("balancer: {e}")))?,
+        ),
+        None => None,
+    };
+    let mut barrier = |iteration: u64| {
+        sync.wait().map_err(|error| IterativeError::Stopped {
+            rank,
+            iteration,
+            error,
+        })
+    };
     let mut cells = initial_cells(cfg, rank, ranks);
     let slowdown = cfg.slowdowns.get(rank).copied().unwrap_or_default();
     let mut log = RankLog {
@@ -441,9 +472,7 @@ pub fn run_rank<C: Comm<Cell>>(
         iteration_seconds: Vec::new(),
         records: Vec::new(),
     };
-    if !barrier() {
-        return Err(IterativeError::Stopped(rank));
-    }
+    barrier(0)?;
     let start = Instant::now();
     let mut last = Instant::now();
     let mut sink = 0u64;
@@ -469,12 +498,12 @@ pub fn run_rank<C: Comm<Cell>>(
         log.busy_seconds += busy;
         log.wall_busy_seconds += wall;
         log.units_processed += units;
-        if let Some(b) = balancer.as_deref_mut() {
+        if let Some(b) = balancer.as_mut() {
             b.record(units, busy);
         }
         let done = iteration + 1;
         if done % cfg.every == 0 && done < cfg.iterations {
-            if let Some(b) = balancer.as_deref_mut() {
+            if let Some(b) = balancer.as_mut() {
                 let t = Instant::now();
                 let report =
                     b.rebalance(&mut cells)
@@ -501,9 +530,7 @@ pub fn run_rank<C: Comm<Cell>>(
                 }
             }
         }
-        if !barrier() {
-            return Err(IterativeError::Stopped(rank));
-        }
+        barrier(done)?;
         if rank == 0 {
             log.iteration_seconds.push(last.elapsed().as_secs_f64());
             last = Instant::now();
@@ -549,37 +576,25 @@ pub fn run_threads(
     let name = balancer
         .as_ref()
         .map_or("none".to_string(), |b| b.algorithm().name().to_string());
-    let comms = crate::peer::threads::group::<Cell>(ranks);
-    let mut balancers = Vec::with_capacity(ranks);
-    for comm in comms {
-        balancers.push(match &balancer {
-            Some(b) => Some(
-                Balancer::new(comm, b.clone())
-                    .map_err(|e| IterativeError::Config(format!("balancer: {e}")))?,
-            ),
-            None => None,
-        });
+    if let Some(b) = &balancer {
+        // Refused here, before any thread starts, with the balancer's own message.
+        b.check(ranks)
+            .map_err(|e| IterativeError::Config(format!("balancer: {e}")))?;
     }
-    let barrier = Arc::new(GroupBarrier::new(ranks));
+    let timeout = balancer
+        .as_ref()
+        .map_or(crate::peer::DEFAULT_TIMEOUT, BalancerConfig::timeout_value);
     let start = Instant::now();
-    let handles: Vec<_> = balancers
+    let handles: Vec<_> = threads::group(ranks)
         .into_iter()
         .enumerate()
-        .map(|(rank, mut b)| {
+        .map(|(rank, member)| {
             let cfg = cfg.clone();
-            let barrier = Arc::clone(&barrier);
+            let balancer = balancer.clone();
             let progress = progress.clone();
             std::thread::Builder::new()
                 .name(format!("hetlb-rank{rank}"))
-                .spawn(move || {
-                    let _guard = FailOnPanic(Arc::clone(&barrier));
-                    let wait = || barrier.wait();
-                    let result = run_rank(&cfg, rank, ranks, b.as_mut(), &wait, progress.as_ref());
-                    if result.is_err() {
-                        barrier.fail();
-                    }
-                    result
-                })
+                .spawn(move || run_rank(&cfg, &member, balancer, timeout, progress.as_ref()))
         })
         .collect();
     let mut logs = Vec::with_capacity(ranks);
@@ -588,12 +603,21 @@ pub fn run_threads(
         let h = h.map_err(|e| IterativeError::Config(format!("cannot start a thread: {e}")))?;
         match h.join() {
             Ok(Ok(log)) => logs.push(log),
-            Ok(Err(IterativeError::Stopped(_))) => {}
+            // A rank that stopped because another failed: the other's error is the news.
+            Ok(Err(e @ IterativeError::Stopped { .. })) => {
+                if first_error.is_none() {
+                    first_error = Some(e);
+                }
+            }
             Ok(Err(e)) => {
-                first_error.get_or_insert(e);
+                if matches!(first_error, None | Some(IterativeError::Stopped { .. })) {
+                    first_error = Some(e);
+                }
             }
             Err(_) => {
-                first_error.get_or_insert(IterativeError::Panicked(rank));
+                if matches!(first_error, None | Some(IterativeError::Stopped { .. })) {
+                    first_error = Some(IterativeError::Panicked(rank));
+                }
             }
         }
     }
@@ -610,56 +634,66 @@ pub fn run_threads(
     ))
 }
 
-/// A barrier that a failing rank can break, so that no rank waits for it forever.
-struct GroupBarrier {
-    state: Mutex<(usize, u64, bool)>,
-    changed: Condvar,
-    ranks: usize,
+/// Runs the workload once per entry of `balancers` (`None`: not balanced) on the ranks of
+/// `group` — every rank calls it — and collects the ranks' logs at rank 0, which gets one
+/// [`IterativeRun`] per balancer; the other ranks get an empty list. `oversubscription` is
+/// ranks per core on rank 0's node (for the ideal).
+///
+/// # Errors
+/// [`IterativeError`] for bad settings, a failed call, a rank that stopped, or logs that
+/// cannot be collected.
+pub fn run_group<G: Group>(
+    cfg: &IterativeConfig,
+    group: &G,
+    balancers: &[Option<BalancerConfig>],
+    timeout: Duration,
+    oversubscription: f64,
+) -> Result<Vec<IterativeRun>, IterativeError> {
+    cfg.validate(group.size())?;
+    let logs_ep = group.open::<RankLog>()?;
+    let mut runs = Vec::new();
+    for b in balancers {
+        let name = b
+            .as_ref()
+            .map_or("none".to_string(), |c| c.algorithm().name().to_string());
+        let start = Instant::now();
+        let log = run_rank(cfg, group, b.clone(), timeout, None)?;
+        let total = start.elapsed().as_secs_f64();
+        if let Some(logs) = collect_at_root(&logs_ep, log, timeout)? {
+            runs.push(IterativeRun::assemble(&name, total, logs, oversubscription));
+        }
+    }
+    Ok(runs)
 }
 
-impl GroupBarrier {
-    fn new(ranks: usize) -> Self {
-        Self {
-            state: Mutex::new((0, 0, false)),
-            changed: Condvar::new(),
-            ranks,
+/// Sends `log` to rank 0; rank 0 returns every rank's log (in rank order), waiting for each
+/// as long as its sender is not silent for `timeout`.
+fn collect_at_root<E: Transport<RankLog>>(
+    ep: &E,
+    log: RankLog,
+    timeout: Duration,
+) -> Result<Option<Vec<RankLog>>, IterativeError> {
+    if ep.rank() != 0 {
+        ep.send(0, log)?;
+        return Ok(None);
+    }
+    let size = ep.size();
+    let mut logs: Vec<Option<RankLog>> = (0..size).map(|_| None).collect();
+    logs[0] = Some(log);
+    while let Some(missing) = logs.iter().position(Option::is_none) {
+        match ep.recv(Some(Instant::now() + Duration::from_millis(50)))? {
+            Some(env) if env.from < size => logs[env.from] = Some(env.msg),
+            Some(_) => {}
+            None => {
+                let silence = ep.liveness(missing).silence();
+                if silence > timeout {
+                    return Err(IterativeError::Collect(format!(
+                        "rank {missing} sent no log and has been silent for {:.1} s",
+                        silence.as_secs_f64().min(1e9)
+                    )));
+                }
+            }
         }
     }
-
-    /// Waits for every rank; false when the group has failed.
-    fn wait(&self) -> bool {
-        let mut s = self.state.lock().unwrap_or_else(PoisonError::into_inner);
-        if s.2 {
-            return false;
-        }
-        let generation = s.1;
-        s.0 += 1;
-        if s.0 == self.ranks {
-            s.0 = 0;
-            s.1 += 1;
-            self.changed.notify_all();
-            return true;
-        }
-        while s.1 == generation && !s.2 {
-            s = self.changed.wait(s).unwrap_or_else(PoisonError::into_inner);
-        }
-        !s.2
-    }
-
-    fn fail(&self) {
-        let mut s = self.state.lock().unwrap_or_else(PoisonError::into_inner);
-        s.2 = true;
-        self.changed.notify_all();
-    }
-}
-
-/// Breaks the barrier when its thread panics, so the other ranks stop instead of waiting.
-struct FailOnPanic(Arc<GroupBarrier>);
-
-impl Drop for FailOnPanic {
-    fn drop(&mut self) {
-        if std::thread::panicking() {
-            self.0.fail();
-        }
-    }
+    Ok(Some(logs.into_iter().flatten().collect()))
 }

@@ -1,0 +1,103 @@
+//! The messages of the rebalance protocol (private to the peer balancer; they travel on the
+//! balancer's own endpoint of the transport).
+
+use serde::{Deserialize, Serialize};
+
+/// What one rank contributes to the gather at the start of a rebalance.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub(crate) struct RankState {
+    /// The rank.
+    pub(crate) rank: u32,
+    /// Units it holds (Σ of its items' loads).
+    pub(crate) units: u64,
+    /// Items it holds.
+    pub(crate) items: u64,
+    /// Its measured speed in units per second, when it has one.
+    pub(crate) speed: Option<f64>,
+    /// A digest of its configuration; every rank's must be equal.
+    pub(crate) fingerprint: u64,
+}
+
+/// What one rank reports when it has finished its part of the move (its vote).
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+pub(crate) struct DoneSummary {
+    /// Units it holds after the move.
+    pub(crate) units: u64,
+    /// Items it holds after the move.
+    pub(crate) items: u64,
+    /// Seconds from the start of its move to its last transfer.
+    pub(crate) move_seconds: f64,
+    /// Σ over its sent transfers of the seconds from the first send to the acknowledgement.
+    pub(crate) link_seconds: f64,
+    /// Units in those transfers.
+    pub(crate) link_units: u64,
+}
+
+/// One message of the protocol. `T` is the application's item.
+#[derive(Debug, Serialize, Deserialize)]
+pub(crate) enum Msg<T> {
+    /// One step of the all-gather of the ranks' states.
+    Gather {
+        epoch: u64,
+        round: u32,
+        entries: Vec<RankState>,
+    },
+    /// Items carrying (part of) a planned transfer.
+    Items {
+        epoch: u64,
+        transfer: u32,
+        /// True on the transfer's last message.
+        last: bool,
+        units: u64,
+        items: Vec<T>,
+    },
+    /// A transfer fully received.
+    Ack { epoch: u64, transfer: u32 },
+    /// The sender has finished its part of the move and votes to commit (to the
+    /// coordinator, where the ranks share no memory).
+    Vote { epoch: u64, summary: DoneSummary },
+    /// The coordinator's decision of the call (where the ranks share no memory).
+    Decision {
+        epoch: u64,
+        outcome: WireOutcome,
+    },
+    /// The sender gave up the call before voting: the call cannot commit.
+    GiveUp {
+        epoch: u64,
+        culprit: Option<u32>,
+        reason: String,
+    },
+    /// The call's outcome is in the group's ledger: look (where the ranks share memory).
+    Decided { epoch: u64 },
+    /// One round of a barrier.
+    Arrive { epoch: u64, round: u32 },
+}
+
+/// A decision as it travels.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(crate) enum WireOutcome {
+    /// Every rank voted; their summaries in rank order.
+    Commit(Vec<DoneSummary>),
+    /// The call is rolled back.
+    Abort {
+        by: u32,
+        culprit: Option<u32>,
+        reason: String,
+    },
+}
+
+impl<T> Msg<T> {
+    /// The call the message belongs to.
+    pub(crate) fn epoch(&self) -> u64 {
+        match self {
+            Msg::Gather { epoch, .. }
+            | Msg::Items { epoch, .. }
+            | Msg::Ack { epoch, .. }
+            | Msg::Vote { epoch, .. }
+            | Msg::Decision { epoch, .. }
+            | Msg::GiveUp { epoch, .. }
+            | Msg::Decided { epoch }
+            | Msg::Arrive { epoch, .. } => *epoch,
+        }
+    }
+}
