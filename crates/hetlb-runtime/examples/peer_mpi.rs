@@ -2,7 +2,9 @@
 //!
 //! The application initialises MPI itself (any threading level) and keeps using its
 //! communicator; hetlb works on a duplicate of it. Every rank starts with a different number
-//! of cells; every three steps the ranks rebalance them with the odd–even method.
+//! of cells; every three steps the ranks rebalance them with the odd–even method. Before its
+//! own collective, each step meets at hetlb's timed barrier, so that a rank that stopped is
+//! reported (by every other rank, naming it) instead of hanging the collective.
 //!
 //! Build and run:
 //! ```sh
@@ -10,8 +12,8 @@
 //! mpiexec -n 4 target/release/examples/peer_mpi
 //! ```
 
-use hetlb_runtime::peer::mpi::MpiComm;
 use hetlb_runtime::peer::{Balancer, BalancerConfig, Item};
+use hetlb_runtime::transport::mpi::Mpi;
 use mpi::collective::{CommunicatorCollectives, SystemOperation};
 use mpi::topology::Communicator;
 use serde::{Deserialize, Serialize};
@@ -31,6 +33,7 @@ impl Item for Cell {
 fn main() {
     let universe = mpi::initialize().expect("MPI initialises");
     let world = universe.world();
+    let mpi = Mpi::adopt(&universe, &world);
     let rank = world.rank() as u64;
     // Rank r starts with 100·(r+1)² cells.
     let first: u64 = (0..rank).map(|r| 100 * (r + 1) * (r + 1)).sum();
@@ -41,10 +44,15 @@ fn main() {
         })
         .collect();
     let config = BalancerConfig::new("oem").expect("a known rule");
-    let mut balancer = Balancer::new(MpiComm::new(&world), config).expect("a power-of-two job");
+    let mut balancer = Balancer::new(&mpi, config).expect("a power-of-two job");
     for step in 1..=6 {
         for c in &mut cells {
             c.value = (c.value * 1.000_1).sqrt();
+        }
+        // Everyone is still running? (An error names the rank that stopped.)
+        if let Err(e) = balancer.barrier() {
+            eprintln!("rank {rank}: {e}");
+            std::process::exit(1);
         }
         // The application's own collective, on its own communicator.
         let mut total = 0u64;

@@ -205,7 +205,7 @@ fn child_checks() -> ExitCode {
     ExitCode::SUCCESS
 }
 
-fn init() -> Result<Mpi, ExitCode> {
+fn init() -> Result<Mpi<'static>, ExitCode> {
     Mpi::init().map_err(|e| {
         eprintln!("{e}");
         ExitCode::FAILURE

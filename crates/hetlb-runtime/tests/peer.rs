@@ -438,7 +438,10 @@ fn a_barrier_names_a_rank_that_is_gone_and_passes_a_busy_one() {
         })
         .collect();
     let culprits: Vec<_> = handles.into_iter().map(|h| h.join().unwrap()).collect();
-    assert_eq!(culprits, vec![Some(Some(3)), Some(Some(3)), Some(Some(3)), None]);
+    assert_eq!(
+        culprits,
+        vec![Some(Some(3)), Some(Some(3)), Some(Some(3)), None]
+    );
 }
 
 #[test]
@@ -447,7 +450,7 @@ fn check_reports_a_departed_peer_without_waiting() {
     let b1 = members.pop().unwrap();
     let b0 = members.pop().unwrap();
     let cfg = BalancerConfig::new("dem").unwrap();
-    let a = Balancer::<u64, _>::new(&b0, cfg.clone()).unwrap();
+    let mut a = Balancer::<u64, _>::new(&b0, cfg.clone()).unwrap();
     let b = Balancer::<u64, _>::new(&b1, cfg).unwrap();
     assert!(a.check().is_ok());
     drop(b);

@@ -7,8 +7,13 @@
 //!   rank's count equals the planner's final load, and every item is held exactly once. Run
 //!   once with `MPI_THREAD_FUNNELED` (no heartbeat thread) and once with
 //!   `MPI_THREAD_MULTIPLE` (heartbeat thread).
-//! * `silent` — rank 0 stops answering in the middle of a move; every other rank returns an
-//!   error naming it within the timeout and holds what it held before.
+//! * `silent` — rank 3 stops answering in the middle of a move; every other rank returns an
+//!   error naming it and holds what it held before; so does rank 3 when it resumes.
+//! * `coordinator` — rank 0, which decides the outcome on MPI, stops right after its vote:
+//!   the others report it, keep the items in doubt aside, and settle them with
+//!   `Balancer::resolve` once it resumes; every item is then held exactly once.
+//! * `stopped` — a rank stopped with `SIGSTOP` between two calls for longer than the timeout
+//!   is named by every other rank at the next barrier; stopped for less, it is not reported.
 
 mod common;
 
@@ -17,8 +22,8 @@ use common::mpiexec;
 use hetlb_core::model::Capacities;
 use hetlb_core::network_algorithm::{NetworkAlgorithm, NetworkOptions, balance_on};
 use hetlb_core::transmission::Schedule;
-use hetlb_runtime::peer::mpi::MpiComm;
-use hetlb_runtime::peer::{Balancer, BalancerConfig, Fault, Speeds};
+use hetlb_runtime::peer::{Balancer, BalancerConfig, Fault, Holding, PeerError, Speeds};
+use hetlb_runtime::transport::mpi::Mpi;
 use mpi::Threading;
 use mpi::collective::{CommunicatorCollectives, SystemOperation};
 use mpi::point_to_point::{Destination, Source};
@@ -34,13 +39,21 @@ fn main() -> ExitCode {
         Some("rules-funneled") => child_rules(Threading::Funneled),
         Some("rules-multiple") => child_rules(Threading::Multiple),
         Some("silent") => child_silent(),
+        Some("coordinator") => child_coordinator(),
+        Some("stopped") => child_stopped(),
         _ => launcher(),
     }
 }
 
 fn launcher() -> ExitCode {
     let mut failed = 0;
-    for mode in ["rules-funneled", "rules-multiple", "silent"] {
+    for mode in [
+        "rules-funneled",
+        "rules-multiple",
+        "silent",
+        "coordinator",
+        "stopped",
+    ] {
         let start = Instant::now();
         match mpiexec(RANKS, CHILD, mode, Duration::from_secs(300)) {
             Ok((true, _)) => println!("{mode}: passed in {:.1} s", start.elapsed().as_secs_f64()),
@@ -76,10 +89,10 @@ fn child_rules(level: Threading) -> ExitCode {
     let world = universe.world();
     let (rank, size) = (world.rank() as usize, world.size() as usize);
     check(size == RANKS, "8 ranks");
-    let comm = MpiComm::<u64>::new(&world);
+    let mpi = Mpi::adopt(&universe, &world);
     check(
-        comm.has_heartbeat_thread() == (provided == Threading::Multiple),
-        "heartbeat thread exactly under MPI_THREAD_MULTIPLE",
+        mpi.has_progress_thread() == (provided == Threading::Multiple),
+        "a progress thread exactly under MPI_THREAD_MULTIPLE",
     );
     let loads: Vec<u64> = (0..size as u64).map(|r| (r * 37 + 11) % 50).collect();
     let caps: Vec<f64> = (0..size).map(|r| 1.0 + (r % 3) as f64).collect();
@@ -88,7 +101,6 @@ fn child_rules(level: Threading) -> ExitCode {
         .unwrap()
         .build()
         .unwrap();
-    let mut comm = Some(comm);
     let mut next_id = 0u64;
     for algorithm in NetworkAlgorithm::all() {
         for schedule in Schedule::ALL {
@@ -103,7 +115,7 @@ fn child_rules(level: Threading) -> ExitCode {
                 if with_caps {
                     cfg = cfg.speeds(Speeds::Fixed(caps.clone()));
                 }
-                let mut b = Balancer::new(comm.take().expect("comm"), cfg).expect("config");
+                let mut b = Balancer::new(&mpi, cfg).expect("config");
                 // The application's own message, in flight on the original communicator
                 // during the rebalance.
                 let right = ((rank + 1) % size) as i32;
@@ -146,7 +158,6 @@ fn child_rules(level: Threading) -> ExitCode {
                     count == total && sum == expected_sum,
                     "every item exactly once",
                 );
-                comm = Some(b.into_comm());
             }
         }
     }
@@ -158,13 +169,24 @@ fn child_rules(level: Threading) -> ExitCode {
     ExitCode::SUCCESS
 }
 
+/// Every item exactly once over the group: the count and the sum of ids.
+fn exactly_once<C: Communicator>(world: &C, items: &[u64], total: u64) -> bool {
+    let mut count = 0u64;
+    let mut sum = 0u64;
+    world.all_reduce_into(&(items.len() as u64), &mut count, SystemOperation::sum());
+    world.all_reduce_into(&items.iter().sum::<u64>(), &mut sum, SystemOperation::sum());
+    count == total && sum == (0..total).sum::<u64>()
+}
+
 fn child_silent() -> ExitCode {
-    let Some(universe) = mpi::initialize() else {
+    let Some((universe, _)) = mpi::initialize_with_threading(Threading::Multiple) else {
         return ExitCode::FAILURE;
     };
     let world = universe.world();
     let rank = world.rank() as usize;
-    let mut items: Vec<u64> = if rank == 0 {
+    let mpi = Mpi::adopt(&universe, &world);
+    let victim = 3;
+    let mut items: Vec<u64> = if rank == victim {
         (0..800).collect()
     } else {
         Vec::new()
@@ -173,30 +195,131 @@ fn child_silent() -> ExitCode {
     let mut cfg = BalancerConfig::new("dem")
         .unwrap()
         .timeout(Duration::from_millis(1500));
+    if rank == victim {
+        cfg = cfg.fault(Fault::FreezeAfterSends(1, Duration::from_secs(4)));
+    }
+    let mut b = Balancer::new(&mpi, cfg).unwrap();
+    let e = match b.rebalance(&mut items) {
+        Ok(_) => {
+            eprintln!("rank {rank}: a silent peer went unnoticed");
+            std::process::exit(1);
+        }
+        Err(e) => e,
+    };
+    check(
+        e.culprit() == Some(victim),
+        &format!("rank {rank} names rank {victim}: {e}"),
+    );
+    check(e.holding() == Holding::Before, "rolled back");
+    check(items == before, "every rank holds what it held before");
+    check(exactly_once(&world, &items, 800), "every item exactly once");
+    ExitCode::SUCCESS
+}
+
+fn child_coordinator() -> ExitCode {
+    let Some((universe, _)) = mpi::initialize_with_threading(Threading::Multiple) else {
+        return ExitCode::FAILURE;
+    };
+    let world = universe.world();
+    let rank = world.rank() as usize;
+    let mpi = Mpi::adopt(&universe, &world);
+    // Rank 5 holds everything; rank 0 (the coordinator) stops right after its vote.
+    let mut items: Vec<u64> = if rank == 5 {
+        (0..640).collect()
+    } else {
+        Vec::new()
+    };
+    let mut cfg = BalancerConfig::new("cwa")
+        .unwrap()
+        .timeout(Duration::from_millis(1000));
     if rank == 0 {
-        cfg = cfg.fault(Fault::FreezeAfterSends(1, Duration::from_secs(5)));
+        cfg = cfg.fault(Fault::FreezeAfterVote(Duration::from_secs(3)));
     }
-    let mut b = Balancer::new(MpiComm::<u64>::new(&world), cfg).unwrap();
-    let start = Instant::now();
-    let result = b.rebalance(&mut items);
-    if rank != 0 {
-        let e = match result {
-            Ok(_) => {
-                eprintln!("rank {rank}: a silent peer went unnoticed");
-                std::process::exit(1);
+    let mut b = Balancer::new(&mpi, cfg).unwrap();
+    match b.rebalance(&mut items) {
+        Ok(_) => {}
+        Err(e @ PeerError::InDoubt { .. }) => {
+            check(
+                e.culprit() == Some(0),
+                &format!("rank {rank} names rank 0: {e}"),
+            );
+            check(
+                matches!(e.holding(), Holding::InDoubt { .. }),
+                "in doubt: items kept aside",
+            );
+            // Rank 0 resumes within the next timeouts and decides: settle.
+            let mut settled = false;
+            for _ in 0..10 {
+                match b.resolve(&mut items) {
+                    Ok(()) => {
+                        settled = true;
+                        break;
+                    }
+                    Err(PeerError::InDoubt { .. }) => {}
+                    Err(e) => {
+                        eprintln!("rank {rank}: resolve: {e}");
+                        std::process::exit(1);
+                    }
+                }
             }
-            Err(e) => e,
-        };
+            check(settled, "the outcome arrives once the coordinator resumes");
+        }
+        Err(e) => {
+            eprintln!("rank {rank}: {e}");
+            std::process::exit(1);
+        }
+    }
+    check(exactly_once(&world, &items, 640), "every item exactly once");
+    // The group goes on: another call balances what is left.
+    let report = b.rebalance(&mut items).expect("the next call");
+    check(report.imbalance_after <= 1.0 + 1e-9, "balanced");
+    check(exactly_once(&world, &items, 640), "still exactly once");
+    ExitCode::SUCCESS
+}
+
+/// Stops this process with `SIGSTOP` and has it continued after `seconds` by a detached shell.
+fn stop_self_for(seconds: f64) {
+    let pid = std::process::id();
+    let _ = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!("sleep {seconds}; kill -CONT {pid}"))
+        .spawn();
+    let _ = std::process::Command::new("kill")
+        .args(["-STOP", &pid.to_string()])
+        .status();
+}
+
+fn child_stopped() -> ExitCode {
+    let Some((universe, _)) = mpi::initialize_with_threading(Threading::Multiple) else {
+        return ExitCode::FAILURE;
+    };
+    let world = universe.world();
+    let rank = world.rank() as usize;
+    let mpi = Mpi::adopt(&universe, &world);
+    let victim = 6;
+    let cfg = BalancerConfig::new("oem")
+        .unwrap()
+        .timeout(Duration::from_secs(2));
+    let mut b = Balancer::<u64, _>::new(&mpi, cfg).unwrap();
+    // Stopped for a quarter of the timeout between calls: not a failure.
+    b.barrier().expect("the first barrier");
+    if rank == victim {
+        stop_self_for(0.5);
+    }
+    b.barrier().expect("a short stop is not a failure");
+    // Stopped for three timeouts: every other rank names it.
+    if rank == victim {
+        stop_self_for(6.0);
+    }
+    let result = b.barrier();
+    if rank != victim {
+        let e = result.expect_err("a stopped rank is reported");
         check(
-            e.culprit() == Some(0),
-            &format!("rank {rank} names rank 0: {e}"),
-        );
-        check(items == before, "the survivors hold what they held before");
-        check(
-            start.elapsed() < Duration::from_secs(5),
-            "the failure is reported before the silent rank wakes up",
+            e.culprit() == Some(victim),
+            &format!("rank {rank} names rank {victim}: {e}"),
         );
     }
+    // Everyone (the stopped rank too, once continued) meets again.
     world.barrier();
     ExitCode::SUCCESS
 }

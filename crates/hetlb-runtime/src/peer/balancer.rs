@@ -198,9 +198,7 @@ impl<T: Item, G: Group> Balancer<T, G> {
         let Some(units) = units else {
             // The others wait for this rank's load: tell them.
             let mut session = self.session();
-            return Err(
-                session.give_up(PeerError::Plan(format!("rank {me}'s units overflow u64")))
-            );
+            return Err(session.give_up(PeerError::Plan(format!("rank {me}'s units overflow u64"))));
         };
         let mine = RankState {
             rank: me as u32,
@@ -372,9 +370,9 @@ impl<T: Item, G: Group> Balancer<T, G> {
         self.migrate(items, &migration)
     }
 
-    /// Settles a call whose outcome was in doubt ([`PeerError::InDoubt`]): waits (at most the
-    /// timeout) for the decision, then puts back into `items` the items the outcome gives
-    /// this rank. Does nothing when no call is in doubt.
+    /// Settles a call whose outcome was in doubt ([`PeerError::InDoubt`]): waits (up to the
+    /// timeout) for the deciding rank's decision, then puts back into `items` the items the
+    /// outcome gives this rank. Does nothing when no call is in doubt.
     ///
     /// # Errors
     /// [`PeerError::InDoubt`] again when the deciding rank is still silent (the items stay
@@ -400,10 +398,14 @@ impl<T: Item, G: Group> Balancer<T, G> {
             }
             let now = Instant::now();
             let silence = self.ep.liveness(doubt.coordinator).silence();
-            if now >= deadline || silence > self.config.timeout {
+            let gone = matches!(self.ep.liveness(doubt.coordinator), Liveness::Closed { .. });
+            if now >= deadline || gone {
                 let reason = match self.ep.liveness(doubt.coordinator) {
                     Liveness::Closed { .. } => {
-                        format!("rank {} (which decides the outcome) left", doubt.coordinator)
+                        format!(
+                            "rank {} (which decides the outcome) left",
+                            doubt.coordinator
+                        )
                     }
                     _ => format!(
                         "rank {} (which decides the outcome) {}",
@@ -464,7 +466,18 @@ impl<T: Item, G: Group> Balancer<T, G> {
     ///
     /// # Errors
     /// [`PeerError::PeerFailed`] naming the peer.
-    pub fn check(&self) -> Result<(), PeerError> {
+    pub fn check(&mut self) -> Result<(), PeerError> {
+        // What is waiting is read first (kept for the calls it belongs to): a peer that left
+        // sent its last messages before it did.
+        while let Some(r) = self.ep.try_recv()? {
+            let e = r.msg.epoch();
+            let settles = matches!(r.msg, Msg::Decision { .. } | Msg::GiveUp { .. });
+            match &mut self.mailbox.doubt {
+                Some((d, slot)) if *d == e && settles && slot.is_none() => *slot = Some(r),
+                _ if e > self.epoch => self.mailbox.later.push_back(r),
+                _ => {}
+            }
+        }
         super::sync_point::check_peers(&self.ep, self.config.timeout)
     }
 }

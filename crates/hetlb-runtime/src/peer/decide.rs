@@ -1,7 +1,7 @@
 //! Deciding: the core's rule run over the gathered loads, and this rank's part of the plan.
 
-use super::wire::RankState;
 use super::error::PeerError;
+use super::wire::RankState;
 use hetlb_core::model::Capacities;
 use hetlb_core::network_algorithm::{NetworkAlgorithm, NetworkOptions, balance_on};
 use hetlb_core::plan::Plan;

@@ -348,7 +348,11 @@ mod tests {
             assert_eq!(own, vec![0, 1, 2, 3]);
             assert_eq!(aside.len(), 2);
             aside.settle(&mut own, committed);
-            let expected: Vec<u64> = if committed { vec![0, 1, 2, 3] } else { (0..6).collect() };
+            let expected: Vec<u64> = if committed {
+                vec![0, 1, 2, 3]
+            } else {
+                (0..6).collect()
+            };
             own.sort_unstable();
             assert_eq!(own, expected);
         }

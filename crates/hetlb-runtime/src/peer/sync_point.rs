@@ -97,7 +97,13 @@ impl<G: Group> SyncPoint<G> {
     ///
     /// # Errors
     /// [`PeerError::PeerFailed`] naming the peer.
-    pub fn check(&self) -> Result<(), PeerError> {
+    pub fn check(&mut self) -> Result<(), PeerError> {
+        // What is waiting is read first (kept for the barriers it belongs to).
+        while let Some(r) = self.ep.try_recv()? {
+            if r.msg.epoch() > self.epoch {
+                self.mailbox.later.push_back(r);
+            }
+        }
         check_peers(&self.ep, self.timeout)
     }
 }

@@ -57,10 +57,7 @@ pub(crate) enum Msg<T> {
     /// coordinator, where the ranks share no memory).
     Vote { epoch: u64, summary: DoneSummary },
     /// The coordinator's decision of the call (where the ranks share no memory).
-    Decision {
-        epoch: u64,
-        outcome: WireOutcome,
-    },
+    Decision { epoch: u64, outcome: WireOutcome },
     /// The sender gave up the call before voting: the call cannot commit.
     GiveUp {
         epoch: u64,

@@ -608,9 +608,11 @@ where
     fn play_dead(&self) -> RuntimeError {
         self.tr.pause(None);
         let until = Instant::now() + 2 * self.cfg.timeout + Duration::from_secs(1);
-        while let Ok(Some(env)) = self.tr.recv(Some(until)) {
-            if matches!(env.msg, Msg::End) {
-                break;
+        while Instant::now() < until {
+            match self.tr.recv(Some(until)) {
+                Ok(Some(env)) if matches!(env.msg, Msg::End) => break,
+                Ok(_) => {}
+                Err(_) => break,
             }
         }
         RuntimeError::Protocol(format!(
@@ -683,6 +685,10 @@ where
         let deadline = Instant::now() + self.cfg.timeout;
         while self.state.contains(&State::Stopped) {
             let Some(env) = self.tr.recv(Some(deadline))? else {
+                // A wake-up (a peer's end closed) is not the deadline.
+                if Instant::now() < deadline {
+                    continue;
+                }
                 break;
             };
             // The run is over: waiting for the totals is counted in no part of its time.

@@ -405,6 +405,19 @@ impl<'a, T: Transport<Message>> Rank<'a, T> {
             self.on_arrival()?;
         }
         // Diffusion rounds due: send this rank's load to its neighbours.
+        if let Some(d) = &self.diffusion {
+            let behind = ((now - d.next.1) / d.interval).max(0.0);
+            if behind > super::MAX_ROUNDS_BEHIND as f64
+                || d.own.len() as u64 > super::MAX_ROUNDS_BEHIND
+            {
+                return Err(ScenarioRunError::Failed(format!(
+                    "node {} fell more than {} diffusion rounds behind its schedule: this \
+                     machine cannot keep up at this time scale (raise --time-scale)",
+                    self.node,
+                    super::MAX_ROUNDS_BEHIND
+                )));
+            }
+        }
         while let Some(d) = &mut self.diffusion {
             let (round, t) = d.next;
             if t > now {
@@ -620,7 +633,13 @@ impl<'a, T: Transport<Message>> Rank<'a, T> {
         // A node sends out of what it held at the start of the round, as in the plan.
         for (to, units) in sends {
             let tasks = self.take_tasks(units);
-            self.tr.send(to, Message::Instant { round, tasks })?;
+            if tasks.is_empty() {
+                // Nothing to carry (every task is done): a rank that has already ended the
+                // run does not need it.
+                self.notify(to, Message::Instant { round, tasks })?;
+            } else {
+                self.tr.send(to, Message::Instant { round, tasks })?;
+            }
         }
         for tasks in early {
             self.instant_tasks(round, tasks);

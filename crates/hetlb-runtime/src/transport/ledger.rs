@@ -134,9 +134,10 @@ impl Ledger {
 
     /// True when `rank` has voted for `key` (or the key is decided).
     pub fn has_voted(&self, key: u64, rank: usize) -> bool {
-        self.book().entries.get(&key).is_some_and(|e| {
-            e.outcome.is_some() || e.votes.get(rank).is_some_and(Option::is_some)
-        })
+        self.book()
+            .entries
+            .get(&key)
+            .is_some_and(|e| e.outcome.is_some() || e.votes.get(rank).is_some_and(Option::is_some))
     }
 
     /// `rank` will never read keys below `key` again: entries no rank needs are dropped, so
@@ -172,7 +173,14 @@ mod tests {
         assert_eq!(l.vote(7, 0, vec![9]), None, "a second vote changes nothing");
         assert!(l.has_voted(7, 0) && !l.has_voted(7, 1));
         let a = l.abort(7, 2, Some(1), "rank 1 is silent");
-        assert!(matches!(a, LedgerOutcome::Abort { by: 2, culprit: Some(1), .. }));
+        assert!(matches!(
+            a,
+            LedgerOutcome::Abort {
+                by: 2,
+                culprit: Some(1),
+                ..
+            }
+        ));
         assert_eq!(l.vote(7, 1, vec![1]), Some(a.clone()));
         assert_eq!(l.outcome(7), Some(a));
     }

@@ -71,10 +71,7 @@ enum Frame {
     /// The sender is alive.
     Beat,
     /// The sender's end of endpoint `port` was dropped (`Some` when its thread panicked).
-    Closed {
-        port: u32,
-        panicked: Option<String>,
-    },
+    Closed { port: u32, panicked: Option<String> },
     /// The sender is shutting down; nothing more follows.
     Farewell,
 }
@@ -106,8 +103,8 @@ fn decode(mut bytes: Vec<u8>) -> Option<(Frame, Vec<u8>)> {
 
 enum Delivery {
     Msg(usize, Vec<u8>, Instant),
-    /// A peer closed its end of this endpoint: wakes a waiting rank.
-    Closed,
+    /// Rank `.0` closed its end of this endpoint: wakes a waiting rank.
+    Closed(usize),
 }
 
 #[derive(Default)]
@@ -319,7 +316,7 @@ impl Engine {
                 }
                 Some((Frame::Closed { port, panicked }, _)) => {
                     lock(&inner.closed).insert((from, port), panicked);
-                    inner.deliver(port, Delivery::Closed);
+                    inner.deliver(port, Delivery::Closed(from));
                 }
                 Some((Frame::Farewell, _)) => {
                     if let Some(f) = self.farewells.get_mut(from) {
@@ -605,6 +602,7 @@ impl<'u> Group for Mpi<'u> {
             inner: Arc::clone(&self.inner),
             port,
             rx,
+            read_closed: Mutex::new(vec![false; self.inner.size]),
             _messages: PhantomData,
             _universe: PhantomData,
         })
@@ -714,6 +712,8 @@ pub struct MpiEndpoint<'u, M> {
     inner: Arc<Inner>,
     port: u32,
     rx: Receiver<Delivery>,
+    /// Peers whose closing this end has read (every message they sent before it is read).
+    read_closed: Mutex<Vec<bool>>,
     _messages: PhantomData<fn(M) -> M>,
     _universe: PhantomData<&'u mpi::environment::Universe>,
 }
@@ -744,7 +744,12 @@ impl<M: Message> MpiEndpoint<'_, M> {
                     bytes: bytes.len() as u64,
                 }))
             }
-            Delivery::Closed => Ok(None),
+            Delivery::Closed(from) => {
+                if let Some(r) = lock(&self.read_closed).get_mut(from) {
+                    *r = true;
+                }
+                Ok(None)
+            }
         }
     }
 
@@ -846,11 +851,16 @@ impl<M: Message> Transport<M> for MpiEndpoint<'_, M> {
         }
     }
 
+    /// A peer is [`Liveness::Closed`] once every message it sent before closing has been
+    /// read here (its closing was read, or nothing is waiting).
     fn liveness(&self, peer: usize) -> Liveness {
         if let Some(panicked) = lock(&self.inner.closed).get(&(peer, self.port)) {
-            return Liveness::Closed {
-                panicked: panicked.clone(),
-            };
+            let read = lock(&self.read_closed).get(peer).copied().unwrap_or(false);
+            if read || self.rx.is_empty() {
+                return Liveness::Closed {
+                    panicked: panicked.clone(),
+                };
+            }
         }
         Liveness::Silent(self.inner.silence(peer))
     }

@@ -102,8 +102,8 @@ pub fn network<M: Send + 'static>(size: usize) -> Vec<Endpoint<M>> {
 
 enum Wire<M> {
     Msg(usize, M, Instant),
-    /// A peer's endpoint closed: wakes a waiting rank so that it looks.
-    Closed,
+    /// Rank `.0`'s endpoint closed: wakes a waiting rank so that it looks.
+    Closed(usize),
 }
 
 /// One endpoint's channels, shared by its ranks.
@@ -163,17 +163,19 @@ impl Member {
                     reason: format!("opened for {made_for} by another rank, here for {name}"),
                 })?
         };
-        let inbox = lock(&port.receivers)[self.rank]
-            .take()
-            .ok_or_else(|| TransportError::Mismatch {
-                port: k,
-                reason: format!("rank {}'s end is already open", self.rank),
-            })?;
+        let inbox =
+            lock(&port.receivers)[self.rank]
+                .take()
+                .ok_or_else(|| TransportError::Mismatch {
+                    port: k,
+                    reason: format!("rank {}'s end is already open", self.rank),
+                })?;
         Ok(Endpoint {
             rank: self.rank,
             port,
             shared: Arc::clone(&self.shared),
             inbox,
+            read_closed: Mutex::new(vec![false; self.shared.size]),
         })
     }
 }
@@ -204,6 +206,8 @@ pub struct Endpoint<M> {
     port: Arc<Port<M>>,
     shared: Arc<Shared>,
     inbox: Receiver<Wire<M>>,
+    /// Peers whose closing this end has read (every message they sent before it is read).
+    read_closed: Mutex<Vec<bool>>,
 }
 
 impl<M> std::fmt::Debug for Endpoint<M> {
@@ -224,7 +228,12 @@ impl<M> Endpoint<M> {
                 arrived,
                 bytes: 0,
             }),
-            Wire::Closed => None,
+            Wire::Closed(from) => {
+                if let Some(r) = lock(&self.read_closed).get_mut(from) {
+                    *r = true;
+                }
+                None
+            }
         }
     }
 
@@ -256,10 +265,14 @@ impl<M> Transport<M> for Endpoint<M> {
 
     /// Stamps the message with `now` as the instant it was sent (and so arrived).
     fn send_at(&self, to: usize, msg: M, now: Instant) -> Result<u64, TransportError> {
-        let peer = self.port.senders.get(to).ok_or(TransportError::NoSuchRank {
-            rank: to,
-            size: self.shared.size,
-        })?;
+        let peer = self
+            .port
+            .senders
+            .get(to)
+            .ok_or(TransportError::NoSuchRank {
+                rank: to,
+                size: self.shared.size,
+            })?;
         peer.send(Wire::Msg(self.rank, msg, now))
             .map_err(|_| TransportError::Closed(to))?;
         Ok(0)
@@ -303,11 +316,16 @@ impl<M> Transport<M> for Endpoint<M> {
         }
     }
 
+    /// A peer is [`Liveness::Closed`] once every message it sent before closing has been
+    /// read here (its closing was read, or nothing is waiting).
     fn liveness(&self, peer: usize) -> Liveness {
         if let Some(Some(panicked)) = lock(&self.port.closed).get(peer) {
-            return Liveness::Closed {
-                panicked: panicked.clone(),
-            };
+            let read = lock(&self.read_closed).get(peer).copied().unwrap_or(false);
+            if read || self.inbox.is_empty() {
+                return Liveness::Closed {
+                    panicked: panicked.clone(),
+                };
+            }
         }
         match lock(&self.shared.paused).get(peer) {
             Some(Some(since)) => Liveness::Silent(since.elapsed()),
@@ -335,15 +353,63 @@ impl<M> Drop for Endpoint<M> {
         self.port.ledger.release(self.rank, u64::MAX);
         for (to, peer) in self.port.senders.iter().enumerate() {
             if to != self.rank {
-                let _ = peer.send(Wire::Closed);
+                let _ = peer.send(Wire::Closed(self.rank));
             }
         }
     }
 }
 
+/// Polls `rx` until a message comes, as an endpoint does: spinning for [`YIELD_AFTER`], then
+/// yielding the core between batches of 32 checks. `None` when the sender is gone.
+fn poll_channel<T>(rx: &Receiver<T>) -> Option<T> {
+    let start = Instant::now();
+    loop {
+        for _ in 0..32 {
+            match rx.try_recv() {
+                Ok(t) => return Some(t),
+                Err(TryRecvError::Empty) => std::hint::spin_loop(),
+                Err(TryRecvError::Disconnected) => return None,
+            }
+        }
+        if start.elapsed() >= YIELD_AFTER {
+            std::thread::yield_now();
+        }
+    }
+}
+
+/// The floor that dispatch over this flavour is measured against (`hetlb bench dispatch`):
+/// `round_trips` request–reply exchanges between the calling thread and another over two bare
+/// crossbeam channels, each side polling its channel as an endpoint does. Returns false if the
+/// other thread failed.
+pub fn request_reply_floor(round_trips: u64) -> bool {
+    let (to_worker, requests) = channel::unbounded::<u64>();
+    let (to_master, replies) = channel::unbounded::<u64>();
+    let worker = std::thread::spawn(move || {
+        for _ in 0..round_trips {
+            let Some(task) = poll_channel(&requests) else {
+                return;
+            };
+            if to_master.send(task + 1).is_err() {
+                return;
+            }
+        }
+    });
+    for i in 0..round_trips {
+        if to_worker.send(i).is_err() || poll_channel(&replies).is_none() {
+            return false;
+        }
+    }
+    worker.join().is_ok()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_floor_completes_its_round_trips() {
+        assert!(request_reply_floor(100));
+    }
 
     #[test]
     fn delivers_in_order_per_pair_and_times_out() {
@@ -397,7 +463,7 @@ mod tests {
     }
 
     #[test]
-    fn a_dropped_or_paused_end_is_seen_at_once() {
+    fn a_paused_end_is_silent_and_a_dropped_one_closed_after_its_last_message() {
         let mut ranks = network::<u8>(3);
         let c = ranks.pop().unwrap();
         let b = ranks.pop().unwrap();
@@ -405,10 +471,14 @@ mod tests {
         assert_eq!(a.liveness(1), Liveness::Alive);
         b.pause(None);
         assert!(matches!(a.liveness(1), Liveness::Silent(_)));
+        c.send(0, 9).unwrap();
         drop(c);
-        assert_eq!(a.liveness(2), Liveness::Closed { panicked: None });
-        // The wake-up is not a message.
+        // Its last message is waiting: not closed yet.
+        assert_eq!(a.liveness(2), Liveness::Alive);
+        assert_eq!(a.try_recv().unwrap().unwrap().msg, 9);
+        // The wake-up is not a message; once read, the end is closed.
         assert!(a.try_recv().unwrap().is_none());
+        assert_eq!(a.liveness(2), Liveness::Closed { panicked: None });
     }
 
     #[test]
@@ -421,10 +491,10 @@ mod tests {
             panic!("on purpose");
         })
         .join();
+        assert!(a.recv(None).unwrap().is_none(), "woken, with no message");
         assert!(matches!(
             a.liveness(1),
             Liveness::Closed { panicked: Some(_) }
         ));
-        assert!(a.recv(None).unwrap().is_none(), "woken, with no message");
     }
 }

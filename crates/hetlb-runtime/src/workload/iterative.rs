@@ -547,6 +547,8 @@ pub fn run_rank<G: Group>(
 }
 
 /// Runs the workload on `ranks` threads, balanced by `balancer` (`None`: not balanced).
+/// `timeout` is the silence after which a rank is reported as stopped (the balancer's by
+/// default).
 ///
 /// # Errors
 /// [`IterativeError`] for bad settings, a failed call or a panicking rank.
@@ -562,7 +564,7 @@ pub fn run_rank<G: Group>(
 ///     drift: None,
 /// };
 /// let balancer = BalancerConfig::new("cwa").unwrap().speeds(Speeds::Measured { window: 3 });
-/// let run = run_threads(&cfg, 2, Some(balancer), None).unwrap();
+/// let run = run_threads(&cfg, 2, Some(balancer), None, None).unwrap();
 /// assert_eq!(run.ranks.iter().map(|r| r.items).sum::<u64>(), 64);
 /// assert_eq!(run.steps.len(), 2);
 /// ```
@@ -570,6 +572,7 @@ pub fn run_threads(
     cfg: &IterativeConfig,
     ranks: usize,
     balancer: Option<BalancerConfig>,
+    timeout: Option<Duration>,
     progress: Option<IterationProgress>,
 ) -> Result<IterativeRun, IterativeError> {
     cfg.validate(ranks)?;
@@ -581,9 +584,11 @@ pub fn run_threads(
         b.check(ranks)
             .map_err(|e| IterativeError::Config(format!("balancer: {e}")))?;
     }
-    let timeout = balancer
-        .as_ref()
-        .map_or(crate::peer::DEFAULT_TIMEOUT, BalancerConfig::timeout_value);
+    let timeout = timeout.unwrap_or_else(|| {
+        balancer
+            .as_ref()
+            .map_or(crate::peer::DEFAULT_TIMEOUT, BalancerConfig::timeout_value)
+    });
     let start = Instant::now();
     let handles: Vec<_> = threads::group(ranks)
         .into_iter()

@@ -4,14 +4,12 @@ use super::timing::{Case, Comparison, Machine, Report, interleave, timed};
 use crate::input::whole;
 use crate::output::Format;
 use anyhow::{Result, anyhow, bail};
-use crossbeam::channel;
 use hetlb_core::rules::self_scheduling::Policy;
-use hetlb_runtime::transport::threads::YIELD_AFTER;
+use hetlb_runtime::transport::threads::request_reply_floor;
 use hetlb_runtime::workload::synthetic::Synthetic;
 use hetlb_runtime::{Job, RunConfig, run_threads};
 use serde::Serialize;
 use std::sync::Arc;
-use std::time::Instant;
 
 /// Arguments of `hetlb bench dispatch`.
 #[derive(Debug, clap::Args)]
@@ -38,48 +36,14 @@ struct Details {
     bare_loop_us_per_round_trip: f64,
 }
 
-/// Polls `rx` until a message comes, as the threads transport does: spinning for
-/// [`YIELD_AFTER`], then yielding the core between batches of 32 checks (so that two threads
-/// that share a core on a loaded machine take turns instead of spinning out their time
-/// slices).
-fn poll<T>(rx: &channel::Receiver<T>) -> Option<T> {
-    let start = Instant::now();
-    loop {
-        for _ in 0..32 {
-            match rx.try_recv() {
-                Ok(t) => return Some(t),
-                Err(channel::TryRecvError::Empty) => std::hint::spin_loop(),
-                Err(channel::TryRecvError::Disconnected) => return None,
-            }
-        }
-        if start.elapsed() >= YIELD_AFTER {
-            std::thread::yield_now();
-        }
-    }
-}
-
-/// The floor: `round_trips` request–reply exchanges between this thread and another over two
-/// crossbeam channels, each side polling its channel.
+/// The floor: `round_trips` request–reply exchanges between two threads over bare crossbeam
+/// channels.
 pub(super) fn bare_loop(round_trips: u64) -> Result<()> {
-    let (to_worker, requests) = channel::unbounded::<u64>();
-    let (to_master, replies) = channel::unbounded::<u64>();
-    let worker = std::thread::spawn(move || {
-        for _ in 0..round_trips {
-            let Some(task) = poll(&requests) else {
-                return;
-            };
-            if to_master.send(task + 1).is_err() {
-                return;
-            }
-        }
-    });
-    for i in 0..round_trips {
-        to_worker.send(i).map_err(|_| anyhow!("worker gone"))?;
-        if poll(&replies).is_none() {
-            bail!("worker gone");
-        }
+    if request_reply_floor(round_trips) {
+        Ok(())
+    } else {
+        bail!("the bare request–reply loop's worker failed")
     }
-    worker.join().map_err(|_| anyhow!("worker panicked"))
 }
 
 fn run_policy(job: &Arc<Synthetic>, policy: Policy) -> Result<f64> {

@@ -98,6 +98,8 @@ pub struct Args {
 pub(super) struct Setup {
     pub(super) config: IterativeConfig,
     pub(super) balancers: Vec<Option<BalancerConfig>>,
+    /// Silence after which a rank is reported as stopped.
+    pub(super) timeout: Duration,
 }
 
 impl Setup {
@@ -197,11 +199,7 @@ impl Setup {
                 }
             }
             // Refuse a rule that does not fit the ranks before anything runs.
-            let comm = hetlb_runtime::peer::threads::group::<u64>(ranks)
-                .into_iter()
-                .next()
-                .ok_or_else(|| anyhow!("--procs: at least one rank is needed"))?;
-            hetlb_runtime::peer::Balancer::<u64, _>::new(comm, cfg.clone()).map_err(|e| {
+            cfg.check(ranks).map_err(|e| {
                 let m = e.to_string();
                 match m.strip_prefix("topology: ") {
                     Some(rest) => anyhow!("--topology: {rest}"),
@@ -221,6 +219,7 @@ impl Setup {
                 drift,
             },
             balancers,
+            timeout: Duration::from_secs_f64(args.timeout),
         })
     }
 }
@@ -253,6 +252,7 @@ pub fn run(args: Args) -> Result<()> {
             &setup.config,
             ranks,
             b.clone(),
+            Some(setup.timeout),
             Some(p),
         )
         .with_context(|| name.clone())?;

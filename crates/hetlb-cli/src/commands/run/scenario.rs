@@ -591,6 +591,7 @@ fn run_mpi(_args: &Args, _work: Option<Work>) -> Result<()> {
 
 #[cfg(feature = "mpi")]
 fn run_mpi(args: &Args, work: Option<Work>) -> Result<()> {
+    use hetlb_runtime::transport::Group;
     use hetlb_runtime::transport::mpi::Mpi;
     let mpi = Mpi::init().map_err(|e| anyhow!("--backend: {e}"))?;
     let rank = mpi.rank();
@@ -623,7 +624,13 @@ fn run_mpi(args: &Args, work: Option<Work>) -> Result<()> {
             timeout: Duration::from_secs_f64(args.timeout),
             fail: None,
         };
-        let tr = mpi.transport::<hetlb_runtime::scenario::Message>();
+        let tr = match mpi.open::<hetlb_runtime::scenario::Message>() {
+            Ok(tr) => tr,
+            Err(e) => {
+                eprintln!("error: {}: {e}", path.display());
+                mpi.abort(1);
+            }
+        };
         match hetlb_runtime::scenario::run_rank(&tr, &scenario, &cfg, calibration) {
             Ok(Some(real)) => outcomes.push(outcome(
                 path,
