@@ -18,6 +18,8 @@ mod commands;
 mod fuzz;
 mod input;
 mod limits;
+#[cfg(feature = "mpi")]
+mod mpi_end;
 mod output;
 mod plot;
 mod progress;

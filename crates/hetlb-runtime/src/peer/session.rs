@@ -332,7 +332,7 @@ impl<'a, T: Serialize, E: Transport<Msg<T>>> Session<'a, T, E> {
     fn receive_until(&mut self, until: Instant) -> Result<Option<Envelope<Msg<T>>>, PeerError> {
         match self.early.pop_front() {
             Some(r) => Ok(Some(r)),
-            None => Ok(self.ep.recv(Some(until))?),
+            None => Ok(self.ep.recv_sleeping(Some(until))?),
         }
     }
 

@@ -75,8 +75,13 @@ struct Threshold {
     early: Vec<(u64, Vec<Task>)>,
 }
 
+/// How often a waiting rank looks at its peers' liveness.
+const WATCH_EVERY: Duration = Duration::from_millis(50);
+
 pub(crate) struct Rank<'a, T> {
     tr: &'a T,
+    /// When the peers' liveness was last looked at.
+    watched: Instant,
     scenario: &'a Scenario,
     cfg: &'a RealConfig,
     calibration: Calibration,
@@ -212,6 +217,7 @@ impl<'a, T: Transport<Message>> Rank<'a, T> {
             sequence: 0,
             idle_reported: false,
             stop: None,
+            watched: Instant::now(),
             finals: Vec::new(),
             sink: 0,
             out: NodeMeasured {
@@ -806,8 +812,33 @@ impl<'a, T: Transport<Message>> Rank<'a, T> {
         if let Some(e) = self.service_end {
             deadline = deadline.min(e);
         }
+        self.watch_peers()?;
+        deadline = deadline.min(Instant::now() + WATCH_EVERY);
         if let Some(env) = self.tr.recv(Some(deadline))? {
             self.handle(env.from, env.msg)?;
+        }
+        Ok(())
+    }
+
+    /// Judges the peers (at most every [`WATCH_EVERY`]): one silent for longer than the
+    /// timeout (a stopped process) ends the run with an error naming it. A peer whose end has
+    /// closed has finished or failed, which its own messages say.
+    fn watch_peers(&mut self) -> Result<(), ScenarioRunError> {
+        if self.watched.elapsed() < WATCH_EVERY {
+            return Ok(());
+        }
+        self.watched = Instant::now();
+        for peer in (0..self.size).filter(|&p| p != self.node) {
+            if let crate::transport::Liveness::Silent(d) = self.tr.liveness(peer) {
+                if d > self.cfg.timeout {
+                    return Err(ScenarioRunError::Failed(format!(
+                        "node {peer} stopped answering: nothing heard for {:.1} s (timeout \
+                         {:.1} s)",
+                        d.as_secs_f64(),
+                        self.cfg.timeout.as_secs_f64()
+                    )));
+                }
+            }
         }
         Ok(())
     }

@@ -229,6 +229,19 @@ pub trait Transport<M> {
     /// [`TransportError`] when no message can ever arrive or one cannot be decoded.
     fn recv(&self, deadline: Option<Instant>) -> Result<Option<Envelope<M>>, TransportError>;
 
+    /// As [`Transport::recv`], but the thread sleeps at once instead of polling for a moment
+    /// first: for waits that are usually long (a collective of many ranks, whose last message
+    /// comes from the slowest), where polling would take the core from the ranks still working.
+    ///
+    /// # Errors
+    /// As [`Transport::recv`].
+    fn recv_sleeping(
+        &self,
+        deadline: Option<Instant>,
+    ) -> Result<Option<Envelope<M>>, TransportError> {
+        self.recv(deadline)
+    }
+
     /// The next message if one has already arrived.
     ///
     /// # Errors

@@ -6,15 +6,18 @@
 //! Either way every message of every endpoint goes over that one duplicate, serialised with
 //! serde + postcard, with a small frame saying which endpoint it is for.
 //!
-//! **One engine.** All MPI calls on the duplicate are made by one engine: non-blocking sends
-//! on buffers it owns (`MPI_Isend`), matched probes for arrivals (`MPI_Improbe` +
-//! `MPI_Mrecv`), and heartbeats to every peer every [`BEAT`]. Where MPI allows it (hetlb
-//! started MPI, or the application granted `MPI_THREAD_MULTIPLE`), the engine runs on a
-//! progress thread of its own, so a process proves it is alive while its application
-//! computes, and a process stopped between two exchanges (`SIGSTOP`) falls silent within a
-//! beat. Below `MULTIPLE` the engine runs on the calling thread, inside calls only: then a
-//! peer is heard only while it waits for messages itself
-//! ([`Transport::proves_liveness_outside_calls`] is false).
+//! **One engine.** All MPI calls on the duplicate are made by one engine, one caller at a
+//! time: non-blocking sends on buffers it owns (`MPI_Isend`), matched probes for arrivals
+//! (`MPI_Improbe` + `MPI_Mrecv`), and heartbeats to every peer every [`BEAT`]. A rank that
+//! waits for a message drives the engine itself, so an exchange costs no hand-over between
+//! threads. Where MPI allows it (`MPI_THREAD_MULTIPLE`, which hetlb asks for when it starts
+//! MPI) a keeper thread also drives the engine between calls, so a process proves it is alive
+//! while its application computes, and a process stopped between two exchanges (`SIGSTOP`)
+//! falls silent within a beat. Below `MULTIPLE` the engine runs only inside hetlb's calls, on
+//! the adopting thread: then a peer is heard only while it waits for messages itself
+//! ([`Transport::proves_liveness_outside_calls`] is false). If hetlb starts MPI and the
+//! library offers less than `MULTIPLE`, the engine lives on hetlb's own thread, the only one
+//! allowed to call MPI, and endpoints hand it their messages over a channel.
 //!
 //! **Silence** is counted from the moment this process last resumed from a pause at the
 //! earliest: a process that was itself stopped reads what arrived meanwhile before it blames
@@ -55,6 +58,8 @@ const SPIN: Duration = Duration::from_micros(300);
 const SPIN_BEFORE_BLOCKING: Duration = Duration::from_micros(100);
 /// How long a closing process waits for its peers' farewells.
 pub const FAREWELL_WAIT: Duration = Duration::from_secs(2);
+/// The longest the keeper of a shared engine sleeps between two looks.
+const KEEPER_IDLE_NAP: Duration = Duration::from_millis(1);
 /// A gap this much longer than a beat between two looks of the engine means this process was
 /// not running (stopped, or starved): silence is then counted from its resumption.
 const PAUSE_GAP: Duration = Duration::from_millis(300);
@@ -133,12 +138,18 @@ struct Inner {
 }
 
 enum Mode {
-    /// The engine runs on a progress thread; the endpoints talk to it over a channel.
-    Progress(Sender<Command>),
-    /// The engine runs inside calls on the thread that adopted MPI.
-    Inline {
+    /// The engine lives on hetlb's own thread, which alone may call MPI (hetlb started MPI
+    /// and the library offers less than `MPI_THREAD_MULTIPLE`); endpoints talk to it over a
+    /// channel.
+    Owned(Sender<Command>),
+    /// The engine is shared: whoever waits for a message drives it (one at a time). Under
+    /// `MPI_THREAD_MULTIPLE` a keeper thread also drives it every millisecond or so, so that
+    /// beats go out and arrivals are heard while the application computes; below, only the
+    /// adopting thread (`only`) may call in, and only inside hetlb's calls.
+    Shared {
         engine: Mutex<Option<Engine>>,
-        thread: ThreadId,
+        only: Option<ThreadId>,
+        keeper: bool,
     },
 }
 
@@ -211,22 +222,23 @@ impl Inner {
             });
         }
         match &self.mode {
-            Mode::Progress(commands) => commands
+            Mode::Owned(commands) => commands
                 .send(Command::Send(to, bytes))
                 .map_err(|_| Self::stopped_error()),
-            Mode::Inline { .. } => self.with_engine(|e, inner| e.post(inner, to, bytes))?,
+            Mode::Shared { .. } => self.with_engine(|e, inner| e.post(inner, to, bytes))?,
         }
     }
 
-    /// Runs `f` on the inline engine, from the adopting thread only.
+    /// Runs `f` on the shared engine (from the adopting thread only, below
+    /// `MPI_THREAD_MULTIPLE`).
     fn with_engine<R>(
         &self,
         f: impl FnOnce(&mut Engine, &Inner) -> R,
     ) -> Result<R, TransportError> {
-        let Mode::Inline { engine, thread } = &self.mode else {
-            return Err(TransportError::Mpi("no inline engine".into()));
+        let Mode::Shared { engine, only, .. } = &self.mode else {
+            return Err(TransportError::Mpi("the engine is not shared".into()));
         };
-        if std::thread::current().id() != *thread {
+        if only.is_some_and(|t| t != std::thread::current().id()) {
             return Err(TransportError::Mpi(
                 "MPI was adopted below MPI_THREAD_MULTIPLE: hetlb must be called from the \
                  thread that adopted it"
@@ -236,6 +248,43 @@ impl Inner {
         let mut guard = lock(engine);
         let e = guard.as_mut().ok_or_else(Self::stopped_error)?;
         Ok(f(e, self))
+    }
+
+    /// True when callers drive the engine themselves.
+    fn shared(&self) -> bool {
+        matches!(self.mode, Mode::Shared { .. })
+    }
+
+    /// True when a thread of hetlb's keeps the engine going between calls.
+    fn has_thread(&self) -> bool {
+        matches!(
+            self.mode,
+            Mode::Owned(_) | Mode::Shared { keeper: true, .. }
+        )
+    }
+}
+
+/// The keeper of a shared engine: drives it when no caller does, often while there is
+/// traffic and every millisecond when idle, until told to stop.
+fn keep(inner: &Inner, stop: &Receiver<()>) {
+    let Mode::Shared { engine, .. } = &inner.mode else {
+        return;
+    };
+    let mut nap = Duration::from_micros(100);
+    loop {
+        match stop.recv_timeout(nap) {
+            Err(RecvTimeoutError::Timeout) => {}
+            Ok(()) | Err(RecvTimeoutError::Disconnected) => return,
+        }
+        let active = match engine.try_lock() {
+            Ok(mut g) => g.as_mut().is_some_and(|e| e.pump(inner)),
+            Err(_) => true, // a caller drives it
+        };
+        nap = if active {
+            Duration::from_micros(100)
+        } else {
+            (nap * 2).min(KEEPER_IDLE_NAP)
+        };
     }
 }
 
@@ -375,6 +424,8 @@ impl Engine {
 pub struct Mpi<'u> {
     inner: Arc<Inner>,
     thread: Option<JoinHandle<()>>,
+    /// Tells the keeper of a shared engine to stop.
+    stop_keeper: Option<Sender<()>>,
     opened: Cell<u32>,
     _universe: PhantomData<&'u mpi::environment::Universe>,
 }
@@ -400,7 +451,9 @@ impl Mpi<'static> {
     /// support.
     pub fn init() -> Result<Self, TransportError> {
         let (cmd_tx, cmd_rx) = channel::unbounded::<Command>();
-        let (ready_tx, ready_rx) = channel::bounded::<Result<(usize, usize, usize), String>>(1);
+        let (stop_tx, stop_rx) = channel::bounded::<()>(1);
+        type Ready = Result<(usize, usize, usize, Option<Engine>), String>;
+        let (ready_tx, ready_rx) = channel::bounded::<Ready>(1);
         let (inner_tx, inner_rx) = channel::bounded::<Arc<Inner>>(1);
         let thread = std::thread::Builder::new()
             .name("hetlb-mpi".into())
@@ -421,15 +474,29 @@ impl Mpi<'static> {
                 let local = world.split_shared(0).size() as usize;
                 let comm = raw::OwnedComm::duplicate_on_this_thread(&world);
                 let (rank, size) = (world.rank() as usize, world.size() as usize);
-                if ready_tx.send(Ok((rank, size, local))).is_err() {
-                    return;
+                let engine = Engine::new(comm, size);
+                if threading == Threading::Multiple {
+                    // Shared: callers drive the engine; this thread keeps it going between
+                    // calls and finalises MPI at the end.
+                    if ready_tx
+                        .send(Ok((rank, size, local, Some(engine))))
+                        .is_err()
+                    {
+                        return;
+                    }
+                    let Ok(inner) = inner_rx.recv() else { return };
+                    keep(&inner, &stop_rx);
+                } else {
+                    if ready_tx.send(Ok((rank, size, local, None))).is_err() {
+                        return;
+                    }
+                    let Ok(inner) = inner_rx.recv() else { return };
+                    progress_loop(engine, &inner, &cmd_rx);
                 }
-                let Ok(inner) = inner_rx.recv() else { return };
-                progress_loop(Engine::new(comm, size), &inner, &cmd_rx);
                 drop(universe);
             })
             .map_err(|e| TransportError::Mpi(format!("cannot start the MPI thread: {e}")))?;
-        let (rank, size, local) = match ready_rx.recv() {
+        let (rank, size, local, shared) = match ready_rx.recv() {
             Ok(Ok(x)) => x,
             Ok(Err(e)) => {
                 let _ = thread.join();
@@ -442,11 +509,23 @@ impl Mpi<'static> {
                 ));
             }
         };
-        let inner = Arc::new(Inner::new(rank, size, local, Mode::Progress(cmd_tx)));
+        let (mode, stop_keeper) = match shared {
+            Some(engine) => (
+                Mode::Shared {
+                    engine: Mutex::new(Some(engine)),
+                    only: None,
+                    keeper: true,
+                },
+                Some(stop_tx),
+            ),
+            None => (Mode::Owned(cmd_tx), None),
+        };
+        let inner = Arc::new(Inner::new(rank, size, local, mode));
         let _ = inner_tx.send(Arc::clone(&inner));
         Ok(Self {
             inner,
             thread: Some(thread),
+            stop_keeper,
             opened: Cell::new(0),
             _universe: PhantomData,
         })
@@ -470,36 +549,28 @@ impl<'u> Mpi<'u> {
         let _ = universe;
         let local = comm.split_shared(0).size() as usize;
         let (rank, size) = (comm.rank() as usize, comm.size() as usize);
-        let dup = raw::OwnedComm::duplicate_on_this_thread(comm);
-        if mpi::environment::threading_support() == Threading::Multiple {
-            let (cmd_tx, cmd_rx) = channel::unbounded::<Command>();
-            let inner = Arc::new(Inner::new(rank, size, local, Mode::Progress(cmd_tx)));
-            let moved = raw::SendComm::for_multiple(dup);
-            let shared = Arc::clone(&inner);
-            let thread = std::thread::Builder::new()
-                .name("hetlb-mpi".into())
-                .spawn(move || {
-                    let comm = moved.into_inner();
-                    progress_loop(Engine::new(comm, size), &shared, &cmd_rx);
-                })
-                .ok();
-            if thread.is_none() {
-                inner.stopped.store(true, Ordering::SeqCst);
-            }
-            return Self {
-                inner,
-                thread,
-                opened: Cell::new(0),
-                _universe: PhantomData,
-            };
-        }
-        let mode = Mode::Inline {
-            engine: Mutex::new(Some(Engine::new(dup, size))),
-            thread: std::thread::current().id(),
+        let engine = Engine::new(raw::OwnedComm::duplicate_on_this_thread(comm), size);
+        let multiple = mpi::environment::threading_support() == Threading::Multiple;
+        let mode = Mode::Shared {
+            engine: Mutex::new(Some(engine)),
+            only: (!multiple).then(|| std::thread::current().id()),
+            keeper: multiple,
         };
+        let inner = Arc::new(Inner::new(rank, size, local, mode));
+        let (mut thread, mut stop_keeper) = (None, None);
+        if multiple {
+            let (stop_tx, stop_rx) = channel::bounded::<()>(1);
+            let shared = Arc::clone(&inner);
+            thread = std::thread::Builder::new()
+                .name("hetlb-mpi".into())
+                .spawn(move || keep(&shared, &stop_rx))
+                .ok();
+            stop_keeper = Some(stop_tx);
+        }
         Self {
-            inner: Arc::new(Inner::new(rank, size, local, mode)),
-            thread: None,
+            inner,
+            thread,
+            stop_keeper,
             opened: Cell::new(0),
             _universe: PhantomData,
         }
@@ -523,7 +594,7 @@ impl<'u> Mpi<'u> {
     /// True when the engine runs on a progress thread (liveness is then proven between
     /// calls too).
     pub fn has_progress_thread(&self) -> bool {
-        matches!(self.inner.mode, Mode::Progress(_))
+        self.inner.has_thread()
     }
 
     /// A plain MPI ping-pong of `round_trips` 8-byte messages between ranks 0 and 1, with
@@ -535,14 +606,14 @@ impl<'u> Mpi<'u> {
     /// [`TransportError::Mpi`] when the engine has stopped.
     pub fn ping_pong(&self, round_trips: u64) -> Result<Duration, TransportError> {
         match &self.inner.mode {
-            Mode::Progress(commands) => {
+            Mode::Owned(commands) => {
                 let (tx, rx) = channel::bounded(1);
                 commands
                     .send(Command::PingPong(round_trips, tx))
                     .map_err(|_| Inner::stopped_error())?;
                 rx.recv().map_err(|_| Inner::stopped_error())
             }
-            Mode::Inline { .. } => self
+            Mode::Shared { .. } => self
                 .inner
                 .with_engine(|e, _| ping_pong(e.comm.get(), round_trips)),
         }
@@ -552,11 +623,11 @@ impl<'u> Mpi<'u> {
     /// other ranks cannot go on (one of them stopped answering, say).
     pub fn abort(&self, code: i32) -> ! {
         match &self.inner.mode {
-            Mode::Progress(commands) => {
+            Mode::Owned(commands) => {
                 let _ = commands.send(Command::Abort(code));
                 std::thread::sleep(Duration::from_secs(30));
             }
-            Mode::Inline { .. } => {
+            Mode::Shared { .. } => {
                 let _ = self.inner.with_engine(|e, _| e.comm.get().abort(code));
             }
         }
@@ -612,17 +683,27 @@ impl<'u> Group for Mpi<'u> {
 impl Drop for Mpi<'_> {
     fn drop(&mut self) {
         match &self.inner.mode {
-            Mode::Progress(commands) => {
+            Mode::Owned(commands) => {
                 let _ = commands.send(Command::Shutdown);
-                if let Some(t) = self.thread.take() {
-                    let _ = t.join();
-                }
             }
-            Mode::Inline { engine, .. } => {
+            Mode::Shared { engine, only, .. } => {
+                let here = only.is_none_or(|t| t == std::thread::current().id());
                 if let Some(e) = lock(engine).take() {
-                    e.shutdown(&self.inner);
+                    if here {
+                        e.shutdown(&self.inner);
+                    } else {
+                        // Below MPI_THREAD_MULTIPLE only the adopting thread may call MPI:
+                        // the duplicate is left to MPI_Finalize.
+                        std::mem::forget(e);
+                    }
                 }
             }
+        }
+        if let Some(stop) = self.stop_keeper.take() {
+            let _ = stop.send(());
+        }
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
         }
         self.inner.stopped.store(true, Ordering::SeqCst);
     }
@@ -753,8 +834,36 @@ impl<M: Message> MpiEndpoint<'_, M> {
         }
     }
 
+    /// Waits for a message by driving the shared engine: polling it, yielding the core, for
+    /// `eager` at first, then sleeping in growing steps (at most half a millisecond) so that
+    /// a waiting rank leaves the cores to computing ones.
+    fn drive(
+        &self,
+        deadline: Option<Instant>,
+        eager: Duration,
+    ) -> Result<Option<Envelope<M>>, TransportError> {
+        let start = Instant::now();
+        let mut nap = Duration::from_micros(20);
+        loop {
+            if let Some(d) = self.try_delivery()? {
+                return self.open_delivery(d);
+            }
+            let now = Instant::now();
+            if deadline.is_some_and(|d| now >= d) {
+                return Ok(None);
+            }
+            if now.duration_since(start) < eager {
+                std::thread::yield_now();
+            } else {
+                let left = deadline.map_or(nap, |d| d - now);
+                std::thread::sleep(nap.min(left));
+                nap = (nap * 2).min(Duration::from_micros(500));
+            }
+        }
+    }
+
     fn try_delivery(&self) -> Result<Option<Delivery>, TransportError> {
-        if matches!(self.inner.mode, Mode::Inline { .. }) {
+        if self.inner.shared() {
             self.inner.with_engine(|e, inner| e.pump(inner))?;
         }
         match self.rx.try_recv() {
@@ -789,35 +898,26 @@ impl<M: Message> Transport<M> for MpiEndpoint<'_, M> {
     }
 
     fn recv(&self, deadline: Option<Instant>) -> Result<Option<Envelope<M>>, TransportError> {
-        let start = Instant::now();
-        if matches!(self.inner.mode, Mode::Inline { .. }) {
-            // The engine runs here: poll it, backing off so that waiting ranks leave the
-            // cores to computing ones.
-            let mut nap = Duration::from_micros(20);
-            loop {
-                if let Some(d) = self.try_delivery()? {
-                    return self.open_delivery(d);
-                }
-                let now = Instant::now();
-                if deadline.is_some_and(|d| now >= d) {
-                    return Ok(None);
-                }
-                if now.duration_since(start) < Duration::from_micros(500) {
-                    std::thread::yield_now();
-                } else {
-                    let left = deadline.map_or(nap, |d| d - now);
-                    std::thread::sleep(nap.min(left));
-                    nap = (nap * 2).min(Duration::from_micros(500));
-                }
-            }
+        if self.inner.shared() {
+            return self.drive(deadline, Duration::from_micros(500));
         }
         // A reply usually follows soon: poll before blocking, which costs a thread wake-up
-        // (tens of microseconds on a virtual machine), yielding the core to the progress
+        // (tens of microseconds on a virtual machine), yielding the core to the engine's
         // thread meanwhile.
         if let Some(d) = super::poll(SPIN_BEFORE_BLOCKING, Some(Duration::ZERO), || {
             self.try_delivery()
         })? {
             return self.open_delivery(d);
+        }
+        self.recv_sleeping(deadline)
+    }
+
+    fn recv_sleeping(
+        &self,
+        deadline: Option<Instant>,
+    ) -> Result<Option<Envelope<M>>, TransportError> {
+        if self.inner.shared() {
+            return self.drive(deadline, Duration::ZERO);
         }
         // Blocks in slices, so that an engine that stops is noticed.
         loop {
@@ -866,11 +966,11 @@ impl<M: Message> Transport<M> for MpiEndpoint<'_, M> {
     }
 
     fn proves_liveness_outside_calls(&self) -> bool {
-        matches!(self.inner.mode, Mode::Progress(_))
+        self.inner.has_thread()
     }
 
     fn keep_alive(&self) {
-        if matches!(self.inner.mode, Mode::Inline { .. }) {
+        if self.inner.shared() {
             let _ = self.inner.with_engine(|e, inner| e.pump(inner));
         }
     }
@@ -908,7 +1008,7 @@ impl<M> Drop for MpiEndpoint<'_, M> {
 }
 
 /// The handful of raw MPI operations the safe wrapper lacks: non-blocking sends whose buffers
-/// the engine owns, and moving the duplicate to the progress thread.
+/// the engine owns, and sharing the duplicate between threads.
 #[allow(unsafe_code)]
 mod raw {
     use mpi::ffi;
@@ -929,30 +1029,12 @@ mod raw {
         }
     }
 
-    /// A duplicate on its way to the progress thread.
-    pub(super) struct SendComm(OwnedComm);
-
-    impl SendComm {
-        /// Wraps `comm` to move it to another thread. Only made when MPI provides
-        /// `MPI_THREAD_MULTIPLE` (checked by the one caller, [`super::Mpi::adopt`], just
-        /// before; [`super::Mpi::init`] creates its duplicate on the thread that uses it).
-        pub(super) fn for_multiple(comm: OwnedComm) -> Self {
-            debug_assert_eq!(
-                mpi::environment::threading_support(),
-                mpi::Threading::Multiple
-            );
-            Self(comm)
-        }
-
-        pub(super) fn into_inner(self) -> OwnedComm {
-            self.0
-        }
-    }
-
-    // SAFETY: an MPI communicator handle is a process-wide value; under MPI_THREAD_MULTIPLE
-    // (the only case a SendComm is made) any thread may call MPI with it. After the move only
-    // the progress thread uses it.
-    unsafe impl Send for SendComm {}
+    // SAFETY: an MPI communicator handle is a process-wide value. The engine that owns the
+    // duplicate is used by one thread at a time (under a mutex, or on hetlb's own thread);
+    // it is used from several threads only under MPI_THREAD_MULTIPLE (`Mpi::init` and
+    // `Mpi::adopt` check the level before they share it), and below that level only from the
+    // thread that made it (`Mode::Shared::only`, checked on every call).
+    unsafe impl Send for OwnedComm {}
 
     /// A send in flight on a buffer it owns. rsmpi ties a request's buffer to a lexical scope,
     /// which cannot outlive a failed call; here the buffer lives with the request, and a

@@ -287,6 +287,13 @@ impl<M> Transport<M> for Endpoint<M> {
         if let Some(w) = super::poll(SPIN_BEFORE_PARKING, Some(YIELD_AFTER), || self.try_wire())? {
             return Ok(self.take(w));
         }
+        self.recv_sleeping(deadline)
+    }
+
+    fn recv_sleeping(
+        &self,
+        deadline: Option<Instant>,
+    ) -> Result<Option<Envelope<M>>, TransportError> {
         let w = match deadline {
             None => self
                 .inbox

@@ -42,9 +42,10 @@ pub(super) fn run(args: &Args) -> Result<()> {
             }
             Ok(())
         }
-        Err(e) => {
-            eprintln!("error: rank {rank}: {e}");
-            mpi.abort(1)
-        }
+        Err(e) => crate::mpi_end::report_and_end(
+            &mpi,
+            &e.to_string(),
+            setup.timeout.min(std::time::Duration::from_secs(2)),
+        ),
     }
 }

@@ -626,10 +626,11 @@ fn run_mpi(args: &Args, work: Option<Work>) -> Result<()> {
         };
         let tr = match mpi.open::<hetlb_runtime::scenario::Message>() {
             Ok(tr) => tr,
-            Err(e) => {
-                eprintln!("error: {}: {e}", path.display());
-                mpi.abort(1);
-            }
+            Err(e) => crate::mpi_end::report_and_end(
+                &mpi,
+                &format!("{}: {e}", path.display()),
+                Duration::ZERO,
+            ),
         };
         match hetlb_runtime::scenario::run_rank(&tr, &scenario, &cfg, calibration) {
             Ok(Some(real)) => outcomes.push(outcome(
@@ -639,10 +640,11 @@ fn run_mpi(args: &Args, work: Option<Work>) -> Result<()> {
                 args.compare.then_some(&sim),
             )),
             Ok(None) => {}
-            Err(e) => {
-                eprintln!("error: {}: {e}", path.display());
-                mpi.abort(1);
-            }
+            Err(e) => crate::mpi_end::report_and_end(
+                &mpi,
+                &format!("{}: {e}", path.display()),
+                cfg.timeout.min(Duration::from_secs(2)),
+            ),
         }
     }
     if rank == 0 {
