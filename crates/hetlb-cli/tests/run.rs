@@ -92,7 +92,12 @@ fn all_policies_print_a_comparison_and_csv_has_every_processor() {
     let policies: Vec<&str> = runs.iter().map(|r| r["policy"].as_str().unwrap()).collect();
     assert_eq!(
         policies,
-        ["efp", "static-equal", "static-proportional", "self-scheduling"]
+        [
+            "efp",
+            "static-equal",
+            "static-proportional",
+            "self-scheduling"
+        ]
     );
     // One ideal for the workload, whichever policy ran it; each run's tasks exactly once.
     let ideal = runs[0]["ideal"].as_f64().unwrap();

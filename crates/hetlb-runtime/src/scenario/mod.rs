@@ -43,7 +43,7 @@ mod rank;
 mod work;
 
 pub use links::LinkEstimates;
-pub use messages::{LinkMeasure, Message, NodeMeasured, Task};
+pub use messages::{LinkMeasure, Message, NodeMeasured, RankTiming, Task};
 pub use work::{Calibration, Work};
 
 use crate::transport::{Transport, TransportError};
@@ -128,6 +128,84 @@ pub struct RealReport {
     pub real_seconds: f64,
     /// Mean lateness of deliveries behind their modelled arrival (scenario seconds).
     pub mean_lateness: Option<f64>,
+    /// How closely the run kept to its time scale, over every rank.
+    pub timing: Timing,
+}
+
+/// How closely a real run kept to its time scale: the figures that say whether its times can
+/// be compared with the simulator's.
+///
+/// A rank that gets less CPU than its tasks need (a busy machine, or more ranks than cores
+/// with CPU work) takes longer than the scenario says; one that notices its events late
+/// (deliveries, arrivals, rounds, the ends of waited tasks) acts on them late. Either way its
+/// queues, and so its times, are no longer those of the scenario.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
+pub struct Timing {
+    /// Real seconds the tasks took ÷ the real seconds they asked for (1 keeps to the scale).
+    pub service_stretch: Option<f64>,
+    /// CPU seconds obtained ÷ wall seconds spent computing, over every rank's CPU work: the
+    /// share of a core the ranks got while they computed (`None` without CPU work).
+    pub cpu_obtained: Option<f64>,
+    /// Mean lateness of due events, scenario seconds.
+    pub mean_event_lateness: f64,
+    /// The latest event, scenario seconds.
+    pub max_event_lateness: f64,
+    /// Due events counted.
+    pub events: u64,
+}
+
+impl Timing {
+    /// Sums the ranks' records.
+    pub fn of(nodes: &[NodeMeasured]) -> Self {
+        let sum = |f: fn(&RankTiming) -> f64| nodes.iter().map(|n| f(&n.timing)).sum::<f64>();
+        let events: u64 = nodes.iter().map(|n| n.timing.events).sum();
+        let (intended, cpu_wall) = (sum(|t| t.service_intended), sum(|t| t.cpu_wall));
+        Self {
+            service_stretch: (intended > 0.0).then(|| sum(|t| t.service_taken) / intended),
+            cpu_obtained: (cpu_wall > 0.0).then(|| sum(|t| t.cpu_obtained) / cpu_wall),
+            mean_event_lateness: if events > 0 {
+                sum(|t| t.lateness_sum) / events as f64
+            } else {
+                0.0
+            },
+            max_event_lateness: nodes
+                .iter()
+                .map(|n| n.timing.lateness_max)
+                .fold(0.0, f64::max),
+            events,
+        }
+    }
+
+    /// Why the run's times cannot stand for the scenario's, if they cannot: the tasks took
+    /// more than 10% longer than they asked, the ranks got less than 75% of a core while
+    /// computing, or events were noticed late by more than 2% of `makespan` on average (or
+    /// 10% at worst). Each reason carries its figure.
+    pub fn problems(&self, makespan: f64) -> Vec<String> {
+        let mut out = Vec::new();
+        if let Some(s) = self.service_stretch.filter(|&s| s > 1.1) {
+            out.push(format!(
+                "the tasks took {:.0}% longer than their service times at this time scale",
+                100.0 * (s - 1.0)
+            ));
+        }
+        if let Some(c) = self.cpu_obtained.filter(|&c| c < 0.75) {
+            out.push(format!(
+                "the ranks got {:.0}% of a core while computing",
+                100.0 * c
+            ));
+        }
+        if makespan > 0.0
+            && (self.mean_event_lateness > 0.02 * makespan
+                || self.max_event_lateness > 0.1 * makespan)
+        {
+            out.push(format!(
+                "events were noticed {:.1}% of the makespan late on average ({:.1}% at worst)",
+                100.0 * self.mean_event_lateness / makespan,
+                100.0 * self.max_event_lateness / makespan
+            ));
+        }
+        out
+    }
 }
 
 impl RealReport {
@@ -170,6 +248,7 @@ impl RealReport {
                 .then(|| nodes.iter().map(|n| n.response_sum).sum::<f64>() / executed as f64),
             real_seconds,
             mean_lateness: (deliveries > 0).then(|| lateness / deliveries as f64),
+            timing: Timing::of(&nodes),
             nodes,
         })
     }
