@@ -58,8 +58,8 @@ struct Outcome {
     imbalance_before: f64,
     imbalance_after: f64,
     units_moved: u64,
-    task_hops: Option<u64>,
-    sum_tmax: Option<u64>,
+    task_hops: Option<u128>,
+    sum_tmax: Option<u128>,
     phases: Option<usize>,
 }
 

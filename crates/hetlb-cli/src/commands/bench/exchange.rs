@@ -74,8 +74,8 @@ pub(super) fn random_loads(dims: u32, max_load: u64) -> Vec<u64> {
 struct InPlace<'a>(&'a mut [u64]);
 
 impl PairRuleVisitor for InPlace<'_> {
-    type Output = u64;
-    fn visit<R: PairRule>(self, rule: &R) -> u64 {
+    type Output = u128;
+    fn visit<R: PairRule>(self, rule: &R) -> u128 {
         balance_in_place(rule, self.0).map_or(0, |s| s.task_hops)
     }
 }
