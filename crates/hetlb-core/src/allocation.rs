@@ -458,10 +458,14 @@ fn distance_exact<T: Exact>(loads: &[u64], total: u64, weights: Vec<T>) -> f64 {
     if sum_w == T::of(0) {
         return 0.0;
     }
-    let mut alloc: Vec<u64> = weights.iter().map(|w| w.floor_share(total, &sum_w)).collect();
+    let mut alloc: Vec<u64> = weights
+        .iter()
+        .map(|w| w.floor_share(total, &sum_w))
+        .collect();
     let assigned: u128 = alloc.iter().map(|&w| u128::from(w)).sum();
-    let mut heap: BinaryHeap<Fraction<T>> =
-        (0..n).map(|i| level(alloc[i].saturating_add(1), i)).collect();
+    let mut heap: BinaryHeap<Fraction<T>> = (0..n)
+        .map(|i| level(alloc[i].saturating_add(1), i))
+        .collect();
     for _ in 0..(u128::from(total) - assigned) {
         let Some(next) = heap.pop() else { break };
         alloc[next.node] += 1;
@@ -488,7 +492,8 @@ fn big_to_f64(num: &BigUint, den: &BigUint) -> f64 {
         return f64::NAN;
     }
     // Scale so the quotient has 64 significant bits, divide in integers, then rescale.
-    let shift = i64::try_from(den.bits()).unwrap_or(0) - i64::try_from(num.bits()).unwrap_or(0) + 64;
+    let shift =
+        i64::try_from(den.bits()).unwrap_or(0) - i64::try_from(num.bits()).unwrap_or(0) + 64;
     let q = if shift >= 0 {
         (num << shift as u64) / den
     } else {

@@ -93,10 +93,7 @@ impl Metrics {
             .map(|(&a, &b)| b.saturating_sub(a))
             .sum();
         // A unit can hop once per phase: the sums are kept in 128 bits.
-        let task_hops = plan
-            .transfers()
-            .map(|t| u128::from(t.units))
-            .sum::<u128>();
+        let task_hops = plan.transfers().map(|t| u128::from(t.units)).sum::<u128>();
         let task_messages = plan.transfers().count() as u64;
         let sum_tmax = plan
             .phases

@@ -45,7 +45,7 @@
 //! # algorithm = "oem"                  # hypercube: dem, oem, dem-improved, cwa, ...
 //! # threshold = 4                      # hypercube: overload threshold in tasks
 //! # kind = "diffusion"                 # periodic rounds of a core diffusion rule (002_…):
-//! # algorithm = "dishet"               # dishet, diffusion, random-biasing, dynamic-biasing, gdem
+//! # algorithm = "dishet"               # dishet, dishet-tight, diffusion, random-biasing, dynamic-biasing, gdem
 //! # interval = 0.5                     # seconds between rounds (the first at 0)
 //! # lambda = 0.5                       # gdem only: the exchange parameter, in (0, 1)
 //!
@@ -538,11 +538,12 @@ impl Validator<'_> {
             return self.err(
                 format!("policy.{missing}"),
                 span(&p.kind),
-                "missing: diffusion needs `algorithm` (dishet, diffusion, random-biasing, \
+                "missing: diffusion needs `algorithm` (dishet, dishet-tight, diffusion, random-biasing, \
                  dynamic-biasing or gdem) and `interval` (seconds between rounds)",
             );
         };
-        let expected = "expected dishet, diffusion, random-biasing, dynamic-biasing or gdem";
+        let expected =
+            "expected dishet, dishet-tight, diffusion, random-biasing, dynamic-biasing or gdem";
         let alg: NetworkAlgorithm = algorithm
             .get_ref()
             .parse()

@@ -21,7 +21,7 @@ use std::path::PathBuf;
 )]
 pub struct Args {
     /// Algorithm. On a hypercube: dem, dem-fixed, dem-improved, dem-hetero, oem, cwa, hybrid.
-    /// On any network: dishet, diffusion, random-biasing, dynamic-biasing, gdem.
+    /// On any network: dishet, dishet-tight, diffusion, random-biasing, dynamic-biasing, gdem.
     #[arg(long, short)]
     algorithm: String,
     /// Loads, one per node (without --topology, a power of two of them): `5,0,3,…`, or `@path`

@@ -21,7 +21,7 @@ pub struct Args {
     /// Algorithms compared.
     #[arg(
         long,
-        default_value = "dishet,random-biasing,dynamic-biasing,diffusion,gdem",
+        default_value = "dishet,dishet-tight,random-biasing,dynamic-biasing,diffusion,gdem",
         value_name = "A,…"
     )]
     algorithms: String,

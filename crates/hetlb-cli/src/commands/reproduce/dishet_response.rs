@@ -38,11 +38,11 @@ use std::path::{Path, PathBuf};
 pub struct Args {
     #[command(flatten)]
     grid: super::dishet::Grid,
-    /// Policies compared: none and any of dishet, random-biasing, dynamic-biasing, diffusion,
-    /// gdem.
+    /// Policies compared: none and any of dishet, dishet-tight, random-biasing,
+    /// dynamic-biasing, diffusion, gdem.
     #[arg(
         long,
-        default_value = "none,dishet,random-biasing,dynamic-biasing,diffusion,gdem",
+        default_value = "none,dishet,dishet-tight,random-biasing,dynamic-biasing,diffusion,gdem",
         value_name = "P,…"
     )]
     algorithms: String,
@@ -98,8 +98,8 @@ fn parse_policy(s: &str) -> Result<Policy> {
     let a: NetworkAlgorithm = s.parse().map_err(|e| anyhow!("--algorithms: {e}"))?;
     if !NetworkAlgorithm::DIFFUSION.contains(&a) {
         bail!(
-            "--algorithms: {a} is not a diffusion rule (expected none, dishet, random-biasing, \
-             dynamic-biasing, diffusion or gdem)"
+            "--algorithms: {a} is not a diffusion rule (expected none, dishet, dishet-tight, \
+             random-biasing, dynamic-biasing, diffusion or gdem)"
         );
     }
     Ok(Policy::Rule(a))
