@@ -16,6 +16,11 @@ pub fn set_gib(gib: f64) {
     LIMIT_BYTES.store((gib * GIB).min(u64::MAX as f64) as u64, Ordering::Relaxed);
 }
 
+/// The limit, in bytes.
+pub fn bytes() -> u128 {
+    u128::from(LIMIT_BYTES.load(Ordering::Relaxed))
+}
+
 /// Refuses `bytes` (an estimate of what `what` needs) above the limit, naming `option`.
 pub fn check(option: &str, what: &str, bytes: u128) -> Result<()> {
     let limit = LIMIT_BYTES.load(Ordering::Relaxed);
@@ -28,6 +33,17 @@ pub fn check(option: &str, what: &str, bytes: u128) -> Result<()> {
         );
     }
     Ok(())
+}
+
+/// A scenario's error as one line naming the file; a memory refusal also names the option
+/// that raises the limit.
+pub fn scenario_error(path: &std::path::Path, e: hetlb_sim::ScenarioError) -> anyhow::Error {
+    let raise = if e.message.contains("of memory, above the limit") {
+        " (raise it with --max-memory GIB)"
+    } else {
+        ""
+    };
+    anyhow::anyhow!("{}: {e}{raise}", path.display())
 }
 
 /// `1.5 GiB`, `300 MiB`, …

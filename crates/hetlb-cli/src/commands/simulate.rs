@@ -30,8 +30,8 @@ pub struct Args {
 
 /// Runs `hetlb simulate`.
 pub fn run(args: Args) -> Result<()> {
-    let mut scenario =
-        Scenario::from_path(&args.scenario).with_context(|| args.scenario.display().to_string())?;
+    let mut scenario = Scenario::from_path_within(&args.scenario, crate::limits::bytes())
+        .map_err(|e| crate::limits::scenario_error(&args.scenario, e))?;
     if let Some(seed) = args.seed {
         scenario.setup.seed = seed;
     }

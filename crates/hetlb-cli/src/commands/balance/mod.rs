@@ -240,7 +240,7 @@ fn network(
     let parsed: TopologySpec = spec.parse().map_err(|e| anyhow!("--topology: {e}"))?;
     let network = match &parsed {
         TopologySpec::File(path) => {
-            let text = crate::input::read_text(std::path::Path::new(path))
+            let text = crate::input::read_text(std::path::Path::new(path), "--topology", 8)
                 .map_err(|e| anyhow!("--topology: cannot read '{path}': {e}"))?;
             let graph = Graph::parse(&text, Some(loads.len()))
                 .map_err(|e| anyhow!("--topology: {path}: {e}"))?;

@@ -251,7 +251,8 @@ fn resolve_work(work: Option<Work>, nodes: usize) -> Work {
 
 /// Reads a scenario and runs the simulator on it (for the prediction and the default scale).
 pub(super) fn prepare(path: &Path, args: &Args) -> Result<(Scenario, Report)> {
-    let mut scenario = Scenario::from_path(path).with_context(|| path.display().to_string())?;
+    let mut scenario = Scenario::from_path_within(path, crate::limits::bytes())
+        .map_err(|e| crate::limits::scenario_error(path, e))?;
     if let Some(seed) = args.seed {
         scenario.setup.seed = seed;
     }
