@@ -222,6 +222,37 @@ pub fn balance_on(
     loads: &[u64],
     options: &NetworkOptions,
 ) -> Result<RoundRun, NetworkError> {
+    balance_on_within(network, algorithm, loads, options, u64::MAX)
+}
+
+/// [`balance_on`], refusing a plan of more than `max_transfers` transfers (24 bytes each):
+/// a hypercube algorithm before it runs (its plan has at most `N/2` transfers per
+/// dimension), a diffusion algorithm in the round that passes the limit
+/// ([`RoundError::TooManyTransfers`]).
+///
+/// # Errors
+/// As [`balance_on`], and [`RoundError::TooManyTransfers`] (as [`NetworkError::Round`]).
+///
+/// # Example
+/// ```
+/// use hetlb_core::network_algorithm::{balance_on_within, NetworkAlgorithm, NetworkOptions};
+/// use hetlb_core::rounds::RoundError;
+/// use hetlb_core::topology::TopologySpec;
+/// use hetlb_core::network_algorithm::NetworkError;
+/// let path = "path:100".parse::<TopologySpec>().unwrap().build().unwrap();
+/// let mut loads = vec![0u64; 100];
+/// loads[0] = 10_000;
+/// let o = NetworkOptions::default();
+/// let e = balance_on_within(&path, NetworkAlgorithm::Dishet, &loads, &o, 50).unwrap_err();
+/// assert!(matches!(e, NetworkError::Round(RoundError::TooManyTransfers { limit: 50, .. })));
+/// ```
+pub fn balance_on_within(
+    network: &Network,
+    algorithm: NetworkAlgorithm,
+    loads: &[u64],
+    options: &NetworkOptions,
+    max_transfers: u64,
+) -> Result<RoundRun, NetworkError> {
     let unused = |option| Err(NetworkError::Unused { option, algorithm });
     if options.lambda.is_some() && algorithm != NetworkAlgorithm::Gdem {
         return unused("exchange parameter λ (only gdem has one)");
@@ -230,9 +261,12 @@ pub fn balance_on(
         if options.procs_per_group.is_some() {
             return unused("group size (only hybrid has one)");
         }
+        let limit = max_transfers;
         return match network {
-            Network::Hypercube(cube) => diffuse(cube, network, algorithm, loads, options),
-            Network::Graph { graph, .. } => diffuse(graph, network, algorithm, loads, options),
+            Network::Hypercube(cube) => diffuse(cube, network, algorithm, loads, options, limit),
+            Network::Graph { graph, .. } => {
+                diffuse(graph, network, algorithm, loads, options, limit)
+            }
         };
     };
     let Network::Hypercube(cube) = network else {
@@ -245,6 +279,14 @@ pub fn balance_on(
         return Err(RoundError::NodeCount {
             loads: loads.len(),
             nodes: cube.node_count(),
+        }
+        .into());
+    }
+    let most = (cube.node_count() as u128 / 2).saturating_mul(u128::from(cube.dimensions()));
+    if most > u128::from(max_transfers) {
+        return Err(RoundError::TooManyTransfers {
+            limit: max_transfers,
+            round: 1,
         }
         .into());
     }
@@ -272,10 +314,12 @@ fn diffuse<T: Topology>(
     algorithm: NetworkAlgorithm,
     loads: &[u64],
     options: &NetworkOptions,
+    max_transfers: u64,
 ) -> Result<RoundRun, NetworkError> {
     let round_options = RoundOptions {
         max_rounds: options.max_rounds.unwrap_or(DEFAULT_MAX_ROUNDS),
         seed: options.seed,
+        max_transfers,
     };
     let caps = options.capacities.as_ref();
     fn go<T: Topology, R: NodeRule>(

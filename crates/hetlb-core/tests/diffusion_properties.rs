@@ -113,7 +113,7 @@ proptest! {
     #[test]
     fn dishet_conserves_and_its_sorted_levels_increase((g, loads, caps) in instance()) {
         let c = caps_of(&caps);
-        let options = RoundOptions { max_rounds: LIMIT, seed: 0 };
+        let options = RoundOptions { max_rounds: LIMIT, ..RoundOptions::default() };
         let paper = run_rounds(&Dishet, &g, &loads, c.as_ref(), &options).unwrap();
         let tight = run_rounds(&DishetTight, &g, &loads, c.as_ref(), &options).unwrap();
         for (run, bound) in [(paper, 2), (tight, 1)] {
@@ -166,7 +166,7 @@ proptest! {
         }
         let caps: Vec<u64> = (0..n).map(|i| 1 + (caps_seed >> (i % 32) & 3)).collect();
         let c = caps_of(&Some(caps));
-        let options = RoundOptions { max_rounds: LIMIT, seed: 0 };
+        let options = RoundOptions { max_rounds: LIMIT, ..RoundOptions::default() };
         let run = run_rounds(&Dishet, &g, &loads, c.as_ref(), &options).unwrap();
         check_common(&run, &loads)?;
     }
@@ -187,7 +187,7 @@ proptest! {
             .collect();
         let colouring = EdgeColouring::hypercube(cube);
         let rule = Gdem::new(&colouring, 0.5).unwrap();
-        let options = RoundOptions { max_rounds: u64::from(n), seed: 0 };
+        let options = RoundOptions { max_rounds: u64::from(n), ..RoundOptions::default() };
         let run = run_rounds(&rule, &cube, &loads, None, &options).unwrap();
         let dem = exchange::plan(&Dem, &loads).unwrap();
         prop_assert_eq!(&run.plan.final_loads, &dem.final_loads);

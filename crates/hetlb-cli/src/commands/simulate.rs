@@ -63,7 +63,7 @@ pub fn run(args: Args) -> Result<()> {
             .unwrap_or_else(|| args.scenario.display().to_string());
         plot_queues(
             path,
-            &format!("{title} — {}", report.policy),
+            &format!("{title} — {}, seed {}", report.policy, report.seed),
             &report,
             |i| format!("node {i}"),
         )?;
@@ -217,26 +217,37 @@ fn print_summary(scenario: &Scenario, path: &Path, r: &Report) {
     }
 }
 
-/// Every node's queue length over time as step lines, labelled by `label(node)`.
+/// `(time, count)` samples as a step line.
+fn steps(points: &[(f64, u64)]) -> Vec<(f64, f64)> {
+    let mut out = Vec::with_capacity(points.len() * 2);
+    for (i, &(t, len)) in points.iter().enumerate() {
+        if i > 0 {
+            out.push((t, points[i - 1].1 as f64));
+        }
+        out.push((t, len as f64));
+    }
+    out
+}
+
+/// Every node's queue length over time as step lines, labelled by `label(node)`, and the
+/// tasks on links (which no queue counts while they travel) when any moved.
 pub fn queue_series(report: &Report, label: impl Fn(usize) -> String) -> Vec<Series> {
-    report
+    let mut series: Vec<Series> = report
         .series
         .iter()
         .enumerate()
-        .map(|(node, points)| {
-            let mut steps = Vec::with_capacity(points.len() * 2);
-            for (i, &(t, len)) in points.iter().enumerate() {
-                if i > 0 {
-                    steps.push((t, points[i - 1].1 as f64));
-                }
-                steps.push((t, len as f64));
-            }
-            Series {
-                label: label(node),
-                points: steps,
-            }
+        .map(|(node, points)| Series {
+            label: label(node),
+            points: steps(points),
         })
-        .collect()
+        .collect();
+    if report.transit_series.iter().any(|&(_, n)| n > 0) {
+        series.push(Series {
+            label: "in-transit tasks (on links)".into(),
+            points: steps(&report.transit_series),
+        });
+    }
+    series
 }
 
 /// Plots [`queue_series`] to `path`.

@@ -340,9 +340,16 @@ fn write_plots(dir: &Path, config: &Config, cells: &[Cell]) -> Result<Vec<PathBu
         line_chart(
             &path,
             &format!(
-                "{} — rounds to convergence (mean over {} sizes)",
+                "{} — rounds to convergence (mean over sizes {}, {} runs, seed {})",
                 d.describe(),
-                config.sizes.len()
+                config
+                    .sizes
+                    .iter()
+                    .map(usize::to_string)
+                    .collect::<Vec<_>>()
+                    .join("/"),
+                config.seeds,
+                config.base_seed
             ),
             "total load (units)",
             "rounds",

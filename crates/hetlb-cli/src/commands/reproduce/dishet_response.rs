@@ -323,7 +323,7 @@ pub fn run_command(args: Args) -> Result<()> {
     bar.finish_and_clear();
     let cells = aggregate(&outcomes);
     if let Some(dir) = args.plots.dir("dishet-response")? {
-        let written = write_plots(&dir, &s, &cells).context("--out-dir")?;
+        let written = write_plots(&dir, &args, &s, &cells).context("--out-dir")?;
         crate::plot::notice(&written);
     }
     match args.format {
@@ -520,7 +520,12 @@ fn print_tables(args: &Args, s: &Experiment, cells: &[Cell]) {
     }
 }
 
-fn write_plots(dir: &Path, s: &Experiment, cells: &[Cell]) -> Result<Vec<PathBuf>> {
+fn write_plots(
+    dir: &Path,
+    args: &Args,
+    s: &Experiment,
+    cells: &[Cell],
+) -> Result<Vec<PathBuf>> {
     let mut written = Vec::new();
     for &d in &s.config.distributions {
         for (what, label, f) in [
@@ -556,7 +561,14 @@ fn write_plots(dir: &Path, s: &Experiment, cells: &[Cell]) -> Result<Vec<PathBuf
             let path = dir.join(format!("{what}-{}.svg", d.name()));
             line_chart(
                 &path,
-                &format!("{} — {label} (mean over sizes)", d.describe()),
+                &format!(
+                    "{} — {label}: a round every {} s, links {} tasks/s, {} s; seed {}",
+                    d.describe(),
+                    args.interval,
+                    args.link_rate,
+                    args.link_delay,
+                    s.config.base_seed
+                ),
                 "total load (tasks)",
                 label,
                 &series,

@@ -20,7 +20,7 @@
 //!   response time of all tasks.
 
 use crate::output::{Format, fixed, print_csv, print_json, table};
-use crate::plot::{Series, line_chart};
+use crate::plot::{Axes, Series, line_chart_with};
 use anyhow::Result;
 use hetlb_core::Algorithm;
 use hetlb_core::topology::{Hypercube, Network};
@@ -385,11 +385,14 @@ fn plot(dir: &Path, out: &Output, args: &Args) -> Result<()> {
                     .collect(),
             })
             .collect();
-        line_chart(
+        line_chart_with(
             &dir.join(format!("rim-dynamic-max-difference-{arrivals}.svg")),
-            &format!("Average max difference after balancing ({arrivals} processes per processor)"),
-            "processors",
-            "average max difference",
+            &format!(
+                "Max difference after balancing: {arrivals} processes per processor, \
+                 utilisation {}, threshold {}, {} runs",
+                args.utilisation, args.threshold, args.runs
+            ),
+            &Axes::new("processors", "average max difference").log2_x(),
             &series,
         )?;
     }
@@ -412,11 +415,13 @@ fn plot(dir: &Path, out: &Output, args: &Args) -> Result<()> {
             ]
         })
         .collect();
-    line_chart(
+    line_chart_with(
         &dir.join("rim-dynamic-oem-gain.svg"),
-        "OEM against DEM",
-        "processors",
-        "gain (%)",
+        &format!(
+            "OEM against DEM: utilisation {}, threshold {}, {} runs",
+            args.utilisation, args.threshold, args.runs
+        ),
+        &Axes::new("processors", "gain (%)").log2_x(),
         &gains,
     )
 }

@@ -3,7 +3,7 @@
 
 use crate::input::{parse_list, whole};
 use crate::output::{Format, fixed, print_csv, print_json, table};
-use crate::plot::{Series, line_chart};
+use crate::plot::{Axes, Series, line_chart_with};
 use crate::progress;
 use anyhow::{Context, Result, anyhow, bail};
 use hetlb_core::network_algorithm::NetworkAlgorithm;
@@ -367,11 +367,27 @@ pub(super) fn present(
                     .collect(),
             })
             .collect();
-        line_chart(
+        let rebalances: Vec<f64> = (1..=args.iterations)
+            .filter(|i| i % args.every == 0 && *i < args.iterations)
+            .map(|i| i as f64 + 0.5)
+            .collect();
+        line_chart_with(
             path,
-            &format!("Time per iteration, {ranks} ranks ({backend})"),
-            "iteration",
-            "milliseconds (slowest rank)",
+            &format!(
+                "Time per iteration: {ranks} ranks ({backend}), {} items, slowdowns {}{}",
+                args.items,
+                doc.slowdown
+                    .iter()
+                    .map(u32::to_string)
+                    .collect::<Vec<_>>()
+                    .join(","),
+                args.drift
+                    .as_deref()
+                    .map_or(String::new(), |d| format!(", drift {d}"))
+            ),
+            &Axes::new("iteration", "milliseconds (slowest rank)")
+                .integer_x()
+                .marks(rebalances, &format!("rebalance (every {})", args.every)),
             &series,
         )
         .context("--plot")?;

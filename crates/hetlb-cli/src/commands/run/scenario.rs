@@ -2,7 +2,7 @@
 //! the measurement.
 
 use crate::output::{Format, fixed, print_csv, print_json, table};
-use crate::plot::{Series, line_chart};
+use crate::plot::{Axes, Series, line_chart_with};
 use anyhow::{Context, Result, anyhow, bail};
 use hetlb_runtime::scenario::{
     Calibration, RealConfig, RealReport, Timing, Work, check, default_time_scale, run_threads,
@@ -414,14 +414,15 @@ fn present(args: &Args, outcomes: &[Outcome]) -> Result<()> {
                         .collect(),
                 });
             }
-            line_chart(
+            line_chart_with(
                 &target,
                 &format!(
-                    "Finish time per node: {}",
-                    o.name.as_deref().unwrap_or(&o.scenario)
+                    "Finish time per node: {}, {}, time scale {}",
+                    o.name.as_deref().unwrap_or(&o.scenario),
+                    o.work.describe(),
+                    scale_text(o.time_scale)
                 ),
-                "node",
-                "seconds (scenario time)",
+                &Axes::new("node", "seconds (scenario time)").integer_x(),
                 &series,
             )
             .context("--plot")?;

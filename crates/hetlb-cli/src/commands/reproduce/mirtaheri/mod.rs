@@ -17,7 +17,7 @@ mod eq25;
 mod neighbourhood;
 
 use crate::output::{Format, fixed, print_csv, print_json, table};
-use crate::plot::{Series, line_chart};
+use crate::plot::{Axes, Series, line_chart_with};
 use anyhow::{Context, Result};
 use hetlb_core::rules::delay_aware::Compensation;
 use hetlb_sim::engine::Engine;
@@ -735,23 +735,21 @@ fn plot_sweep(dir: &Path, rows: &[SweepRow]) -> Result<()> {
                 points: rows
                     .iter()
                     .filter(|r| r.policy == *p)
-                    .map(|r| (r.ratio.log2(), value(r)))
+                    .map(|r| (r.ratio, value(r)))
                     .collect(),
             })
             .collect()
     };
-    line_chart(
+    line_chart_with(
         &dir.join("mirtaheri-sweep-makespan.svg"),
-        "Delayed scenario: finish time vs transfer/execution rate",
-        "log2(transfer rate / execution rate)",
-        "finish time (s)",
+        "Delayed scenario: finish time against the transfer/execution rate ratio",
+        &Axes::new("transfer rate ÷ execution rate", "finish time (s)").log2_x(),
         &series(|r| r.makespan),
     )?;
-    line_chart(
+    line_chart_with(
         &dir.join("mirtaheri-sweep-idle.svg"),
-        "Delayed scenario: total idle time vs transfer/execution rate",
-        "log2(transfer rate / execution rate)",
-        "total idle (s)",
+        "Delayed scenario: total idle time against the transfer/execution rate ratio",
+        &Axes::new("transfer rate ÷ execution rate", "total idle (s)").log2_x(),
         &series(|r| r.total_idle),
     )
 }
