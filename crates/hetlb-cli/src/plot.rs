@@ -399,8 +399,8 @@ where
         y1 = y0 + 1.0;
     }
     // Room above the data for the legend, so that it covers none of the lines.
-    let labelled = series.iter().filter(|s| !s.label.is_empty()).count()
-        + usize::from(!axes.marks.is_empty());
+    let labelled =
+        series.iter().filter(|s| !s.label.is_empty()).count() + usize::from(!axes.marks.is_empty());
     let headroom = (labelled as f64 * 22.0 + 20.0) / 420.0;
     let top = y1 + (y1 - y0) * headroom.min(1.5);
     let size = if title.chars().count() > 90 {
@@ -461,7 +461,11 @@ where
         let color = colors[i];
         // Lines drawn first are wider, so a line hidden under a later one still shows as
         // its border (queues of nodes that stay equal, policies that coincide).
-        let width = if n <= 8 { 2 + 2 * (n - 1 - i) as u32 } else { 2 };
+        let width = if n <= 8 {
+            2 + 2 * (n - 1 - i) as u32
+        } else {
+            2
+        };
         chart
             .draw_series(LineSeries::new(
                 s.points.iter().copied(),
@@ -478,11 +482,8 @@ where
                     chart.draw_series(s.points.iter().map(|&p| Circle::new(p, 4, style)))?;
                 }
                 1 => {
-                    chart.draw_series(
-                        s.points
-                            .iter()
-                            .map(|&p| TriangleMarker::new(p, 5, style)),
-                    )?;
+                    chart
+                        .draw_series(s.points.iter().map(|&p| TriangleMarker::new(p, 5, style)))?;
                 }
                 _ => {
                     chart.draw_series(s.points.iter().map(|&p| Cross::new(p, 4, style)))?;

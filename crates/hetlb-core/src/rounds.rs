@@ -154,9 +154,7 @@ pub enum RoundError {
     #[error(transparent)]
     Model(#[from] ModelError),
     /// The plan would record more transfers than [`RoundOptions::max_transfers`].
-    #[error(
-        "the plan passed {limit} transfers in round {round}, the most it may record"
-    )]
+    #[error("the plan passed {limit} transfers in round {round}, the most it may record")]
     TooManyTransfers {
         /// The limit.
         limit: u64,

@@ -494,11 +494,7 @@ pub fn pass_rates(
     Ok(rows)
 }
 
-fn check(
-    dims: &RangeInclusive<u32>,
-    trials: u64,
-    max_load: u64,
-) -> Result<(), ChauHeteroError> {
+fn check(dims: &RangeInclusive<u32>, trials: u64, max_load: u64) -> Result<(), ChauHeteroError> {
     if trials == 0 {
         return Err(ChauHeteroError::NoTrials);
     }
@@ -798,7 +794,10 @@ mod tests {
         }
         let small = get(Kind::Random, 100);
         let large = get(Kind::Random, 1_000_000);
-        assert!(large.within_claim < small.within_claim, "{small:?} {large:?}");
+        assert!(
+            large.within_claim < small.within_claim,
+            "{small:?} {large:?}"
+        );
         assert!(large.within_claim <= 5, "{large:?}");
         // Every product-form draw is of product form; random draws almost never are.
         for t in 0..50 {

@@ -156,9 +156,7 @@ pub fn run(args: Args) -> Result<()> {
                     capacities: capacities.clone(),
                     ..NetworkOptions::default()
                 },
-                crate::limits::transfers_within(
-                    r.loads_before.len() as u128 * BYTES_PER_RANK,
-                ),
+                crate::limits::transfers_within(r.loads_before.len() as u128 * BYTES_PER_RANK),
             )
             .map_err(|e| crate::limits::round_error(e, &format!("step {}: {a}", r.step), "file"))?;
             let m = Metrics::of(&run.plan, capacities.as_ref());
@@ -258,9 +256,9 @@ fn build(spec: &str, nodes: usize) -> Result<Network> {
                     _ => String::new(),
                 };
                 match e.kind() {
-                    GraphError::Syntax(_) => anyhow!(
-                        "topology: '{path}' named in the dump is not a graph file{place}"
-                    ),
+                    GraphError::Syntax(_) => {
+                        anyhow!("topology: '{path}' named in the dump is not a graph file{place}")
+                    }
                     other => anyhow!("topology: '{path}' named in the dump: {other}{place}"),
                 }
             })?;

@@ -21,7 +21,7 @@ pub struct Args {
     #[arg(long, value_name = "FILE")]
     plot: Option<PathBuf>,
     /// Override the scenario's seed.
-    #[arg(long)]
+    #[arg(long, value_parser = crate::input::whole::<u64>(0, u64::MAX))]
     seed: Option<u64>,
     /// Recount every task after every event (slow on large scenarios).
     #[arg(long)]

@@ -156,10 +156,7 @@ pub fn run(args: Args) -> Result<()> {
         crate::limits::transfers_within(fixed),
     )
     .map_err(|e| {
-        if matches!(
-            e,
-            NetworkError::Round(RoundError::TooManyTransfers { .. })
-        ) {
+        if matches!(e, NetworkError::Round(RoundError::TooManyTransfers { .. })) {
             return crate::limits::round_error(e, &format!("{algorithm} on {topology}"), "");
         }
         let field = match &e {
@@ -197,7 +194,15 @@ pub fn run(args: Args) -> Result<()> {
     if all_rounds && args.format != Format::Table {
         // About 50 bytes a transfer; a load vector a round, each load as many digits as the
         // largest one and a separator.
-        let digits = plan.initial.iter().copied().max().unwrap_or(0).to_string().len() as u128 + 8;
+        let digits = plan
+            .initial
+            .iter()
+            .copied()
+            .max()
+            .unwrap_or(0)
+            .to_string()
+            .len() as u128
+            + 8;
         let vectors = if args.rounds && args.format == Format::Json {
             plan.phases.len() as u128 * plan.nodes() as u128 * digits
         } else {
@@ -236,7 +241,8 @@ pub fn run(args: Args) -> Result<()> {
             capacities: options.capacities.as_ref().map(Capacities::as_slice),
             initial: &plan.initial,
             final_loads: &plan.final_loads,
-            phases: all_rounds.then(|| plan.phases.iter().map(|p| p.transfers.as_slice()).collect()),
+            phases: all_rounds
+                .then(|| plan.phases.iter().map(|p| p.transfers.as_slice()).collect()),
             phase_dimensions: plan.phases.iter().map(|p| p.dimension).collect(),
             rounds: run.rounds,
             executed_rounds: run.executed_rounds,

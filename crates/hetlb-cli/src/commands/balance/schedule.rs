@@ -22,6 +22,7 @@ pub(super) fn transmissions(
                 .map_err(|e| anyhow!("--schedule: {e}"))
         })
         .collect::<Result<Vec<_>>>()?;
+    schedules = crate::input::unique(schedules, "--schedule");
     if schedules.is_empty() && gantt_path.is_some() {
         schedules.push(Schedule::Phased);
     }

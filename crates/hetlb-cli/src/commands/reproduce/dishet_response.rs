@@ -520,12 +520,7 @@ fn print_tables(args: &Args, s: &Experiment, cells: &[Cell]) {
     }
 }
 
-fn write_plots(
-    dir: &Path,
-    args: &Args,
-    s: &Experiment,
-    cells: &[Cell],
-) -> Result<Vec<PathBuf>> {
+fn write_plots(dir: &Path, args: &Args, s: &Experiment, cells: &[Cell]) -> Result<Vec<PathBuf>> {
     let mut written = Vec::new();
     for &d in &s.config.distributions {
         for (what, label, f) in [

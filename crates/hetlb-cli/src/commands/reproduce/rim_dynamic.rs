@@ -54,7 +54,7 @@ pub struct Args {
     #[arg(long, default_value_t = 10, value_parser = crate::input::whole::<u64>(1, 1_000_000))]
     runs: u64,
     /// First seed.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, value_parser = crate::input::whole::<u64>(0, u64::MAX))]
     seed: u64,
     #[command(flatten)]
     plots: super::PlotOptions,
@@ -169,7 +169,9 @@ fn mean(xs: impl Iterator<Item = f64>) -> f64 {
 }
 
 /// Runs `hetlb reproduce rim-dynamic`.
-pub fn run(args: Args) -> Result<()> {
+pub fn run(mut args: Args) -> Result<()> {
+    args.procs = crate::input::unique(args.procs, "--procs");
+    args.arrivals = crate::input::unique(args.arrivals, "--arrivals");
     anyhow::ensure!(args.runs >= 1, "--runs: need at least one run");
     anyhow::ensure!(
         args.utilisation.is_finite() && args.utilisation > 0.0,

@@ -34,7 +34,7 @@ pub struct Args {
     #[arg(long, default_value_t = 4096, visible_alias = "cells", value_parser = whole::<u64>(1, MAX_CELLS))]
     items: u64,
     /// Iterations of the application's loop.
-    #[arg(long, default_value_t = 40, value_parser = whole::<u64>(1, 100_000_000))]
+    #[arg(long, default_value_t = 40, value_parser = whole::<u64>(1, 10_000_000))]
     iterations: u64,
     /// Rebalance every R iterations.
     #[arg(long, default_value_t = 5, value_name = "R", value_parser = whole::<u64>(1, 100_000_000))]
@@ -48,7 +48,7 @@ pub struct Args {
     pub(super) procs: Option<usize>,
     /// Slowdown factor per rank, whole numbers ≥ 1 (`1,3,3,3`); the rank repeats its kernel
     /// that many times. The balancer never sees them: it measures speeds.
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     slowdown: Option<String>,
     /// Costs that move over the iterations: `hotspot[:FACTOR[:WIDTH[:SWEEPS]]]`, a window of
     /// WIDTH (fraction of the items, default 0.125) costing FACTOR units per item (default 4)
@@ -57,7 +57,7 @@ pub struct Args {
     #[arg(long)]
     drift: Option<String>,
     /// Kernel rounds per unit of work.
-    #[arg(long, default_value_t = 2000, value_parser = whole::<u64>(0, 1_000_000_000_000))]
+    #[arg(long, default_value_t = 2000, value_parser = whole::<u64>(0, 1_000_000_000))]
     cost: u64,
     /// Bytes of application data carried by each item.
     #[arg(long, default_value_t = 64, value_parser = whole::<usize>(0, 1 << 30))]
@@ -74,10 +74,10 @@ pub struct Args {
     #[arg(long)]
     topology: Option<String>,
     /// Seed of random-biasing's draws.
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = 0, value_parser = whole::<u64>(0, u64::MAX))]
     seed: u64,
     /// Seconds a rank taking part in a rebalance may stay silent before it is declared failed.
-    #[arg(long, default_value_t = 10.0)]
+    #[arg(long, default_value_t = 10.0, value_parser = crate::input::real(0.0, 86_400.0, true))]
     timeout: f64,
     /// threads (default) or mpi (under mpiexec; needs a build with `--features mpi`).
     #[arg(long, default_value = "threads")]
@@ -172,7 +172,10 @@ impl Setup {
                 .map(|a| a.name().to_string())
                 .chain(std::iter::once("none".to_string()))
                 .collect(),
-            list => list.split(',').map(|s| s.trim().to_string()).collect(),
+            list => crate::input::unique(
+                list.split(',').map(|s| s.trim().to_string()).collect(),
+                "--balancer",
+            ),
         };
         if names.is_empty() || names.iter().any(String::is_empty) {
             bail!("--balancer: an empty name in '{}'", args.balancer);
@@ -183,6 +186,9 @@ impl Setup {
                 balancers.push(None);
                 continue;
             }
+            // The core's message names every rule once.
+            name.parse::<NetworkAlgorithm>()
+                .map_err(|e| anyhow!("--balancer: {e}, or none"))?;
             let mut cfg = BalancerConfig::new(name)
                 .map_err(|e| anyhow!("--balancer: {e}"))?
                 .speeds(speeds.clone())
@@ -193,7 +199,7 @@ impl Setup {
             }
             if let Some(t) = &args.topology {
                 if !cfg.algorithm().needs_hypercube() {
-                    cfg = cfg.topology(t).map_err(|e| anyhow!("--topology: {e}"))?;
+                    cfg = with_topology(cfg, t)?;
                 }
             }
             // Refuse a rule that does not fit the ranks before anything runs.
@@ -225,7 +231,24 @@ impl Setup {
     }
 }
 
-/// Runs `hetlb run iterative`.
+/// `cfg` on the ranks' topology of `--topology`: a `file:` graph is read as `hetlb balance`
+/// reads it (a regular file, bounded by --max-memory), the other specs built by the config.
+fn with_topology(cfg: BalancerConfig, spec: &str) -> Result<BalancerConfig> {
+    use hetlb_core::topology::{Graph, Network, TopologySpec};
+    let parsed: TopologySpec = spec.parse().map_err(|e| anyhow!("--topology: {e}"))?;
+    if let TopologySpec::File(path) = &parsed {
+        let text = crate::input::read_text(std::path::Path::new(path), "--topology", 8)
+            .map_err(|e| anyhow!("--topology: cannot read '{path}': {e:#}"))?;
+        let graph = Graph::parse(&text, None).map_err(|e| anyhow!("--topology: {path}: {e}"))?;
+        return Ok(cfg.network(parsed.to_string(), Network::from_graph(graph)));
+    }
+    cfg.topology(spec).map_err(|e| {
+        let m = e.to_string();
+        anyhow!("--topology: {}", m.strip_prefix("topology: ").unwrap_or(&m))
+    })
+}
+
+/// Runs `hetlb run iterative`./// Runs `hetlb run iterative`.
 pub fn run(args: Args) -> Result<()> {
     match args.backend.as_str() {
         "threads" => {}

@@ -28,10 +28,10 @@ pub struct Args {
     #[arg(long, default_value = "threads")]
     backend: String,
     /// Real seconds per scenario second (default: the run lasts about --target-seconds).
-    #[arg(long, value_name = "S")]
+    #[arg(long, value_name = "S", value_parser = crate::input::real(0.0, 1e6, true))]
     time_scale: Option<f64>,
     /// Real seconds a run should last when --time-scale is not given.
-    #[arg(long, default_value_t = 3.0)]
+    #[arg(long, default_value_t = 3.0, value_parser = crate::input::real(0.0, 3600.0, true))]
     target_seconds: f64,
     /// What a task does for its service time: `cpu` (calibrated CPU work for all of it; ranks
     /// beyond the cores share them and slow down), `sleep` (a timed wait: a core per rank,
@@ -45,14 +45,14 @@ pub struct Args {
     #[arg(long)]
     compare: bool,
     /// Override the scenario's seed (the simulator's and the real run's).
-    #[arg(long)]
+    #[arg(long, value_parser = crate::input::whole::<u64>(0, u64::MAX))]
     seed: Option<u64>,
     /// Override the algorithm of a hypercube policy (`dem`, `oem`, `dem-improved`, `cwa`, …):
     /// Rim et al.'s OEM-against-DEM comparison on the same file.
     #[arg(long)]
     algorithm: Option<String>,
     /// Seconds the ranks may take to measure their links and to report at the end.
-    #[arg(long, default_value_t = 60.0)]
+    #[arg(long, default_value_t = 60.0, value_parser = crate::input::real(0.0, 86_400.0, true))]
     timeout: f64,
     /// Finish time per node, simulated and measured: `.svg` or `.png` (one file per scenario
     /// when several are given: NAME-SCENARIO.svg).
