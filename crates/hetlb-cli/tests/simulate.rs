@@ -268,8 +268,9 @@ fn dishet_response_measures_throughput_and_response_time() {
     );
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let cells = v["cells"].as_array().unwrap();
-    // 2 distributions × 6 policies
-    assert_eq!(cells.len(), 12);
+    // One cell per distribution and policy: none and every diffusion rule by default.
+    let policies = 1 + hetlb_core::network_algorithm::NetworkAlgorithm::DIFFUSION.len();
+    assert_eq!(cells.len(), 2 * policies);
     let single = |p: &str| {
         cells
             .iter()
