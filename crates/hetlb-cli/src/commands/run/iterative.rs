@@ -89,6 +89,10 @@ pub struct Args {
     /// Time per iteration for each balancer: `.svg` or `.png`.
     #[arg(long)]
     plot: Option<PathBuf>,
+    /// Runs of every balancer: times are noisy, so the run of median total time is reported
+    /// with the smallest and largest total of the runs (threads backend).
+    #[arg(long, default_value_t = 1, value_name = "N", value_parser = whole::<u64>(1, 1000))]
+    runs: u64,
     /// Output format.
     #[arg(long, short, value_enum, default_value_t)]
     format: Format,
@@ -98,6 +102,8 @@ pub struct Args {
 pub(super) struct Setup {
     pub(super) config: IterativeConfig,
     pub(super) balancers: Vec<Option<BalancerConfig>>,
+    /// Per balancer, the totals of its runs (empty: one run each).
+    pub(super) spreads: Vec<Spread>,
 }
 
 impl Setup {
@@ -227,6 +233,7 @@ impl Setup {
                 drift,
             },
             balancers,
+            spreads: Vec::new(),
         })
     }
 }
@@ -261,28 +268,59 @@ pub fn run(args: Args) -> Result<()> {
             "--workers: {ranks} threads is more than the {MAX_THREAD_RANKS} a threads run starts"
         );
     }
-    let setup = Setup::parse(&args, ranks)?;
+    let mut setup = Setup::parse(&args, ranks)?;
     let mut runs = Vec::new();
     for b in &setup.balancers {
         let name = b
             .as_ref()
             .map_or("none", |c| c.algorithm().name())
             .to_string();
-        let bar = progress::bar(setup.config.iterations, format!("{name} on {ranks} ranks"));
-        let bb = bar.clone();
-        let p: hetlb_runtime::workload::iterative::IterationProgress =
-            Arc::new(move |done| bb.set_position(done));
-        let run = hetlb_runtime::workload::iterative::run_threads(
-            &setup.config,
-            ranks,
-            b.clone(),
-            Some(p),
-        )
-        .with_context(|| name.clone())?;
-        bar.finish_and_clear();
-        runs.push(run);
+        let mut repeats = Vec::new();
+        for k in 0..args.runs {
+            let label = if args.runs > 1 {
+                format!("{name} on {ranks} ranks, run {}", k + 1)
+            } else {
+                format!("{name} on {ranks} ranks")
+            };
+            let bar = progress::bar(setup.config.iterations, label);
+            let bb = bar.clone();
+            let p: hetlb_runtime::workload::iterative::IterationProgress =
+                Arc::new(move |done| bb.set_position(done));
+            let run = hetlb_runtime::workload::iterative::run_threads(
+                &setup.config,
+                ranks,
+                b.clone(),
+                Some(p),
+            )
+            .with_context(|| name.clone())?;
+            bar.finish_and_clear();
+            repeats.push(run);
+        }
+        check_exactly_once(&setup, &repeats)?;
+        repeats.sort_by(|a, b| a.total_seconds.total_cmp(&b.total_seconds));
+        let (low, high) = (
+            repeats[0].total_seconds,
+            repeats[repeats.len() - 1].total_seconds,
+        );
+        setup.spreads.push(Spread {
+            runs: repeats.len() as u64,
+            min: low,
+            max: high,
+        });
+        runs.push(repeats.swap_remove(repeats.len() / 2));
     }
     present(&args, &setup, ranks, "threads", &runs)
+}
+
+/// The totals of a balancer's runs.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub(super) struct Spread {
+    /// Runs made.
+    pub(super) runs: u64,
+    /// The smallest total, seconds.
+    pub(super) min: f64,
+    /// The largest total, seconds.
+    pub(super) max: f64,
 }
 
 #[cfg(not(feature = "mpi"))]
@@ -302,7 +340,12 @@ fn run_mpi(args: &Args) -> Result<()> {
 #[derive(Serialize)]
 struct BalancerJson<'a> {
     balancer: &'a str,
+    /// The run reported: the one of median total time when there were several.
     total_seconds: f64,
+    /// The balancer's runs, and the smallest and largest total among them.
+    runs: u64,
+    total_seconds_min: f64,
+    total_seconds_max: f64,
     mean_iteration_seconds: f64,
     ideal_seconds: f64,
     vs_none: Option<f64>,
@@ -328,6 +371,18 @@ struct RunJson<'a> {
     speeds: &'a str,
     balancers: Vec<BalancerJson<'a>>,
     best: Option<&'a str>,
+    /// Rules that ignore the ranks' speeds and moved nothing.
+    unmoved: Vec<&'a str>,
+    /// Measured speeds that cannot be right.
+    implausible_speeds: Vec<SpeedWarning>,
+}
+
+/// A measured speed that cannot be right, in a balancer's run.
+#[derive(Debug, Serialize)]
+struct SpeedWarning {
+    balancer: String,
+    #[serde(flatten)]
+    speed: hetlb_runtime::speed_check::Implausible,
 }
 
 pub(super) fn present(
@@ -344,9 +399,13 @@ pub(super) fn present(
         .map(|r| r.total_seconds);
     let balancers: Vec<BalancerJson> = runs
         .iter()
-        .map(|r| BalancerJson {
+        .enumerate()
+        .map(|(i, r)| BalancerJson {
             balancer: &r.balancer,
             total_seconds: r.total_seconds,
+            runs: setup.spreads.get(i).map_or(1, |s| s.runs),
+            total_seconds_min: setup.spreads.get(i).map_or(r.total_seconds, |s| s.min),
+            total_seconds_max: setup.spreads.get(i).map_or(r.total_seconds, |s| s.max),
             mean_iteration_seconds: r.total_seconds / r.iteration_seconds.len().max(1) as f64,
             ideal_seconds: r.ideal_seconds,
             vs_none: none_total.map(|n| r.total_seconds / n),
@@ -364,6 +423,66 @@ pub(super) fn present(
         .filter(|b| b.balancer != "none")
         .min_by(|a, b| a.total_seconds.total_cmp(&b.total_seconds))
         .map(|b| b.balancer);
+    // Rules that do not weigh capacities see only the items' loads: with equal loads they
+    // have nothing to move, whatever the speeds.
+    let unmoved: Vec<&str> = balancers
+        .iter()
+        .filter(|b| b.items_moved == 0 && b.balancer != "none")
+        .filter(|b| {
+            b.balancer
+                .parse::<NetworkAlgorithm>()
+                .is_ok_and(|a| !a.uses_capacities())
+        })
+        .map(|b| b.balancer)
+        .collect();
+    if !unmoved.is_empty() {
+        eprintln!(
+            "note: {} moved nothing: {} not weigh the ranks' speeds, only the items' loads, \
+             which were level (the measured speeds only weight their imbalance); dem-hetero, \
+             cwa, hybrid and the diffusion rules use them",
+            unmoved.join(", "),
+            if unmoved.len() == 1 {
+                "it does"
+            } else {
+                "they do"
+            }
+        );
+    }
+    // The speeds the rules were given at each rebalance, and each rank's over the run: the
+    // first impossible one of each rank is reported.
+    let mut implausible_speeds: Vec<SpeedWarning> = Vec::new();
+    for r in runs {
+        let over_run: Vec<Option<f64>> = r
+            .ranks
+            .iter()
+            .map(|l| hetlb_runtime::speed_check::speed(l.units_processed, l.busy_seconds))
+            .collect();
+        let given = r
+            .steps
+            .iter()
+            .filter_map(|s| s.report.measured_speeds.as_ref())
+            .map(|v| v.iter().map(|&x| Some(x)).collect::<Vec<_>>());
+        for speeds in given.chain(std::iter::once(over_run)) {
+            for speed in hetlb_runtime::speed_check::implausible(&speeds) {
+                let seen = implausible_speeds
+                    .iter()
+                    .any(|w| w.balancer == r.balancer && w.speed.rank == speed.rank);
+                if !seen {
+                    implausible_speeds.push(SpeedWarning {
+                        balancer: r.balancer.clone(),
+                        speed,
+                    });
+                }
+            }
+        }
+    }
+    for w in &implausible_speeds {
+        eprintln!(
+            "warning: {}: rank {} measured {:.3e} units/s, which cannot be right: {}; the \
+             rules that weigh speeds trusted it",
+            w.balancer, w.speed.rank, w.speed.speed, w.speed.reason
+        );
+    }
     let doc = RunJson {
         backend,
         workers: ranks,
@@ -376,6 +495,8 @@ pub(super) fn present(
         speeds: &args.speeds,
         balancers,
         best,
+        unmoved,
+        implausible_speeds,
     };
     if let Some(path) = &args.plot {
         let series: Vec<Series> = runs
@@ -495,9 +616,12 @@ fn print_table(doc: &RunJson) {
         doc.schedule,
         doc.speeds
     );
-    let mut t = table([
-        "balancer",
-        "total s",
+    let spread = doc.balancers.iter().any(|b| b.runs > 1);
+    let mut header = vec!["balancer", "total s"];
+    if spread {
+        header = vec!["balancer", "total s (median run)", "min – max"];
+    }
+    header.extend([
         "s / iteration",
         "ideal s",
         "÷ none",
@@ -508,11 +632,18 @@ fn print_table(doc: &RunJson) {
         "MB moved",
         "s in rebalance",
     ]);
+    let mut t = table(header);
     for b in &doc.balancers {
         let (before, after) = mean_imbalance(b.steps);
-        t.add_row(vec![
-            b.balancer.to_string(),
-            fixed(b.total_seconds, 3),
+        let mut row = vec![b.balancer.to_string(), fixed(b.total_seconds, 3)];
+        if spread {
+            row.push(format!(
+                "{} – {}",
+                fixed(b.total_seconds_min, 3),
+                fixed(b.total_seconds_max, 3)
+            ));
+        }
+        row.extend([
             fixed(b.mean_iteration_seconds, 4),
             fixed(b.ideal_seconds, 3),
             b.vs_none.map_or("–".into(), |x| fixed(x, 3)),
@@ -526,6 +657,7 @@ fn print_table(doc: &RunJson) {
             fixed(b.bytes as f64 / 1e6, 2),
             fixed(b.steps.iter().map(|s| s.seconds).fold(0.0, |a, x| a + x), 3),
         ]);
+        t.add_row(row);
     }
     crate::out!("{t}");
     if let Some(best) = doc.best {
