@@ -201,7 +201,7 @@ pub fn line_chart(
 /// Series longer than [`MAX_POINTS`] are sampled down (every k-th point, the last kept).
 pub fn line_chart_with(path: &Path, title: &str, axes: &Axes, series: &[Series]) -> Result<()> {
     register_font();
-    let shown: Vec<Series> = series
+    let shown: Vec<Series> = merge_identical(series)
         .iter()
         .map(|s| Series {
             label: s.label.clone(),
@@ -214,6 +214,23 @@ pub fn line_chart_with(path: &Path, title: &str, axes: &Axes, series: &[Series])
         .collect();
     render!(path, |root| draw_lines(&root, title, axes, &shown))
         .with_context(|| format!("cannot write plot '{}'", path.display()))
+}
+
+/// Series with exactly the same points drawn once, their labels joined with ` = ` (four
+/// nodes whose queues never differ are one line, named as four).
+fn merge_identical(series: &[Series]) -> Vec<Series> {
+    let mut out: Vec<Series> = Vec::with_capacity(series.len());
+    for s in series {
+        match out
+            .iter_mut()
+            .find(|o| o.points == s.points && !s.points.is_empty())
+        {
+            Some(o) if !s.label.is_empty() => o.label = format!("{} = {}", o.label, s.label),
+            Some(_) => {}
+            None => out.push(s.clone()),
+        }
+    }
+    out
 }
 
 /// At most [`MAX_POINTS`] of `points`: every k-th, and the last.
@@ -398,12 +415,15 @@ where
     if y1 <= y0 {
         y1 = y0 + 1.0;
     }
-    // Room above the data for the legend, so that it covers none of the lines.
+    // A band above the data as tall as the legend, so that the legend covers none of the
+    // lines: the legend takes `f` of the plot's height, the band `h/(1+h)` of it.
     let labelled =
         series.iter().filter(|s| !s.label.is_empty()).count() + usize::from(!axes.marks.is_empty());
-    let headroom = (labelled as f64 * 22.0 + 20.0) / 420.0;
-    let top = y1 + (y1 - y0) * headroom.min(1.5);
-    let size = if title.chars().count() > 90 {
+    let f = ((labelled as f64 * 19.0 + 24.0) / PLOT_HEIGHT).min(0.6);
+    let top = y1 + (y1 - y0) * f / (1.0 - f);
+    let size = if title.chars().count() > 110 {
+        13
+    } else if title.chars().count() > 90 {
         16
     } else if title.chars().count() > 70 {
         19
@@ -462,7 +482,7 @@ where
         // Lines drawn first are wider, so a line hidden under a later one still shows as
         // its border (queues of nodes that stay equal, policies that coincide).
         let width = if n <= 8 {
-            2 + 2 * (n - 1 - i) as u32
+            2 + (n - 1 - i).min(4) as u32
         } else {
             2
         };
@@ -497,7 +517,7 @@ where
             .background_style(WHITE.mix(0.9))
             .border_style(BLACK)
             .label_font(("sans-serif", 14))
-            .position(emptiest_corner(series, (x0, x1), (y0, top)))
+            .position(legend_corner(series, (x0, x1)))
             .draw()?;
     }
     root.present()?;
@@ -569,7 +589,11 @@ where
     chart
         .configure_mesh()
         .disable_y_mesh()
-        .y_labels(if rows.len() <= LABELLED_ROWS { n } else { 0 })
+        .y_labels(if rows.len() <= LABELLED_ROWS {
+            4 * n + 8
+        } else {
+            0
+        })
         .y_label_formatter(&move |y| {
             let i = y.round();
             if (y - i).abs() < 0.01 && i >= 0.0 {
@@ -612,35 +636,27 @@ where
     Ok(())
 }
 
-/// The corner of the plot area (a third of each axis) crossed by the fewest points, so the
-/// legend hides as little data as possible.
-fn emptiest_corner(
-    series: &[Series],
-    (x0, x1): (f64, f64),
-    (y0, y1): (f64, f64),
-) -> SeriesLabelPosition {
-    let corners = [
-        (SeriesLabelPosition::UpperRight, true, true),
-        (SeriesLabelPosition::UpperLeft, false, true),
-        (SeriesLabelPosition::LowerRight, true, false),
-        (SeriesLabelPosition::LowerLeft, false, false),
-    ];
-    let (wx, wy) = ((x1 - x0) / 3.0, (y1 - y0) / 3.0);
-    let inside = |&(_, right, upper): &(SeriesLabelPosition, bool, bool), (x, y): (f64, f64)| {
-        let in_x = if right { x >= x1 - wx } else { x <= x0 + wx };
-        let in_y = if upper { y >= y1 - wy } else { y <= y0 + wy };
-        in_x && in_y
+/// Height of a line chart's plotting area, pixels (the image less caption, margins and the
+/// x labels).
+const PLOT_HEIGHT: f64 = 470.0;
+
+/// The upper corner for the legend: it sits in the band above the data (see `draw_lines`),
+/// on the side where the data reach least high, so that it covers nothing.
+fn legend_corner(series: &[Series], (x0, x1): (f64, f64)) -> SeriesLabelPosition {
+    let mid = (x0 + x1) / 2.0;
+    let highest = |left: bool| {
+        series
+            .iter()
+            .flat_map(|s| s.points.iter())
+            .filter(|p| (p.0 < mid) == left)
+            .map(|p| p.1)
+            .fold(f64::MIN, f64::max)
     };
-    corners
-        .iter()
-        .min_by_key(|c| {
-            series
-                .iter()
-                .flat_map(|s| s.points.iter())
-                .filter(|&&p| inside(c, p))
-                .count()
-        })
-        .map_or(SeriesLabelPosition::UpperRight, |c| c.0.clone())
+    if highest(true) < highest(false) {
+        SeriesLabelPosition::UpperLeft
+    } else {
+        SeriesLabelPosition::UpperRight
+    }
 }
 
 /// The panels side by side on `root`, presented once (an SVG presented after its first
@@ -699,9 +715,14 @@ where
             0f64..top * headroom,
         )?;
     let labels = categories.to_vec();
+    let whole = stacks
+        .iter()
+        .all(|s| s.values.iter().all(|v| v.fract() == 0.0));
+    let scale = if whole { Scale::Integer } else { Scale::Linear };
     chart
         .configure_mesh()
         .disable_x_mesh()
+        .y_label_formatter(&move |v| scale.label(*v))
         .x_labels(n.max(1))
         .x_label_formatter(&move |x| match x {
             SegmentValue::CenterOf(i) => labels.get(*i).cloned().unwrap_or_default(),
@@ -787,6 +808,64 @@ pub fn processor_bars(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn identical_lines_are_drawn_once_and_named_together() {
+        let a = Series {
+            label: "node 0".into(),
+            points: vec![(0.0, 1.0), (1.0, 0.0)],
+        };
+        let b = Series {
+            label: "node 1".into(),
+            ..a.clone()
+        };
+        let c = Series {
+            label: "node 2".into(),
+            points: vec![(0.0, 2.0)],
+        };
+        let merged = merge_identical(&[a, b, c]);
+        assert_eq!(merged.len(), 2);
+        assert_eq!(merged[0].label, "node 0 = node 1");
+    }
+
+    #[test]
+    fn long_series_are_sampled_and_keep_their_last_point() {
+        let points: Vec<(f64, f64)> = (0..100_000).map(|i| (i as f64, i as f64)).collect();
+        let s = sample(&points);
+        assert!(s.len() <= MAX_POINTS + 1);
+        assert_eq!(s.last(), points.last());
+        assert_eq!(sample(&points[..10]).len(), 10);
+    }
+
+    #[test]
+    fn ticks_are_whole_numbers_or_powers_where_asked() {
+        assert_eq!(Scale::Integer.label(3.0), "3");
+        assert_eq!(Scale::Integer.label(2.5), "");
+        assert_eq!(Scale::Log2.label(5.0), "32");
+        assert_eq!(Scale::Log10.label(6.0), "1e6");
+        assert_eq!(Scale::Log10.label(-1.0), "0.1");
+        assert_eq!(Scale::Linear.label(0.25), "0.25");
+    }
+
+    #[test]
+    fn an_algorithm_has_one_colour_in_every_chart() {
+        let one = series_colors(&[
+            Series {
+                label: "x".into(),
+                points: vec![],
+            },
+            Series {
+                label: "dishet".into(),
+                points: vec![],
+            },
+        ]);
+        let two = series_colors(&[Series {
+            label: "dishet (mean)".into(),
+            points: vec![],
+        }]);
+        assert_eq!(one[1], two[0]);
+        assert_ne!(one[0], one[1]);
+    }
 
     #[test]
     fn writes_svg_and_png_and_rejects_other_extensions() {

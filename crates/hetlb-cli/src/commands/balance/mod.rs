@@ -471,17 +471,27 @@ fn plot_loads(
     let what = if each {
         "load of every node".to_string()
     } else {
-        format!("largest, mean and smallest load of {n} nodes")
+        format!("largest, mean, smallest of {n} nodes")
     };
     let sampled = if stride > 1 {
         format!(", every {stride}th round")
     } else {
         String::new()
     };
+    // Loads that start far above the mean are drawn on a logarithmic axis, where the end of
+    // the run is as readable as its start (zero loads are then left out).
+    let peak = plan.initial.iter().copied().max().unwrap_or(0) as f64;
+    let mean = total as f64 / n.max(1) as f64;
+    let mut axes = crate::plot::Axes::new("round", "load (units)").integer_x();
+    let mut scale = String::new();
+    if mean > 0.0 && peak > 100.0 * mean {
+        axes = axes.log10_y();
+        scale = " (log axis)".into();
+    }
     crate::plot::line_chart_with(
         path,
-        &format!("{algorithm} on {topology}, {total} units: {what}{sampled}"),
-        &crate::plot::Axes::new("round", "load (units)").integer_x(),
+        &format!("{algorithm} on {topology}, {total} units: {what}{sampled}{scale}"),
+        &axes,
         &series,
     )
 }

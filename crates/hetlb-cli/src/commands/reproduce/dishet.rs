@@ -1,6 +1,6 @@
 //! `hetlb reproduce dishet`: the DISHET experiment grid (002_… §5), recomputed.
 
-use crate::input::{parse_list, real, whole};
+use crate::input::{real, whole};
 use crate::output::{Format, fixed, print_csv, print_json, table};
 use crate::plot::{Series, line_chart};
 use crate::progress;

@@ -553,6 +553,45 @@ fn write_plots(dir: &Path, args: &Args, s: &Experiment, cells: &[Cell]) -> Resul
                         .collect(),
                 })
                 .collect();
+            // The balancing rules often lie within a fraction of a percent of each other:
+            // beside the absolute chart, one of each rule against dishet shows them apart.
+            if s.policies.contains(&Policy::Rule(NetworkAlgorithm::Dishet)) {
+                let base = series
+                    .iter()
+                    .find(|x| x.label == "dishet")
+                    .map(|x| x.points.clone())
+                    .unwrap_or_default();
+                let relative: Vec<Series> = series
+                    .iter()
+                    .filter(|x| x.label != "dishet" && x.label != "none")
+                    .map(|x| Series {
+                        label: x.label.clone(),
+                        points: x
+                            .points
+                            .iter()
+                            .zip(&base)
+                            .filter(|(_, b)| b.1 != 0.0)
+                            .map(|(p, b)| (p.0, 100.0 * (p.1 - b.1) / b.1))
+                            .collect(),
+                    })
+                    .collect();
+                if !relative.is_empty() {
+                    let path = dir.join(format!("{what}-{}-vs-dishet.svg", d.name()));
+                    line_chart(
+                        &path,
+                        &format!(
+                            "{} — {label} against dishet's: a round every {} s, seed {}",
+                            d.describe(),
+                            args.interval,
+                            s.config.base_seed
+                        ),
+                        "total load (tasks)",
+                        "difference from dishet (%)",
+                        &relative,
+                    )?;
+                    written.push(path);
+                }
+            }
             let path = dir.join(format!("{what}-{}.svg", d.name()));
             line_chart(
                 &path,

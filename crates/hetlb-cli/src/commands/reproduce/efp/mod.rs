@@ -16,7 +16,7 @@
 mod present;
 
 use crate::commands::run::master_worker::matmul_tasks;
-use crate::input::{parse_list, real, whole};
+use crate::input::{real, whole};
 use crate::limits;
 use crate::output::Format;
 use crate::progress;

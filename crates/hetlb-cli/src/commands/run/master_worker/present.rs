@@ -199,7 +199,16 @@ pub(super) fn present<J: Checked>(
             } else {
                 path.clone()
             };
-            plot(&target, &r.outcome.report, &job.describe())?;
+            let slowdowns: Vec<String> = (0..workers).map(|p| slowdown_of(p).to_string()).collect();
+            plot(
+                &target,
+                &r.outcome.report,
+                &format!(
+                    "{}, {workers} processors, slowdowns {}",
+                    job.describe(),
+                    slowdowns.join(",")
+                ),
+            )?;
             written.push(target);
         }
         crate::plot::notice(&written);
