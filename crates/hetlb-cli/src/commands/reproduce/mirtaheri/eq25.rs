@@ -228,7 +228,7 @@ mod tests {
         }
         // The reading the simulator uses is the decision the simulator takes on this file.
         let report = s.run().unwrap();
-        let decided = report.policy_stats.decisions[0].transfers[0].clone();
+        let decided = report.policy_stats.decisions[0].transfers[0];
         let ours = rows
             .iter()
             .find(|r| {
