@@ -308,3 +308,28 @@ fn dishet_response_measures_throughput_and_response_time() {
         assert_eq!(err.lines().count(), 1, "{err}");
     }
 }
+
+/// The JSON is a summary; the series come on request.
+#[test]
+fn series_are_in_the_json_only_on_request() {
+    let file = root().join("examples/scenarios/mirtaheri-balanced.toml");
+    let run = |extra: &[&str]| -> serde_json::Value {
+        let out = hetlb()
+            .arg("simulate")
+            .arg(&file)
+            .args(["--format", "json"])
+            .args(extra)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    assert!(run(&[]).get("series").is_none());
+    let with = run(&["--series"]);
+    assert_eq!(with["series"].as_array().unwrap().len(), 6);
+    assert_eq!(with["makespan"], run(&[])["makespan"]);
+}

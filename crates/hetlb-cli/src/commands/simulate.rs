@@ -26,6 +26,10 @@ pub struct Args {
     /// Recount every task after every event (slow on large scenarios).
     #[arg(long)]
     check: bool,
+    /// Add every node's queue-length series (and the tasks on links over time) to the JSON,
+    /// when the scenario records them; refused above --max-output.
+    #[arg(long)]
+    series: bool,
 }
 
 /// Runs `hetlb simulate`.
@@ -68,6 +72,20 @@ pub fn run(args: Args) -> Result<()> {
             |i| format!("node {i}"),
         )?;
         crate::plot::notice(std::slice::from_ref(path));
+    }
+    let mut report = report;
+    let samples: usize =
+        report.series.iter().map(Vec::len).sum::<usize>() + report.transit_series.len();
+    if args.series && args.format == Format::Json {
+        crate::limits::check_output(
+            "--series",
+            &format!("{samples} queue-length samples"),
+            samples as u128 * 40,
+        )?;
+    } else {
+        // The summary and the per-node figures; the series only on request.
+        report.series.clear();
+        report.transit_series.clear();
     }
     match args.format {
         Format::Json => print_json(&report),

@@ -546,6 +546,22 @@ pub(super) fn present(
             write_dump(&target, r).with_context(|| format!("--dump: {}", target.display()))?;
         }
     }
+    if args.format == Format::Json {
+        // Every iteration's time and every rebalance's report, for every balancer.
+        let bytes: u128 = runs
+            .iter()
+            .map(|r| {
+                r.iteration_seconds.len() as u128 * 24
+                    + r.steps.len() as u128 * (ranks as u128 * 64 + 512)
+                    + ranks as u128 * 256
+            })
+            .sum();
+        crate::limits::check_output(
+            "--format json",
+            &format!("every iteration and rebalance of {} runs", runs.len()),
+            bytes,
+        )?;
+    }
     match args.format {
         Format::Json => print_json(&doc),
         Format::Csv => print_csv(
