@@ -533,3 +533,54 @@ pub fn run_threads(
     }
     result.and_then(|r| r.ok_or_else(|| ScenarioRunError::Failed("rank 0 has no report".into())))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn node(timing: RankTiming) -> NodeMeasured {
+        NodeMeasured {
+            timing,
+            ..NodeMeasured::default()
+        }
+    }
+
+    /// The verdict follows the figures: a run that kept to its scale has nothing to say; one
+    /// whose tasks took longer, whose ranks got too little CPU, or whose events were late,
+    /// says which, with the figure.
+    #[test]
+    fn a_run_that_fell_behind_its_time_scale_says_why() {
+        let kept = RankTiming {
+            service_intended: 10.0,
+            service_taken: 10.2,
+            cpu_wall: 4.0,
+            cpu_obtained: 3.9,
+            lateness_sum: 0.01,
+            lateness_max: 0.01,
+            events: 10,
+        };
+        let t = Timing::of(&[node(kept), node(kept)]);
+        assert_eq!(t.events, 20);
+        assert!((t.service_stretch.unwrap() - 1.02).abs() < 1e-12);
+        assert!(t.problems(10.0).is_empty());
+        let slow = RankTiming {
+            service_taken: 25.0,
+            cpu_obtained: 1.0,
+            lateness_sum: 10.0,
+            lateness_max: 3.0,
+            ..kept
+        };
+        let p = Timing::of(&[node(kept), node(slow)]).problems(10.0);
+        assert_eq!(p.len(), 3, "{p:?}");
+        assert!(p[0].contains("76% longer"), "{p:?}");
+        assert!(p[1].contains("61% of a core"), "{p:?}");
+        assert!(p[2].contains("late"), "{p:?}");
+        // Waits only: no CPU figure, and none is judged.
+        let waits = RankTiming {
+            cpu_wall: 0.0,
+            cpu_obtained: 0.0,
+            ..kept
+        };
+        assert_eq!(Timing::of(&[node(waits)]).cpu_obtained, None);
+    }
+}
