@@ -393,11 +393,18 @@ pub fn run_rank<T: Transport<Message>>(
     let deadline = Instant::now() + cfg.timeout;
     while all.len() < tr.size() {
         match tr.recv(Some(deadline))? {
-            Some(env) => {
-                if let Message::Final(m) = env.msg {
-                    all.push(*m);
+            Some(env) => match env.msg {
+                Message::Final(m) => all.push(*m),
+                // A rank that fails after the stop says so, rather than leaving rank 0 to wait
+                // out the timeout.
+                Message::Failed { message } => {
+                    return Err(ScenarioRunError::Failed(format!(
+                        "node {} failed: {message}",
+                        env.from
+                    )));
                 }
-            }
+                _ => {}
+            },
             None => {
                 return Err(ScenarioRunError::Failed(format!(
                     "{} of {} ranks did not report within {:?}",

@@ -631,7 +631,13 @@ impl<'a, T: Transport<Message>> Rank<'a, T> {
         // A node sends out of what it held at the start of the round, as in the plan.
         for (to, units) in sends {
             let tasks = self.take_tasks(units);
-            self.tr.send(to, Message::Instant { round, tasks })?;
+            if tasks.is_empty() {
+                // Nothing to carry: a peer that has already ended (the run is over, every
+                // task executed) does not need the round's closing message.
+                self.notify(to, Message::Instant { round, tasks })?;
+            } else {
+                self.tr.send(to, Message::Instant { round, tasks })?;
+            }
         }
         for tasks in early {
             self.instant_tasks(round, tasks);
