@@ -306,9 +306,10 @@ fn workload_ideal<O>(
         let used = workers.min(cores);
         let speed: f64 = speeds.iter().take(used).sum();
         let basis = format!(
-            "one worker's time {t1:.3} s ÷ the speed of the {used} fastest of {workers} processors (slowdowns{})",
+            "one worker's time {t1:.3} s ÷ Σ 1/slowdown over the {used} fastest of {workers} \
+             processors{}",
             if used < workers {
-                format!(", {cores} cores")
+                format!(" (they share {cores} cores)")
             } else {
                 String::new()
             }
