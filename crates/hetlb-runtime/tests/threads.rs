@@ -399,7 +399,7 @@ fn waiting_job(tasks: u64, micros: u64) -> Arc<impl Job<Task = u64, Output = u64
 }
 
 /// What holds of every EFP run whatever the machine: each task once, the staggered first
-/// round (`P_i` gets `i` tasks, 001_… §3), and every later batch between one task and the
+/// round (`P_i` gets `i` tasks, Aldasht et al. §3), and every later batch between one task and the
 /// worker's fair share of the queue given the speed factor the master had measured for it:
 /// `⌈queue · S / ΣS⌉ ≤ ⌈queue · S / (1 + S)⌉`, since `ΣS` counts the master (1) and the worker.
 fn check_efp_decisions(report: &hetlb_runtime::RunReport, tasks: u64) {
