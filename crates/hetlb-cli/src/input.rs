@@ -16,7 +16,8 @@ pub fn parse_loads(spec: &str, option: &str) -> Result<Vec<u64>> {
         .iter()
         .enumerate()
         .map(|(i, item)| {
-            parse_load(item).map_err(|why| anyhow!("{option}: value {} ('{item}') {why}", i + 1))
+            parse_load(item)
+                .map_err(|why| anyhow!("{option}: value {} ('{}') {why}", i + 1, shorten(item)))
         })
         .collect()
 }
@@ -32,8 +33,13 @@ pub fn parse_capacities(spec: &str, option: &str) -> Result<Vec<f64>> {
         .iter()
         .enumerate()
         .map(|(i, item)| {
-            item.parse::<f64>()
-                .map_err(|_| anyhow!("{option}: value {} ('{item}') is not a number", i + 1))
+            item.parse::<f64>().map_err(|_| {
+                anyhow!(
+                    "{option}: value {} ('{}') is not a number",
+                    i + 1,
+                    shorten(item)
+                )
+            })
         })
         .collect()
 }
@@ -59,11 +65,51 @@ where
         .enumerate()
         .map(|(i, s)| {
             s.parse::<T>().map_err(|e| match what {
-                Some(what) => anyhow!("{option}: value {} ('{s}') is not {what}", i + 1),
-                None => anyhow!("{option}: value {} ('{s}'): {e}", i + 1),
+                Some(what) => anyhow!("{option}: value {} ('{}') is not {what}", i + 1, shorten(s)),
+                None => anyhow!("{option}: value {} ('{}'): {e}", i + 1, shorten(s)),
             })
         })
         .collect()
+}
+
+/// Like [`parse_list`], with every value given twice kept once (the first), and a note on
+/// stderr naming what was dropped: a repeated value would only repeat work.
+pub fn parse_unique<T>(spec: &str, option: &str, what: Option<&str>) -> Result<Vec<T>>
+where
+    T: std::str::FromStr + PartialEq + std::fmt::Display,
+    T::Err: std::fmt::Display,
+{
+    Ok(unique(parse_list(spec, option, what)?, option))
+}
+
+/// `values` with repeats dropped (the first kept), and a note on stderr naming them.
+pub fn unique<T: PartialEq + std::fmt::Display>(values: Vec<T>, option: &str) -> Vec<T> {
+    let mut kept: Vec<T> = Vec::with_capacity(values.len());
+    let mut dropped = Vec::new();
+    for v in values {
+        if kept.contains(&v) {
+            dropped.push(v.to_string());
+        } else {
+            kept.push(v);
+        }
+    }
+    if !dropped.is_empty() {
+        eprintln!(
+            "note: {option}: {} given more than once; each runs once",
+            dropped.join(", ")
+        );
+    }
+    kept
+}
+
+/// At most 40 characters of `text` for an error message, `…` marking a cut: a bad value in
+/// a file is named, not echoed whole.
+pub fn shorten(text: &str) -> String {
+    const SHOWN: usize = 40;
+    match text.char_indices().nth(SHOWN) {
+        Some((at, _)) => format!("{}…", &text[..at]),
+        None => text.to_string(),
+    }
 }
 
 fn parse_load(item: &str) -> std::result::Result<u64, &'static str> {
@@ -134,9 +180,8 @@ pub fn real(
 /// Splits an inline list or reads a file given as `@path`.
 fn items(spec: &str, option: &str) -> Result<Vec<String>> {
     match spec.strip_prefix('@') {
-        Some(path) => {
-            read_items(Path::new(path)).with_context(|| format!("{option}: cannot read '{path}'"))
-        }
+        Some(path) => read_items(Path::new(path), option)
+            .with_context(|| format!("{option}: cannot read '{path}'")),
         None => Ok(spec
             .split([',', ' '])
             .map(str::trim)
@@ -146,25 +191,69 @@ fn items(spec: &str, option: &str) -> Result<Vec<String>> {
     }
 }
 
-/// The largest input file read, in bytes (1 GiB): a larger one, or a device that never ends
-/// (`/dev/zero`), is refused instead of filling the memory.
+/// The largest input file read, in bytes (1 GiB): a larger one is refused instead of filling
+/// the memory.
 pub const MAX_FILE_BYTES: u64 = 1 << 30;
 
-/// Reads a text file of at most [`MAX_FILE_BYTES`].
-pub fn read_text(path: &Path) -> Result<String> {
+/// Opens `path` for reading if it is a regular file of at most `max` bytes. Anything else is
+/// refused before it is opened: a FIFO (opening it would wait for a writer forever), a device
+/// (`/dev/zero` never ends), a directory.
+pub fn open_regular(path: &Path, max: u64) -> Result<std::fs::File> {
+    let meta = std::fs::metadata(path)?;
+    let kind = meta.file_type();
+    if !kind.is_file() {
+        use std::os::unix::fs::FileTypeExt;
+        let what = if kind.is_dir() {
+            "a directory"
+        } else if kind.is_fifo() {
+            "a FIFO (a named pipe)"
+        } else if kind.is_char_device() || kind.is_block_device() {
+            "a device"
+        } else if kind.is_socket() {
+            "a socket"
+        } else {
+            "not a regular file"
+        };
+        bail!("it is {what}; hetlb reads regular files only");
+    }
+    if meta.len() > max {
+        bail!(
+            "it is {} bytes, larger than the {} MiB read",
+            meta.len(),
+            max >> 20
+        );
+    }
+    Ok(std::fs::File::open(path)?)
+}
+
+/// Reads a regular text file of at most [`MAX_FILE_BYTES`] whose contents, parsed, take about
+/// `factor` times its size (refused above `--max-memory`, naming `option`). A leading UTF-8
+/// byte-order mark is dropped.
+pub fn read_text(path: &Path, option: &str, factor: u64) -> Result<String> {
     use std::io::Read;
+    let file = open_regular(path, MAX_FILE_BYTES)?;
+    let size = file.metadata().map_or(0, |m| m.len());
+    crate::limits::check(
+        option,
+        &format!("reading '{}' ({size} bytes)", path.display()),
+        u128::from(size) * u128::from(factor.max(1)),
+    )?;
     let mut text = String::new();
-    std::fs::File::open(path)?
-        .take(MAX_FILE_BYTES + 1)
-        .read_to_string(&mut text)?;
+    file.take(MAX_FILE_BYTES + 1).read_to_string(&mut text)?;
     if text.len() as u64 > MAX_FILE_BYTES {
         bail!("larger than {} MiB", MAX_FILE_BYTES >> 20);
+    }
+    if let Some(rest) = text.strip_prefix('\u{feff}') {
+        text = rest.to_string();
     }
     Ok(text)
 }
 
-fn read_items(path: &Path) -> Result<Vec<String>> {
-    let text = read_text(path)?;
+/// The values of a loads or capacities file: a JSON array, or numbers separated by commas,
+/// spaces or lines (as on the command line), `#` starting a comment.
+fn read_items(path: &Path, option: &str) -> Result<Vec<String>> {
+    // Every value (8 bytes, and its text while parsing) from a file of about 2 bytes a value.
+    let text = read_text(path, option, 16)?;
     let trimmed = text.trim_start();
     if trimmed.starts_with('[') {
         let values: Vec<serde_json::Value> = serde_json::from_str(trimmed)
@@ -179,8 +268,9 @@ fn read_items(path: &Path) -> Result<Vec<String>> {
     }
     Ok(text
         .lines()
-        .map(|l| l.split('#').next().unwrap_or("").trim())
-        .filter(|l| !l.is_empty())
+        .flat_map(|l| l.split('#').next().unwrap_or("").split([',', ' ', '\t']))
+        .map(str::trim)
+        .filter(|v| !v.is_empty())
         .map(str::to_string)
         .collect())
 }
@@ -248,6 +338,55 @@ mod tests {
         );
         std::fs::write(&json, "[1, -2]").unwrap();
         assert!(parse_loads(&format!("@{}", json.display()), "--loads").is_err());
+        // Commas and spaces as on the command line, and a byte-order mark, are read.
+        std::fs::write(&lines, "\u{feff}4, 7\n0 9\t2 # comment\n").unwrap();
+        assert_eq!(
+            parse_loads(&format!("@{}", lines.display()), "--loads").unwrap(),
+            vec![4, 7, 0, 9, 2]
+        );
+        // A bad value is named, not echoed whole.
+        std::fs::write(&lines, format!("1\n{}\n", "x".repeat(2000))).unwrap();
+        let e = format!(
+            "{:#}",
+            parse_loads(&format!("@{}", lines.display()), "--loads").unwrap_err()
+        );
+        assert!(e.len() < 200 && e.contains("value 2"), "{e}");
+        // Devices and directories are refused before anything is read.
+        for special in ["/dev/zero", "/dev/null", "/"] {
+            if std::path::Path::new(special).exists() {
+                let e = format!(
+                    "{:#}",
+                    parse_loads(&format!("@{special}"), "--loads").unwrap_err()
+                );
+                assert!(e.contains("regular files only"), "{special}: {e}");
+            }
+        }
         std::fs::remove_dir_all(&dir).ok();
+    }
+
+    /// A FIFO is refused at once, where opening it would wait for a writer forever.
+    #[test]
+    fn a_fifo_is_refused_without_blocking() {
+        let dir = std::env::temp_dir().join(format!("hetlb-fifo-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let fifo = dir.join("loads");
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+        if made.is_ok_and(|s| s.success()) {
+            let e = format!(
+                "{:#}",
+                parse_loads(&format!("@{}", fifo.display()), "--loads").unwrap_err()
+            );
+            assert!(e.contains("FIFO"), "{e}");
+        }
+        std::fs::remove_dir_all(&dir).ok();
+    }
+
+    #[test]
+    fn repeated_values_run_once() {
+        assert_eq!(
+            parse_unique::<u32>("8,16,8", "--procs", None).unwrap(),
+            vec![8, 16]
+        );
+        assert_eq!(unique(vec!["a", "b"], "--x"), vec!["a", "b"]);
     }
 }

@@ -10,6 +10,9 @@
 //!   application balanced by peer rebalancing;
 //! * `replay` — other rules, offline, on the rebalances a run recorded.
 //!
+//! Every size is bounded before the work starts: memory by `--max-memory`, what a command
+//! writes (per-round JSON or CSV, plots) by `--max-output`.
+//!
 //! Errors are one line, `error: ...`, naming the option at fault, with a non-zero exit. A
 //! failed write to stdout is such an error too; a closed pipe ends the program quietly.
 
@@ -44,6 +47,16 @@ struct Cli {
         value_parser = input::real(0.0, 1e6, true)
     )]
     max_memory: f64,
+    /// Refuse an output (per-round JSON or CSV, a plot) estimated above this many MiB,
+    /// before writing it.
+    #[arg(
+        long,
+        global = true,
+        value_name = "MIB",
+        default_value_t = limits::DEFAULT_OUTPUT_MIB,
+        value_parser = input::real(0.0, 1e9, true)
+    )]
+    max_output: f64,
 }
 
 /// The command line, with negative numbers accepted as values everywhere (so that `-1` gets
@@ -77,7 +90,7 @@ enum Command {
     /// Run real work on real workers (threads or MPI): EFP master-worker, or an iterative
     /// application balanced by peer rebalancing.
     Run(commands::run::Args),
-    /// Re-run other rules offline on the rebalances recorded by `hetlb run iterative --dump`.
+    /// Replay other rules offline on the rebalances recorded by `hetlb run iterative --dump`.
     Replay(commands::replay::Args),
 }
 
@@ -138,6 +151,7 @@ fn main() -> ExitCode {
         }
     };
     limits::set_gib(cli.max_memory);
+    limits::set_output_mib(cli.max_output);
     let result = match cli.command {
         Command::Balance(args) => commands::balance::run(args),
         Command::Reproduce(args) => commands::reproduce::run(args),

@@ -198,6 +198,7 @@ fn every_algorithm_runs_on_every_topology_kind() {
     ];
     let diffusion = [
         "dishet",
+        "dishet-tight",
         "diffusion",
         "random-biasing",
         "dynamic-biasing",
@@ -211,6 +212,7 @@ fn every_algorithm_runs_on_every_topology_kind() {
         for alg in cube_only.iter().chain(&diffusion) {
             let out = hetlb(&[
                 "balance", "-a", alg, "-t", spec, "-l", &loads, "-c", &caps, "-f", "json",
+                "--rounds",
             ]);
             if cube_only.contains(alg) && !spec.starts_with("hypercube") {
                 assert!(!out.status.success(), "{alg} on {spec}");
@@ -285,4 +287,91 @@ fn the_plot_option_writes_a_chart() {
     let svg = std::fs::read_to_string(&path).unwrap();
     assert!(svg.contains("<svg") && svg.contains("node 3"));
     std::fs::remove_file(&path).ok();
+}
+
+/// Per-round output only on request, refused above --max-output before anything is written;
+/// by default JSON keeps the summary and the final loads, and CSV adds them to the transfers.
+#[test]
+fn per_round_output_is_bounded_and_on_request() {
+    let mut loads = vec!["0".to_string(); 200];
+    loads[0] = "1000000000000".into();
+    let loads = loads.join(",");
+    let base = ["balance", "-a", "diffusion", "-t", "path:200", "-l", &loads];
+    let out = hetlb(&[&base[..], &["-f", "json", "--max-rounds", "2000"]].concat());
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(v.get("loads_per_round").is_none());
+    assert_eq!(v["final"].as_array().unwrap().len(), 200);
+    let omitted: Vec<&str> = v["omitted"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_str().unwrap())
+        .collect();
+    assert!(omitted.contains(&"loads_per_round"));
+    // The plan's transfers are more than the document lists by default.
+    assert!(omitted.contains(&"phases") && v.get("phases").is_none());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--rounds"));
+    // Asked for, above the output limit: refused before anything is written.
+    let out = hetlb(
+        &[
+            &base[..],
+            &[
+                "-f",
+                "json",
+                "--max-rounds",
+                "2000",
+                "--rounds",
+                "--max-output",
+                "1",
+            ],
+        ]
+        .concat(),
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && out.stdout.is_empty(), "{err}");
+    assert!(err.contains("--max-output"), "{err}");
+    // CSV: the transfers, then every node's final load and the metrics.
+    let out = hetlb(&["balance", "-a", "oem", "-l", "4,7,0,9,2,2,8,1", "-f", "csv"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    let rows: Vec<&str> = text.lines().collect();
+    assert!(rows[0].starts_with("phase,dimension,from,to,units,record"));
+    assert_eq!(rows.iter().filter(|r| r.contains(",final,")).count(), 8);
+    assert!(
+        rows.iter()
+            .any(|r| r.contains(",metric,") && r.contains("max_difference"))
+    );
+    let finals: u64 = rows
+        .iter()
+        .filter(|r| r.contains(",final,"))
+        .map(|r| r.split(',').nth(7).unwrap().parse::<u64>().unwrap())
+        .sum();
+    assert_eq!(finals, 33);
+}
+
+/// A network whose plan outgrows --max-memory stops with one line naming it.
+#[test]
+fn a_plan_that_outgrows_the_memory_limit_is_stopped() {
+    let mut loads = vec!["0".to_string(); 4096];
+    loads[0] = "1000000000000".into();
+    let loads = loads.join(",");
+    let out = hetlb(&[
+        "--max-memory",
+        "0.002",
+        "balance",
+        "-a",
+        "dishet",
+        "-t",
+        "ring:4096",
+        "-l",
+        &loads,
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.starts_with("error: --max-memory:"), "{err}");
 }

@@ -268,8 +268,9 @@ fn dishet_response_measures_throughput_and_response_time() {
     );
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let cells = v["cells"].as_array().unwrap();
-    // 2 distributions × 6 policies
-    assert_eq!(cells.len(), 12);
+    // One cell per distribution and policy: none and every diffusion rule by default.
+    let policies = 1 + hetlb_core::network_algorithm::NetworkAlgorithm::DIFFUSION.len();
+    assert_eq!(cells.len(), 2 * policies);
     let single = |p: &str| {
         cells
             .iter()
@@ -306,4 +307,29 @@ fn dishet_response_measures_throughput_and_response_time() {
         );
         assert_eq!(err.lines().count(), 1, "{err}");
     }
+}
+
+/// The JSON is a summary; the series come on request.
+#[test]
+fn series_are_in_the_json_only_on_request() {
+    let file = root().join("examples/scenarios/mirtaheri-balanced.toml");
+    let run = |extra: &[&str]| -> serde_json::Value {
+        let out = hetlb()
+            .arg("simulate")
+            .arg(&file)
+            .args(["--format", "json"])
+            .args(extra)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    assert!(run(&[]).get("series").is_none());
+    let with = run(&["--series"]);
+    assert_eq!(with["series"].as_array().unwrap().len(), 6);
+    assert_eq!(with["makespan"], run(&[])["makespan"]);
 }

@@ -325,6 +325,188 @@ pub fn optimal_makespan(total: u64, capacities: &[f64]) -> f64 {
     makespan
 }
 
+/// `(max_i w_i/c_i − T*)·Σc/N`, the metric `distance_from_optimal`: how far the most loaded
+/// node (per unit of capacity) is above the best integer allocation of the same total, in
+/// units of load of an average node. `T*` is [`optimal_makespan`]'s; with equal capacities
+/// the value is `max_i w_i − ⌈W/N⌉`.
+///
+/// Computed exactly: capacities stand for the decimals typed (as in [`pair_share`]), the
+/// levels are compared and subtracted as fractions of integers (`u128`, or arbitrary
+/// precision for capacities far apart), and the result is rounded to an `f64` once. So a
+/// distance of 41 at totals near 2^64 reads 41, where `f64` levels would cancel to 0.
+///
+/// # Complexity
+/// `O(N log N)`.
+///
+/// # Example
+/// ```
+/// use hetlb_core::allocation::distance_from_optimal;
+/// let big = u64::MAX / 2 - 50;
+/// // Near 2^63 on each of two equal nodes: max − ⌈mean⌉ = (big + 42) − (big + 1).
+/// assert_eq!(distance_from_optimal(&[big + 42, big - 40], &[1.0, 1.0]), 41.0);
+/// assert_eq!(distance_from_optimal(&[3, 9], &[1.0, 3.0]), 0.0);
+/// ```
+pub fn distance_from_optimal(loads: &[u64], capacities: &[f64]) -> f64 {
+    let n = loads.len();
+    if n == 0 || capacities.len() != n {
+        return 0.0;
+    }
+    let Ok(total) = u64::try_from(loads.iter().map(|&w| u128::from(w)).sum::<u128>()) else {
+        return f64::NAN;
+    };
+    match exact_weights(capacities) {
+        Weights::Small(w) if w.iter().all(|&x| x < 1 << 63) => distance_exact(loads, total, w),
+        Weights::Small(w) => {
+            distance_exact(loads, total, w.into_iter().map(BigUint::from).collect())
+        }
+        Weights::Big(w) => distance_exact(loads, total, w),
+    }
+}
+
+/// Integers with the operations [`distance_exact`] needs: `u128` (when every product of a
+/// load and a weight fits) or arbitrary precision.
+trait Exact: Clone + Ord {
+    fn of(x: u64) -> Self;
+    fn times(&self, other: &Self) -> Self;
+    fn big(&self) -> BigUint;
+    fn sum(xs: &[Self]) -> Self;
+    /// `⌊total·self/sum⌋` (`sum` positive).
+    fn floor_share(&self, total: u64, sum: &Self) -> u64;
+}
+
+impl Exact for u128 {
+    fn of(x: u64) -> Self {
+        u128::from(x)
+    }
+    fn times(&self, other: &Self) -> Self {
+        self * other
+    }
+    fn big(&self) -> BigUint {
+        BigUint::from(*self)
+    }
+    fn sum(xs: &[Self]) -> Self {
+        xs.iter().sum()
+    }
+    fn floor_share(&self, total: u64, sum: &Self) -> u64 {
+        // self < 2^63 and total < 2^64: the product fits.
+        u64::try_from(self * u128::from(total) / sum).unwrap_or(total)
+    }
+}
+
+impl Exact for BigUint {
+    fn of(x: u64) -> Self {
+        BigUint::from(x)
+    }
+    fn times(&self, other: &Self) -> Self {
+        self * other
+    }
+    fn big(&self) -> BigUint {
+        self.clone()
+    }
+    fn sum(xs: &[Self]) -> Self {
+        xs.iter().sum()
+    }
+    fn floor_share(&self, total: u64, sum: &Self) -> u64 {
+        u64::try_from(self * total / sum).unwrap_or(total)
+    }
+}
+
+/// A level `num / den` of node `node`, ordered by value (smallest first in a max-heap), then
+/// by node.
+#[derive(Clone, PartialEq, Eq)]
+struct Fraction<T> {
+    num: T,
+    den: T,
+    node: usize,
+}
+
+impl<T: Exact> Fraction<T> {
+    fn value_cmp(&self, other: &Self) -> Ordering {
+        self.num.times(&other.den).cmp(&other.num.times(&self.den))
+    }
+}
+
+impl<T: Exact> PartialOrd for Fraction<T> {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl<T: Exact> Ord for Fraction<T> {
+    fn cmp(&self, other: &Self) -> Ordering {
+        other
+            .value_cmp(self)
+            .then_with(|| other.node.cmp(&self.node))
+    }
+}
+
+/// [`distance_from_optimal`] for integer weights `w` proportional to the capacities (the
+/// common scale cancels: `(w_a/c_a − T*)·Σc = (w_a/W_a − T*_W)·ΣW`).
+fn distance_exact<T: Exact>(loads: &[u64], total: u64, weights: Vec<T>) -> f64 {
+    let n = loads.len();
+    let level = |w: u64, i: usize| Fraction {
+        num: T::of(w),
+        den: weights[i].clone(),
+        node: i,
+    };
+    // The most loaded node per unit of weight.
+    let Some(peak) = (0..n).map(|i| level(loads[i], i)).min() else {
+        return 0.0;
+    };
+    // T*: the proportional floors, then each unit left to the lowest level it would make.
+    let sum_w = T::sum(&weights);
+    if sum_w == T::of(0) {
+        return 0.0;
+    }
+    let mut alloc: Vec<u64> = weights
+        .iter()
+        .map(|w| w.floor_share(total, &sum_w))
+        .collect();
+    let assigned: u128 = alloc.iter().map(|&w| u128::from(w)).sum();
+    let mut heap: BinaryHeap<Fraction<T>> = (0..n)
+        .map(|i| level(alloc[i].saturating_add(1), i))
+        .collect();
+    for _ in 0..(u128::from(total) - assigned) {
+        let Some(next) = heap.pop() else { break };
+        alloc[next.node] += 1;
+        heap.push(level(alloc[next.node].saturating_add(1), next.node));
+    }
+    let Some(optimum) = (0..n).map(|i| level(alloc[i], i)).min() else {
+        return 0.0;
+    };
+    // (p/q − a/b)·ΣW/N, with the peak at or above the optimum.
+    let (p, q) = (peak.num.big(), peak.den.big());
+    let (a, b) = (optimum.num.big(), optimum.den.big());
+    let (left, right) = (&p * &b, &a * &q);
+    if left <= right {
+        return 0.0;
+    }
+    let num = (left - right) * sum_w.big();
+    let den = q * b * BigUint::from(n);
+    big_to_f64(&num, &den)
+}
+
+/// `num / den` rounded to the nearest `f64` (to within one unit in the last place).
+fn big_to_f64(num: &BigUint, den: &BigUint) -> f64 {
+    if *den == BigUint::from(0u32) {
+        return f64::NAN;
+    }
+    // Scale so the quotient has 64 significant bits, divide in integers, then rescale.
+    let shift =
+        i64::try_from(den.bits()).unwrap_or(0) - i64::try_from(num.bits()).unwrap_or(0) + 64;
+    let q = if shift >= 0 {
+        (num << shift as u64) / den
+    } else {
+        num / (den << (-shift) as u64)
+    };
+    let digits = q.to_u64_digits();
+    let mut x = 0.0f64;
+    for d in digits.iter().rev() {
+        x = x * 18_446_744_073_709_551_616.0 + *d as f64;
+    }
+    x * 2f64.powi(-(shift as i32))
+}
+
 /// Min-heap entry: the finishing time node `.1` would have with one more unit.
 #[derive(Debug, PartialEq)]
 struct NextLevel(f64, usize);
@@ -453,6 +635,20 @@ mod tests {
                 let share = total as f64 * c / sum;
                 prop_assert!((*ti as f64 - share).abs() < 1.0 + 1e-6);
             }
+        }
+
+        #[test]
+        fn the_exact_distance_is_the_float_one_on_small_totals(
+            loads in prop::collection::vec(0u64..1000, 1..12),
+            whole in prop::collection::vec(1u32..9, 12),
+        ) {
+            let caps: Vec<f64> = whole[..loads.len()].iter().map(|&c| f64::from(c) / 4.0).collect();
+            let total: u64 = loads.iter().sum();
+            let peak = loads.iter().zip(&caps).map(|(&w, &c)| w as f64 / c).fold(0.0, f64::max);
+            let mean_cap = caps.iter().sum::<f64>() / caps.len() as f64;
+            let float = ((peak - optimal_makespan(total, &caps)) * mean_cap).max(0.0);
+            let exact = distance_from_optimal(&loads, &caps);
+            prop_assert!((exact - float).abs() <= 1e-9 * (1.0 + float), "{} {}", exact, float);
         }
 
         #[test]

@@ -4,13 +4,13 @@
 //! |---|---|---|
 //! | `max_difference` | `max_i w_i − min_i w_i` after balancing | Chau & Fu Tables 1–2; Rim et al. Table 1 ("nonuniformity") |
 //! | `weighted_imbalance` | `max_i (w_i/c_i) ÷ (W/Σc)`; 1 is perfect | — |
-//! | `distance_from_optimal` | `(max_i w_i/c_i − T*)·Σc/N`, where `T*` is the makespan of the best integer allocation; in units of load of an average node, so with equal capacities it is `max_i w_i − ⌈W/N⌉` | — |
+//! | `distance_from_optimal` | `(max_i w_i/c_i − T*)·Σc/N`, where `T*` is the makespan of the best integer allocation; in units of load of an average node, so with equal capacities it is `max_i w_i − ⌈W/N⌉`; computed exactly, rounded once | — |
 //! | `units_moved` | `Σ_i max(0, w_i' − w_i)`: units that end on another node | Chau & Fu §4 |
 //! | `task_hops` | units sent over links, summed over all transfers | Wu & Shu, via Rim et al. §5.2 |
 //! | `load_info_messages`, `task_messages`, `messages` | messages carrying loads, messages carrying units (one per transfer), their sum | Chau & Fu §3 |
 //! | `sum_tmax` | `Σ_phases max_link units`: the transmission time of a phased plan | Rim et al. §5.2 |
 
-use crate::allocation::optimal_makespan;
+use crate::allocation::distance_from_optimal;
 use crate::model::Capacities;
 use crate::plan::Plan;
 use serde::Serialize;
@@ -23,12 +23,14 @@ pub struct Metrics {
     /// `max_i (w_i/c_i) ÷ (W/Σc)`; 1.0 is perfect (and the value for `W = 0`).
     pub weighted_imbalance: f64,
     /// Excess of the most loaded node over the optimal integer allocation, in units of an
-    /// average node (0 is optimal).
+    /// average node (0 is optimal); computed exactly and rounded to an `f64` once
+    /// ([`crate::allocation::distance_from_optimal`]).
     pub distance_from_optimal: f64,
     /// Net units that end on a different node.
     pub units_moved: u64,
-    /// Units sent over links (Σ over transfers), saturating at `u64::MAX`.
-    pub task_hops: u64,
+    /// Units sent over links (Σ over transfers), exact: a unit can hop once per phase, so
+    /// the sum can pass `u64::MAX` when the total is near it.
+    pub task_hops: u128,
     /// All messages: load information plus task messages.
     pub messages: u64,
     /// Messages carrying load information.
@@ -37,8 +39,8 @@ pub struct Metrics {
     pub load_info_words: u64,
     /// Messages carrying units: one per transfer.
     pub task_messages: u64,
-    /// `Σ_i Tmax_i`: per phase, the most units sent over one link, summed.
-    pub sum_tmax: u64,
+    /// `Σ_i Tmax_i`: per phase, the most units sent over one link, summed (exact).
+    pub sum_tmax: u128,
     /// Number of phases.
     pub phases: usize,
 }
@@ -83,27 +85,21 @@ impl Metrics {
         } else {
             peak / (total as f64 / cap_total)
         };
-        let mean_cap = cap_total / caps.len().max(1) as f64;
-        let distance_from_optimal = ((peak - optimal_makespan(total, caps)) * mean_cap).max(0.0);
+        let distance_from_optimal = distance_from_optimal(final_loads, caps);
         let units_moved = plan
             .initial
             .iter()
             .zip(final_loads)
             .map(|(&a, &b)| b.saturating_sub(a))
             .sum();
-        // Within a phase no node sends more than it holds, so a phase's units fit in a u64;
-        // across phases the sums saturate (a unit can hop once per phase).
-        let task_hops = plan
-            .phases
-            .iter()
-            .map(|p| p.transfers.iter().map(|t| t.units).sum::<u64>())
-            .fold(0u64, u64::saturating_add);
+        // A unit can hop once per phase: the sums are kept in 128 bits.
+        let task_hops = plan.transfers().map(|t| u128::from(t.units)).sum::<u128>();
         let task_messages = plan.transfers().count() as u64;
         let sum_tmax = plan
             .phases
             .iter()
-            .map(|p| p.transfers.iter().map(|t| t.units).max().unwrap_or(0))
-            .fold(0u64, u64::saturating_add);
+            .map(|p| u128::from(p.transfers.iter().map(|t| t.units).max().unwrap_or(0)))
+            .sum::<u128>();
         Self {
             max_difference: max - min,
             weighted_imbalance,
@@ -124,6 +120,57 @@ impl Metrics {
 mod tests {
     use super::*;
     use crate::plan::{LoadInfo, Phase, Transfer};
+
+    /// Near 2^64 units the sums pass `u64::MAX` and `f64` levels cancel: both stay exact.
+    #[test]
+    fn metrics_are_exact_at_totals_near_two_to_the_64() {
+        let half = u64::MAX / 2;
+        // Two phases each moving almost 2^63 units: 2^64 − 2 task-hops in all, and one more.
+        let t = |from, to, units| Transfer { from, to, units };
+        let plan = Plan {
+            initial: vec![half + 1, half],
+            phases: vec![
+                Phase {
+                    dimension: None,
+                    transfers: vec![t(0, 1, half)],
+                },
+                Phase {
+                    dimension: None,
+                    transfers: vec![t(1, 0, half)],
+                },
+                Phase {
+                    dimension: None,
+                    transfers: vec![t(0, 1, 21)],
+                },
+            ],
+            final_loads: vec![half + 1 - 21, half + 21],
+            load_info: LoadInfo::default(),
+        };
+        assert_eq!(plan.replay().unwrap(), plan.final_loads);
+        let m = Metrics::of(&plan, None);
+        let expected = 2 * u128::from(half) + 21;
+        assert!(expected > u128::from(u64::MAX));
+        assert_eq!(m.task_hops, expected);
+        assert_eq!(m.sum_tmax, expected);
+        // Final loads 2^63 + 20 and 2^63 − 21 + … : max − ⌈W/2⌉ = 20, computed in integers.
+        let total = u128::from(half) * 2 + 1;
+        let ceil_mean = total.div_ceil(2);
+        let max = u128::from(*plan.final_loads.iter().max().unwrap());
+        assert_eq!(m.distance_from_optimal, (max - ceil_mean) as f64);
+        assert_eq!(m.distance_from_optimal, 20.0);
+        // Capacities 1 and 3, W = 4k near 2^64: the optimum is (k, 3k), levels k and k; 41
+        // units more on node 0 put it 41 above, i.e. 41·Σc/N = 82 average loads.
+        let k = u64::MAX / 4;
+        let loads = vec![k + 41, 3 * k - 41];
+        let caps = Capacities::new(vec![1.0, 3.0]).unwrap();
+        let m = Metrics::of(&Plan::identity(&loads), Some(&caps));
+        assert_eq!(m.distance_from_optimal, 82.0);
+        // Decimal capacities in the same ratio (0.1 and 0.3 are a tenth and three tenths): the
+        // distance is in average loads, so the common scale does not change it.
+        let caps = Capacities::new(vec![0.1, 0.3]).unwrap();
+        let m = Metrics::of(&Plan::identity(&loads), Some(&caps));
+        assert_eq!(m.distance_from_optimal, 82.0);
+    }
 
     #[test]
     fn metrics_of_a_hand_made_plan() {

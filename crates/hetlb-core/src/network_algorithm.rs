@@ -11,7 +11,9 @@ use crate::model::Capacities;
 use crate::rounds::{
     Convergence, DEFAULT_MAX_ROUNDS, RoundError, RoundOptions, RoundRun, run_rounds,
 };
-use crate::rules::diffusion::{Dishet, FirstOrder, Gdem, LambdaError, NodeRule, Rounding};
+use crate::rules::diffusion::{
+    Dishet, DishetTight, FirstOrder, Gdem, LambdaError, NodeRule, Rounding,
+};
 use crate::topology::{Network, Topology};
 use std::fmt;
 use std::str::FromStr;
@@ -22,8 +24,10 @@ use thiserror::Error;
 pub enum NetworkAlgorithm {
     /// A hypercube algorithm.
     Cube(Algorithm),
-    /// `dishet` — DISHET (002_… §4).
+    /// `dishet` — DISHET (Neelakantan 2012, §4): balances while `LD > 1`, as the paper writes.
     Dishet,
+    /// `dishet-tight` — DISHET acting from `LD ≥ 1` (not the paper's threshold).
+    DishetTight,
     /// `diffusion` — first-order diffusion with capacities.
     Diffusion,
     /// `random-biasing` — diffusion with randomised rounding.
@@ -36,8 +40,9 @@ pub enum NetworkAlgorithm {
 
 impl NetworkAlgorithm {
     /// The diffusion algorithms, which run on any network.
-    pub const DIFFUSION: [NetworkAlgorithm; 5] = [
+    pub const DIFFUSION: [NetworkAlgorithm; 6] = [
         NetworkAlgorithm::Dishet,
+        NetworkAlgorithm::DishetTight,
         NetworkAlgorithm::Diffusion,
         NetworkAlgorithm::RandomBiasing,
         NetworkAlgorithm::DynamicBiasing,
@@ -57,6 +62,7 @@ impl NetworkAlgorithm {
         match self {
             NetworkAlgorithm::Cube(a) => a.name(),
             NetworkAlgorithm::Dishet => "dishet",
+            NetworkAlgorithm::DishetTight => "dishet-tight",
             NetworkAlgorithm::Diffusion => "diffusion",
             NetworkAlgorithm::RandomBiasing => "random-biasing",
             NetworkAlgorithm::DynamicBiasing => "dynamic-biasing",
@@ -69,7 +75,10 @@ impl NetworkAlgorithm {
         match self {
             NetworkAlgorithm::Cube(a) => a.summary(),
             NetworkAlgorithm::Dishet => {
-                "excess over the capacity-weighted domain average poured into the lightest neighbours"
+                "excess over the capacity-weighted domain average poured into the lightest neighbours, while it is above one unit"
+            }
+            NetworkAlgorithm::DishetTight => {
+                "dishet acting from an excess of one unit (every edge ends within one unit; not the paper's threshold)"
             }
             NetworkAlgorithm::Diffusion => {
                 "first-order diffusion with capacities, flows rounded to the nearest safe unit"
@@ -88,7 +97,8 @@ impl NetworkAlgorithm {
     pub fn source(self) -> &'static str {
         match self {
             NetworkAlgorithm::Cube(a) => a.source(),
-            NetworkAlgorithm::Dishet => "Neelakantan 2012 (002) §4, eqs. 1-5",
+            NetworkAlgorithm::Dishet => "Neelakantan 2012, §4, eqs. 1-5, procedure Balance",
+            NetworkAlgorithm::DishetTight => "a variant of Neelakantan 2012, §4 (LD >= 1)",
             NetworkAlgorithm::Diffusion => "Cybenko 1989; Elsasser, Monien & Preis 2002",
             NetworkAlgorithm::RandomBiasing | NetworkAlgorithm::DynamicBiasing => {
                 "baselines of Neelakantan 2012 (002) §5; reading documented in rules::diffusion"
@@ -126,7 +136,7 @@ impl serde::Serialize for NetworkAlgorithm {
 /// An algorithm name that is not one of [`NetworkAlgorithm::all`].
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 #[error(
-    "unknown algorithm '{0}' (expected one of: dem, dem-fixed, dem-improved, dem-hetero, oem, cwa, hybrid, dishet, diffusion, random-biasing, dynamic-biasing, gdem)"
+    "unknown algorithm '{0}' (expected one of: dem, dem-fixed, dem-improved, dem-hetero, oem, cwa, hybrid, dishet, dishet-tight, diffusion, random-biasing, dynamic-biasing, gdem)"
 )]
 pub struct UnknownNetworkAlgorithm(pub String);
 
@@ -212,6 +222,37 @@ pub fn balance_on(
     loads: &[u64],
     options: &NetworkOptions,
 ) -> Result<RoundRun, NetworkError> {
+    balance_on_within(network, algorithm, loads, options, u64::MAX)
+}
+
+/// [`balance_on`], refusing a plan of more than `max_transfers` transfers (24 bytes each):
+/// a hypercube algorithm before it runs (its plan has at most `N/2` transfers per
+/// dimension), a diffusion algorithm in the round that passes the limit
+/// ([`RoundError::TooManyTransfers`]).
+///
+/// # Errors
+/// As [`balance_on`], and [`RoundError::TooManyTransfers`] (as [`NetworkError::Round`]).
+///
+/// # Example
+/// ```
+/// use hetlb_core::network_algorithm::{balance_on_within, NetworkAlgorithm, NetworkOptions};
+/// use hetlb_core::rounds::RoundError;
+/// use hetlb_core::topology::TopologySpec;
+/// use hetlb_core::network_algorithm::NetworkError;
+/// let path = "path:100".parse::<TopologySpec>().unwrap().build().unwrap();
+/// let mut loads = vec![0u64; 100];
+/// loads[0] = 10_000;
+/// let o = NetworkOptions::default();
+/// let e = balance_on_within(&path, NetworkAlgorithm::Dishet, &loads, &o, 50).unwrap_err();
+/// assert!(matches!(e, NetworkError::Round(RoundError::TooManyTransfers { limit: 50, .. })));
+/// ```
+pub fn balance_on_within(
+    network: &Network,
+    algorithm: NetworkAlgorithm,
+    loads: &[u64],
+    options: &NetworkOptions,
+    max_transfers: u64,
+) -> Result<RoundRun, NetworkError> {
     let unused = |option| Err(NetworkError::Unused { option, algorithm });
     if options.lambda.is_some() && algorithm != NetworkAlgorithm::Gdem {
         return unused("exchange parameter λ (only gdem has one)");
@@ -220,9 +261,12 @@ pub fn balance_on(
         if options.procs_per_group.is_some() {
             return unused("group size (only hybrid has one)");
         }
+        let limit = max_transfers;
         return match network {
-            Network::Hypercube(cube) => diffuse(cube, network, algorithm, loads, options),
-            Network::Graph { graph, .. } => diffuse(graph, network, algorithm, loads, options),
+            Network::Hypercube(cube) => diffuse(cube, network, algorithm, loads, options, limit),
+            Network::Graph { graph, .. } => {
+                diffuse(graph, network, algorithm, loads, options, limit)
+            }
         };
     };
     let Network::Hypercube(cube) = network else {
@@ -235,6 +279,14 @@ pub fn balance_on(
         return Err(RoundError::NodeCount {
             loads: loads.len(),
             nodes: cube.node_count(),
+        }
+        .into());
+    }
+    let most = (cube.node_count() as u128 / 2).saturating_mul(u128::from(cube.dimensions()));
+    if most > u128::from(max_transfers) {
+        return Err(RoundError::TooManyTransfers {
+            limit: max_transfers,
+            round: 1,
         }
         .into());
     }
@@ -262,10 +314,12 @@ fn diffuse<T: Topology>(
     algorithm: NetworkAlgorithm,
     loads: &[u64],
     options: &NetworkOptions,
+    max_transfers: u64,
 ) -> Result<RoundRun, NetworkError> {
     let round_options = RoundOptions {
         max_rounds: options.max_rounds.unwrap_or(DEFAULT_MAX_ROUNDS),
         seed: options.seed,
+        max_transfers,
     };
     let caps = options.capacities.as_ref();
     fn go<T: Topology, R: NodeRule>(
@@ -279,6 +333,7 @@ fn diffuse<T: Topology>(
     }
     match algorithm {
         NetworkAlgorithm::Dishet => go(&Dishet, topology, loads, caps, &round_options),
+        NetworkAlgorithm::DishetTight => go(&DishetTight, topology, loads, caps, &round_options),
         NetworkAlgorithm::Diffusion => go(
             &FirstOrder::new(Rounding::Nearest),
             topology,
@@ -324,7 +379,7 @@ mod tests {
         for a in NetworkAlgorithm::all() {
             assert_eq!(a.name().parse::<NetworkAlgorithm>().unwrap(), a);
         }
-        assert_eq!(NetworkAlgorithm::all().count(), 12);
+        assert_eq!(NetworkAlgorithm::all().count(), 13);
         assert!("dishet2".parse::<NetworkAlgorithm>().is_err());
     }
 

@@ -51,6 +51,10 @@ pub struct RoundOptions {
     pub max_rounds: u64,
     /// Seed of the random streams (one per node and round) of randomised rules.
     pub seed: u64,
+    /// The most transfers the plan may record: a run that would record more stops with
+    /// [`RoundError::TooManyTransfers`] instead of exhausting the memory (each transfer is 24
+    /// bytes, and a long diffusion on a large network can make billions).
+    pub max_transfers: u64,
 }
 
 impl Default for RoundOptions {
@@ -58,6 +62,7 @@ impl Default for RoundOptions {
         Self {
             max_rounds: DEFAULT_MAX_ROUNDS,
             seed: 0,
+            max_transfers: u64::MAX,
         }
     }
 }
@@ -148,6 +153,14 @@ pub enum RoundError {
     /// Bad loads or capacities.
     #[error(transparent)]
     Model(#[from] ModelError),
+    /// The plan would record more transfers than [`RoundOptions::max_transfers`].
+    #[error("the plan passed {limit} transfers in round {round}, the most it may record")]
+    TooManyTransfers {
+        /// The limit.
+        limit: u64,
+        /// The round in which it was passed (from 1).
+        round: u64,
+    },
     /// The load vector does not have one entry per node.
     #[error("{loads} loads given for a network of {nodes} nodes")]
     NodeCount {
@@ -478,6 +491,7 @@ pub fn run_rounds<T: Topology, R: NodeRule>(
     let mut load_info = LoadInfo::default();
     let mut rounds = 0u64;
     let mut quiet = 0u64;
+    let mut recorded = 0u64;
     let mut convergence = Convergence::RoundLimit {
         max_rounds: options.max_rounds,
     };
@@ -488,6 +502,13 @@ pub fn run_rounds<T: Topology, R: NodeRule>(
         load_info.words += info.words;
         let mut transfers = Vec::new();
         let step = engine.step(Some(&mut transfers));
+        recorded = recorded.saturating_add(transfers.len() as u64);
+        if recorded > options.max_transfers {
+            return Err(RoundError::TooManyTransfers {
+                limit: options.max_transfers,
+                round: engine.round(),
+            });
+        }
         phases.push(Phase {
             dimension: None,
             transfers,
@@ -556,7 +577,7 @@ mod tests {
         loads[0] = 1000;
         let options = RoundOptions {
             max_rounds: 3,
-            seed: 0,
+            ..RoundOptions::default()
         };
         let run = run_rounds(&Dishet, &g, &loads, None, &options).unwrap();
         assert!(!run.converged);
@@ -580,6 +601,7 @@ mod tests {
             let options = RoundOptions {
                 max_rounds: 6,
                 seed: 3,
+                ..RoundOptions::default()
             };
             pool.install(|| {
                 if randomised {
@@ -595,6 +617,23 @@ mod tests {
             assert!(one.plan.phases.iter().all(|p| !p.transfers.is_empty()));
             assert_eq!(one, run(3, randomised));
         }
+    }
+
+    #[test]
+    fn a_plan_larger_than_its_limit_stops_with_an_error() {
+        let g = generators::path(64).unwrap();
+        let mut loads = vec![0u64; 64];
+        loads[0] = 1_000_000;
+        let limited = RoundOptions {
+            max_transfers: 100,
+            ..RoundOptions::default()
+        };
+        match run_rounds(&Dishet, &g, &loads, None, &limited) {
+            Err(RoundError::TooManyTransfers { limit: 100, round }) => assert!(round > 1),
+            other => panic!("{other:?}"),
+        }
+        let run = run_rounds(&Dishet, &g, &loads, None, &RoundOptions::default()).unwrap();
+        assert!(run.plan.transfers().count() > 100);
     }
 
     #[test]

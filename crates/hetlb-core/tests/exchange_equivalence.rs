@@ -39,7 +39,10 @@ fn same<R: PairRule>(rule: &R, loads: &[u64], threads: usize) -> Result<(), Test
     prop_assert_eq!(&fast, &reference.final_loads);
     prop_assert_eq!(
         summary.task_hops,
-        reference.transfers().map(|t| t.units).sum::<u64>()
+        reference
+            .transfers()
+            .map(|t| u128::from(t.units))
+            .sum::<u128>()
     );
     prop_assert_eq!(summary.task_messages, reference.transfers().count() as u64);
     let tmax: Vec<u64> = reference

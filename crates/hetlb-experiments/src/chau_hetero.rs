@@ -331,6 +331,185 @@ pub fn draw(n: u32, trial: u64, seed: u64, max_load: u64) -> Clusters {
     c
 }
 
+/// How a trial's capacities are drawn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Kind {
+    /// Each cluster its own size and speed ([`draw`]).
+    Random,
+    /// Capacities of product form, `c(u) = Π_k f_k(bit k of u)`, with `f_k(0)` and `f_k(1)`
+    /// uniform on `1..=4` for every dimension `k` ([`draw_product`]).
+    ProductForm,
+}
+
+impl Kind {
+    /// The name in tables.
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Random => "random",
+            Kind::ProductForm => "product form",
+        }
+    }
+}
+
+/// Draws trial `trial` of dimension `n` with capacities of product form: for every dimension
+/// `k` two factors `f_k(0), f_k(1)` uniform on `1..=4`, and `c(u) = Π_k f_k(bit k of u)`;
+/// loads uniform on `0..=max_load` (seeded per `(n, trial)`, apart from [`draw`]'s).
+///
+/// Equal clusters are of this form (every factor 1), and so is the paper's example of
+/// clusters of 64 and 32 processors alternating (`f_0 = (64, 32)`, the others 1).
+///
+/// # Example
+/// ```
+/// use hetlb_experiments::chau_hetero::{draw_product, is_product_form};
+/// let c = draw_product(4, 3, 1, 1000);
+/// assert!(is_product_form(&c.capacities));
+/// assert_eq!(c, draw_product(4, 3, 1, 1000));
+/// ```
+pub fn draw_product(n: u32, trial: u64, seed: u64, max_load: u64) -> Clusters {
+    let mut rng = stream(seed, 0xC4B0 + u64::from(n), trial);
+    let factors: Vec<[u64; 2]> = (0..n)
+        .map(|_| {
+            [
+                rng.random_range(1..=MAX_SPEED),
+                rng.random_range(1..=MAX_SPEED),
+            ]
+        })
+        .collect();
+    let nodes = 1usize << n;
+    let capacities: Vec<u64> = (0..nodes)
+        .map(|u| {
+            factors
+                .iter()
+                .enumerate()
+                .map(|(k, f)| f[(u >> k) & 1])
+                .product()
+        })
+        .collect();
+    Clusters {
+        sizes: capacities.clone(),
+        speeds: vec![1; nodes],
+        loads: (0..nodes).map(|_| rng.random_range(0..=max_load)).collect(),
+        capacities,
+    }
+}
+
+/// Whether capacities on a hypercube (one per node, a power of two of them) are of product
+/// form, `c(u) = Π_k f_k(bit k of u)`: in every dimension `k`, every pair `u`, `u + 2^k`
+/// (bit `k` of `u` clear) has the same ratio `c(u) : c(u + 2^k)`. Exact, in integers.
+///
+/// Under this condition every pair a dimension exchange joins splits its subcubes in the
+/// same proportion, so the subcubes end level, and `dem-hetero` stays within about one of
+/// the optimum whatever the load scale (`hetlb reproduce chau-hetero` measures it).
+///
+/// # Example
+/// ```
+/// use hetlb_experiments::chau_hetero::is_product_form;
+/// assert!(is_product_form(&[64, 32, 64, 32])); // the paper's clusters
+/// assert!(is_product_form(&[1, 1, 1, 1]));
+/// assert!(is_product_form(&[2, 6, 8, 24])); // (2, 6) × (1, 4)
+/// assert!(!is_product_form(&[1, 2, 3, 4]));
+/// ```
+pub fn is_product_form(capacities: &[u64]) -> bool {
+    let n = capacities.len();
+    if !n.is_power_of_two() {
+        return false;
+    }
+    let c = |i: usize| u128::from(capacities[i]);
+    (0..n.trailing_zeros()).all(|k| {
+        let bit = 1usize << k;
+        (0..n)
+            .filter(|u| u & bit == 0)
+            .all(|u| c(u) * c(bit) == c(u | bit) * c(0))
+    })
+}
+
+/// The share of trials within the claim at one load scale, for one kind of clusters.
+#[derive(Debug, Clone, Serialize)]
+pub struct ScaleRow {
+    /// Cube dimension.
+    pub n: u32,
+    /// Loads uniform on `0..=max_load`.
+    pub max_load: u64,
+    /// How the capacities were drawn.
+    pub kind: Kind,
+    /// Trials.
+    pub trials: u64,
+    /// Trials whose excess over the optimum is at most 1.
+    pub within_claim: u64,
+    /// Mean excess divided by the mean load per unit.
+    pub mean_relative_excess: f64,
+}
+
+/// Runs `trials` trials of each kind for every dimension in `dims` and every load scale in
+/// `scales` (loads uniform on `0..=scale`); `progress` is called per trial.
+///
+/// # Errors
+/// As [`run`].
+pub fn pass_rates(
+    dims: RangeInclusive<u32>,
+    scales: &[u64],
+    trials: u64,
+    seed: u64,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<Vec<ScaleRow>, ChauHeteroError> {
+    check(&dims, trials, scales.iter().copied().max().unwrap_or(0))?;
+    let mut rows = Vec::new();
+    for n in dims {
+        for &max_load in scales {
+            for kind in [Kind::Random, Kind::ProductForm] {
+                let outcomes: Vec<Outcome> = (0..trials)
+                    .into_par_iter()
+                    .map(|t| {
+                        let c = match kind {
+                            Kind::Random => draw(n, t, seed, max_load),
+                            Kind::ProductForm => draw_product(n, t, seed, max_load),
+                        };
+                        progress(1);
+                        measure(&c)
+                    })
+                    .collect();
+                let one = Fraction::new(1, 1);
+                rows.push(ScaleRow {
+                    n,
+                    max_load,
+                    kind,
+                    trials,
+                    within_claim: outcomes.iter().filter(|o| o.excess() <= one).count() as u64,
+                    mean_relative_excess: outcomes
+                        .iter()
+                        .map(|o| {
+                            if o.mean_level > 0.0 {
+                                o.excess().to_f64() / o.mean_level
+                            } else {
+                                0.0
+                            }
+                        })
+                        .sum::<f64>()
+                        / trials as f64,
+                });
+            }
+        }
+    }
+    Ok(rows)
+}
+
+fn check(dims: &RangeInclusive<u32>, trials: u64, max_load: u64) -> Result<(), ChauHeteroError> {
+    if trials == 0 {
+        return Err(ChauHeteroError::NoTrials);
+    }
+    if let Some(&n) = [*dims.start(), *dims.end()]
+        .iter()
+        .find(|&&n| !(1..=16).contains(&n))
+    {
+        return Err(ChauHeteroError::Dimension(n));
+    }
+    if max_load > 1 << 40 {
+        return Err(ChauHeteroError::MaxLoad(max_load));
+    }
+    Ok(())
+}
+
 /// What one trial measured.
 #[derive(Debug, Clone, Copy)]
 pub struct Outcome {
@@ -482,18 +661,7 @@ pub fn run(
     max_load: u64,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<Vec<Row>, ChauHeteroError> {
-    if trials == 0 {
-        return Err(ChauHeteroError::NoTrials);
-    }
-    if let Some(&n) = [*dims.start(), *dims.end()]
-        .iter()
-        .find(|&&n| !(1..=16).contains(&n))
-    {
-        return Err(ChauHeteroError::Dimension(n));
-    }
-    if max_load > 1 << 40 {
-        return Err(ChauHeteroError::MaxLoad(max_load));
-    }
+    check(&dims, trials, max_load)?;
     Ok(dims
         .map(|n| {
             let outcomes: Vec<(u64, Outcome)> = (0..trials)
@@ -607,6 +775,53 @@ mod tests {
         assert_eq!(class_of(Fraction::new(10_000_000_001, 10_000_000_000)), 3);
         assert_eq!(class_of(Fraction::new(1, 3)), 1);
         assert_eq!(class_of(Fraction::new(5000, 1)), 7);
+    }
+
+    /// The condition, by computation: on product-form capacities the dimension exchange stays
+    /// within about one of the optimum at every load scale, while on capacities drawn
+    /// cluster by cluster the share within the claim falls as the loads grow.
+    #[test]
+    fn the_claim_holds_on_product_form_capacities_at_every_scale() {
+        let rows = pass_rates(3..=3, &[100, 1_000_000], 100, 1, &|_| {}).unwrap();
+        let get = |kind, scale| {
+            rows.iter()
+                .find(|r| r.kind == kind && r.max_load == scale)
+                .unwrap()
+        };
+        for scale in [100, 1_000_000] {
+            let p = get(Kind::ProductForm, scale);
+            assert!(p.within_claim >= 95, "{p:?}");
+        }
+        let small = get(Kind::Random, 100);
+        let large = get(Kind::Random, 1_000_000);
+        assert!(
+            large.within_claim < small.within_claim,
+            "{small:?} {large:?}"
+        );
+        assert!(large.within_claim <= 5, "{large:?}");
+        // Every product-form draw is of product form; random draws almost never are.
+        for t in 0..50 {
+            assert!(is_product_form(&draw_product(3, t, 1, 10).capacities));
+        }
+        let random = (0..50)
+            .filter(|&t| is_product_form(&draw(3, t, 1, 10).capacities))
+            .count();
+        assert!(random <= 1);
+    }
+
+    /// The paper's own example is of product form, and every exchange of it is exact.
+    #[test]
+    fn the_papers_clusters_are_of_product_form() {
+        let caps = [64, 32, 64, 32, 64, 32, 64, 32];
+        assert!(is_product_form(&caps));
+        let c = Clusters {
+            sizes: caps.to_vec(),
+            speeds: vec![1; 8],
+            capacities: caps.to_vec(),
+            loads: vec![640, 960, 17, 0, 5000, 3, 99, 1234],
+        };
+        let o = measure(&c);
+        assert!(o.excess() <= Fraction::new(1, 1), "{:?}", o.excess());
     }
 
     #[test]

@@ -361,9 +361,10 @@ pub fn trials(config: &Config) -> Vec<Trial> {
 /// use hetlb_experiments::dishet::{aggregate, run, Config};
 /// let config = Config { sizes: vec![8], totals: vec![1000], seeds: 2, ..Config::default() };
 /// let outcomes = run(&config, &|| {}).unwrap();
-/// assert_eq!(outcomes.len(), 8 * 2 * 5); // distributions × seeds × algorithms
+/// let algorithms = config.algorithms.len();
+/// assert_eq!(outcomes.len(), 8 * 2 * algorithms); // distributions × seeds × algorithms
 /// assert!(outcomes.iter().all(|o| o.converged));
-/// assert_eq!(aggregate(&outcomes).len(), 8 * 5);
+/// assert_eq!(aggregate(&outcomes).len(), 8 * algorithms);
 /// ```
 pub fn run(config: &Config, tick: &(dyn Fn() + Sync)) -> Result<Vec<Outcome>, String> {
     let per_trial: Result<Vec<Vec<Outcome>>, String> = trials(config)

@@ -50,6 +50,7 @@ pub mod report;
 pub mod run;
 pub mod scenario;
 pub mod slowdown;
+pub mod speed_check;
 pub mod transport;
 pub mod workload;
 

@@ -71,4 +71,8 @@ pub struct Report {
     /// empty when not recorded.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub series: Vec<Vec<(f64, u64)>>,
+    /// `(time, tasks on links)` at its changes, recorded with the queue lengths; empty when
+    /// not recorded or when nothing ever moved.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub transit_series: Vec<(f64, u64)>,
 }

@@ -310,3 +310,25 @@ fn diffusion_fields_are_checked() {
         "{e}"
     );
 }
+
+/// A field missing from the document itself is named without a table, whichever table comes
+/// first; one missing from a table is named with it.
+#[test]
+fn a_missing_field_is_named_where_it_belongs() {
+    let e = Scenario::from_toml("[nodes]\ncount = 3\nrate = 1.0\n").unwrap_err();
+    assert_eq!(e.field, "topology", "{e}");
+    let e = Scenario::from_toml("topology = \"ring:3\"\n[nodes]\nrate = 1.0\n").unwrap_err();
+    assert_eq!(e.field, "nodes.count", "{e}");
+}
+
+/// A network whose links would not fit is refused before it is built, naming the topology.
+#[test]
+fn a_network_too_large_for_the_memory_is_refused_before_it_is_built() {
+    let s = "topology = \"hypercube:24\"\n[nodes]\ncount = 16777216\nrate = 1.0\n";
+    let e = Scenario::from_toml_within(s, 8 << 30).unwrap_err();
+    assert_eq!(e.field, "topology");
+    // The links of 2^24 nodes of degree 24 alone: 24·2^24 entries.
+    assert!(e.message.contains("GiB of memory"), "{e}");
+    let small = "topology = \"ring:4\"\n[nodes]\ncount = 4\nrate = 1.0\n";
+    assert!(Scenario::from_toml_within(small, 1 << 20).is_ok());
+}

@@ -9,17 +9,22 @@ use crate::output::{Format, fixed, print_csv, print_json, table};
 use anyhow::{Context, Result, anyhow, bail};
 use hetlb_core::Metrics;
 use hetlb_core::model::Capacities;
-use hetlb_core::network_algorithm::{NetworkAlgorithm, NetworkOptions, balance_on};
-use hetlb_core::topology::{Graph, Network, Topology, TopologySpec};
+use hetlb_core::network_algorithm::{NetworkAlgorithm, NetworkOptions, balance_on_within};
+use hetlb_core::topology::{Graph, GraphError, Network, Topology, TopologySpec};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Read};
 use std::path::PathBuf;
 
 /// The largest dump read (bytes).
 const MAX_DUMP_BYTES: u64 = 1 << 30;
+/// The longest line of a dump (bytes): a step of 2^20 ranks takes about 40 MiB.
+const MAX_LINE_BYTES: u64 = 64 << 20;
 /// The most ranks a recorded step may have.
 const MAX_RANKS: usize = 1 << 20;
+/// Bytes held per rank of a step while it is replayed: its vectors (loads before and after,
+/// capacities, the speeds), the network's state and one rule's round engine.
+const BYTES_PER_RANK: u128 = 256;
 
 /// Arguments of `hetlb replay`.
 #[derive(Debug, clap::Args)]
@@ -58,36 +63,54 @@ struct Outcome {
     imbalance_before: f64,
     imbalance_after: f64,
     units_moved: u64,
-    task_hops: Option<u64>,
-    sum_tmax: Option<u64>,
+    task_hops: Option<u128>,
+    sum_tmax: Option<u128>,
     phases: Option<usize>,
 }
 
 /// Runs `hetlb replay`.
 pub fn run(args: Args) -> Result<()> {
     let path = &args.file;
-    let meta = std::fs::metadata(path)
+    let file = crate::input::open_regular(path, MAX_DUMP_BYTES)
         .with_context(|| format!("file: cannot read '{}'", path.display()))?;
-    if meta.len() > MAX_DUMP_BYTES {
-        bail!(
-            "file: '{}' is {} bytes, more than the {MAX_DUMP_BYTES} a replay reads",
-            path.display(),
-            meta.len()
-        );
-    }
-    let reader = BufReader::new(
-        std::fs::File::open(path)
-            .with_context(|| format!("file: cannot read '{}'", path.display()))?,
-    );
+    let size = file.metadata().map_or(0, |m| m.len());
+    // Every recorded value (8 bytes) from about as many bytes of text, kept for every step.
+    crate::limits::check(
+        "file",
+        &format!("replaying '{}' ({size} bytes)", path.display()),
+        u128::from(size) * 3,
+    )?;
+    let mut reader = BufReader::new(file);
     let mut steps = Vec::new();
-    for (i, line) in reader.lines().enumerate() {
-        let line = line.with_context(|| format!("file: {}: line {}", path.display(), i + 1))?;
+    let mut line = String::new();
+    for i in 0.. {
+        line.clear();
+        let read = (&mut reader)
+            .take(MAX_LINE_BYTES + 1)
+            .read_line(&mut line)
+            .with_context(|| format!("file: {}: line {}", path.display(), i + 1))?;
+        if read == 0 {
+            break;
+        }
+        if read as u64 > MAX_LINE_BYTES {
+            bail!(
+                "file: {}: line {}: longer than {} MiB; not a dump of `hetlb run iterative`",
+                path.display(),
+                i + 1,
+                MAX_LINE_BYTES >> 20
+            );
+        }
         if line.trim().is_empty() {
             continue;
         }
         let r: Recorded = serde_json::from_str(&line)
             .map_err(|e| anyhow!("file: {}: line {}: {e}", path.display(), i + 1))?;
         check(&r).map_err(|e| anyhow!("file: {}: line {}: {e}", path.display(), i + 1))?;
+        crate::limits::check(
+            "file",
+            &format!("line {}: a step of {} ranks", i + 1, r.loads_before.len()),
+            r.loads_before.len() as u128 * BYTES_PER_RANK,
+        )?;
         steps.push(r);
     }
     if steps.is_empty() {
@@ -125,7 +148,7 @@ pub fn run(args: Args) -> Result<()> {
                 Capacities::new(caps.clone())
                     .map_err(|e| anyhow!("file: step {}: capacities: {e}", r.step))?,
             );
-            let run = balance_on(
+            let run = balance_on_within(
                 network,
                 a,
                 &r.loads_before,
@@ -133,8 +156,9 @@ pub fn run(args: Args) -> Result<()> {
                     capacities: capacities.clone(),
                     ..NetworkOptions::default()
                 },
+                crate::limits::transfers_within(r.loads_before.len() as u128 * BYTES_PER_RANK),
             )
-            .map_err(|e| anyhow!("step {}: {a}: {e}", r.step))?;
+            .map_err(|e| crate::limits::round_error(e, &format!("step {}: {a}", r.step), "file"))?;
             let m = Metrics::of(&run.plan, capacities.as_ref());
             outcomes.push(Outcome {
                 step: r.step,
@@ -210,15 +234,35 @@ fn check(r: &Recorded) -> Result<()> {
     Ok(())
 }
 
+/// The network a step names. A `file:` topology is read as `--topology` reads it (a regular
+/// file, bounded), and since a dump may come from someone else, an error about the file
+/// names where it is wrong but never echoes what it holds.
 fn build(spec: &str, nodes: usize) -> Result<Network> {
     let parsed: TopologySpec = spec.parse().map_err(|e| anyhow!("topology: {e}"))?;
+    if let Some((n, arcs)) = parsed.size_estimate() {
+        crate::limits::check(
+            "file",
+            &format!("the recorded topology {parsed}"),
+            (n + 1 + arcs) * 8,
+        )?;
+    }
     let network = match &parsed {
         TopologySpec::File(path) => {
-            let text = std::fs::read_to_string(path)
-                .map_err(|e| anyhow!("topology: cannot read '{path}': {e}"))?;
-            Network::from_graph(
-                Graph::parse(&text, Some(nodes)).map_err(|e| anyhow!("topology: {path}: {e}"))?,
-            )
+            let text = crate::input::read_text(std::path::Path::new(path), "file", 8)
+                .map_err(|e| anyhow!("topology: cannot read '{path}' named in the dump: {e:#}"))?;
+            let graph = Graph::parse(&text, Some(nodes)).map_err(|e| {
+                let place = match &e {
+                    GraphError::At { at, .. } => format!(" ({at})"),
+                    _ => String::new(),
+                };
+                match e.kind() {
+                    GraphError::Syntax(_) => {
+                        anyhow!("topology: '{path}' named in the dump is not a graph file{place}")
+                    }
+                    other => anyhow!("topology: '{path}' named in the dump: {other}{place}"),
+                }
+            })?;
+            Network::from_graph(graph)
         }
         _ => parsed
             .build()

@@ -21,17 +21,21 @@ pub struct Args {
     #[arg(long, value_name = "FILE")]
     plot: Option<PathBuf>,
     /// Override the scenario's seed.
-    #[arg(long)]
+    #[arg(long, value_parser = crate::input::whole::<u64>(0, u64::MAX))]
     seed: Option<u64>,
     /// Recount every task after every event (slow on large scenarios).
     #[arg(long)]
     check: bool,
+    /// Add every node's queue-length series (and the tasks on links over time) to the JSON,
+    /// when the scenario records them; refused above --max-output.
+    #[arg(long)]
+    series: bool,
 }
 
 /// Runs `hetlb simulate`.
 pub fn run(args: Args) -> Result<()> {
-    let mut scenario =
-        Scenario::from_path(&args.scenario).with_context(|| args.scenario.display().to_string())?;
+    let mut scenario = Scenario::from_path_within(&args.scenario, crate::limits::bytes())
+        .map_err(|e| crate::limits::scenario_error(&args.scenario, e))?;
     if let Some(seed) = args.seed {
         scenario.setup.seed = seed;
     }
@@ -63,11 +67,25 @@ pub fn run(args: Args) -> Result<()> {
             .unwrap_or_else(|| args.scenario.display().to_string());
         plot_queues(
             path,
-            &format!("{title} — {}", report.policy),
+            &format!("{title} — {}, seed {}", report.policy, report.seed),
             &report,
             |i| format!("node {i}"),
         )?;
         crate::plot::notice(std::slice::from_ref(path));
+    }
+    let mut report = report;
+    let samples: usize =
+        report.series.iter().map(Vec::len).sum::<usize>() + report.transit_series.len();
+    if args.series && args.format == Format::Json {
+        crate::limits::check_output(
+            "--series",
+            &format!("{samples} queue-length samples"),
+            samples as u128 * 40,
+        )?;
+    } else {
+        // The summary and the per-node figures; the series only on request.
+        report.series.clear();
+        report.transit_series.clear();
     }
     match args.format {
         Format::Json => print_json(&report),
@@ -217,26 +235,37 @@ fn print_summary(scenario: &Scenario, path: &Path, r: &Report) {
     }
 }
 
-/// Every node's queue length over time as step lines, labelled by `label(node)`.
+/// `(time, count)` samples as a step line.
+fn steps(points: &[(f64, u64)]) -> Vec<(f64, f64)> {
+    let mut out = Vec::with_capacity(points.len() * 2);
+    for (i, &(t, len)) in points.iter().enumerate() {
+        if i > 0 {
+            out.push((t, points[i - 1].1 as f64));
+        }
+        out.push((t, len as f64));
+    }
+    out
+}
+
+/// Every node's queue length over time as step lines, labelled by `label(node)`, and the
+/// tasks on links (which no queue counts while they travel) when any moved.
 pub fn queue_series(report: &Report, label: impl Fn(usize) -> String) -> Vec<Series> {
-    report
+    let mut series: Vec<Series> = report
         .series
         .iter()
         .enumerate()
-        .map(|(node, points)| {
-            let mut steps = Vec::with_capacity(points.len() * 2);
-            for (i, &(t, len)) in points.iter().enumerate() {
-                if i > 0 {
-                    steps.push((t, points[i - 1].1 as f64));
-                }
-                steps.push((t, len as f64));
-            }
-            Series {
-                label: label(node),
-                points: steps,
-            }
+        .map(|(node, points)| Series {
+            label: label(node),
+            points: steps(points),
         })
-        .collect()
+        .collect();
+    if report.transit_series.iter().any(|&(_, n)| n > 0) {
+        series.push(Series {
+            label: "in-transit tasks (on links)".into(),
+            points: steps(&report.transit_series),
+        });
+    }
+    series
 }
 
 /// Plots [`queue_series`] to `path`.

@@ -66,8 +66,8 @@ impl Stats {
 
     pub fn finish(self) -> ExchangeSummary {
         ExchangeSummary {
-            // One phase moves at most the total, which fits; across phases the sum saturates.
-            task_hops: self.dims.iter().fold(0u64, |a, d| a.saturating_add(d.hops)),
+            // One phase moves at most the total, which fits a u64; across phases, 128 bits.
+            task_hops: self.dims.iter().map(|d| u128::from(d.hops)).sum(),
             task_messages: self.dims.iter().map(|d| d.messages).sum(),
             tmax: self.dims.iter().map(|d| d.tmax).collect(),
         }

@@ -166,8 +166,9 @@ fn exchange_dimension<R: PairRule>(
 /// Totals of an in-place balance: what a plan's metrics would say, without the transfers.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ExchangeSummary {
-    /// Units sent over links, summed over all phases (task-hops), saturating at `u64::MAX`.
-    pub task_hops: u64,
+    /// Units sent over links, summed over all phases (task-hops), exact (a unit can hop once
+    /// per phase, so the sum can pass `u64::MAX`).
+    pub task_hops: u128,
     /// Number of pair exchanges that moved at least one unit (task messages).
     pub task_messages: u64,
     /// For each dimension, the most units sent over one link in that phase (`Tmax_k`).
@@ -176,8 +177,8 @@ pub struct ExchangeSummary {
 
 impl ExchangeSummary {
     /// `Σ_k Tmax_k` (Rim et al., 004_… §5.2).
-    pub fn sum_tmax(&self) -> u64 {
-        self.tmax.iter().fold(0u64, |a, &b| a.saturating_add(b))
+    pub fn sum_tmax(&self) -> u128 {
+        self.tmax.iter().map(|&t| u128::from(t)).sum()
     }
 }
 
@@ -204,7 +205,10 @@ mod tests {
         let mut fast = loads.clone();
         let s = balance_in_place(rule, &mut fast).unwrap();
         assert_eq!(fast, p.final_loads, "n = {n}");
-        assert_eq!(s.task_hops, p.transfers().map(|t| t.units).sum::<u64>());
+        assert_eq!(
+            s.task_hops,
+            p.transfers().map(|t| u128::from(t.units)).sum::<u128>()
+        );
         assert_eq!(s.task_messages, p.transfers().count() as u64);
         for (k, phase) in p.phases.iter().enumerate() {
             let tmax = phase.transfers.iter().map(|t| t.units).max().unwrap_or(0);

@@ -783,6 +783,86 @@ mod tests {
         assert!(b > 8 * a, "{a} {b}");
     }
 
+    /// Drives an EFP scheduler through a whole run with modelled times: processor `p` does
+    /// one task in `1 / speed(p, t)` seconds (a batch at the speed of its start), the master
+    /// computes between the workers' reports. Returns the tasks each processor did.
+    fn modelled_run(caps: &[f64], speed: impl Fn(usize, f64) -> f64, tasks: u64) -> Vec<u64> {
+        let mut s = Scheduler::new(Policy::Efp, EfpParams::default(), caps).unwrap();
+        let master = s.roles().master;
+        let mut queue = tasks;
+        let mut done = vec![0u64; caps.len()];
+        // (finish time, worker, batch, seconds)
+        let mut busy: Vec<(f64, usize, u64, f64)> = Vec::new();
+        for (w, k) in s.first_round(queue) {
+            queue -= k;
+            let seconds = k as f64 / speed(w, 0.0);
+            busy.push((seconds, w, k, seconds));
+        }
+        let mut master_time = 0.0;
+        loop {
+            let next = busy
+                .iter()
+                .enumerate()
+                .min_by(|a, b| a.1.0.total_cmp(&b.1.0))
+                .map(|(i, _)| i);
+            let until = next.map_or(f64::INFINITY, |i| busy[i].0);
+            while queue > 0 && master_time + 1.0 / speed(master, master_time) <= until {
+                let t = 1.0 / speed(master, master_time);
+                master_time += t;
+                queue -= 1;
+                done[master] += 1;
+                s.observe_master(&Observation {
+                    tasks: 1,
+                    t_comp: t,
+                    ..Default::default()
+                });
+            }
+            let Some(i) = next else { break };
+            let (at, w, k, seconds) = busy.swap_remove(i);
+            done[w] += k;
+            let obs = Observation {
+                tasks: k,
+                t_comp: seconds,
+                ..Default::default()
+            };
+            let d = s.on_report(w, &obs, queue, true);
+            if d.tasks > 0 {
+                queue -= d.tasks;
+                let seconds = d.tasks as f64 / speed(w, at);
+                busy.push((at + seconds, w, d.tasks, seconds));
+            }
+        }
+        assert_eq!(done.iter().sum::<u64>(), tasks);
+        done
+    }
+
+    /// The balancer is told the processors are equal; only what it measures tells them
+    /// apart: a worker three times faster than another does about three times the tasks.
+    #[test]
+    fn a_three_times_faster_worker_does_about_three_times_the_tasks() {
+        let done = modelled_run(&[1.0; 3], |p, _| if p == 2 { 1.0 / 3.0 } else { 1.0 }, 600);
+        let ratio = done[1] as f64 / done[2] as f64;
+        assert!((2.0..=4.0).contains(&ratio), "{done:?}");
+    }
+
+    /// A worker that becomes six times slower a quarter of the way through gets less than its
+    /// peer from then on: without the measurements it would do as much.
+    #[test]
+    fn efp_follows_a_worker_that_slows_down() {
+        // Three equal processors finish 1200 tasks in about 400 s; the change comes at 100 s.
+        let done = modelled_run(
+            &[1.0; 3],
+            |p, t| if p == 2 && t >= 100.0 { 1.0 / 6.0 } else { 1.0 },
+            1200,
+        );
+        assert!((done[2] as f64) < 0.75 * done[1] as f64, "{done:?}");
+        let steady = modelled_run(&[1.0; 3], |_, _| 1.0, 1200);
+        assert!(
+            steady[2].abs_diff(steady[1]) <= steady[1] / 10,
+            "{steady:?}"
+        );
+    }
+
     #[test]
     fn waiting_enlarges_the_batch_up_to_the_fair_share() {
         let mut s = Scheduler::new(Policy::Efp, EfpParams::default(), &[1.0, 1.0]).unwrap();

@@ -296,14 +296,18 @@ impl Graph {
                 .collect();
             let [a, b] = fields.as_slice() else {
                 return Err(GraphError::Syntax(format!(
-                    "expected two node ids 'a b', found '{line}'"
+                    "expected two node ids 'a b', found '{}'",
+                    shorten(line)
                 ))
                 .at(at));
             };
             let id = |s: &str| {
                 s.parse::<usize>().map_err(|_| {
-                    GraphError::Syntax(format!("'{s}' is not a node id (a non-negative integer)"))
-                        .at(at)
+                    GraphError::Syntax(format!(
+                        "'{}' is not a node id (a non-negative integer)",
+                        shorten(s)
+                    ))
+                    .at(at)
                 })
             };
             edges.push((at, (id(a)?, id(b)?)));
@@ -505,6 +509,16 @@ impl Topology for Graph {
 
     fn contains_edge(&self, a: usize, b: usize) -> bool {
         a < self.node_count() && self.adjacency(a).binary_search(&b).is_ok()
+    }
+}
+
+/// At most 32 characters of `text` for an error message, `…` marking a cut: a malformed
+/// line of a large file is named, not echoed whole.
+fn shorten(text: &str) -> String {
+    const SHOWN: usize = 32;
+    match text.char_indices().nth(SHOWN) {
+        Some((at, _)) => format!("{}…", &text[..at]),
+        None => text.to_string(),
     }
 }
 

@@ -384,6 +384,51 @@ impl fmt::Display for TopologySpec {
 }
 
 impl TopologySpec {
+    /// The nodes and directed adjacency entries (twice the edges) the spec builds, computed
+    /// without building it, so that a caller can refuse a size before allocating anything.
+    /// `random:N:P` gives its expected entries, `p·N·(N−1)` plus the repair; `file:` gives
+    /// `None` (its size is the file's).
+    ///
+    /// # Example
+    /// ```
+    /// use hetlb_core::topology::TopologySpec;
+    /// let s: TopologySpec = "torus:4x8".parse().unwrap();
+    /// assert_eq!(s.size_estimate(), Some((32, 128)));
+    /// let s: TopologySpec = "hypercube:24".parse().unwrap();
+    /// assert_eq!(s.size_estimate(), Some((1 << 24, 24 << 24)));
+    /// ```
+    pub fn size_estimate(&self) -> Option<(u128, u128)> {
+        let n = |x: usize| x as u128;
+        Some(match *self {
+            TopologySpec::Path(k) => (n(k), 2 * n(k).saturating_sub(1)),
+            TopologySpec::Ring(k) => (n(k), 2 * n(k)),
+            TopologySpec::Mesh(r, c) => {
+                let (r, c) = (n(r), n(c));
+                (
+                    r * c,
+                    2 * (r * c.saturating_sub(1) + c * r.saturating_sub(1)),
+                )
+            }
+            TopologySpec::Torus(r, c) => (n(r) * n(c), 4 * n(r) * n(c)),
+            TopologySpec::Kary(k, d) => {
+                let nodes = n(k).checked_pow(d as u32).unwrap_or(u128::MAX);
+                (nodes, nodes.saturating_mul(2 * n(d)))
+            }
+            TopologySpec::Star(k) => (n(k), 2 * n(k).saturating_sub(1)),
+            TopologySpec::Complete(k) => (n(k), n(k) * n(k).saturating_sub(1)),
+            TopologySpec::Hypercube(d) => {
+                let nodes = 1u128.checked_shl(d).unwrap_or(u128::MAX);
+                (nodes, nodes.saturating_mul(u128::from(d)))
+            }
+            TopologySpec::Random { nodes, p, .. } => {
+                let k = n(nodes);
+                let expected = (p.clamp(0.0, 1.0) * (k * k.saturating_sub(1)) as f64) as u128;
+                (k, expected + 2 * k)
+            }
+            TopologySpec::File(_) => return None,
+        })
+    }
+
     /// Builds the network.
     ///
     /// # Errors

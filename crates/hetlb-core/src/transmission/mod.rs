@@ -115,9 +115,13 @@ pub struct Burst {
 pub struct Transmission {
     /// The schedule used.
     pub schedule: Schedule,
-    /// Total transmission time, in steps of `T_comm`.
+    /// Total transmission time, in steps of `T_comm`; saturates at `u64::MAX` (a plan that
+    /// long cannot be transmitted step by step anyway: the schedules that simulate steps
+    /// refuse it with [`TransmissionError::TooLarge`]).
     pub steps: u64,
-    /// Unit-hops transmitted (the plan's task-hops, when no dimension is used twice).
+    /// Unit-hops transmitted (the plan's task-hops, when no dimension is used twice);
+    /// saturates at `u64::MAX`, as `steps` does (the plan's exact figure is
+    /// [`crate::Metrics::task_hops`]).
     pub units: u64,
     /// Directed links that carry at least one unit.
     pub links_used: usize,

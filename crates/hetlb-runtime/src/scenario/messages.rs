@@ -50,6 +50,40 @@ pub struct NodeMeasured {
     pub balancings: Vec<(u64, u64, f64)>,
     /// Ids of the tasks it executed, when the run keeps them (tests).
     pub executed_ids: Vec<u64>,
+    /// How closely the rank kept to its time scale.
+    #[serde(default)]
+    pub timing: RankTiming,
+}
+
+/// How closely one rank kept to the scenario's time scale: what its tasks asked for against
+/// what they took, the CPU it got while computing, and how late it noticed due events.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+pub struct RankTiming {
+    /// Real seconds of service its tasks asked for (service time × time scale).
+    pub service_intended: f64,
+    /// Real seconds they took, from start to completion.
+    pub service_taken: f64,
+    /// Real seconds spent in the CPU parts of tasks.
+    pub cpu_wall: f64,
+    /// CPU seconds the rank's thread obtained during those parts.
+    pub cpu_obtained: f64,
+    /// Σ over due events (deliveries, injections, arrivals, rounds, completions of waited
+    /// work) of how late the rank noticed them, scenario seconds.
+    pub lateness_sum: f64,
+    /// The latest an event was noticed, scenario seconds.
+    pub lateness_max: f64,
+    /// Due events counted.
+    pub events: u64,
+}
+
+impl RankTiming {
+    /// Records an event due at scenario time `due` and noticed at `now`.
+    pub fn late(&mut self, due: f64, now: f64) {
+        let late = (now - due).max(0.0);
+        self.lateness_sum += late;
+        self.lateness_max = self.lateness_max.max(late);
+        self.events += 1;
+    }
 }
 
 /// A link as the file gives it and as the ranks measured it (scenario units).

@@ -43,7 +43,7 @@ mod rank;
 mod work;
 
 pub use links::LinkEstimates;
-pub use messages::{LinkMeasure, Message, NodeMeasured, Task};
+pub use messages::{LinkMeasure, Message, NodeMeasured, RankTiming, Task};
 pub use work::{Calibration, Work};
 
 use crate::transport::{Transport, TransportError};
@@ -134,6 +134,84 @@ pub struct RealReport {
     pub real_seconds: f64,
     /// Mean lateness of deliveries behind their modelled arrival (scenario seconds).
     pub mean_lateness: Option<f64>,
+    /// How closely the run kept to its time scale, over every rank.
+    pub timing: Timing,
+}
+
+/// How closely a real run kept to its time scale: the figures that say whether its times can
+/// be compared with the simulator's.
+///
+/// A rank that gets less CPU than its tasks need (a busy machine, or more ranks than cores
+/// with CPU work) takes longer than the scenario says; one that notices its events late
+/// (deliveries, arrivals, rounds, the ends of waited tasks) acts on them late. Either way its
+/// queues, and so its times, are no longer those of the scenario.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
+pub struct Timing {
+    /// Real seconds the tasks took ÷ the real seconds they asked for (1 keeps to the scale).
+    pub service_stretch: Option<f64>,
+    /// CPU seconds obtained ÷ wall seconds spent computing, over every rank's CPU work: the
+    /// share of a core the ranks got while they computed (`None` without CPU work).
+    pub cpu_obtained: Option<f64>,
+    /// Mean lateness of due events, scenario seconds.
+    pub mean_event_lateness: f64,
+    /// The latest event, scenario seconds.
+    pub max_event_lateness: f64,
+    /// Due events counted.
+    pub events: u64,
+}
+
+impl Timing {
+    /// Sums the ranks' records.
+    pub fn of(nodes: &[NodeMeasured]) -> Self {
+        let sum = |f: fn(&RankTiming) -> f64| nodes.iter().map(|n| f(&n.timing)).sum::<f64>();
+        let events: u64 = nodes.iter().map(|n| n.timing.events).sum();
+        let (intended, cpu_wall) = (sum(|t| t.service_intended), sum(|t| t.cpu_wall));
+        Self {
+            service_stretch: (intended > 0.0).then(|| sum(|t| t.service_taken) / intended),
+            cpu_obtained: (cpu_wall > 0.0).then(|| sum(|t| t.cpu_obtained) / cpu_wall),
+            mean_event_lateness: if events > 0 {
+                sum(|t| t.lateness_sum) / events as f64
+            } else {
+                0.0
+            },
+            max_event_lateness: nodes
+                .iter()
+                .map(|n| n.timing.lateness_max)
+                .fold(0.0, f64::max),
+            events,
+        }
+    }
+
+    /// Why the run's times cannot stand for the scenario's, if they cannot: the tasks took
+    /// more than 10% longer than they asked, the ranks got less than 75% of a core while
+    /// computing, or events were noticed late by more than 2% of `makespan` on average (or
+    /// 10% at worst). Each reason carries its figure.
+    pub fn problems(&self, makespan: f64) -> Vec<String> {
+        let mut out = Vec::new();
+        if let Some(s) = self.service_stretch.filter(|&s| s > 1.1) {
+            out.push(format!(
+                "the tasks took {:.0}% longer than their service times at this time scale",
+                100.0 * (s - 1.0)
+            ));
+        }
+        if let Some(c) = self.cpu_obtained.filter(|&c| c < 0.75) {
+            out.push(format!(
+                "the ranks got {:.0}% of a core while computing",
+                100.0 * c
+            ));
+        }
+        if makespan > 0.0
+            && (self.mean_event_lateness > 0.02 * makespan
+                || self.max_event_lateness > 0.1 * makespan)
+        {
+            out.push(format!(
+                "events were noticed {:.1}% of the makespan late on average ({:.1}% at worst)",
+                100.0 * self.mean_event_lateness / makespan,
+                100.0 * self.max_event_lateness / makespan
+            ));
+        }
+        out
+    }
 }
 
 impl RealReport {
@@ -176,6 +254,7 @@ impl RealReport {
                 .then(|| nodes.iter().map(|n| n.response_sum).sum::<f64>() / executed as f64),
             real_seconds,
             mean_lateness: (deliveries > 0).then(|| lateness / deliveries as f64),
+            timing: Timing::of(&nodes),
             nodes,
         })
     }
@@ -465,6 +544,7 @@ fn wait_start<T: Transport<Message>>(
 /// };
 /// let r = run_threads(&s, &cfg, Calibration { rounds_per_second: 1e9 }).unwrap();
 /// assert_eq!(r.tasks_completed, 60);
+/// assert_eq!(r.nodes.iter().map(|n| n.executed).sum::<u64>(), 60); // each task once
 /// ```
 pub fn run_threads(
     scenario: &Scenario,
@@ -533,4 +613,55 @@ pub fn run_threads(
         let _ = h.join();
     }
     result.and_then(|r| r.ok_or_else(|| ScenarioRunError::Failed("rank 0 has no report".into())))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn node(timing: RankTiming) -> NodeMeasured {
+        NodeMeasured {
+            timing,
+            ..NodeMeasured::default()
+        }
+    }
+
+    /// The verdict follows the figures: a run that kept to its scale has nothing to say; one
+    /// whose tasks took longer, whose ranks got too little CPU, or whose events were late,
+    /// says which, with the figure.
+    #[test]
+    fn a_run_that_fell_behind_its_time_scale_says_why() {
+        let kept = RankTiming {
+            service_intended: 10.0,
+            service_taken: 10.2,
+            cpu_wall: 4.0,
+            cpu_obtained: 3.9,
+            lateness_sum: 0.01,
+            lateness_max: 0.01,
+            events: 10,
+        };
+        let t = Timing::of(&[node(kept), node(kept)]);
+        assert_eq!(t.events, 20);
+        assert!((t.service_stretch.unwrap() - 1.02).abs() < 1e-12);
+        assert!(t.problems(10.0).is_empty());
+        let slow = RankTiming {
+            service_taken: 25.0,
+            cpu_obtained: 1.0,
+            lateness_sum: 10.0,
+            lateness_max: 3.0,
+            ..kept
+        };
+        let p = Timing::of(&[node(kept), node(slow)]).problems(10.0);
+        assert_eq!(p.len(), 3, "{p:?}");
+        assert!(p[0].contains("76% longer"), "{p:?}");
+        assert!(p[1].contains("61% of a core"), "{p:?}");
+        assert!(p[2].contains("late"), "{p:?}");
+        // Waits only: no CPU figure, and none is judged.
+        let waits = RankTiming {
+            cpu_wall: 0.0,
+            cpu_obtained: 0.0,
+            ..kept
+        };
+        assert_eq!(Timing::of(&[node(waits)]).cpu_obtained, None);
+    }
 }

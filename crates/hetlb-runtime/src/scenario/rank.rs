@@ -98,6 +98,11 @@ pub(crate) struct Rank<'a, T> {
     chained_from: Option<Instant>,
     /// When the CPU part of the task in service finished.
     cpu_done: Option<Instant>,
+    /// When the task in service started, and the real seconds it asked for.
+    service_started: Option<(Instant, f64)>,
+    /// When the CPU part of the task in service started: the wall clock and the thread's CPU
+    /// clock.
+    cpu_started: Option<(Instant, Option<cpu_time::ThreadTime>)>,
     busy_since: Option<f64>,
     service_rng: Pcg64,
     arrival_rng: Pcg64,
@@ -194,6 +199,8 @@ impl<'a, T: Transport<Message>> Rank<'a, T> {
             service_end: None,
             chained_from: None,
             cpu_done: None,
+            service_started: None,
+            cpu_started: None,
             busy_since: None,
             service_rng: stream(seed, Purpose::Service, node),
             arrival_rng: stream(seed, Purpose::Arrivals, node),
@@ -376,6 +383,7 @@ impl<'a, T: Transport<Message>> Rank<'a, T> {
                 self.out.received += tasks.len() as u64;
                 self.out.deliveries += 1;
                 self.out.lateness_sum += now - arrival;
+                self.out.timing.late(arrival, now);
                 self.add_tasks(tasks, now);
             } else {
                 i += 1;
@@ -387,6 +395,7 @@ impl<'a, T: Transport<Message>> Rank<'a, T> {
                 break;
             }
             self.injections.pop_front();
+            self.out.timing.late(t, now);
             let tasks: Vec<Task> = (0..n).map(|_| self.new_task(t)).collect();
             self.out.injected += n;
             self.add_tasks(tasks, now);
@@ -398,6 +407,7 @@ impl<'a, T: Transport<Message>> Rank<'a, T> {
                 break;
             }
             let task = self.new_task(t);
+            self.out.timing.late(t, now);
             self.out.arrived += 1;
             self.arrivals_left -= 1;
             self.next_arrival = None;
@@ -430,6 +440,7 @@ impl<'a, T: Transport<Message>> Rank<'a, T> {
                 break;
             }
             let load = self.queue.len() as u64;
+            self.out.timing.late(t, now);
             d.own.insert(round, load);
             d.next = (round + 1, t + d.interval);
             for &j in self.neighbors() {
@@ -718,16 +729,26 @@ impl<'a, T: Transport<Message>> Rank<'a, T> {
                 _ => self.chained_from.take().unwrap_or_else(Instant::now),
             };
             self.service_end = Some(start + Duration::from_secs_f64(real));
+            self.service_started = Some((start, real));
         }
         let left = self.in_service.unwrap_or(0.0);
         if left > 0.0 {
+            if self.cpu_started.is_none() {
+                self.cpu_started = Some((Instant::now(), cpu_time::ThreadTime::try_now().ok()));
+            }
             let slice = left.min(SLICE);
             self.sink ^= spin(self.calibration.rounds(slice), self.sequence);
             self.in_service = Some(left - slice);
             if left - slice > 0.0 {
                 return;
             }
-            self.cpu_done = Some(Instant::now());
+            let done = Instant::now();
+            if let Some((wall, cpu)) = self.cpu_started.take() {
+                let t = &mut self.out.timing;
+                t.cpu_wall += done.saturating_duration_since(wall).as_secs_f64();
+                t.cpu_obtained += cpu.map_or(0.0, |c| c.elapsed().as_secs_f64());
+            }
+            self.cpu_done = Some(done);
         }
         // The CPU part is done: pure CPU work ends now, the others when due.
         if self.cfg.work == Work::Cpu || self.service_end.is_some_and(|e| Instant::now() >= e) {
@@ -748,6 +769,16 @@ impl<'a, T: Transport<Message>> Rank<'a, T> {
             || self.clock.now(),
             |e| e.saturating_duration_since(self.clock.start).as_secs_f64() / self.clock.scale,
         );
+        if due.is_some() {
+            // A waited task: the rank noticed its end late by however long it took to look.
+            self.out.timing.late(now, self.clock.now());
+        }
+        if let Some((start, real)) = self.service_started.take() {
+            let end = due.unwrap_or_else(Instant::now);
+            let t = &mut self.out.timing;
+            t.service_intended += real;
+            t.service_taken += end.saturating_duration_since(start).as_secs_f64();
+        }
         if let Some(task) = self.queue.pop_front() {
             self.out.executed += 1;
             self.out.id_sum += u128::from(task.id);

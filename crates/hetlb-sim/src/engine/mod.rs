@@ -180,6 +180,8 @@ pub struct Engine<N, L, P> {
     moved: u64,
     transfers: u64,
     in_transit: u64,
+    /// `(time, tasks on links)` at its changes, when series are recorded.
+    transit_series: Vec<(f64, u64)>,
     response_sum: f64,
 }
 
@@ -283,6 +285,7 @@ impl<N: NodeModel, L: LinkModel, P: Policy> Engine<N, L, P> {
             moved: 0,
             transfers: 0,
             in_transit: 0,
+            transit_series: Vec::new(),
             response_sum: 0.0,
         })
     }
@@ -426,6 +429,7 @@ impl<N: NodeModel, L: LinkModel, P: Policy> Engine<N, L, P> {
                 }
                 let n = batch.tasks.len() as u64;
                 self.in_transit -= n;
+                self.record_transit();
                 self.state[batch.to].received += n;
                 self.add_tasks(batch.to, &batch.tasks);
             }
@@ -591,6 +595,7 @@ impl<N: NodeModel, L: LinkModel, P: Policy> Engine<N, L, P> {
                         }
                     };
                     self.in_transit += count;
+                    self.record_transit();
                     self.queue.push(arrival, Event::Delivery { slot });
                 }
             }
@@ -634,6 +639,20 @@ impl<N: NodeModel, L: LinkModel, P: Policy> Engine<N, L, P> {
         };
         self.queue.push(arrival, Event::Delivery { slot });
         Ok(())
+    }
+
+    /// Records the tasks on links now, when series are recorded (thinned like the queues).
+    fn record_transit(&mut self) {
+        let opts = self.setup.series;
+        if !opts.enabled {
+            return;
+        }
+        let (now, n) = (self.now, self.in_transit);
+        match self.transit_series.last_mut() {
+            Some(last) if last.0 == now => last.1 = n,
+            Some(last) if now - last.0 < opts.interval && n != 0 => {}
+            _ => self.transit_series.push((now, n)),
+        }
     }
 
     fn record(&mut self, node: usize) {
@@ -739,6 +758,15 @@ impl<N: NodeModel, L: LinkModel, P: Policy> Engine<N, L, P> {
             nodes,
             policy_stats: self.policy.stats(),
             series,
+            transit_series: if self.setup.series.enabled {
+                let mut points = std::mem::take(&mut self.transit_series);
+                if points.last().is_some_and(|p| p.0 < horizon) {
+                    points.push((horizon, self.in_transit));
+                }
+                points
+            } else {
+                Vec::new()
+            },
         }
     }
 }

@@ -4,7 +4,7 @@
 use super::{Delivery, Order, Policy, PolicyError, PolicyStats, View};
 use hetlb_core::network_algorithm::NetworkAlgorithm;
 use hetlb_core::rules::diffusion::{
-    Dishet, FirstOrder, Gdem, NodeRule, NodeView, Rounding, Scratch,
+    Dishet, DishetTight, FirstOrder, Gdem, NodeRule, NodeView, Rounding, Scratch,
 };
 use hetlb_core::topology::{EdgeColouring, Network};
 
@@ -143,7 +143,7 @@ struct State {
 pub enum DiffusionError {
     /// Not a diffusion algorithm.
     #[error(
-        "{0} is not a diffusion algorithm (expected dishet, diffusion, random-biasing, dynamic-biasing or gdem)"
+        "{0} is not a diffusion algorithm (expected dishet, dishet-tight, diffusion, random-biasing, dynamic-biasing or gdem)"
     )]
     NotDiffusion(NetworkAlgorithm),
     /// λ outside `(0, 1)`, or given to another rule than `gdem`.
@@ -240,6 +240,7 @@ impl DiffusionPolicy {
         let (scratch, out) = (&mut state.scratch, &mut state.out);
         match algorithm {
             NetworkAlgorithm::Dishet => Dishet.decide(&view, scratch, out),
+            NetworkAlgorithm::DishetTight => DishetTight.decide(&view, scratch, out),
             NetworkAlgorithm::Diffusion => {
                 FirstOrder::new(Rounding::Nearest).decide(&view, scratch, out)
             }
@@ -355,6 +356,7 @@ mod tests {
             );
             match algorithm {
                 NetworkAlgorithm::Dishet => core_round!(&Dishet),
+                NetworkAlgorithm::DishetTight => core_round!(&DishetTight),
                 NetworkAlgorithm::Diffusion => core_round!(&nearest),
                 NetworkAlgorithm::RandomBiasing => core_round!(&random),
                 NetworkAlgorithm::DynamicBiasing => core_round!(&biased),

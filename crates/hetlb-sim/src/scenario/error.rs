@@ -50,7 +50,17 @@ impl ScenarioError {
             };
         };
         let line = line_of(source, span.start);
-        let table = enclosing_table(source, line);
+        // A field missing from the document itself is reported at its very start (an empty
+        // span at offset 0), which may be the header of the first table: it belongs to no
+        // table.
+        let whole_document = message.starts_with("missing field ")
+            && span.start == 0
+            && (span.end == 0 || span.end >= source.trim_end().len());
+        let table = if whole_document {
+            String::new()
+        } else {
+            enclosing_table(source, line)
+        };
         let key = backticked_after(&message, "unknown field ")
             .or_else(|| backticked_after(&message, "missing field "))
             .or_else(|| key_on_line(source, line));

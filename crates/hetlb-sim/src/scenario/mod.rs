@@ -45,7 +45,7 @@
 //! # algorithm = "oem"                  # hypercube: dem, oem, dem-improved, cwa, ...
 //! # threshold = 4                      # hypercube: overload threshold in tasks
 //! # kind = "diffusion"                 # periodic rounds of a core diffusion rule (002_…):
-//! # algorithm = "dishet"               # dishet, diffusion, random-biasing, dynamic-biasing, gdem
+//! # algorithm = "dishet"               # dishet, dishet-tight, diffusion, random-biasing, dynamic-biasing, gdem
 //! # interval = 0.5                     # seconds between rounds (the first at 0)
 //! # lambda = 0.5                       # gdem only: the exchange parameter, in (0, 1)
 //!
@@ -192,6 +192,16 @@ impl Scenario {
     /// # Errors
     /// [`ScenarioError`] naming the file for I/O errors, or the field for anything else.
     pub fn from_path(path: &Path) -> Result<Self, ScenarioError> {
+        Self::from_path_within(path, u128::MAX)
+    }
+
+    /// Reads and validates a scenario file, refusing one whose network, links and per-node
+    /// state would need more than `max_bytes` before they are built (the error names
+    /// `nodes.count` or the topology and gives the estimate).
+    ///
+    /// # Errors
+    /// As [`Scenario::from_path`], plus the memory refusal.
+    pub fn from_path_within(path: &Path, max_bytes: u128) -> Result<Self, ScenarioError> {
         let text = read_bounded(path).map_err(|e| ScenarioError {
             field: "file".to_string(),
             line: None,
@@ -201,6 +211,7 @@ impl Scenario {
         Validator {
             source: &text,
             dir: Some(path.parent().unwrap_or(Path::new("")).to_path_buf()),
+            max_bytes,
         }
         .scenario(file)
     }
@@ -212,9 +223,32 @@ impl Scenario {
     /// injections into unknown nodes or before time 0, an end time before the last
     /// injection, and so on.
     pub fn from_toml(source: &str) -> Result<Self, ScenarioError> {
+        Self::from_toml_within(source, u128::MAX)
+    }
+
+    /// Parses and validates a scenario, refusing it before building its network and links
+    /// when they would need more than `max_bytes` (see [`Scenario::from_path_within`]).
+    ///
+    /// # Errors
+    /// As [`Scenario::from_toml`], plus the memory refusal.
+    ///
+    /// # Example
+    /// ```
+    /// use hetlb_sim::Scenario;
+    /// let big = "topology = \"hypercube:24\"\n[nodes]\ncount = 16777216\nrate = 1.0\n";
+    /// let e = Scenario::from_toml_within(big, 8 << 30).unwrap_err();
+    /// assert_eq!(e.field, "topology");
+    /// assert!(e.message.contains("of memory"), "{e}");
+    /// ```
+    pub fn from_toml_within(source: &str, max_bytes: u128) -> Result<Self, ScenarioError> {
         let file: File =
             toml::from_str(source).map_err(|e| ScenarioError::from_toml(source, &e))?;
-        Validator { source, dir: None }.scenario(file)
+        Validator {
+            source,
+            dir: None,
+            max_bytes,
+        }
+        .scenario(file)
     }
 
     /// An estimate of the bytes a run of this scenario holds at its peak: every task it can
@@ -282,6 +316,25 @@ struct Validator<'a> {
     source: &'a str,
     /// The scenario's directory, for `file:` topologies.
     dir: Option<PathBuf>,
+    /// The most bytes the network, links and per-node state may need.
+    max_bytes: u128,
+}
+
+/// Bytes a run holds per node (queues, state, report) and per directed link (its model and
+/// state), as [`Scenario::memory_estimate`] counts them.
+const NODE_BYTES: u128 = 400;
+/// See [`NODE_BYTES`].
+const ARC_BYTES: u128 = 64;
+
+/// `1.5 GiB`, `300 MiB`, …
+fn human(bytes: u128) -> String {
+    const GIB: f64 = (1u64 << 30) as f64;
+    let b = bytes as f64;
+    if b >= GIB {
+        format!("{:.1} GiB", b / GIB)
+    } else {
+        format!("{:.0} MiB", (b / (1u64 << 20) as f64).ceil())
+    }
 }
 
 impl Validator<'_> {
@@ -378,6 +431,43 @@ impl Validator<'_> {
 
     fn non_negative(&self, field: &str, v: &Spanned<f64>) -> Result<f64, ScenarioError> {
         self.time(field, v, false)
+    }
+
+    /// Refuses `bytes` above the limit, naming `field`.
+    fn fits(
+        &self,
+        field: &str,
+        at: Option<std::ops::Range<usize>>,
+        bytes: u128,
+    ) -> Result<(), ScenarioError> {
+        if bytes > self.max_bytes {
+            return self.err(
+                field,
+                at,
+                format!(
+                    "the run's network, links and nodes need about {} of memory, above the \
+                     limit of {}",
+                    human(bytes),
+                    human(self.max_bytes)
+                ),
+            );
+        }
+        Ok(())
+    }
+
+    /// The nodes and directed links of the `[topology]` given as a spec or a generated
+    /// `kind`, without building it (`None` for files and explicit edge lists, which are
+    /// bounded by the file's size).
+    fn spec_size(&self, t: &Spanned<file::TopologyFile>) -> Option<(u128, u128)> {
+        let t = t.get_ref();
+        let text = t
+            .inline_spec
+            .clone()
+            .or_else(|| t.spec.as_ref().map(|s| s.get_ref().clone()));
+        if let Some(text) = text {
+            return text.parse::<TopologySpec>().ok()?.size_estimate();
+        }
+        None
     }
 
     /// The network of `[topology]`: a core spec (`topology = "ring:6"` or `spec = …`), or the
@@ -538,11 +628,12 @@ impl Validator<'_> {
             return self.err(
                 format!("policy.{missing}"),
                 span(&p.kind),
-                "missing: diffusion needs `algorithm` (dishet, diffusion, random-biasing, \
+                "missing: diffusion needs `algorithm` (dishet, dishet-tight, diffusion, random-biasing, \
                  dynamic-biasing or gdem) and `interval` (seconds between rounds)",
             );
         };
-        let expected = "expected dishet, diffusion, random-biasing, dynamic-biasing or gdem";
+        let expected =
+            "expected dishet, dishet-tight, diffusion, random-biasing, dynamic-biasing or gdem";
         let alg: NetworkAlgorithm = algorithm
             .get_ref()
             .parse()
@@ -662,8 +753,32 @@ impl Validator<'_> {
         };
         let nodes = Nodes::new(rates, f.nodes.service.unwrap_or_default());
 
-        // Topology.
+        // Topology: refused before it is built when it, its links and the nodes would not fit.
+        self.fits(
+            "nodes.count",
+            span(&f.nodes.count),
+            (n as u128).saturating_mul(NODE_BYTES),
+        )?;
+        if let Some((_, arcs)) = self.spec_size(&f.topology) {
+            self.fits(
+                "topology",
+                span(&f.topology),
+                (n as u128)
+                    .saturating_mul(NODE_BYTES)
+                    .saturating_add(arcs.saturating_mul(ARC_BYTES)),
+            )?;
+        }
         let network = self.topology(&f.topology, n)?;
+        {
+            let arcs = (0..n).map(|i| network.degree(i) as u128).sum::<u128>();
+            self.fits(
+                "topology",
+                span(&f.topology),
+                (n as u128)
+                    .saturating_mul(NODE_BYTES)
+                    .saturating_add(arcs.saturating_mul(ARC_BYTES)),
+            )?;
+        }
         let is_cube = matches!(network, Network::Hypercube(_));
 
         // Links.
@@ -1028,13 +1143,31 @@ fn round_estimate(
 /// never ends (`/dev/zero`), is refused instead of filling the memory.
 pub const MAX_FILE_BYTES: u64 = 1 << 30;
 
-/// Reads a text file of at most [`MAX_FILE_BYTES`].
+/// Reads a regular text file of at most [`MAX_FILE_BYTES`]. Anything else is refused before
+/// it is opened: a FIFO (opening it would wait for a writer forever), a device (`/dev/zero`
+/// never ends), a directory.
 fn read_bounded(path: &Path) -> std::io::Result<String> {
     use std::io::Read;
+    let meta = std::fs::metadata(path)?;
+    if !meta.is_file() {
+        return Err(std::io::Error::other(
+            "it is not a regular file (a FIFO, a device or a directory); scenarios and \
+             graphs are read from regular files",
+        ));
+    }
+    if meta.len() > MAX_FILE_BYTES {
+        return Err(std::io::Error::other(format!(
+            "larger than {} MiB",
+            MAX_FILE_BYTES >> 20
+        )));
+    }
     let mut text = String::new();
     std::fs::File::open(path)?
         .take(MAX_FILE_BYTES + 1)
         .read_to_string(&mut text)?;
+    if let Some(rest) = text.strip_prefix('\u{feff}') {
+        text = rest.to_string();
+    }
     if text.len() as u64 > MAX_FILE_BYTES {
         return Err(std::io::Error::other(format!(
             "larger than {} MiB",

@@ -2,11 +2,13 @@
 
 use crate::input::{parse_capacities, parse_loads};
 use crate::output::{Format, fixed, print_csv, print_json, table};
-use crate::plot::{Series, line_chart};
+use crate::plot::Series;
 
 mod schedule;
 use anyhow::{Context, Result, anyhow, bail};
-use hetlb_core::network_algorithm::{NetworkAlgorithm, NetworkError, NetworkOptions, balance_on};
+use hetlb_core::network_algorithm::{
+    NetworkAlgorithm, NetworkError, NetworkOptions, balance_on_within,
+};
 use hetlb_core::rounds::{RoundError, RoundRun};
 use hetlb_core::topology::{Graph, Hypercube, Network, Topology, TopologySpec};
 use hetlb_core::transmission::Transmission;
@@ -21,7 +23,7 @@ use std::path::PathBuf;
 )]
 pub struct Args {
     /// Algorithm. On a hypercube: dem, dem-fixed, dem-improved, dem-hetero, oem, cwa, hybrid.
-    /// On any network: dishet, diffusion, random-biasing, dynamic-biasing, gdem.
+    /// On any network: dishet, dishet-tight, diffusion, random-biasing, dynamic-biasing, gdem.
     #[arg(long, short)]
     algorithm: String,
     /// Loads, one per node (without --topology, a power of two of them): `5,0,3,…`, or `@path`
@@ -32,7 +34,7 @@ pub struct Args {
     #[arg(long, short, allow_hyphen_values = true)]
     capacities: Option<String>,
     /// P for `hybrid`: OEM inside groups of P nodes, then CWA across groups.
-    #[arg(long, value_name = "P")]
+    #[arg(long, value_name = "P", value_parser = crate::input::whole::<usize>(1, 1 << 24))]
     procs_per_group: Option<usize>,
     /// Network: ring:16, path:8, mesh:4x4, torus:8x8, kary:4:3, star:9, complete:8,
     /// hypercube:5, `random:32:0.2[:seed]`, or file:PATH (edge list `a b` per line, ids from 0,
@@ -40,10 +42,10 @@ pub struct Args {
     #[arg(long, short, value_name = "SPEC")]
     topology: Option<String>,
     /// Round limit of the diffusion algorithms (default 100000).
-    #[arg(long, value_name = "R")]
+    #[arg(long, value_name = "R", value_parser = crate::input::whole::<u64>(1, 1_000_000_000))]
     max_rounds: Option<u64>,
     /// Seed of random-biasing's random streams.
-    #[arg(long)]
+    #[arg(long, value_parser = crate::input::whole::<u64>(0, u64::MAX))]
     seed: Option<u64>,
     /// Exchange parameter λ of gdem, 0 < λ < 1 (default: the known optimum for hypercubes,
     /// rings, paths, meshes and tori, 1/2 otherwise).
@@ -61,10 +63,21 @@ pub struct Args {
     /// phased; with several schedules, one file each, named PATH-SCHEDULE.ext).
     #[arg(long, value_name = "PATH")]
     gantt: Option<PathBuf>,
-    /// Output format. CSV lists the transfers: phase, dimension, from, to, units.
+    /// Write every round: JSON `loads_per_round` (the load vector after every round) and
+    /// every transfer (`phases`), CSV every transfer. Without it a plan of more than 10,000
+    /// transfers is summarised (its transfers are left out and `omitted` says so). Refused
+    /// above --max-output.
+    #[arg(long, visible_alias = "trace")]
+    rounds: bool,
+    /// Output format. CSV has one row per transfer (phase, dimension, from, to, units), per
+    /// node's final load (record `final`: node, load) and per metric (record `metric`:
+    /// metric, value).
     #[arg(long, short, value_enum, default_value_t)]
     format: Format,
 }
+
+/// Transfers written in full without `--rounds`.
+const SHOWN_TRANSFERS: usize = 10_000;
 
 #[derive(Serialize)]
 struct Report<'a> {
@@ -77,13 +90,18 @@ struct Report<'a> {
     initial: &'a [u64],
     #[serde(rename = "final")]
     final_loads: &'a [u64],
-    phases: Vec<&'a [Transfer]>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    phases: Option<Vec<&'a [Transfer]>>,
     phase_dimensions: Vec<Option<u32>>,
     rounds: u64,
     executed_rounds: u64,
     converged: bool,
     convergence: String,
-    loads_per_round: LoadsPerRound<'a>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    loads_per_round: Option<LoadsPerRound<'a>>,
+    /// What was left out of this document (`phases`, `loads_per_round`): `--rounds` writes it.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    omitted: Vec<&'static str>,
     metrics: &'a Metrics,
     /// One entry per `--schedule`, with every link's activity.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -95,6 +113,18 @@ pub fn run(args: Args) -> Result<()> {
     let algorithm: NetworkAlgorithm = args.algorithm.parse().context("--algorithm")?;
     let loads = parse_loads(&args.loads, "--loads")?;
     let (network, topology) = network(args.topology.as_deref(), &loads, algorithm)?;
+    // What every run holds whatever it does: the loads, the network and a round engine's
+    // vectors (about 64 bytes a node and 8 an adjacency entry); the plan's transfers get
+    // the rest of --max-memory.
+    let arcs: u128 = (0..network.node_count())
+        .map(|i| network.degree(i) as u128)
+        .sum();
+    let fixed = loads.len() as u128 * 64 + arcs * 8;
+    crate::limits::check(
+        "--loads",
+        &format!("balancing {} nodes", loads.len()),
+        fixed,
+    )?;
     let capacities = args
         .capacities
         .as_deref()
@@ -118,7 +148,17 @@ pub fn run(args: Args) -> Result<()> {
         seed: args.seed.unwrap_or(0),
         lambda: args.lambda,
     };
-    let run = balance_on(&network, algorithm, &loads, &options).map_err(|e| {
+    let run = balance_on_within(
+        &network,
+        algorithm,
+        &loads,
+        &options,
+        crate::limits::transfers_within(fixed),
+    )
+    .map_err(|e| {
+        if matches!(e, NetworkError::Round(RoundError::TooManyTransfers { .. })) {
+            return crate::limits::round_error(e, &format!("{algorithm} on {topology}"), "");
+        }
         let field = match &e {
             NetworkError::Balance(BalanceError::Model(ModelError::GroupSize { .. }))
             | NetworkError::Balance(BalanceError::GroupSizeUnused(_)) => "--procs-per-group",
@@ -146,15 +186,50 @@ pub fn run(args: Args) -> Result<()> {
         );
     }
     if let Some(path) = &args.plot {
-        // One point per node and round, as the chart is drawn.
-        let points = (plan.phases.len() as u128 + 1) * plan.nodes() as u128;
-        crate::limits::check(
-            "--plot",
-            "a chart of every node's load per round",
-            48 * points,
-        )?;
         plot_loads(path, algorithm, &topology, &run).context("--plot")?;
         crate::plot::notice(std::slice::from_ref(path));
+    }
+    let transfers = plan.phases.iter().map(|p| p.transfers.len()).sum::<usize>();
+    let all_rounds = args.rounds || transfers <= SHOWN_TRANSFERS;
+    if all_rounds && args.format != Format::Table {
+        // About 50 bytes a transfer; a load vector a round, each load as many digits as the
+        // largest one and a separator.
+        let digits = plan
+            .initial
+            .iter()
+            .copied()
+            .max()
+            .unwrap_or(0)
+            .to_string()
+            .len() as u128
+            + 8;
+        let vectors = if args.rounds && args.format == Format::Json {
+            plan.phases.len() as u128 * plan.nodes() as u128 * digits
+        } else {
+            0
+        };
+        crate::limits::check_output(
+            "--rounds",
+            &format!(
+                "{transfers} transfers and {} rounds of {} loads",
+                plan.phases.len(),
+                plan.nodes()
+            ),
+            transfers as u128 * 50 + vectors,
+        )?;
+    }
+    let mut omitted = Vec::new();
+    if !all_rounds {
+        omitted.push("phases");
+    }
+    if !args.rounds {
+        omitted.push("loads_per_round");
+    }
+    if !all_rounds && args.format != Format::Table {
+        eprintln!(
+            "note: the plan's {transfers} transfers are summarised, not listed; --rounds \
+             writes them (and, in JSON, the loads after every round)"
+        );
     }
     match args.format {
         Format::Json => print_json(&Report {
@@ -166,29 +241,32 @@ pub fn run(args: Args) -> Result<()> {
             capacities: options.capacities.as_ref().map(Capacities::as_slice),
             initial: &plan.initial,
             final_loads: &plan.final_loads,
-            phases: plan.phases.iter().map(|p| p.transfers.as_slice()).collect(),
+            phases: all_rounds
+                .then(|| plan.phases.iter().map(|p| p.transfers.as_slice()).collect()),
             phase_dimensions: plan.phases.iter().map(|p| p.dimension).collect(),
             rounds: run.rounds,
             executed_rounds: run.executed_rounds,
             converged: run.converged,
             convergence: run.convergence.to_string(),
-            loads_per_round: LoadsPerRound(plan),
+            loads_per_round: args.rounds.then_some(LoadsPerRound(plan)),
+            omitted,
             metrics: &metrics,
             transmission: transmissions,
         }),
         Format::Csv => print_csv(
-            &["phase", "dimension", "from", "to", "units"],
-            plan.phases.iter().enumerate().flat_map(|(i, p)| {
-                p.transfers.iter().map(move |t| {
-                    [
-                        i.to_string(),
-                        p.dimension.map(|d| d.to_string()).unwrap_or_default(),
-                        t.from.to_string(),
-                        t.to.to_string(),
-                        t.units.to_string(),
-                    ]
-                })
-            }),
+            &[
+                "phase",
+                "dimension",
+                "from",
+                "to",
+                "units",
+                "record",
+                "node",
+                "load",
+                "metric",
+                "value",
+            ],
+            csv_rows(plan, &metrics, &run, all_rounds),
         ),
         Format::Table => {
             print_table(algorithm, &topology, &run, &metrics);
@@ -196,6 +274,66 @@ pub fn run(args: Args) -> Result<()> {
             Ok(())
         }
     }
+}
+
+/// The CSV rows: the transfers (when `transfers`), every node's final load, every metric.
+fn csv_rows<'a>(
+    plan: &'a Plan,
+    m: &Metrics,
+    run: &RoundRun,
+    transfers: bool,
+) -> impl Iterator<Item = [String; 10]> + 'a {
+    let transfer_rows = plan
+        .phases
+        .iter()
+        .enumerate()
+        .filter(move |_| transfers)
+        .flat_map(|(i, p)| {
+            p.transfers.iter().map(move |t| {
+                [
+                    i.to_string(),
+                    p.dimension.map(|d| d.to_string()).unwrap_or_default(),
+                    t.from.to_string(),
+                    t.to.to_string(),
+                    t.units.to_string(),
+                    "transfer".to_string(),
+                    String::new(),
+                    String::new(),
+                    String::new(),
+                    String::new(),
+                ]
+            })
+        });
+    let final_rows = plan.final_loads.iter().enumerate().map(|(node, w)| {
+        let mut row: [String; 10] = Default::default();
+        row[5] = "final".into();
+        row[6] = node.to_string();
+        row[7] = w.to_string();
+        row
+    });
+    let metrics: Vec<(&str, String)> = vec![
+        ("max_difference", m.max_difference.to_string()),
+        ("weighted_imbalance", m.weighted_imbalance.to_string()),
+        ("distance_from_optimal", m.distance_from_optimal.to_string()),
+        ("units_moved", m.units_moved.to_string()),
+        ("task_hops", m.task_hops.to_string()),
+        ("messages", m.messages.to_string()),
+        ("load_info_messages", m.load_info_messages.to_string()),
+        ("load_info_words", m.load_info_words.to_string()),
+        ("task_messages", m.task_messages.to_string()),
+        ("sum_tmax", m.sum_tmax.to_string()),
+        ("phases", m.phases.to_string()),
+        ("rounds", run.rounds.to_string()),
+        ("converged", run.converged.to_string()),
+    ];
+    let metric_rows = metrics.into_iter().map(|(name, value)| {
+        let mut row: [String; 10] = Default::default();
+        row[5] = "metric".into();
+        row[8] = name.into();
+        row[9] = value;
+        row
+    });
+    transfer_rows.chain(final_rows).chain(metric_rows)
 }
 
 /// The load vector after every round, written out one round at a time (a diffusion on
@@ -240,7 +378,7 @@ fn network(
     let parsed: TopologySpec = spec.parse().map_err(|e| anyhow!("--topology: {e}"))?;
     let network = match &parsed {
         TopologySpec::File(path) => {
-            let text = crate::input::read_text(std::path::Path::new(path))
+            let text = crate::input::read_text(std::path::Path::new(path), "--topology", 8)
                 .map_err(|e| anyhow!("--topology: cannot read '{path}': {e}"))?;
             let graph = Graph::parse(&text, Some(loads.len()))
                 .map_err(|e| anyhow!("--topology: {path}: {e}"))?;
@@ -260,34 +398,100 @@ fn network(
     Ok((network, parsed.to_string()))
 }
 
-/// Every node's load per round: one line per node.
+/// Nodes drawn one line each; larger networks are drawn as the largest, mean and smallest
+/// load per round.
+const PLOTTED_NODES: usize = 16;
+
+/// Every node's load per round, or the largest, mean and smallest load per round on larger
+/// networks; rounds are sampled down to what the chart can show, replaying the plan one
+/// round at a time so that no per-round table is held.
 fn plot_loads(
     path: &std::path::Path,
     algorithm: NetworkAlgorithm,
     topology: &str,
     run: &RoundRun,
 ) -> Result<()> {
-    let history = run.loads_after_each_round();
-    let n = run.plan.nodes();
-    let series: Vec<Series> = (0..n)
-        .map(|node| Series {
-            label: if n <= 10 {
-                format!("node {node}")
-            } else {
-                String::new()
-            },
-            points: std::iter::once(run.plan.initial[node])
-                .chain(history.iter().map(|loads| loads[node]))
-                .enumerate()
-                .map(|(r, w)| (r as f64, w as f64))
-                .collect(),
-        })
-        .collect();
-    line_chart(
+    let plan = &run.plan;
+    let n = plan.nodes();
+    let rounds = plan.phases.len();
+    let stride = rounds.div_ceil(crate::plot::MAX_POINTS).max(1);
+    let each = n <= PLOTTED_NODES;
+    let mut series: Vec<Series> = if each {
+        (0..n)
+            .map(|node| Series {
+                label: format!("node {node}"),
+                points: Vec::new(),
+            })
+            .collect()
+    } else {
+        ["largest load", "mean load", "smallest load"]
+            .into_iter()
+            .map(|label| Series {
+                label: label.into(),
+                points: Vec::new(),
+            })
+            .collect()
+    };
+    let total: u128 = plan.initial.iter().map(|&w| u128::from(w)).sum();
+    let mut loads = plan.initial.clone();
+    // Per sample: the largest and smallest over the rounds it stands for (so no spike is
+    // lost), the mean at its last round.
+    let (mut hi, mut lo) = (0u64, u64::MAX);
+    let mut record = |round: usize, loads: &[u64], hi: &mut u64, lo: &mut u64| {
+        let x = round as f64;
+        if each {
+            for (s, &w) in series.iter_mut().zip(loads) {
+                s.points.push((x, w as f64));
+            }
+        } else {
+            series[0].points.push((x, *hi as f64));
+            series[1].points.push((x, total as f64 / n as f64));
+            series[2].points.push((x, *lo as f64));
+        }
+        (*hi, *lo) = (0, u64::MAX);
+    };
+    if !each {
+        hi = loads.iter().copied().max().unwrap_or(0);
+        lo = loads.iter().copied().min().unwrap_or(0);
+    }
+    record(0, &loads, &mut hi, &mut lo);
+    for (r, phase) in plan.phases.iter().enumerate() {
+        for t in &phase.transfers {
+            loads[t.from] -= t.units;
+            loads[t.to] += t.units;
+        }
+        if !each {
+            hi = hi.max(loads.iter().copied().max().unwrap_or(0));
+            lo = lo.min(loads.iter().copied().min().unwrap_or(0));
+        }
+        if (r + 1) % stride == 0 || r + 1 == rounds {
+            record(r + 1, &loads, &mut hi, &mut lo);
+        }
+    }
+    let what = if each {
+        "load of every node".to_string()
+    } else {
+        format!("largest, mean, smallest of {n} nodes")
+    };
+    let sampled = if stride > 1 {
+        format!(", every {stride}th round")
+    } else {
+        String::new()
+    };
+    // Loads that start far above the mean are drawn on a logarithmic axis, where the end of
+    // the run is as readable as its start (zero loads are then left out).
+    let peak = plan.initial.iter().copied().max().unwrap_or(0) as f64;
+    let mean = total as f64 / n.max(1) as f64;
+    let mut axes = crate::plot::Axes::new("round", "load (units)").integer_x();
+    let mut scale = String::new();
+    if mean > 0.0 && peak > 100.0 * mean {
+        axes = axes.log10_y();
+        scale = " (log axis)".into();
+    }
+    crate::plot::line_chart_with(
         path,
-        &format!("{algorithm} on {topology}: load of every node"),
-        "round",
-        "load (units)",
+        &format!("{algorithm} on {topology}, {total} units: {what}{sampled}{scale}"),
+        &axes,
         &series,
     )
 }

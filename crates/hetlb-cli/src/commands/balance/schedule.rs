@@ -22,6 +22,7 @@ pub(super) fn transmissions(
                 .map_err(|e| anyhow!("--schedule: {e}"))
         })
         .collect::<Result<Vec<_>>>()?;
+    schedules = crate::input::unique(schedules, "--schedule");
     if schedules.is_empty() && gantt_path.is_some() {
         schedules.push(Schedule::Phased);
     }
@@ -43,7 +44,7 @@ pub(super) fn transmissions(
             } else {
                 path.to_path_buf()
             };
-            draw_gantt(&path, &t).context("--gantt")?;
+            draw_gantt(&path, &t, plan).context("--gantt")?;
             written.push(path);
         }
         out.push(t);
@@ -65,7 +66,7 @@ fn suffixed(path: &std::path::Path, suffix: &str) -> PathBuf {
     path.with_file_name(name)
 }
 
-fn draw_gantt(path: &std::path::Path, t: &Transmission) -> Result<()> {
+fn draw_gantt(path: &std::path::Path, t: &Transmission, plan: &Plan) -> Result<()> {
     let mut links: Vec<(usize, usize)> = t.bursts.iter().map(|b| (b.from, b.to)).collect();
     links.sort_unstable_by_key(|&(from, to)| ((from ^ to).trailing_zeros(), from, to));
     links.dedup();
@@ -85,15 +86,26 @@ fn draw_gantt(path: &std::path::Path, t: &Transmission) -> Result<()> {
             color: (b.from ^ b.to).trailing_zeros() as usize,
         })
         .collect();
+    let mut dims: Vec<usize> = bars.iter().map(|b| b.color).collect();
+    dims.sort_unstable();
+    dims.dedup();
+    let keys: Vec<(usize, String)> = dims
+        .into_iter()
+        .map(|d| (d, format!("dimension {d}")))
+        .collect();
     gantt(
         path,
         &format!(
-            "{} schedule: {} T_comm, {} links (colour = dimension)",
-            t.schedule, t.steps, t.links_used
+            "{} schedule of {} units: {} T_comm, {} links",
+            t.schedule,
+            plan.initial.iter().map(|&w| u128::from(w)).sum::<u128>(),
+            t.steps,
+            t.links_used
         ),
         "time (T_comm)",
         &rows,
         &bars,
+        &keys,
     )
 }
 

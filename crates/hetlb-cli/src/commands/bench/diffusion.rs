@@ -18,7 +18,7 @@ use std::hint::black_box;
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Side of the square torus (SIDE × SIDE nodes).
-    #[arg(long, default_value_t = 1000)]
+    #[arg(long, default_value_t = 1000, value_parser = crate::input::whole::<usize>(2, 4096))]
     side: usize,
     /// Capacities uniform on 1..=4 (seeded) instead of equal.
     #[arg(long)]
@@ -27,7 +27,7 @@ pub struct Args {
     #[arg(long = "runs", visible_alias = "repeat", value_name = "N", default_value_t = 9, value_parser = whole::<usize>(1, 1_000_000))]
     repeat: usize,
     /// Threads for the rounds and the floor (default: all).
-    #[arg(long)]
+    #[arg(long, value_parser = crate::input::whole::<usize>(1, 1024))]
     threads: Option<usize>,
     /// Output format.
     #[arg(long, short, value_enum, default_value_t)]

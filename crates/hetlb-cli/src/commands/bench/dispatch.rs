@@ -15,7 +15,7 @@ use std::sync::Arc;
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Empty tasks per run.
-    #[arg(long, default_value_t = 20_000)]
+    #[arg(long, default_value_t = 20_000, value_parser = crate::input::whole::<u64>(1, 100_000_000))]
     tasks: u64,
     /// Timed repetitions of each case (interleaved); medians are reported.
     #[arg(long = "runs", visible_alias = "repeat", value_name = "N", default_value_t = 9, value_parser = whole::<usize>(1, 1_000_000))]

@@ -16,19 +16,19 @@ use std::hint::black_box;
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Processors.
-    #[arg(long, default_value_t = 32)]
+    #[arg(long, default_value_t = 32, value_parser = crate::input::whole::<usize>(2, 1024))]
     procs: usize,
     /// Distinct load values (loads 0..=K-1).
-    #[arg(long, default_value_t = 10)]
+    #[arg(long, default_value_t = 10, value_parser = crate::input::whole::<u32>(1, 255))]
     values: u32,
     /// Timed repetitions of each case (interleaved); medians are reported.
     #[arg(long = "runs", visible_alias = "repeat", value_name = "N", default_value_t = 3, value_parser = whole::<usize>(1, 1_000_000))]
     repeat: usize,
     /// Vectors planned one by one (single thread) for the baseline.
-    #[arg(long, default_value_t = 20_000_000)]
+    #[arg(long, default_value_t = 20_000_000, value_parser = crate::input::whole::<u64>(1, 10_000_000_000))]
     baseline_vectors: u64,
     /// Threads for the enumeration (default: all); the baseline runs on one.
-    #[arg(long)]
+    #[arg(long, value_parser = crate::input::whole::<usize>(1, 1024))]
     threads: Option<usize>,
     /// Output format.
     #[arg(long, short, value_enum, default_value_t)]

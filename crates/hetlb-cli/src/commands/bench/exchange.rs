@@ -18,11 +18,11 @@ use std::hint::black_box;
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Hypercube dimension n (2^n nodes).
-    #[arg(long, default_value_t = 24)]
+    #[arg(long, default_value_t = 24, value_parser = crate::input::whole::<u32>(1, 30))]
     dims: u32,
     /// Loads are uniform on 0..MAX_LOAD (seeded). Below 2^31 the kernel computes in 32-bit
     /// lanes.
-    #[arg(long, default_value_t = 1_000_000)]
+    #[arg(long, default_value_t = 1_000_000, value_parser = crate::input::whole::<u64>(0, 1 << 40))]
     max_load: u64,
     /// Pair rules to time (dem, dem-fixed, dem-improved, dem-hetero, oem).
     #[arg(long, value_delimiter = ',', default_values_t = vec!["dem".to_string(), "oem".to_string()])]
@@ -35,7 +35,7 @@ pub struct Args {
     #[arg(long = "runs", visible_alias = "repeat", value_name = "N", default_value_t = 7, value_parser = whole::<usize>(1, 1_000_000))]
     repeat: usize,
     /// Threads for the kernels and the floor (default: all).
-    #[arg(long)]
+    #[arg(long, value_parser = crate::input::whole::<usize>(1, 1024))]
     threads: Option<usize>,
     /// Output format.
     #[arg(long, short, value_enum, default_value_t)]
@@ -74,8 +74,8 @@ pub(super) fn random_loads(dims: u32, max_load: u64) -> Vec<u64> {
 struct InPlace<'a>(&'a mut [u64]);
 
 impl PairRuleVisitor for InPlace<'_> {
-    type Output = u64;
-    fn visit<R: PairRule>(self, rule: &R) -> u64 {
+    type Output = u128;
+    fn visit<R: PairRule>(self, rule: &R) -> u128 {
         balance_in_place(rule, self.0).map_or(0, |s| s.task_hops)
     }
 }

@@ -11,17 +11,17 @@ use serde::Serialize;
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Ranks (threads), a power of two ≥ 2.
-    #[arg(long, default_value_t = 8)]
+    #[arg(long, default_value_t = 8, value_parser = crate::input::whole::<usize>(1, 1024))]
     ranks: usize,
     /// Items of 64 bytes that cwa moves (half the ranks send to the other half).
-    #[arg(long, default_value_t = 1_000_000)]
+    #[arg(long, default_value_t = 1_000_000, value_parser = crate::input::whole::<u64>(1, 100_000_000))]
     items: u64,
     /// Calls per timing of the balanced case.
-    #[arg(long, default_value_t = 2000)]
+    #[arg(long, default_value_t = 2000, value_parser = crate::input::whole::<usize>(1, 10_000_000))]
     calls: usize,
     /// Items per unit of Rim et al.'s Figs. 18–19 (15 units on one rank, 1 on each other),
     /// moved by dem under each schedule.
-    #[arg(long, default_value_t = 20_000)]
+    #[arg(long, default_value_t = 20_000, value_parser = crate::input::whole::<u64>(1, 100_000_000))]
     unit_items: u64,
     /// Timed repetitions (kernel and floor interleaved); medians are reported.
     #[arg(long, default_value_t = 5, visible_alias = "repeat", value_parser = whole::<usize>(1, 1000))]

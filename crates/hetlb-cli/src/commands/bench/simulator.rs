@@ -19,14 +19,14 @@ use std::hint::black_box;
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Hypercube sizes, as powers of two (10 ≈ 10^3 nodes, 20 ≈ 10^6).
-    #[arg(long, value_delimiter = ',', default_values_t = vec![10u32, 13, 17, 20])]
+    #[arg(long, value_delimiter = ',', default_values_t = vec![10u32, 13, 17, 20], value_parser = crate::input::whole::<u32>(1, 24))]
     dims: Vec<u32>,
     /// Poisson arrivals per node (rate 0.55 tasks/s, service 1 task/s).
-    #[arg(long, default_value_t = 20)]
+    #[arg(long, default_value_t = 20, value_parser = crate::input::whole::<u64>(1, 1_000_000))]
     arrivals: u64,
     /// The threshold policy balances the whole cube every few arrivals, so its cost grows as
     /// N² log N: it is run up to this dimension only.
-    #[arg(long, default_value_t = 17)]
+    #[arg(long, default_value_t = 17, value_parser = crate::input::whole::<u32>(1, 24))]
     threshold_max_dims: u32,
     /// Timed repetitions of each case (interleaved); medians are reported.
     #[arg(long = "runs", visible_alias = "repeat", value_name = "N", default_value_t = 3, value_parser = whole::<usize>(1, 1_000_000))]
@@ -126,7 +126,8 @@ fn scenario(kind: &str, dims: u32, arrivals: u64) -> Result<Scenario> {
 }
 
 /// Runs `hetlb bench simulator`.
-pub fn run(a: Args) -> Result<()> {
+pub fn run(mut a: Args) -> Result<()> {
+    a.dims = crate::input::unique(a.dims, "--dims");
     if a.dims.is_empty() || a.dims.iter().any(|&d| !(1..=22).contains(&d)) {
         bail!("--dims: each between 1 and 22");
     }

@@ -14,10 +14,10 @@ use std::hint::black_box;
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Hypercube dimension n (2^n nodes).
-    #[arg(long, default_value_t = 16)]
+    #[arg(long, default_value_t = 16, value_parser = crate::input::whole::<u32>(1, 24))]
     dims: u32,
     /// Loads are uniform on 0..MAX_LOAD (seeded).
-    #[arg(long, default_value_t = 1000)]
+    #[arg(long, default_value_t = 1000, value_parser = crate::input::whole::<u64>(0, 1 << 40))]
     max_load: u64,
     /// Timed repetitions of each case (interleaved); medians are reported.
     #[arg(long = "runs", visible_alias = "repeat", value_name = "N", default_value_t = 5, value_parser = whole::<usize>(1, 1_000_000))]

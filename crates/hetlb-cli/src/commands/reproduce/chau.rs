@@ -13,13 +13,13 @@ use serde::Serialize;
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Random trials (runs) per hypercube dimension (the paper uses 100,000).
-    #[arg(long = "runs", visible_alias = "trials", value_name = "N", default_value_t = CHAU_TRIALS, value_parser = crate::input::whole::<u64>(1, u64::MAX))]
+    #[arg(long = "runs", visible_alias = "trials", value_name = "N", default_value_t = CHAU_TRIALS, value_parser = crate::input::whole::<u64>(1, 100_000_000))]
     trials: u64,
     /// Seed of the random streams; the same seed gives the same table on any number of threads.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, value_parser = crate::input::whole::<u64>(0, u64::MAX))]
     seed: u64,
     /// Each node's load is drawn uniformly from 0..=MAX_LOAD (the paper does not say).
-    #[arg(long, default_value_t = 1_000_000)]
+    #[arg(long, default_value_t = 1_000_000, value_parser = crate::input::whole::<u64>(0, 1 << 40))]
     max_load: u64,
     /// Hypercube dimensions, as `A-B` or a single `N`.
     #[arg(long, default_value = "3-12")]

@@ -1,6 +1,6 @@
 //! `hetlb reproduce dishet`: the DISHET experiment grid (002_… §5), recomputed.
 
-use crate::input::{parse_list, real, whole};
+use crate::input::{real, whole};
 use crate::output::{Format, fixed, print_csv, print_json, table};
 use crate::plot::{Series, line_chart};
 use crate::progress;
@@ -21,12 +21,12 @@ pub struct Args {
     /// Algorithms compared.
     #[arg(
         long,
-        default_value = "dishet,random-biasing,dynamic-biasing,diffusion,gdem",
+        default_value = "dishet,dishet-tight,random-biasing,dynamic-biasing,diffusion,gdem",
         value_name = "A,…"
     )]
     algorithms: String,
     /// Round limit of every run.
-    #[arg(long, default_value_t = hetlb_core::rounds::DEFAULT_MAX_ROUNDS, value_name = "R")]
+    #[arg(long, default_value_t = hetlb_core::rounds::DEFAULT_MAX_ROUNDS, value_name = "R", value_parser = crate::input::whole::<u64>(1, 1_000_000_000))]
     max_rounds: u64,
     #[command(flatten)]
     plots: super::PlotOptions,
@@ -62,7 +62,7 @@ pub(super) struct Grid {
     #[arg(long = "runs", visible_alias = "seeds", value_name = "N", default_value_t = 5, value_parser = whole::<u64>(1, 1_000_000))]
     runs: u64,
     /// Mean degree d of the random graphs: G(n, p) with p = min(1, d/(n-1)), made connected.
-    #[arg(long, default_value_t = 4.0, value_parser = real(0.0, 1e6, false))]
+    #[arg(long, default_value_t = 4.0, value_parser = real(0.0, 1e6, true))]
     mean_degree: f64,
     /// Capacities are integers drawn uniformly from 1..=C per node (1: homogeneous).
     #[arg(long, default_value_t = 4, value_name = "C", value_parser = whole::<u32>(1, 1_000_000))]
@@ -83,16 +83,16 @@ impl Grid {
         max_total: u64,
         why: &str,
     ) -> Result<Config> {
-        let sizes: Vec<usize> = parse_list(&self.sizes, "--sizes", None)?;
+        let sizes: Vec<usize> = crate::input::parse_unique(&self.sizes, "--sizes", None)?;
         if let Some(&bad) = sizes.iter().find(|&&n| n == 0 || n > 4096) {
             bail!("--sizes: {bad} nodes is out of range (1 to 4096)");
         }
-        let totals: Vec<u64> = parse_list(&self.totals, "--totals", None)?;
+        let totals: Vec<u64> = crate::input::parse_unique(&self.totals, "--totals", None)?;
         if let Some(&bad) = totals.iter().find(|&&w| w > max_total) {
             bail!("--totals: {bad} is too large ({why})");
         }
         let distributions: Vec<Distribution> =
-            parse_list(&self.distributions, "--distributions", None)?;
+            crate::input::parse_unique(&self.distributions, "--distributions", None)?;
         Ok(Config {
             sizes,
             totals,
@@ -108,7 +108,8 @@ impl Grid {
 }
 
 fn config(args: &Args) -> Result<Config> {
-    let algorithms: Vec<NetworkAlgorithm> = parse_list(&args.algorithms, "--algorithms", None)?;
+    let algorithms: Vec<NetworkAlgorithm> =
+        crate::input::parse_unique(&args.algorithms, "--algorithms", None)?;
     if let Some(a) = algorithms.iter().find(|a| a.needs_hypercube()) {
         bail!("--algorithms: {a} runs on a hypercube only; the experiment uses random graphs");
     }
@@ -340,9 +341,16 @@ fn write_plots(dir: &Path, config: &Config, cells: &[Cell]) -> Result<Vec<PathBu
         line_chart(
             &path,
             &format!(
-                "{} — rounds to convergence (mean over {} sizes)",
+                "{} — rounds to convergence (mean over sizes {}, {} runs, seed {})",
                 d.describe(),
-                config.sizes.len()
+                config
+                    .sizes
+                    .iter()
+                    .map(usize::to_string)
+                    .collect::<Vec<_>>()
+                    .join("/"),
+                config.seeds,
+                config.base_seed
             ),
             "total load (units)",
             "rounds",

@@ -38,11 +38,11 @@ use std::path::{Path, PathBuf};
 pub struct Args {
     #[command(flatten)]
     grid: super::dishet::Grid,
-    /// Policies compared: none and any of dishet, random-biasing, dynamic-biasing, diffusion,
-    /// gdem.
+    /// Policies compared: none and any of dishet, dishet-tight, random-biasing,
+    /// dynamic-biasing, diffusion, gdem.
     #[arg(
         long,
-        default_value = "none,dishet,random-biasing,dynamic-biasing,diffusion,gdem",
+        default_value = "none,dishet,dishet-tight,random-biasing,dynamic-biasing,diffusion,gdem",
         value_name = "P,…"
     )]
     algorithms: String,
@@ -98,8 +98,8 @@ fn parse_policy(s: &str) -> Result<Policy> {
     let a: NetworkAlgorithm = s.parse().map_err(|e| anyhow!("--algorithms: {e}"))?;
     if !NetworkAlgorithm::DIFFUSION.contains(&a) {
         bail!(
-            "--algorithms: {a} is not a diffusion rule (expected none, dishet, random-biasing, \
-             dynamic-biasing, diffusion or gdem)"
+            "--algorithms: {a} is not a diffusion rule (expected none, dishet, dishet-tight, \
+             random-biasing, dynamic-biasing, diffusion or gdem)"
         );
     }
     Ok(Policy::Rule(a))
@@ -323,7 +323,7 @@ pub fn run_command(args: Args) -> Result<()> {
     bar.finish_and_clear();
     let cells = aggregate(&outcomes);
     if let Some(dir) = args.plots.dir("dishet-response")? {
-        let written = write_plots(&dir, &s, &cells).context("--out-dir")?;
+        let written = write_plots(&dir, &args, &s, &cells).context("--out-dir")?;
         crate::plot::notice(&written);
     }
     match args.format {
@@ -520,7 +520,7 @@ fn print_tables(args: &Args, s: &Experiment, cells: &[Cell]) {
     }
 }
 
-fn write_plots(dir: &Path, s: &Experiment, cells: &[Cell]) -> Result<Vec<PathBuf>> {
+fn write_plots(dir: &Path, args: &Args, s: &Experiment, cells: &[Cell]) -> Result<Vec<PathBuf>> {
     let mut written = Vec::new();
     for &d in &s.config.distributions {
         for (what, label, f) in [
@@ -553,10 +553,56 @@ fn write_plots(dir: &Path, s: &Experiment, cells: &[Cell]) -> Result<Vec<PathBuf
                         .collect(),
                 })
                 .collect();
+            // The balancing rules often lie within a fraction of a percent of each other:
+            // beside the absolute chart, one of each rule against dishet shows them apart.
+            if s.policies.contains(&Policy::Rule(NetworkAlgorithm::Dishet)) {
+                let base = series
+                    .iter()
+                    .find(|x| x.label == "dishet")
+                    .map(|x| x.points.clone())
+                    .unwrap_or_default();
+                let relative: Vec<Series> = series
+                    .iter()
+                    .filter(|x| x.label != "dishet" && x.label != "none")
+                    .map(|x| Series {
+                        label: x.label.clone(),
+                        points: x
+                            .points
+                            .iter()
+                            .zip(&base)
+                            .filter(|(_, b)| b.1 != 0.0)
+                            .map(|(p, b)| (p.0, 100.0 * (p.1 - b.1) / b.1))
+                            .collect(),
+                    })
+                    .collect();
+                if !relative.is_empty() {
+                    let path = dir.join(format!("{what}-{}-vs-dishet.svg", d.name()));
+                    line_chart(
+                        &path,
+                        &format!(
+                            "{} — {label} against dishet's: a round every {} s, seed {}",
+                            d.describe(),
+                            args.interval,
+                            s.config.base_seed
+                        ),
+                        "total load (tasks)",
+                        "difference from dishet (%)",
+                        &relative,
+                    )?;
+                    written.push(path);
+                }
+            }
             let path = dir.join(format!("{what}-{}.svg", d.name()));
             line_chart(
                 &path,
-                &format!("{} — {label} (mean over sizes)", d.describe()),
+                &format!(
+                    "{} — {label}: a round every {} s, links {} tasks/s, {} s; seed {}",
+                    d.describe(),
+                    args.interval,
+                    args.link_rate,
+                    args.link_delay,
+                    s.config.base_seed
+                ),
                 "total load (tasks)",
                 label,
                 &series,

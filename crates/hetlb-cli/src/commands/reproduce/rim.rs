@@ -22,7 +22,7 @@ use std::time::Instant;
 pub struct Args {
     /// Processors: 8, 16 or 32 (the paper's sizes, loads 0..=17, 0..=12, 0..=9), or 64 (loads
     /// 0..=7, beyond the paper); repeat or comma-separate [default: 8,16,32].
-    #[arg(long, num_args = 1.., value_delimiter = ',')]
+    #[arg(long, num_args = 1.., value_delimiter = ',', value_parser = crate::input::whole::<usize>(1, 1024))]
     procs: Vec<usize>,
     /// Algorithms to enumerate (the paper's columns are dem and oem).
     #[arg(long, num_args = 1.., value_delimiter = ',', default_value = "dem,oem")]
@@ -102,7 +102,8 @@ fn paper_name(algorithm: Algorithm) -> Option<&'static str> {
 }
 
 /// Runs `hetlb reproduce rim-table1`.
-pub fn run(args: Args) -> Result<()> {
+pub fn run(mut args: Args) -> Result<()> {
+    args.procs = crate::input::unique(args.procs, "--procs");
     let procs = if args.procs.is_empty() {
         vec![8, 16, 32]
     } else {

@@ -20,7 +20,7 @@
 //!   response time of all tasks.
 
 use crate::output::{Format, fixed, print_csv, print_json, table};
-use crate::plot::{Series, line_chart};
+use crate::plot::{Axes, Series, line_chart_with};
 use anyhow::Result;
 use hetlb_core::Algorithm;
 use hetlb_core::topology::{Hypercube, Network};
@@ -54,7 +54,7 @@ pub struct Args {
     #[arg(long, default_value_t = 10, value_parser = crate::input::whole::<u64>(1, 1_000_000))]
     runs: u64,
     /// First seed.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, value_parser = crate::input::whole::<u64>(0, u64::MAX))]
     seed: u64,
     #[command(flatten)]
     plots: super::PlotOptions,
@@ -169,7 +169,9 @@ fn mean(xs: impl Iterator<Item = f64>) -> f64 {
 }
 
 /// Runs `hetlb reproduce rim-dynamic`.
-pub fn run(args: Args) -> Result<()> {
+pub fn run(mut args: Args) -> Result<()> {
+    args.procs = crate::input::unique(args.procs, "--procs");
+    args.arrivals = crate::input::unique(args.arrivals, "--arrivals");
     anyhow::ensure!(args.runs >= 1, "--runs: need at least one run");
     anyhow::ensure!(
         args.utilisation.is_finite() && args.utilisation > 0.0,
@@ -385,11 +387,14 @@ fn plot(dir: &Path, out: &Output, args: &Args) -> Result<()> {
                     .collect(),
             })
             .collect();
-        line_chart(
+        line_chart_with(
             &dir.join(format!("rim-dynamic-max-difference-{arrivals}.svg")),
-            &format!("Average max difference after balancing ({arrivals} processes per processor)"),
-            "processors",
-            "average max difference",
+            &format!(
+                "Max difference after balancing: {arrivals} processes per processor, \
+                 utilisation {}, threshold {}, {} runs",
+                args.utilisation, args.threshold, args.runs
+            ),
+            &Axes::new("processors", "average max difference").log2_x(),
             &series,
         )?;
     }
@@ -412,11 +417,13 @@ fn plot(dir: &Path, out: &Output, args: &Args) -> Result<()> {
             ]
         })
         .collect();
-    line_chart(
+    line_chart_with(
         &dir.join("rim-dynamic-oem-gain.svg"),
-        "OEM against DEM",
-        "processors",
-        "gain (%)",
+        &format!(
+            "OEM against DEM: utilisation {}, threshold {}, {} runs",
+            args.utilisation, args.threshold, args.runs
+        ),
+        &Axes::new("processors", "gain (%)").log2_x(),
         &gains,
     )
 }

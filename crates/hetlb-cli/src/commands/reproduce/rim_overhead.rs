@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Processors (comma-separated powers of two).
-    #[arg(long, num_args = 1.., value_delimiter = ',', default_value = "8,16")]
+    #[arg(long, num_args = 1.., value_delimiter = ',', default_value = "8,16", value_parser = crate::input::whole::<usize>(1, 1 << 16))]
     procs: Vec<usize>,
     /// Imbalance percentages: the share of processors holding k times more load.
     #[arg(
@@ -27,10 +27,10 @@ pub struct Args {
     #[arg(long = "runs", visible_alias = "repetitions", value_name = "N", default_value_t = 50, value_parser = crate::input::whole::<u64>(1, 100_000_000))]
     repetitions: u64,
     /// Units held by a light processor; heavy ones hold k times as many.
-    #[arg(long, default_value_t = 10, value_parser = crate::input::whole::<u64>(1, u64::MAX))]
+    #[arg(long, default_value_t = 10, value_parser = crate::input::whole::<u64>(1, 1 << 40))]
     base: u64,
     /// Seed of the random choice of heavy processors.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, value_parser = crate::input::whole::<u64>(0, u64::MAX))]
     seed: u64,
     #[command(flatten)]
     plots: super::PlotOptions,
@@ -43,7 +43,9 @@ pub struct Args {
 }
 
 /// Runs `hetlb reproduce rim-overhead`.
-pub fn run(args: Args) -> Result<()> {
+pub fn run(mut args: Args) -> Result<()> {
+    args.procs = crate::input::unique(args.procs, "--procs");
+    args.imbalance = crate::input::unique(args.imbalance, "--imbalance");
     let mut rows: Vec<OverheadRow> = Vec::new();
     if let Some(bad) = args.procs.iter().find(|&&p| p == 0 || !p.is_power_of_two()) {
         anyhow::bail!("--procs: {bad} is not a power of two (1, 2, 4, …)");

@@ -3,7 +3,7 @@
 
 use crate::input::{parse_list, whole};
 use crate::output::{Format, fixed, print_csv, print_json, table};
-use crate::plot::{Series, line_chart};
+use crate::plot::{Axes, Series, line_chart_with};
 use crate::progress;
 use anyhow::{Context, Result, anyhow, bail};
 use hetlb_core::network_algorithm::NetworkAlgorithm;
@@ -34,7 +34,7 @@ pub struct Args {
     #[arg(long, default_value_t = 4096, visible_alias = "cells", value_parser = whole::<u64>(1, MAX_CELLS))]
     items: u64,
     /// Iterations of the application's loop.
-    #[arg(long, default_value_t = 40, value_parser = whole::<u64>(1, 100_000_000))]
+    #[arg(long, default_value_t = 40, value_parser = whole::<u64>(1, 10_000_000))]
     iterations: u64,
     /// Rebalance every R iterations.
     #[arg(long, default_value_t = 5, value_name = "R", value_parser = whole::<u64>(1, 100_000_000))]
@@ -48,7 +48,7 @@ pub struct Args {
     pub(super) procs: Option<usize>,
     /// Slowdown factor per rank, whole numbers ≥ 1 (`1,3,3,3`); the rank repeats its kernel
     /// that many times. The balancer never sees them: it measures speeds.
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     slowdown: Option<String>,
     /// Costs that move over the iterations: `hotspot[:FACTOR[:WIDTH[:SWEEPS]]]`, a window of
     /// WIDTH (fraction of the items, default 0.125) costing FACTOR units per item (default 4)
@@ -57,7 +57,7 @@ pub struct Args {
     #[arg(long)]
     drift: Option<String>,
     /// Kernel rounds per unit of work.
-    #[arg(long, default_value_t = 2000, value_parser = whole::<u64>(0, 1_000_000_000_000))]
+    #[arg(long, default_value_t = 2000, value_parser = whole::<u64>(0, 1_000_000_000))]
     cost: u64,
     /// Bytes of application data carried by each item.
     #[arg(long, default_value_t = 64, value_parser = whole::<usize>(0, 1 << 30))]
@@ -74,10 +74,10 @@ pub struct Args {
     #[arg(long)]
     topology: Option<String>,
     /// Seed of random-biasing's draws.
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = 0, value_parser = whole::<u64>(0, u64::MAX))]
     seed: u64,
     /// Seconds a rank taking part in a rebalance may stay silent before it is declared failed.
-    #[arg(long, default_value_t = 10.0)]
+    #[arg(long, default_value_t = 10.0, value_parser = crate::input::real(0.0, 86_400.0, true))]
     timeout: f64,
     /// threads (default) or mpi (under mpiexec; needs a build with `--features mpi`).
     #[arg(long, default_value = "threads")]
@@ -89,6 +89,10 @@ pub struct Args {
     /// Time per iteration for each balancer: `.svg` or `.png`.
     #[arg(long)]
     plot: Option<PathBuf>,
+    /// Runs of every balancer: times are noisy, so the run of median total time is reported
+    /// with the smallest and largest total of the runs (threads backend).
+    #[arg(long, default_value_t = 1, value_name = "N", value_parser = whole::<u64>(1, 1000))]
+    runs: u64,
     /// Output format.
     #[arg(long, short, value_enum, default_value_t)]
     format: Format,
@@ -100,6 +104,8 @@ pub(super) struct Setup {
     pub(super) balancers: Vec<Option<BalancerConfig>>,
     /// Silence after which a rank is reported as stopped.
     pub(super) timeout: Duration,
+    /// Per balancer, the totals of its runs (empty: one run each).
+    pub(super) spreads: Vec<Spread>,
 }
 
 impl Setup {
@@ -174,7 +180,10 @@ impl Setup {
                 .map(|a| a.name().to_string())
                 .chain(std::iter::once("none".to_string()))
                 .collect(),
-            list => list.split(',').map(|s| s.trim().to_string()).collect(),
+            list => crate::input::unique(
+                list.split(',').map(|s| s.trim().to_string()).collect(),
+                "--balancer",
+            ),
         };
         if names.is_empty() || names.iter().any(String::is_empty) {
             bail!("--balancer: an empty name in '{}'", args.balancer);
@@ -185,6 +194,9 @@ impl Setup {
                 balancers.push(None);
                 continue;
             }
+            // The core's message names every rule once.
+            name.parse::<NetworkAlgorithm>()
+                .map_err(|e| anyhow!("--balancer: {e}, or none"))?;
             let mut cfg = BalancerConfig::new(name)
                 .map_err(|e| anyhow!("--balancer: {e}"))?
                 .speeds(speeds.clone())
@@ -195,7 +207,7 @@ impl Setup {
             }
             if let Some(t) = &args.topology {
                 if !cfg.algorithm().needs_hypercube() {
-                    cfg = cfg.topology(t).map_err(|e| anyhow!("--topology: {e}"))?;
+                    cfg = with_topology(cfg, t)?;
                 }
             }
             // Refuse a rule that does not fit the ranks before anything runs.
@@ -220,11 +232,29 @@ impl Setup {
             },
             balancers,
             timeout: Duration::from_secs_f64(args.timeout),
+            spreads: Vec::new(),
         })
     }
 }
 
-/// Runs `hetlb run iterative`.
+/// `cfg` on the ranks' topology of `--topology`: a `file:` graph is read as `hetlb balance`
+/// reads it (a regular file, bounded by --max-memory), the other specs built by the config.
+fn with_topology(cfg: BalancerConfig, spec: &str) -> Result<BalancerConfig> {
+    use hetlb_core::topology::{Graph, Network, TopologySpec};
+    let parsed: TopologySpec = spec.parse().map_err(|e| anyhow!("--topology: {e}"))?;
+    if let TopologySpec::File(path) = &parsed {
+        let text = crate::input::read_text(std::path::Path::new(path), "--topology", 8)
+            .map_err(|e| anyhow!("--topology: cannot read '{path}': {e:#}"))?;
+        let graph = Graph::parse(&text, None).map_err(|e| anyhow!("--topology: {path}: {e}"))?;
+        return Ok(cfg.network(parsed.to_string(), Network::from_graph(graph)));
+    }
+    cfg.topology(spec).map_err(|e| {
+        let m = e.to_string();
+        anyhow!("--topology: {}", m.strip_prefix("topology: ").unwrap_or(&m))
+    })
+}
+
+/// Runs `hetlb run iterative`./// Runs `hetlb run iterative`.
 pub fn run(args: Args) -> Result<()> {
     match args.backend.as_str() {
         "threads" => {}
@@ -237,29 +267,60 @@ pub fn run(args: Args) -> Result<()> {
             "--workers: {ranks} threads is more than the {MAX_THREAD_RANKS} a threads run starts"
         );
     }
-    let setup = Setup::parse(&args, ranks)?;
+    let mut setup = Setup::parse(&args, ranks)?;
     let mut runs = Vec::new();
     for b in &setup.balancers {
         let name = b
             .as_ref()
             .map_or("none", |c| c.algorithm().name())
             .to_string();
-        let bar = progress::bar(setup.config.iterations, format!("{name} on {ranks} ranks"));
-        let bb = bar.clone();
-        let p: hetlb_runtime::workload::iterative::IterationProgress =
-            Arc::new(move |done| bb.set_position(done));
-        let run = hetlb_runtime::workload::iterative::run_threads(
-            &setup.config,
-            ranks,
-            b.clone(),
-            Some(setup.timeout),
-            Some(p),
-        )
-        .with_context(|| name.clone())?;
-        bar.finish_and_clear();
-        runs.push(run);
+        let mut repeats = Vec::new();
+        for k in 0..args.runs {
+            let label = if args.runs > 1 {
+                format!("{name} on {ranks} ranks, run {}", k + 1)
+            } else {
+                format!("{name} on {ranks} ranks")
+            };
+            let bar = progress::bar(setup.config.iterations, label);
+            let bb = bar.clone();
+            let p: hetlb_runtime::workload::iterative::IterationProgress =
+                Arc::new(move |done| bb.set_position(done));
+            let run = hetlb_runtime::workload::iterative::run_threads(
+                &setup.config,
+                ranks,
+                b.clone(),
+                Some(setup.timeout),
+                Some(p),
+            )
+            .with_context(|| name.clone())?;
+            bar.finish_and_clear();
+            repeats.push(run);
+        }
+        check_exactly_once(&setup, &repeats)?;
+        repeats.sort_by(|a, b| a.total_seconds.total_cmp(&b.total_seconds));
+        let (low, high) = (
+            repeats[0].total_seconds,
+            repeats[repeats.len() - 1].total_seconds,
+        );
+        setup.spreads.push(Spread {
+            runs: repeats.len() as u64,
+            min: low,
+            max: high,
+        });
+        runs.push(repeats.swap_remove(repeats.len() / 2));
     }
     present(&args, &setup, ranks, "threads", &runs)
+}
+
+/// The totals of a balancer's runs.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub(super) struct Spread {
+    /// Runs made.
+    pub(super) runs: u64,
+    /// The smallest total, seconds.
+    pub(super) min: f64,
+    /// The largest total, seconds.
+    pub(super) max: f64,
 }
 
 #[cfg(not(feature = "mpi"))]
@@ -279,7 +340,12 @@ fn run_mpi(args: &Args) -> Result<()> {
 #[derive(Serialize)]
 struct BalancerJson<'a> {
     balancer: &'a str,
+    /// The run reported: the one of median total time when there were several.
     total_seconds: f64,
+    /// The balancer's runs, and the smallest and largest total among them.
+    runs: u64,
+    total_seconds_min: f64,
+    total_seconds_max: f64,
     mean_iteration_seconds: f64,
     ideal_seconds: f64,
     vs_none: Option<f64>,
@@ -305,6 +371,18 @@ struct RunJson<'a> {
     speeds: &'a str,
     balancers: Vec<BalancerJson<'a>>,
     best: Option<&'a str>,
+    /// Rules that ignore the ranks' speeds and moved nothing.
+    unmoved: Vec<&'a str>,
+    /// Measured speeds that cannot be right.
+    implausible_speeds: Vec<SpeedWarning>,
+}
+
+/// A measured speed that cannot be right, in a balancer's run.
+#[derive(Debug, Serialize)]
+struct SpeedWarning {
+    balancer: String,
+    #[serde(flatten)]
+    speed: hetlb_runtime::speed_check::Implausible,
 }
 
 pub(super) fn present(
@@ -321,9 +399,13 @@ pub(super) fn present(
         .map(|r| r.total_seconds);
     let balancers: Vec<BalancerJson> = runs
         .iter()
-        .map(|r| BalancerJson {
+        .enumerate()
+        .map(|(i, r)| BalancerJson {
             balancer: &r.balancer,
             total_seconds: r.total_seconds,
+            runs: setup.spreads.get(i).map_or(1, |s| s.runs),
+            total_seconds_min: setup.spreads.get(i).map_or(r.total_seconds, |s| s.min),
+            total_seconds_max: setup.spreads.get(i).map_or(r.total_seconds, |s| s.max),
             mean_iteration_seconds: r.total_seconds / r.iteration_seconds.len().max(1) as f64,
             ideal_seconds: r.ideal_seconds,
             vs_none: none_total.map(|n| r.total_seconds / n),
@@ -341,6 +423,66 @@ pub(super) fn present(
         .filter(|b| b.balancer != "none")
         .min_by(|a, b| a.total_seconds.total_cmp(&b.total_seconds))
         .map(|b| b.balancer);
+    // Rules that do not weigh capacities see only the items' loads: with equal loads they
+    // have nothing to move, whatever the speeds.
+    let unmoved: Vec<&str> = balancers
+        .iter()
+        .filter(|b| b.items_moved == 0 && b.balancer != "none")
+        .filter(|b| {
+            b.balancer
+                .parse::<NetworkAlgorithm>()
+                .is_ok_and(|a| !a.uses_capacities())
+        })
+        .map(|b| b.balancer)
+        .collect();
+    if !unmoved.is_empty() {
+        eprintln!(
+            "note: {} moved nothing: {} not weigh the ranks' speeds, only the items' loads, \
+             which were level (the measured speeds only weight their imbalance); dem-hetero, \
+             cwa, hybrid and the diffusion rules use them",
+            unmoved.join(", "),
+            if unmoved.len() == 1 {
+                "it does"
+            } else {
+                "they do"
+            }
+        );
+    }
+    // The speeds the rules were given at each rebalance, and each rank's over the run: the
+    // first impossible one of each rank is reported.
+    let mut implausible_speeds: Vec<SpeedWarning> = Vec::new();
+    for r in runs {
+        let over_run: Vec<Option<f64>> = r
+            .ranks
+            .iter()
+            .map(|l| hetlb_runtime::speed_check::speed(l.units_processed, l.busy_seconds))
+            .collect();
+        let given = r
+            .steps
+            .iter()
+            .filter_map(|s| s.report.measured_speeds.as_ref())
+            .map(|v| v.iter().map(|&x| Some(x)).collect::<Vec<_>>());
+        for speeds in given.chain(std::iter::once(over_run)) {
+            for speed in hetlb_runtime::speed_check::implausible(&speeds) {
+                let seen = implausible_speeds
+                    .iter()
+                    .any(|w| w.balancer == r.balancer && w.speed.rank == speed.rank);
+                if !seen {
+                    implausible_speeds.push(SpeedWarning {
+                        balancer: r.balancer.clone(),
+                        speed,
+                    });
+                }
+            }
+        }
+    }
+    for w in &implausible_speeds {
+        eprintln!(
+            "warning: {}: rank {} measured {:.3e} units/s, which cannot be right: {}; the \
+             rules that weigh speeds trusted it",
+            w.balancer, w.speed.rank, w.speed.speed, w.speed.reason
+        );
+    }
     let doc = RunJson {
         backend,
         workers: ranks,
@@ -353,6 +495,8 @@ pub(super) fn present(
         speeds: &args.speeds,
         balancers,
         best,
+        unmoved,
+        implausible_speeds,
     };
     if let Some(path) = &args.plot {
         let series: Vec<Series> = runs
@@ -367,11 +511,27 @@ pub(super) fn present(
                     .collect(),
             })
             .collect();
-        line_chart(
+        let rebalances: Vec<f64> = (1..=args.iterations)
+            .filter(|i| i % args.every == 0 && *i < args.iterations)
+            .map(|i| i as f64 + 0.5)
+            .collect();
+        line_chart_with(
             path,
-            &format!("Time per iteration, {ranks} ranks ({backend})"),
-            "iteration",
-            "milliseconds (slowest rank)",
+            &format!(
+                "Time per iteration: {ranks} ranks ({backend}), {} items, slowdowns {}{}",
+                args.items,
+                doc.slowdown
+                    .iter()
+                    .map(u32::to_string)
+                    .collect::<Vec<_>>()
+                    .join(","),
+                args.drift
+                    .as_deref()
+                    .map_or(String::new(), |d| format!(", drift {d}"))
+            ),
+            &Axes::new("iteration", "milliseconds (slowest rank)")
+                .integer_x()
+                .marks(rebalances, &format!("rebalance (every {})", args.every)),
             &series,
         )
         .context("--plot")?;
@@ -385,6 +545,22 @@ pub(super) fn present(
             };
             write_dump(&target, r).with_context(|| format!("--dump: {}", target.display()))?;
         }
+    }
+    if args.format == Format::Json {
+        // Every iteration's time and every rebalance's report, for every balancer.
+        let bytes: u128 = runs
+            .iter()
+            .map(|r| {
+                r.iteration_seconds.len() as u128 * 24
+                    + r.steps.len() as u128 * (ranks as u128 * 64 + 512)
+                    + ranks as u128 * 256
+            })
+            .sum();
+        crate::limits::check_output(
+            "--format json",
+            &format!("every iteration and rebalance of {} runs", runs.len()),
+            bytes,
+        )?;
     }
     match args.format {
         Format::Json => print_json(&doc),
@@ -456,9 +632,12 @@ fn print_table(doc: &RunJson) {
         doc.schedule,
         doc.speeds
     );
-    let mut t = table([
-        "balancer",
-        "total s",
+    let spread = doc.balancers.iter().any(|b| b.runs > 1);
+    let mut header = vec!["balancer", "total s"];
+    if spread {
+        header = vec!["balancer", "total s (median run)", "min – max"];
+    }
+    header.extend([
         "s / iteration",
         "ideal s",
         "÷ none",
@@ -469,11 +648,18 @@ fn print_table(doc: &RunJson) {
         "MB moved",
         "s in rebalance",
     ]);
+    let mut t = table(header);
     for b in &doc.balancers {
         let (before, after) = mean_imbalance(b.steps);
-        t.add_row(vec![
-            b.balancer.to_string(),
-            fixed(b.total_seconds, 3),
+        let mut row = vec![b.balancer.to_string(), fixed(b.total_seconds, 3)];
+        if spread {
+            row.push(format!(
+                "{} – {}",
+                fixed(b.total_seconds_min, 3),
+                fixed(b.total_seconds_max, 3)
+            ));
+        }
+        row.extend([
             fixed(b.mean_iteration_seconds, 4),
             fixed(b.ideal_seconds, 3),
             b.vs_none.map_or("–".into(), |x| fixed(x, 3)),
@@ -487,6 +673,7 @@ fn print_table(doc: &RunJson) {
             fixed(b.bytes as f64 / 1e6, 2),
             fixed(b.steps.iter().map(|s| s.seconds).fold(0.0, |a, x| a + x), 3),
         ]);
+        t.add_row(row);
     }
     crate::out!("{t}");
     if let Some(best) = doc.best {

@@ -2,10 +2,10 @@
 //! the measurement.
 
 use crate::output::{Format, fixed, print_csv, print_json, table};
-use crate::plot::{Series, line_chart};
+use crate::plot::{Axes, Series, line_chart_with};
 use anyhow::{Context, Result, anyhow, bail};
 use hetlb_runtime::scenario::{
-    Calibration, RealConfig, RealReport, Work, check, default_time_scale, run_threads,
+    Calibration, RealConfig, RealReport, Timing, Work, check, default_time_scale, run_threads,
 };
 use hetlb_sim::{Report, Scenario};
 use serde::Serialize;
@@ -28,10 +28,10 @@ pub struct Args {
     #[arg(long, default_value = "threads")]
     backend: String,
     /// Real seconds per scenario second (default: the run lasts about --target-seconds).
-    #[arg(long, value_name = "S")]
+    #[arg(long, value_name = "S", value_parser = crate::input::real(0.0, 1e6, true))]
     time_scale: Option<f64>,
     /// Real seconds a run should last when --time-scale is not given.
-    #[arg(long, default_value_t = 3.0)]
+    #[arg(long, default_value_t = 3.0, value_parser = crate::input::real(0.0, 3600.0, true))]
     target_seconds: f64,
     /// What a task does for its service time: `cpu` (calibrated CPU work for all of it; ranks
     /// beyond the cores share them and slow down), `sleep` (a timed wait: a core per rank,
@@ -45,14 +45,14 @@ pub struct Args {
     #[arg(long)]
     compare: bool,
     /// Override the scenario's seed (the simulator's and the real run's).
-    #[arg(long)]
+    #[arg(long, value_parser = crate::input::whole::<u64>(0, u64::MAX))]
     seed: Option<u64>,
     /// Override the algorithm of a hypercube policy (`dem`, `oem`, `dem-improved`, `cwa`, …):
     /// Rim et al.'s OEM-against-DEM comparison on the same file.
     #[arg(long)]
     algorithm: Option<String>,
     /// Seconds the ranks may take to measure their links and to report at the end.
-    #[arg(long, default_value_t = 60.0)]
+    #[arg(long, default_value_t = 60.0, value_parser = crate::input::real(0.0, 86_400.0, true))]
     timeout: f64,
     /// Finish time per node, simulated and measured: `.svg` or `.png` (one file per scenario
     /// when several are given: NAME-SCENARIO.svg).
@@ -101,11 +101,33 @@ struct Outcome {
     mean_delivery_lateness: Option<f64>,
     links: Vec<hetlb_runtime::scenario::LinkMeasure>,
     real_seconds: f64,
+    /// How closely the run kept to its time scale.
+    timing: TimingJson,
+    /// Why the measured times cannot stand for the scenario's, when they cannot.
+    warnings: Vec<String>,
     paper_makespan: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     balancings: Option<Balancings>,
     #[serde(skip_serializing_if = "Option::is_none")]
     simulated_balancings: Option<Balancings>,
+}
+
+/// [`Timing`] and the verdict drawn from it.
+#[derive(Debug, Serialize)]
+struct TimingJson {
+    #[serde(flatten)]
+    timing: Timing,
+    /// False when a warning says why the measured times cannot stand for the scenario's.
+    comparison_meaningful: bool,
+}
+
+/// A time scale as a person reads it: `0.0025`, `3.1e-7`.
+fn scale_text(s: f64) -> String {
+    if s != 0.0 && !(1e-3..1e6).contains(&s.abs()) {
+        format!("{s:.3e}")
+    } else {
+        format!("{s:.4}")
+    }
 }
 
 fn rel(measured: f64, simulated: f64) -> f64 {
@@ -172,6 +194,21 @@ pub fn run(args: Args) -> Result<()> {
             timeout: Duration::from_secs_f64(args.timeout),
             fail: None,
         };
+        let expected = sim.makespan * scale;
+        if args.time_scale.is_none() && expected > 2.0 * args.target_seconds {
+            eprintln!(
+                "note: {}: tasks of at least 100 µs make this run last about {expected:.0} s, \
+                 not the {} s of --target-seconds",
+                path.display(),
+                args.target_seconds
+            );
+        } else if expected > 10.0 && !std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+            eprintln!(
+                "note: running {} on real workers for about {expected:.0} s (time scale {})",
+                path.display(),
+                scale_text(scale)
+            );
+        }
         let spinner =
             crate::progress::spinner(format!("running {} on real workers", path.display()));
         let real = run_threads(&scenario, &cfg, calibration)
@@ -214,7 +251,8 @@ fn resolve_work(work: Option<Work>, nodes: usize) -> Work {
 
 /// Reads a scenario and runs the simulator on it (for the prediction and the default scale).
 pub(super) fn prepare(path: &Path, args: &Args) -> Result<(Scenario, Report)> {
-    let mut scenario = Scenario::from_path(path).with_context(|| path.display().to_string())?;
+    let mut scenario = Scenario::from_path_within(path, crate::limits::bytes())
+        .map_err(|e| crate::limits::scenario_error(path, e))?;
     if let Some(seed) = args.seed {
         scenario.setup.seed = seed;
     }
@@ -263,6 +301,8 @@ fn outcome(path: &Path, scenario: &Scenario, real: &RealReport, sim: Option<&Rep
             .map(|(&m, &x)| rel(m, x))
             .collect(),
     });
+    let reference = sim.map_or(real.makespan, |s| s.makespan);
+    let warnings = real.timing.problems(reference);
     Outcome {
         scenario: path.display().to_string(),
         name: scenario.name.clone(),
@@ -285,6 +325,11 @@ fn outcome(path: &Path, scenario: &Scenario, real: &RealReport, sim: Option<&Rep
             .flat_map(|n| n.links.iter().copied())
             .collect(),
         real_seconds: real.real_seconds,
+        timing: TimingJson {
+            timing: real.timing,
+            comparison_meaningful: warnings.is_empty(),
+        },
+        warnings,
         paper_makespan: paper_makespan(scenario.name.as_deref()),
         balancings: matches!(
             scenario.policy,
@@ -324,6 +369,14 @@ fn outcome(path: &Path, scenario: &Scenario, real: &RealReport, sim: Option<&Rep
 }
 
 fn present(args: &Args, outcomes: &[Outcome]) -> Result<()> {
+    for o in outcomes.iter().filter(|o| !o.warnings.is_empty()) {
+        eprintln!(
+            "warning: {}: the measured times do not stand for the scenario's: {} (time scale {}; a larger --time-scale, --work sleep or a quieter machine help)",
+            o.scenario,
+            o.warnings.join("; "),
+            scale_text(o.time_scale)
+        );
+    }
     if let Some(path) = &args.plot {
         for o in outcomes {
             let target = if outcomes.len() > 1 {
@@ -361,14 +414,15 @@ fn present(args: &Args, outcomes: &[Outcome]) -> Result<()> {
                         .collect(),
                 });
             }
-            line_chart(
+            line_chart_with(
                 &target,
                 &format!(
-                    "Finish time per node: {}",
-                    o.name.as_deref().unwrap_or(&o.scenario)
+                    "Finish time per node: {}, {}, time scale {}",
+                    o.name.as_deref().unwrap_or(&o.scenario),
+                    o.work.describe(),
+                    scale_text(o.time_scale)
                 ),
-                "node",
-                "seconds (scenario time)",
+                &Axes::new("node", "seconds (scenario time)").integer_x(),
                 &series,
             )
             .context("--plot")?;
@@ -450,6 +504,7 @@ fn present(args: &Args, outcomes: &[Outcome]) -> Result<()> {
                     "measured",
                     "error",
                     "paper",
+                    "timing",
                 ]);
                 for o in outcomes {
                     let s = o.simulated.as_ref().map_or(0.0, |s| s.makespan);
@@ -461,6 +516,11 @@ fn present(args: &Args, outcomes: &[Outcome]) -> Result<()> {
                         fixed(o.measured.makespan, 3),
                         format!("{:+.1}%", 100.0 * e),
                         o.paper_makespan.map_or("–".into(), |p| fixed(p, 2)),
+                        if o.warnings.is_empty() {
+                            "kept to scale".into()
+                        } else {
+                            "NOT COMPARABLE".into()
+                        },
                     ]);
                 }
                 crate::out!("{t}");
@@ -472,13 +532,13 @@ fn present(args: &Args, outcomes: &[Outcome]) -> Result<()> {
 
 fn print_outcome(o: &Outcome) {
     crate::out!(
-        "{} ({}) on {} workers, policy {}: time scale {:.4} real s per scenario s, tasks are {}; \
+        "{} ({}) on {} workers, policy {}: time scale {} real s per scenario s, tasks are {}; \
          {} tasks completed ({} arrived, {} injected), every one exactly once; {:.2} s real",
         o.name.as_deref().unwrap_or(&o.scenario),
         o.scenario,
         o.backend,
         o.policy,
-        o.time_scale,
+        scale_text(o.time_scale),
         o.work.describe(),
         o.tasks_completed,
         o.tasks_arrived,
@@ -533,6 +593,28 @@ fn print_outcome(o: &Outcome) {
         ]);
     }
     crate::out!("{t}");
+    let tm = &o.timing.timing;
+    crate::out!(
+        "timing: tasks took {} of their service times; CPU while computing {}; events noticed {} \
+         s late on average, {} s at worst (scenario time){}",
+        tm.service_stretch
+            .map_or("–".into(), |s| format!("{:.0}%", 100.0 * s)),
+        tm.cpu_obtained
+            .map_or("– (no CPU work)".into(), |c| format!(
+                "{:.0}% of a core",
+                100.0 * c
+            )),
+        scale_text(tm.mean_event_lateness),
+        scale_text(tm.max_event_lateness),
+        if o.warnings.is_empty() {
+            String::new()
+        } else {
+            format!(
+                ": NOT COMPARABLE with the simulation ({})",
+                o.warnings.join("; ")
+            )
+        }
+    );
     if let Some(p) = o.paper_makespan {
         crate::out!("paper (003_… §5): makespan {p} s");
     }

@@ -3,7 +3,8 @@
 //!
 //! | rule | what a node sends | source |
 //! |---|---|---|
-//! | [`Dishet`] | its excess over the capacity-weighted average of itself and its deficient neighbours, poured into the lightest of them level by level | Neelakantan 2012 (002_…) §4, eqs. 1–5, procedure Balance |
+//! | [`Dishet`] | its excess over the capacity-weighted average of itself and its deficient neighbours, poured into the lightest of them level by level, while that excess is above one unit | Neelakantan 2012, §4, eqs. 1–5, procedure Balance |
+//! | [`DishetTight`] `dishet-tight` | the same from an excess of one unit (not the paper's threshold; every edge ends within one unit) | a variant of Neelakantan 2012 kept for comparison |
 //! | [`FirstOrder`] `diffusion` | `α_ij·(w_i/c_i − w_j/c_j)` per edge, `α_ij = min(c_i,c_j)/(max(deg_i,deg_j)+1)`, rounded to the nearest unit when safe | Cybenko 1989; Elsässer, Monien & Preis 2002 |
 //! | [`FirstOrder`] `random-biasing` | the same flows, each fractional part sent as one unit with probability equal to it | baseline of 002_… §5 (reading documented on [`Rounding::Random`]) |
 //! | [`FirstOrder`] `dynamic-biasing` | the same flows rounded down, the pooled fractions sent to the neighbour with the largest capacity-weighted deficit | baseline of 002_… §5 (reading documented on [`Rounding::Biased`]) |
@@ -43,7 +44,7 @@ mod dishet;
 mod first_order;
 mod gdem;
 
-pub use dishet::Dishet;
+pub use dishet::{Dishet, DishetTight};
 pub use first_order::{FirstOrder, Rounding};
 pub use gdem::{Gdem, LambdaError};
 

@@ -16,7 +16,7 @@
 mod present;
 
 use crate::commands::run::master_worker::matmul_tasks;
-use crate::input::{parse_list, real, whole};
+use crate::input::{real, whole};
 use crate::limits;
 use crate::output::Format;
 use crate::progress;
@@ -170,14 +170,16 @@ struct Plan {
 }
 
 fn plan(args: &Args) -> Result<Plan> {
-    let sizes: Vec<u64> = parse_list(&args.sizes, "--sizes", Some("a matrix order"))?;
+    let sizes: Vec<u64> =
+        crate::input::parse_unique(&args.sizes, "--sizes", Some("a matrix order"))?;
     if let Some(&bad) = sizes.iter().find(|&&n| n == 0 || n > 20_000) {
         bail!("--sizes: {bad} is out of range: allowed 1 to 20000");
     }
     if sizes.is_empty() {
         bail!("--sizes: give at least one matrix order");
     }
-    let sweep: Vec<usize> = parse_list(&args.sweep, "--sweep", Some("a number of processors"))?;
+    let sweep: Vec<usize> =
+        crate::input::parse_unique(&args.sweep, "--sweep", Some("a number of processors"))?;
     if let Some(&bad) = sweep.iter().find(|&&p| !(2..=256).contains(&p)) {
         bail!("--sweep: {bad} processors is out of range: allowed 2 to 256");
     }

@@ -2,7 +2,7 @@
 
 use super::{Point, Report};
 use crate::output::{Format, fixed, print_csv, print_json, table};
-use crate::plot::{Series, line_chart};
+use crate::plot::{Axes, Series, line_chart, line_chart_with};
 use anyhow::{Context, Result};
 use hetlb_core::rules::self_scheduling::Policy;
 use hetlb_runtime::paper::{PaperTable, table_for};
@@ -350,8 +350,8 @@ pub(super) fn plots(dir: &Path, report: &Report) -> Result<Vec<PathBuf>> {
     line_chart(
         &path,
         &format!(
-            "Fig. 3 — time against the matrix order, {} processors",
-            report.procs
+            "Fig. 3 — time against the matrix order, {} processors, slow ×{}, median of {} runs",
+            report.procs, report.slow_factor, report.runs
         ),
         "matrix order",
         "seconds",
@@ -382,11 +382,15 @@ pub(super) fn plots(dir: &Path, report: &Report) -> Result<Vec<PathBuf>> {
         ),
     ] {
         let path = dir.join(file);
-        line_chart(
+        line_chart_with(
             &path,
-            &format!("{title}, {n}×{n}", n = report.sweep_size),
-            "processors",
-            label,
+            &format!(
+                "{title}, {n}×{n}, slow ×{}, median of {} runs",
+                report.slow_factor,
+                report.runs,
+                n = report.sweep_size
+            ),
+            &Axes::new("processors", label).integer_x(),
             &series(sweep, |p| p.procs as f64, &*y),
         )
         .context("--out-dir")?;
@@ -396,7 +400,12 @@ pub(super) fn plots(dir: &Path, report: &Report) -> Result<Vec<PathBuf>> {
         let path = dir.join(format!("efp-{}.svg", p.size));
         crate::plot::processor_bars(
             &path,
-            &format!("EFP — {n}×{n} on {} processors", p.procs, n = p.size),
+            &format!(
+                "EFP — {n}×{n} on {} processors, slow ×{}",
+                p.procs,
+                report.slow_factor,
+                n = p.size
+            ),
             "rows",
             &p.processors,
         )

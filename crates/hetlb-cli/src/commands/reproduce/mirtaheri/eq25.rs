@@ -194,15 +194,41 @@ mod tests {
     }
 
     #[test]
-    fn the_stated_scenario_gives_the_readings_computed() {
+    fn the_readings_cover_every_combination_and_the_simulators_is_among_them() {
         let s = Scenario::from_toml(include_str!(
             "../../../../../../examples/scenarios/mirtaheri-compensated.toml"
         ))
         .unwrap();
         let rows = readings(&s);
-        assert_eq!(rows.len(), 24);
-        // the reading the simulator uses: 500 tasks planned, arriving 5 s after the
-        // decision, the receiver busy 1.4 s: k = 0.52, 260 tasks
+        // Every combination of the four choices, each once.
+        let distinct = |f: fn(&Reading) -> &'static str| {
+            let mut v: Vec<&str> = rows.iter().map(f).collect();
+            v.sort_unstable();
+            v.dedup();
+            v.len()
+        };
+        let combinations = distinct(|r| r.members)
+            * distinct(|r| r.loads)
+            * distinct(|r| r.origin)
+            * distinct(|r| r.t_is);
+        let mut keys: Vec<_> = rows
+            .iter()
+            .map(|r| (r.members, r.loads, r.origin, r.t_is))
+            .collect();
+        keys.sort_unstable();
+        keys.dedup();
+        assert_eq!(keys.len(), rows.len());
+        assert_eq!(rows.len(), combinations);
+        // Each row is eq. 25 on its own inputs.
+        for r in &rows {
+            let e = &r.eq25;
+            let k = compensating_factor(e.sender_rate, e.link_rate, 0.0, e.t, e.dt);
+            assert_eq!(e.k, k);
+            assert_eq!(e.tasks, (k * e.planned as f64).floor() as u64);
+        }
+        // The reading the simulator uses is the decision the simulator takes on this file.
+        let report = s.run().unwrap();
+        let decided = report.policy_stats.decisions[0].transfers[0];
         let ours = rows
             .iter()
             .find(|r| {
@@ -212,8 +238,8 @@ mod tests {
                     && r.t_is == "receiver busy (eq. 16)"
             })
             .unwrap();
-        assert_eq!(ours.eq25.planned, 500);
-        assert!((ours.eq25.t - 1.4).abs() < 1e-9 && (ours.eq25.dt - 5.0).abs() < 1e-9);
-        assert_eq!(ours.eq25.tasks, 260);
+        assert_eq!(ours.eq25.planned, decided.planned);
+        assert!((ours.eq25.k - decided.factor).abs() < 1e-12);
+        assert_eq!(ours.eq25.tasks, decided.tasks);
     }
 }

@@ -17,7 +17,7 @@ mod eq25;
 mod neighbourhood;
 
 use crate::output::{Format, fixed, print_csv, print_json, table};
-use crate::plot::{Series, line_chart};
+use crate::plot::{Axes, Series, line_chart_with};
 use anyhow::{Context, Result};
 use hetlb_core::rules::delay_aware::Compensation;
 use hetlb_sim::engine::Engine;
@@ -49,10 +49,10 @@ pub struct Args {
     #[arg(long, default_value_t = 100, value_parser = crate::input::whole::<u64>(1, 10_000_000))]
     runs: u64,
     /// First seed of the Poisson runs.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, value_parser = crate::input::whole::<u64>(0, u64::MAX))]
     seed: u64,
     /// Transfer rate / execution rate ratios of the delayed sweep.
-    #[arg(long, num_args = 1.., value_delimiter = ',', default_values_t = vec![0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 10.0])]
+    #[arg(long, num_args = 1.., value_delimiter = ',', default_values_t = vec![0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 10.0], value_parser = crate::input::real(0.0, 1e6, true))]
     ratios: Vec<f64>,
     #[command(flatten)]
     plots: super::PlotOptions,
@@ -288,7 +288,8 @@ fn index_of_min(reports: &[Report]) -> usize {
 }
 
 /// Runs `hetlb reproduce mirtaheri`.
-pub fn run(args: Args) -> Result<()> {
+pub fn run(mut args: Args) -> Result<()> {
+    args.ratios = crate::input::unique(args.ratios, "--ratios");
     anyhow::ensure!(args.runs >= 1, "--runs: need at least one run");
     if let Some(bad) = args.ratios.iter().find(|r| !(1e-6..=1e6).contains(*r)) {
         anyhow::bail!("--ratios: {bad} is out of range: allowed 1e-6 to 1e6");
@@ -735,23 +736,21 @@ fn plot_sweep(dir: &Path, rows: &[SweepRow]) -> Result<()> {
                 points: rows
                     .iter()
                     .filter(|r| r.policy == *p)
-                    .map(|r| (r.ratio.log2(), value(r)))
+                    .map(|r| (r.ratio, value(r)))
                     .collect(),
             })
             .collect()
     };
-    line_chart(
+    line_chart_with(
         &dir.join("mirtaheri-sweep-makespan.svg"),
-        "Delayed scenario: finish time vs transfer/execution rate",
-        "log2(transfer rate / execution rate)",
-        "finish time (s)",
+        "Delayed scenario: finish time against the transfer/execution rate ratio",
+        &Axes::new("transfer rate ÷ execution rate", "finish time (s)").log2_x(),
         &series(|r| r.makespan),
     )?;
-    line_chart(
+    line_chart_with(
         &dir.join("mirtaheri-sweep-idle.svg"),
-        "Delayed scenario: total idle time vs transfer/execution rate",
-        "log2(transfer rate / execution rate)",
-        "total idle (s)",
+        "Delayed scenario: total idle time against the transfer/execution rate ratio",
+        &Axes::new("transfer rate ÷ execution rate", "total idle (s)").log2_x(),
         &series(|r| r.total_idle),
     )
 }

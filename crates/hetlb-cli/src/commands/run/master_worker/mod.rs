@@ -41,10 +41,10 @@ pub struct Args {
     procs: Option<usize>,
     /// Slowdown factor per processor, whole numbers ≥ 1: `1,3,3,…` (default: all 1). The
     /// kernel is repeated that many times; the balancer never sees these factors.
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     slowdown: Option<String>,
     /// Change one processor's factor during the run: `PROC:FACTOR@SECONDS`.
-    #[arg(long, value_name = "PROC:FACTOR@SECONDS")]
+    #[arg(long, value_name = "PROC:FACTOR@SECONDS", allow_hyphen_values = true)]
     slowdown_change: Option<String>,
     /// efp, static (equal split), proportional (split by capacity), self (one task per
     /// request), or all (each in turn, compared).
@@ -56,7 +56,7 @@ pub struct Args {
     /// Number of tasks G (matmul), at most the matrix order; default: eq. (1) of the paper
     /// with `--grain-n` and a seeded rand(). Raised to what the policy needs to give every
     /// processor work (EFP: P(P−1)/2 + 1; the others: P).
-    #[arg(long, value_name = "G", value_parser = whole::<u64>(1, u64::MAX))]
+    #[arg(long, value_name = "G", value_parser = whole::<u64>(1, 1 << 40))]
     granularity: Option<u64>,
     /// The multiplier n of eq. (1), 1 to 3.
     #[arg(long, default_value_t = 3, value_parser = whole::<u32>(1, 3))]
@@ -65,10 +65,10 @@ pub struct Args {
     #[arg(long, default_value_t = 1, value_parser = whole::<u64>(0, u64::MAX))]
     seed: u64,
     /// Rounds of work per synthetic task.
-    #[arg(long, default_value_t = 100_000, value_parser = whole::<u64>(0, u64::MAX))]
+    #[arg(long, default_value_t = 100_000, value_parser = whole::<u64>(0, 1_000_000_000))]
     cost: u64,
     /// Given capacities, one per processor, instead of a calibration: `3,1,1,…`.
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     capacities: Option<String>,
     /// Milliseconds each processor runs the calibration task (one after the other).
     #[arg(long, default_value_t = 100, value_parser = whole::<u64>(0, 600_000))]

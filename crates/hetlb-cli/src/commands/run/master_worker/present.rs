@@ -77,7 +77,10 @@ struct RunJson<'a> {
     calibrated: bool,
     processors: Vec<ProcessorJson<'a>>,
     makespan: f64,
+    /// The workload's ideal makespan, the same for every policy run on it.
     ideal: f64,
+    /// How `ideal` was obtained.
+    ideal_basis: &'a str,
     efficiency: f64,
     finish_spread: f64,
     one_worker: Option<f64>,
@@ -113,6 +116,7 @@ pub(super) fn present<J: Checked>(
         };
         errors.push(e);
     }
+    let (ideal, ideal_basis) = workload_ideal(one, setup, workers, runs);
     let static_makespan = runs
         .iter()
         .find(|r| r.outcome.report.policy == Policy::StaticEqual)
@@ -168,8 +172,13 @@ pub(super) fn present<J: Checked>(
                     })
                     .collect(),
                 makespan: rep.makespan,
-                ideal: rep.ideal,
-                efficiency: rep.efficiency,
+                ideal,
+                ideal_basis: &ideal_basis,
+                efficiency: if rep.makespan > 0.0 {
+                    ideal / rep.makespan
+                } else {
+                    0.0
+                },
                 finish_spread: rep.finish_spread(),
                 one_worker: one,
                 speedup: one.map(|t| t / rep.makespan),
@@ -190,7 +199,16 @@ pub(super) fn present<J: Checked>(
             } else {
                 path.clone()
             };
-            plot(&target, &r.outcome.report, &job.describe())?;
+            let slowdowns: Vec<String> = (0..workers).map(|p| slowdown_of(p).to_string()).collect();
+            plot(
+                &target,
+                &r.outcome.report,
+                &format!(
+                    "{}, {workers} processors, slowdowns {}",
+                    job.describe(),
+                    slowdowns.join(",")
+                ),
+            )?;
             written.push(target);
         }
         crate::plot::notice(&written);
@@ -257,6 +275,75 @@ pub(super) fn present<J: Checked>(
             Ok(())
         }
     }
+}
+
+/// One ideal makespan for the workload, whichever policy ran it, and how it was obtained.
+///
+/// With the one-worker time `T1` (every task in turn on one processor, no slowdown) and the
+/// slowdown factors, the ideal is `T1 ÷ Σ 1/s_i` over the `min(P, cores)` fastest processors
+/// on threads (more threads than cores only share the cores) and over all on MPI. Without
+/// `T1` (`--no-check`) it is `W ÷ Σ v_i` with each processor's speed `v_i` pooled over every
+/// run of the command (rows ÷ computing seconds), as [`RunReport::ideal_makespan`] counts it.
+fn workload_ideal<O>(
+    one: Option<f64>,
+    setup: &Setup,
+    workers: usize,
+    runs: &[PolicyRun<O>],
+) -> (f64, String) {
+    if let Some(t1) = one.filter(|t| *t > 0.0) {
+        let mut speeds: Vec<f64> = (0..workers)
+            .map(|p| 1.0 / f64::from(setup.slowdowns.as_ref().map_or(1, |s| s[p])))
+            .collect();
+        speeds.sort_by(|a, b| b.total_cmp(a));
+        let on_threads = runs
+            .first()
+            .is_none_or(|r| r.outcome.report.backend == "threads");
+        let cores = if on_threads {
+            std::thread::available_parallelism().map_or(1, |n| n.get())
+        } else {
+            workers
+        };
+        let used = workers.min(cores);
+        let speed: f64 = speeds.iter().take(used).sum();
+        let basis = format!(
+            "one worker's time {t1:.3} s ÷ Σ 1/slowdown over the {used} fastest of {workers} \
+             processors{}",
+            if used < workers {
+                format!(" (they share {cores} cores)")
+            } else {
+                String::new()
+            }
+        );
+        return (t1 / speed, basis);
+    }
+    let mut pooled: Vec<hetlb_runtime::ProcessorReport> = Vec::new();
+    for r in runs {
+        for p in &r.outcome.report.processors {
+            match pooled.iter_mut().find(|q| q.processor == p.processor) {
+                Some(q) => {
+                    q.rows += p.rows;
+                    q.t_comp += p.t_comp;
+                    q.failed = q.failed.take().and(p.failed.clone());
+                }
+                None => pooled.push(p.clone()),
+            }
+        }
+    }
+    let units: u64 = runs.first().map_or(0, |r| {
+        r.outcome.report.processors.iter().map(|p| p.rows).sum()
+    });
+    // `ideal_makespan` divides the pooled rows by the pooled speed: scale back to one run.
+    let pooled_ideal = RunReport::ideal_makespan(&pooled);
+    let pooled_rows: u64 = pooled.iter().map(|p| p.rows).sum();
+    let ideal = if pooled_rows > 0 {
+        pooled_ideal * units as f64 / pooled_rows as f64
+    } else {
+        0.0
+    };
+    (
+        ideal,
+        "work ÷ Σ speed, each processor's speed pooled over every run of the command".into(),
+    )
 }
 
 /// `3`, or `3→6` once a `--slowdown-change` took effect.
@@ -370,6 +457,9 @@ fn print_comparison(docs: &[RunJson]) {
         ]);
     }
     crate::out!("{t}");
+    if let Some(d) = docs.first() {
+        crate::out!("ideal (one for the workload): {}", d.ideal_basis);
+    }
 }
 
 fn print_paper(d: &RunJson, paper: &hetlb_runtime::paper::PaperTable) {
