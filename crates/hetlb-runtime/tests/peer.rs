@@ -457,3 +457,30 @@ fn check_reports_a_departed_peer_without_waiting() {
     let e = a.check().unwrap_err();
     assert_eq!(e.culprit(), Some(1), "{e}");
 }
+
+#[test]
+fn an_impossible_measured_speed_is_named_in_the_report() {
+    // Rank 1 reports 10^10 units in a second (a work loop the compiler removed, say).
+    let items = unit_items(&[40, 0, 0, 0]);
+    let handles: Vec<_> = threads::group(4)
+        .into_iter()
+        .zip(items)
+        .map(|(member, mut mine)| {
+            std::thread::spawn(move || {
+                let rank = member.rank();
+                let cfg = BalancerConfig::new("cwa")
+                    .unwrap()
+                    .speeds(Speeds::Measured { window: 1 });
+                let mut b = Balancer::new(&member, cfg).unwrap();
+                let units = if rank == 1 { 10_000_000_000 } else { 100 };
+                b.record(units, 1.0);
+                b.rebalance(&mut mine).unwrap()
+            })
+        })
+        .collect();
+    for h in handles {
+        let report = h.join().unwrap();
+        let named: Vec<usize> = report.implausible_speeds.iter().map(|i| i.rank).collect();
+        assert_eq!(named, vec![1]);
+    }
+}

@@ -355,6 +355,7 @@ impl<T: Item, G: Group> Balancer<T, G> {
             planned_after: migration.planned_after.clone(),
             loads_after,
             items_after_all,
+            implausible_speeds: migration.implausible_speeds(),
         })
     }
 

@@ -80,6 +80,14 @@ impl Migration {
         self.transfers.iter().filter(move |t| t.to == rank)
     }
 
+    /// The measured speeds that cannot be right (see [`crate::speed_check`]).
+    pub fn implausible_speeds(&self) -> Vec<crate::speed_check::Implausible> {
+        self.measured_speeds.as_ref().map_or_else(Vec::new, |v| {
+            let speeds: Vec<Option<f64>> = v.iter().copied().map(Some).collect();
+            crate::speed_check::implausible(&speeds)
+        })
+    }
+
     /// The capacities weighing the imbalance: those the rule used, or all 1.
     pub fn weights(&self) -> Vec<f64> {
         self.capacities

@@ -84,6 +84,9 @@ pub struct Report {
     pub loads_after: Vec<u64>,
     /// Items per rank after the move.
     pub items_after_all: Vec<u64>,
+    /// Measured speeds that cannot be right (a work loop the compiler removed, a step timed
+    /// below the clock's resolution): the rule weighed them anyway, so the move is suspect.
+    pub implausible_speeds: Vec<crate::speed_check::Implausible>,
 }
 
 impl Report {
@@ -128,6 +131,7 @@ impl Report {
             planned_after: m.planned_after.clone(),
             loads_after: m.loads_before.clone(),
             items_after_all: m.items_before.clone(),
+            implausible_speeds: m.implausible_speeds(),
         }
     }
 }
