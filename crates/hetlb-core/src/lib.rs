@@ -35,6 +35,7 @@ pub mod metrics;
 pub mod model;
 pub mod network_algorithm;
 pub mod plan;
+pub mod policy;
 pub mod report;
 pub mod rounds;
 pub mod rules;

@@ -43,10 +43,11 @@ impl ReportDetail {
 /// use hetlb_core::Metrics;
 /// let network = "hypercube:3".parse::<TopologySpec>().unwrap().build().unwrap();
 /// let loads = [4, 7, 0, 9, 2, 2, 8, 1];
-/// let run = balance_on(&network, NetworkAlgorithm::Oem, &loads, &NetworkOptions::default()).unwrap();
+/// let oem: NetworkAlgorithm = "oem".parse().unwrap();
+/// let run = balance_on(&network, oem, &loads, &NetworkOptions::default()).unwrap();
 /// let metrics = Metrics::of(&run.plan, None);
 /// let detail = ReportDetail::for_plan(&run.plan, false, 10_000);
-/// let report = BalanceReport::new(NetworkAlgorithm::Oem, "hypercube:3", &network, &run, &metrics, None, Vec::new(), detail);
+/// let report = BalanceReport::new(oem, "hypercube:3", &network, &run, &metrics, None, Vec::new(), detail);
 /// let json = serde_json::to_value(&report).unwrap();
 /// assert_eq!(json["final"].as_array().unwrap().len(), 8);
 /// assert_eq!(json["total"], 33);
