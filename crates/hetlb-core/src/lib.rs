@@ -39,6 +39,7 @@ pub mod policy;
 pub mod report;
 pub mod rounds;
 pub mod rules;
+pub mod text_file;
 pub mod topology;
 pub mod transmission;
 pub mod units;
