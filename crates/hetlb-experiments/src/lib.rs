@@ -16,13 +16,18 @@
 //! Both drivers run on rayon and are deterministic for a seed whatever the thread count:
 //! every trial has its own random stream, and histograms are merged by addition.
 
+pub mod chau;
 pub mod chau_hetero;
 pub mod dishet;
+pub mod efp;
 pub mod enumeration;
 pub mod histogram;
+pub mod mirtaheri;
 pub mod monte_carlo;
 pub mod overhead;
 pub mod paper;
+pub mod rim_dynamic;
+pub mod rim_table1;
 pub mod seed;
 
 pub use histogram::Histogram;

@@ -1,5 +1,5 @@
-//! Communication overhead of moving the units (Rim et al., 004_… §5.2 and §6.3, Figs. 12–13
-//! and 22–23).
+//! Communication overhead of moving the units (Rim, Jang & Kim 2003, §5.2 and §6.3, Figs.
+//! 12–13 and 22–23).
 //!
 //! Rim et al. measure the time to transmit a balancing plan under the phased, overlapped and
 //! pipelined schedules, for CWA, DEM and OEM on 8 and 16 processors, as the initial
@@ -184,6 +184,40 @@ impl Overhead {
                 Metrics::of(&plan, None).task_hops as f64,
             ]
         })
+    }
+}
+
+/// The row of `algorithm` at `procs` processors and `imbalance`, if it ran.
+pub fn row(
+    rows: &[OverheadRow],
+    procs: usize,
+    imbalance: u32,
+    algorithm: Algorithm,
+) -> Option<&OverheadRow> {
+    rows.iter()
+        .find(|r| r.procs == procs && r.imbalance == imbalance && r.algorithm == algorithm)
+}
+
+/// `Σ Tmax` of OEM ÷ that of CWA (the phased times) at `procs` and `imbalance`, when both
+/// ran: the ratio Rim et al. put at about 0.90 (§5.2,
+/// [`crate::paper::rim::SUM_TMAX_OEM_OVER_CWA`]).
+pub fn oem_over_cwa(rows: &[OverheadRow], procs: usize, imbalance: u32) -> Option<f64> {
+    let cwa = row(rows, procs, imbalance, Algorithm::Cwa)?;
+    let oem = row(rows, procs, imbalance, Algorithm::Oem)?;
+    Some(oem.phased / cwa.phased)
+}
+
+/// The mean of [`oem_over_cwa`] over `imbalances` (those where both ran), or `None` when none
+/// did.
+pub fn mean_oem_over_cwa(rows: &[OverheadRow], procs: usize, imbalances: &[u32]) -> Option<f64> {
+    let ratios: Vec<f64> = imbalances
+        .iter()
+        .filter_map(|&i| oem_over_cwa(rows, procs, i))
+        .collect();
+    if ratios.is_empty() {
+        None
+    } else {
+        Some(ratios.iter().sum::<f64>() / ratios.len() as f64)
     }
 }
 
