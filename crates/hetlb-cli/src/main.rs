@@ -26,6 +26,7 @@ mod mpi_end;
 mod output;
 mod plot;
 mod progress;
+mod queues;
 
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use std::process::ExitCode;
