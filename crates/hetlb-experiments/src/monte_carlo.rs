@@ -1,4 +1,5 @@
-//! Random-trial histograms of the final max difference (Chau & Fu, 000_…, Tables 1–2).
+//! Random-trial histograms of the final max difference (Chau & Fu, *Load Balancing Between
+//! Heterogenous Computing Clusters*, Tables 1–2).
 //!
 //! Chau & Fu assign random loads to the nodes of an `n`-cube, balance, and record the max
 //! difference, 100,000 times for each `n = 3..12`. They do not state their distribution; we

@@ -9,7 +9,7 @@
 pub use hetlb_runtime::paper::{PaperRow, PaperTable, TABLES, table_for};
 
 /// What the paper gives for Figs. 3 and 9–11: captions only.
-pub const FIGURES: &str = "Figs. 3 and 9–11 of 001_… survive only as captions (time against \
+pub const FIGURES: &str = "Figs. 3 and 9–11 of Aldasht, Ortega & Puntonet survive only as captions (time against \
     the matrix order; time, efficiency and speedup against the number of processors for \
     1000 × 1000, static against EFP): there are no published numbers to compare those rows with.";
 

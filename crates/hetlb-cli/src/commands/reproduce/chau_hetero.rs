@@ -1,5 +1,5 @@
 //! `hetlb reproduce chau-hetero`: Chau & Fu's claim that the revised improved DEM ends "at
-//! most one more than the optimal solution" (000_… §5), measured on random heterogeneous
+//! most one more than the optimal solution" (§5), measured on random heterogeneous
 //! clusters.
 
 use crate::input::whole;
@@ -155,7 +155,7 @@ fn print_tables(args: &Args, out: &ChauHeteroReport) {
         args.max_load
     );
     crate::out!(
-        "Chau & Fu (000_…) §5: \"the maximum load difference between any two computing clusters can be at most\n\
+        "Chau & Fu §5: \"the maximum load difference between any two computing clusters can be at most\n\
          one more than the optimal solution\". The paper has no experiment for clusters of different sizes; these\n\
          numbers are ours. Per trial: 2^n clusters, sizes from Sharcnet's (§1: {:?}) half of the time, otherwise\n\
          uniform on 1..={MAX_SIZE} processors; relative speeds uniform on 1..={MAX_SPEED}; capacity p = processors x speed;\n\

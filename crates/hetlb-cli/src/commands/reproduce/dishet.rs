@@ -128,7 +128,7 @@ pub fn run_command(args: Args) -> Result<()> {
 
 fn print_tables(config: &Config, cells: &[Cell], capacities: &str, graphs: &str) {
     let sizes: Vec<String> = config.sizes.iter().map(usize::to_string).collect();
-    crate::out!("DISHET experiments (Neelakantan 2012, 002_… §5), recomputed");
+    crate::out!("DISHET experiments (Neelakantan 2012, §5), recomputed");
     crate::out!("  graphs: {graphs}");
     crate::out!("  capacities: {capacities}");
     crate::out!(

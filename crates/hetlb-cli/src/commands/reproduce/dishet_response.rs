@@ -155,9 +155,7 @@ pub fn run_command(args: Args) -> Result<()> {
 fn print_tables(args: &Args, s: &ResponseReport) {
     let c = &s.setup;
     let list = |v: Vec<String>| v.join(", ");
-    crate::out!(
-        "DISHET in time (Neelakantan 2012, 002_… §5): throughput and average response time"
-    );
+    crate::out!("DISHET in time (Neelakantan 2012, §5): throughput and average response time");
     crate::out!(
         "  instances of `reproduce dishet` (seed {}): sizes {}; totals {}; {} trials per cell; G(n, p) with mean\n  \
          degree {}, capacities uniform on 1..={}",

@@ -97,7 +97,7 @@ pub fn run(mut args: Args) -> Result<()> {
 
 fn print_tables(out: &Output) {
     crate::out!(
-        "Mirtaheri & Grandinetti (003_…) §5 — 6 nodes, 300 tasks each, 1000 external tasks at t = 0.1 s.\n\
+        "Mirtaheri & Grandinetti (2017) §5 — 6 nodes, 300 tasks each, 1000 external tasks at t = 0.1 s.\n\
          Network: the ring 1-2-3-4-5-1 with node 6 on node 5 (paper numbering; our node ids are one less).\n\
          Ours: as written (deterministic execution, the paper's figures) and the mean ± sd of {} runs with\n\
          Poisson task completions (seeds {}..{}).",
@@ -263,7 +263,7 @@ fn print_eq25(out: &Output) {
 
 fn print_neighbourhood(out: &Output) {
     crate::out!(
-        "\nThe plan carried out by the centre alone or by the whole neighbourhood (003_… §4 plans L_il(r) for every\n\
+        "\nThe plan carried out by the centre alone or by the whole neighbourhood (the paper's §4 plans L_il(r) for every\n\
          overloaded member r, e.g. L_51(4)); examples/simulator/mirtaheri-neighbourhood.toml: load enters paper node 5\n\
          while its neighbour, paper node 4, holds 900 tasks; non-adjacent members exchange through the centre:"
     );

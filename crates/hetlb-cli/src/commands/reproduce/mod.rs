@@ -36,22 +36,22 @@ enum Experiment {
     /// Rim et al., Table 1: DEM and OEM over every non-decreasing load vector (8, 16, 32
     /// processors; 64 with `--procs 64`, beyond the paper).
     RimTable1(rim::Args),
-    /// Mirtaheri & Grandinetti (003_…) §5: the 6-node one-shot scenarios (Figs. 8–11) and a
+    /// Mirtaheri & Grandinetti (2017) §5: the 6-node one-shot scenarios (Figs. 8–11) and a
     /// sweep of the transfer/execution rate ratio, with and without the compensating factor.
     Mirtaheri(mirtaheri::Args),
-    /// Rim et al. (004_…) §4: dynamic hypercube balancing under Poisson arrivals with dem,
+    /// Rim, Jang & Kim (2003) §4: dynamic hypercube balancing under Poisson arrivals with dem,
     /// oem, dem-improved and cwa; average max difference after balancing and speedup.
     RimDynamic(rim_dynamic::Args),
     /// Rim et al., §§5.2 and 6: time to transmit CWA, DEM and OEM plans, phased, overlapped, pipelined.
     RimOverhead(rim_overhead::Args),
     /// DISHET against diffusion, biasing and gdem on random graphs (Neelakantan 2012, §5).
     Dishet(dishet::Args),
-    /// Aldasht et al. (001_…): EFP against the static split on real workers, Tables 2–6 beside
+    /// Aldasht, Ortega & Puntonet: EFP against the static split on real workers, Tables 2–6 beside
     /// the paper's, Fig. 3 (time against the matrix order), Figs. 9–11 (time, efficiency and
     /// speedup against the number of processors).
     Efp(efp::Args),
     /// DISHET and its baselines in time: throughput and average response time while tasks
-    /// execute at node capacities and units cross links with rates and delays (002_… §5).
+    /// execute at node capacities and units cross links with rates and delays (Neelakantan 2012, §5).
     DishetResponse(dishet_response::Args),
 }
 

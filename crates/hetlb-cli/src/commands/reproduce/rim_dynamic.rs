@@ -118,7 +118,7 @@ fn opt(x: Option<f64>, digits: usize) -> String {
 
 fn print_tables(out: &Output) {
     crate::out!(
-        "Rim, Jang & Kim (004_…) §4 — dynamic hypercube: Poisson arrivals at utilisation {} per processor,\n\
+        "Rim, Jang & Kim (2003) §4 — dynamic hypercube: Poisson arrivals at utilisation {} per processor,\n\
          exponential service (mean 1), FIFO; balancing over the whole cube whenever an arrival brings a processor\n\
          to {} tasks. Means of {} runs (seeds {}..{}).",
         out.utilisation,

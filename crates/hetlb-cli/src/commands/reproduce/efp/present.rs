@@ -60,7 +60,7 @@ pub(super) fn print(format: Format, report: &Report) -> Result<()> {
 
 fn print_tables(report: &Report) {
     crate::out!(
-        "Aldasht, Ortega & Puntonet (001_…): EFP on real workers, beside the paper's Tables 2–6"
+        "Aldasht, Ortega & Puntonet, \"Dynamic load balancing in heterogeneous clusters\": EFP on real workers, beside the paper's Tables 2–6"
     );
     crate::out!("  machine: {}", report.machine);
     crate::out!(
