@@ -7,13 +7,7 @@
 //! use hetlb_experiments::chau::{ChauTable, reproduce};
 //! use hetlb_experiments::monte_carlo::MonteCarlo;
 //! let which = ChauTable::Two;
-//! let mc = MonteCarlo {
-//!     algorithm: which.algorithm(),
-//!     dimensions: 3..=4,
-//!     trials: 2000,
-//!     seed: 1,
-//!     max_load: 1_000_000,
-//! };
+//! let mc = MonteCarlo::new(which.algorithm()).dimensions(3..=4).trials(2000);
 //! let rows = reproduce(which, &mc, &|_| {}).unwrap();
 //! assert_eq!(rows.len(), 2);
 //! let paper = rows[0].paper.as_ref().unwrap();

@@ -287,6 +287,7 @@ pub fn optimal_range(total: u64, capacities: &[u64]) -> Fraction {
 
 /// One trial's cube: capacities `p = processors × speed` and loads.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[non_exhaustive]
 pub struct Clusters {
     /// Processors of each cluster.
     pub sizes: Vec<u64>,
@@ -427,6 +428,7 @@ pub fn is_product_form(capacities: &[u64]) -> bool {
 
 /// The share of trials within the claim at one load scale, for one kind of clusters.
 #[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
 pub struct ScaleRow {
     /// Cube dimension.
     pub n: u32,
@@ -513,6 +515,7 @@ fn check(dims: &RangeInclusive<u32>, trials: u64, max_load: u64) -> Result<(), C
 
 /// What one trial measured.
 #[derive(Debug, Clone, Copy)]
+#[non_exhaustive]
 pub struct Outcome {
     /// `dem-hetero`'s max − min of load per unit of capacity.
     pub dem_hetero: Fraction,
@@ -593,6 +596,7 @@ pub fn class_of(excess: Fraction) -> usize {
 
 /// The worst trial of a dimension.
 #[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
 pub struct Worst {
     /// The trial's index (with the seed and `n`, enough to draw it again).
     pub trial: u64,
@@ -610,6 +614,7 @@ pub struct Worst {
 
 /// One dimension's results.
 #[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
 pub struct Row {
     /// Cube dimension: `2^n` clusters.
     pub n: u32,

@@ -28,16 +28,7 @@ fn the_papers_own_rows_are_no_distance_from_the_paper() {
     for which in [ChauTable::One, ChauTable::Two] {
         for p in which.paper() {
             let histogram = Histogram::from_dense(&p.counts);
-            let row = compare(
-                which,
-                MonteCarloRow {
-                    algorithm: which.algorithm(),
-                    n: p.n,
-                    trials: histogram.total(),
-                    average: histogram.average(),
-                    histogram,
-                },
-            );
+            let row = compare(which, MonteCarloRow::new(which.algorithm(), p.n, histogram));
             assert_eq!(row.max_abs_z, Some(0.0), "n = {}", p.n);
         }
     }
@@ -61,16 +52,12 @@ fn rim_columns_outside_the_table_are_refused_and_bounds_hold() {
 #[test]
 fn the_oem_cwa_mean_is_the_mean_of_the_ratios() {
     let imbalances = vec![20, 60];
-    let rows = Overhead {
-        procs: 8,
-        imbalances: imbalances.clone(),
-        factors: vec![30, 100],
-        base: 10,
-        repetitions: 3,
-        seed: 1,
-    }
-    .run(&|_| {})
-    .unwrap();
+    let rows = Overhead::new(8)
+        .imbalances(imbalances.clone())
+        .factors(vec![30, 100])
+        .repetitions(3)
+        .run(&|_| {})
+        .unwrap();
     let ratios: Vec<f64> = imbalances
         .iter()
         .map(|&i| oem_over_cwa(&rows, 8, i).unwrap())
@@ -147,12 +134,11 @@ fn mirtaheri_does_not_depend_on_the_thread_count() {
 }
 
 fn small_grid() -> Config {
-    let mut grid = Config::default();
-    grid.sizes = vec![8, 16];
-    grid.totals = vec![300];
-    grid.distributions = vec![Distribution::Single, Distribution::Varying(50)];
-    grid.seeds = 2;
-    grid
+    Config::new()
+        .sizes(vec![8, 16])
+        .totals(vec![300])
+        .distributions(vec![Distribution::Single, Distribution::Varying(50)])
+        .seeds(2)
 }
 
 #[test]

@@ -260,6 +260,7 @@ impl Serialize for Distribution {
 
 /// The experiment grid and its free parameters.
 #[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
 pub struct Config {
     /// Graph sizes (paper: 8 to 64 nodes).
     pub sizes: Vec<usize>,
@@ -282,6 +283,74 @@ pub struct Config {
 }
 
 impl Config {
+    /// The paper's grid ([`Config::default`]).
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sets the graph sizes.
+    #[must_use]
+    pub fn sizes(mut self, sizes: Vec<usize>) -> Self {
+        self.sizes = sizes;
+        self
+    }
+
+    /// Sets the total loads.
+    #[must_use]
+    pub fn totals(mut self, totals: Vec<u64>) -> Self {
+        self.totals = totals;
+        self
+    }
+
+    /// Sets the initial distributions.
+    #[must_use]
+    pub fn distributions(mut self, distributions: Vec<Distribution>) -> Self {
+        self.distributions = distributions;
+        self
+    }
+
+    /// Sets the algorithms compared.
+    #[must_use]
+    pub fn algorithms(mut self, algorithms: Vec<NetworkAlgorithm>) -> Self {
+        self.algorithms = algorithms;
+        self
+    }
+
+    /// Sets the trials per cell.
+    #[must_use]
+    pub fn seeds(mut self, seeds: u64) -> Self {
+        self.seeds = seeds;
+        self
+    }
+
+    /// Sets the mean degree of the random graphs.
+    #[must_use]
+    pub fn mean_degree(mut self, mean_degree: f64) -> Self {
+        self.mean_degree = mean_degree;
+        self
+    }
+
+    /// Sets the largest capacity.
+    #[must_use]
+    pub fn max_capacity(mut self, max_capacity: u32) -> Self {
+        self.max_capacity = max_capacity;
+        self
+    }
+
+    /// Sets the base seed.
+    #[must_use]
+    pub fn base_seed(mut self, base_seed: u64) -> Self {
+        self.base_seed = base_seed;
+        self
+    }
+
+    /// Sets the round limit.
+    #[must_use]
+    pub fn max_rounds(mut self, max_rounds: u64) -> Self {
+        self.max_rounds = max_rounds;
+        self
+    }
+
     /// Refuses an empty or oversized graph and totals above `max_total` (`why` names the limit
     /// and what it protects, for the message).
     ///
@@ -338,6 +407,7 @@ impl Default for Config {
 
 /// One trial's instance.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct Instance {
     /// The network.
     pub network: Network,
@@ -351,6 +421,7 @@ pub struct Instance {
 
 /// Coordinates of a trial.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[non_exhaustive]
 pub struct Trial {
     /// Nodes.
     pub nodes: usize,
@@ -408,6 +479,7 @@ impl Trial {
 
 /// One algorithm's result on one trial.
 #[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
 pub struct Outcome {
     /// The trial.
     pub trial: Trial,
@@ -423,6 +495,7 @@ pub struct Outcome {
 
 /// Aggregate over the trials of one cell (size, total, distribution, algorithm).
 #[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
 pub struct Cell {
     /// Nodes.
     pub nodes: usize,
@@ -484,7 +557,7 @@ pub fn trials(config: &Config) -> Vec<Trial> {
 /// # Example
 /// ```
 /// use hetlb_experiments::dishet::{aggregate, run, Config};
-/// let config = Config { sizes: vec![8], totals: vec![1000], seeds: 2, ..Config::default() };
+/// let config = Config::new().sizes(vec![8]).totals(vec![1000]).seeds(2);
 /// let outcomes = run(&config, &|| {}).unwrap();
 /// let algorithms = config.algorithms.len();
 /// assert_eq!(outcomes.len(), 8 * 2 * algorithms); // distributions × seeds × algorithms

@@ -15,11 +15,11 @@
 //! ```
 //! use hetlb_experiments::dishet::{Config, Distribution};
 //! use hetlb_experiments::dishet::response::{Policy, Response};
-//! let mut grid = Config::default();
-//! grid.sizes = vec![8];
-//! grid.totals = vec![200];
-//! grid.distributions = vec![Distribution::Single];
-//! grid.seeds = 1;
+//! let grid = Config::new()
+//!     .sizes(vec![8])
+//!     .totals(vec![200])
+//!     .distributions(vec![Distribution::Single])
+//!     .seeds(1);
 //! let policies = vec![Policy::None, "dishet".parse().unwrap()];
 //! let report = Response::new(grid, policies).run(&|| {}).unwrap();
 //! let (none, dishet) = (&report.cells[0], &report.cells[1]);

@@ -33,6 +33,7 @@ pub const MAX_PLANNED_VECTORS: u128 = 50_000_000;
 
 /// Why an enumeration cannot run.
 #[derive(Debug, Clone, PartialEq, Error)]
+#[non_exhaustive]
 pub enum EnumerationError {
     /// Processor count not a power of two.
     #[error(transparent)]

@@ -57,13 +57,11 @@ pub fn run(which: Table, args: Args) -> Result<()> {
         None => which.algorithm(),
     };
     let dimensions = parse_dims(&args.dims)?;
-    let mc = MonteCarlo {
-        algorithm,
-        dimensions: dimensions.clone(),
-        trials: args.trials,
-        seed: args.seed,
-        max_load: args.max_load,
-    };
+    let mc = MonteCarlo::new(algorithm)
+        .dimensions(dimensions.clone())
+        .trials(args.trials)
+        .seed(args.seed)
+        .max_load(args.max_load);
     let steps = args
         .trials
         .saturating_mul(dimensions.clone().count() as u64);
@@ -109,9 +107,9 @@ pub fn run(which: Table, args: Args) -> Result<()> {
 fn field_of(e: &hetlb_experiments::monte_carlo::MonteCarloError) -> &'static str {
     use hetlb_experiments::monte_carlo::MonteCarloError as E;
     match e {
-        E::NoTrials => "--runs",
         E::Dimension(_) => "--dims",
         E::Overflow { .. } => "--max-load",
+        _ => "--runs",
     }
 }
 

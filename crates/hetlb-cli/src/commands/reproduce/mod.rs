@@ -150,17 +150,16 @@ impl DishetGrid {
         let totals: Vec<u64> = crate::input::parse_unique(&self.totals, "--totals", None)?;
         let distributions: Vec<Distribution> =
             crate::input::parse_unique(&self.distributions, "--distributions", None)?;
-        let config = Config {
-            sizes,
-            totals,
-            distributions,
-            algorithms,
-            seeds: self.runs,
-            mean_degree: self.mean_degree,
-            max_capacity: self.max_capacity,
-            base_seed: self.seed,
-            max_rounds,
-        };
+        let config = Config::new()
+            .sizes(sizes)
+            .totals(totals)
+            .distributions(distributions)
+            .algorithms(algorithms)
+            .seeds(self.runs)
+            .mean_degree(self.mean_degree)
+            .max_capacity(self.max_capacity)
+            .base_seed(self.seed)
+            .max_rounds(max_rounds);
         config.check(max_total, why).map_err(dishet_error)?;
         Ok(config)
     }

@@ -54,14 +54,12 @@ pub fn run(mut args: Args) -> Result<()> {
         anyhow::bail!("--procs: {bad} is not a power of two (1, 2, 4, …)");
     }
     for &procs in &args.procs {
-        let exp = Overhead {
-            procs,
-            imbalances: args.imbalance.clone(),
-            factors: FACTORS.to_vec(),
-            base: args.base,
-            repetitions: args.repetitions,
-            seed: args.seed,
-        };
+        let exp = Overhead::new(procs)
+            .imbalances(args.imbalance.clone())
+            .factors(FACTORS.to_vec())
+            .base(args.base)
+            .repetitions(args.repetitions)
+            .seed(args.seed);
         let total = (args.imbalance.len() * FACTORS.len()) as u64 * args.repetitions;
         let progress = bar(total, format!("transmission, {procs} processors"));
         let result = exp.run(&|done| progress.inc(done)).map_err(|e| {
@@ -69,7 +67,7 @@ pub fn run(mut args: Args) -> Result<()> {
                 OverheadError::Procs(_) => "--procs",
                 OverheadError::Imbalance(_) => "--imbalance",
                 OverheadError::Repetitions => "--runs",
-                OverheadError::Overflow(_) => "--base",
+                _ => "--base",
             };
             anyhow!("{field}: {e}")
         })?;
