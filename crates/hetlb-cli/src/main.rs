@@ -17,8 +17,6 @@
 //! failed write to stdout is such an error too; a closed pipe ends the program quietly.
 
 mod commands;
-#[cfg(test)]
-mod fuzz;
 mod input;
 mod limits;
 #[cfg(feature = "mpi")]
@@ -26,6 +24,7 @@ mod mpi_end;
 mod output;
 mod plot;
 mod progress;
+mod queues;
 
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use std::process::ExitCode;
