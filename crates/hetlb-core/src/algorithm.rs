@@ -1,38 +1,75 @@
-//! One entry point for every hypercube algorithm, by its command-line name.
+//! One type for every balancing rule, by its command-line name: the hypercube rules
+//! (pairwise dimension exchange and whole-vector cube walking) and the diffusion rules, which
+//! run on any network. [`balance`] balances the loads of a hypercube; [`balance_on`] any
+//! network. Both take one [`BalanceOptions`] and fail with one [`BalanceError`].
 
 use crate::exchange;
 use crate::model::{Capacities, ModelError};
 use crate::plan::Plan;
+use crate::rounds::{
+    Convergence, DEFAULT_MAX_ROUNDS, RoundError, RoundOptions, RoundRun, run_rounds,
+};
 use crate::rules::cube_walking;
+use crate::rules::diffusion::{
+    Dishet, DishetTight, FirstOrder, Gdem, LambdaError, NodeRule, Rounding,
+};
 use crate::rules::dimension_exchange::{Dem, DemFixed, DemHetero, DemImproved, Oem, PairRule};
+use crate::topology::{Hypercube, Network, Topology};
 use std::fmt;
 use std::str::FromStr;
 use thiserror::Error;
 
-/// The hypercube balancing algorithms, named as on the command line.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+/// How a rule decides, which says where it runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
 #[serde(rename_all = "kebab-case")]
+#[non_exhaustive]
+pub enum Family {
+    /// A pair of hypercube neighbours splits its units, one dimension per phase (DEM and its
+    /// variants, OEM). Hypercube only.
+    PairwiseHypercube,
+    /// The rule reads the whole load vector and sets exact targets (cube walking, hybrid).
+    /// Hypercube only.
+    WholeVector,
+    /// Every node decides from its own load and its neighbours', round after round. Any
+    /// connected network.
+    Diffusion,
+}
+
+/// Every balancing rule, named as on the command line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Algorithm {
     /// `dem` — Cybenko's dimension exchange, heavier node keeps the odd unit.
     Dem,
     /// `dem-fixed` — dimension exchange, the node with bit `k` = 0 keeps the odd unit.
     DemFixed,
-    /// `dem-improved` — Chau & Fu's improved DEM (000_… Fig. 2).
+    /// `dem-improved` — Chau & Fu's improved DEM (Chau & Fu 2003, Fig. 2).
     DemImproved,
     /// `dem-hetero` — Chau & Fu's revised improved DEM for clusters of different capacities
-    /// (000_… Fig. 5).
+    /// (Chau & Fu 2003, Fig. 5).
     DemHetero,
-    /// `oem` — Rim, Jang & Kim's odd–even method (004_… §3).
+    /// `oem` — Rim, Jang & Kim's odd–even method (Rim, Jang & Kim 2003, §3).
     Oem,
-    /// `cwa` — the cube walking algorithm (Wu & Shu 1996; 004_… §5).
+    /// `cwa` — the cube walking algorithm (Wu & Shu 1996; Rim, Jang & Kim 2003, §5).
     Cwa,
-    /// `hybrid` — OEM for `log P` phases, then CWA (004_… §5.5).
+    /// `hybrid` — OEM for `log P` phases, then CWA (Rim, Jang & Kim 2003, §5.5).
     Hybrid,
+    /// `dishet` — DISHET (Neelakantan 2012, §4): balances while `LD > 1`, as the paper writes.
+    Dishet,
+    /// `dishet-tight` — DISHET acting from `LD ≥ 1` (not the paper's threshold).
+    DishetTight,
+    /// `diffusion` — first-order diffusion with capacities.
+    Diffusion,
+    /// `random-biasing` — diffusion with randomised rounding.
+    RandomBiasing,
+    /// `dynamic-biasing` — diffusion with the remainders biased to the largest deficit.
+    DynamicBiasing,
+    /// `gdem` — generalised dimension exchange.
+    Gdem,
 }
 
 impl Algorithm {
-    /// Every algorithm, in documentation order.
-    pub const ALL: [Algorithm; 7] = [
+    /// The hypercube rules, in documentation order.
+    pub const HYPERCUBE: [Algorithm; 7] = [
         Algorithm::Dem,
         Algorithm::DemFixed,
         Algorithm::DemImproved,
@@ -41,6 +78,34 @@ impl Algorithm {
         Algorithm::Cwa,
         Algorithm::Hybrid,
     ];
+
+    /// The diffusion rules, which run on any network.
+    pub const DIFFUSION: [Algorithm; 6] = [
+        Algorithm::Dishet,
+        Algorithm::DishetTight,
+        Algorithm::Diffusion,
+        Algorithm::RandomBiasing,
+        Algorithm::DynamicBiasing,
+        Algorithm::Gdem,
+    ];
+
+    /// Every rule: the hypercube ones, then the diffusion ones.
+    pub fn all() -> impl Iterator<Item = Algorithm> {
+        Self::HYPERCUBE.into_iter().chain(Self::DIFFUSION)
+    }
+
+    /// How it decides.
+    pub fn family(self) -> Family {
+        match self {
+            Algorithm::Cwa | Algorithm::Hybrid => Family::WholeVector,
+            Algorithm::Dem
+            | Algorithm::DemFixed
+            | Algorithm::DemImproved
+            | Algorithm::DemHetero
+            | Algorithm::Oem => Family::PairwiseHypercube,
+            _ => Family::Diffusion,
+        }
+    }
 
     /// The command-line name.
     pub fn name(self) -> &'static str {
@@ -52,10 +117,16 @@ impl Algorithm {
             Algorithm::Oem => "oem",
             Algorithm::Cwa => "cwa",
             Algorithm::Hybrid => "hybrid",
+            Algorithm::Dishet => "dishet",
+            Algorithm::DishetTight => "dishet-tight",
+            Algorithm::Diffusion => "diffusion",
+            Algorithm::RandomBiasing => "random-biasing",
+            Algorithm::DynamicBiasing => "dynamic-biasing",
+            Algorithm::Gdem => "gdem",
         }
     }
 
-    /// One line on what the algorithm does.
+    /// One line on what the rule does.
     pub fn summary(self) -> &'static str {
         match self {
             Algorithm::Dem => "dimension exchange; the heavier node keeps the odd unit",
@@ -73,45 +144,75 @@ impl Algorithm {
                 "cube walking: global load vector, exact targets, max difference <= 1"
             }
             Algorithm::Hybrid => "oem for log P phases, then cwa for log(N/P)",
+            Algorithm::Dishet => {
+                "excess over the capacity-weighted domain average poured into the lightest neighbours, while it is above one unit"
+            }
+            Algorithm::DishetTight => {
+                "dishet acting from an excess of one unit (every edge ends within one unit; not the paper's threshold)"
+            }
+            Algorithm::Diffusion => {
+                "first-order diffusion with capacities, flows rounded to the nearest safe unit"
+            }
+            Algorithm::RandomBiasing => {
+                "first-order diffusion, fractional flows rounded up with their probability"
+            }
+            Algorithm::DynamicBiasing => {
+                "first-order diffusion, pooled remainders sent to the largest deficit"
+            }
+            Algorithm::Gdem => "generalised dimension exchange over an edge colouring",
         }
     }
 
     /// The source paper and where in it.
     pub fn source(self) -> &'static str {
         match self {
-            Algorithm::Dem => "Cybenko 1989; Rim et al. 2003 (004) §2; Chau & Fu (000) Fig. 1",
-            Algorithm::DemFixed => "Chau & Fu (000) Table 1",
-            Algorithm::DemImproved => "Chau & Fu (000) §3, Fig. 2, Table 2",
-            Algorithm::DemHetero => "Chau & Fu (000) §4, Fig. 5",
-            Algorithm::Oem => "Rim, Jang & Kim 2003 (004) §3, Theorem 1, Table 1",
-            Algorithm::Cwa => "Wu & Shu 1996, as in Rim et al. 2003 (004) §5",
-            Algorithm::Hybrid => "Rim et al. 2003 (004) §5.5",
+            Algorithm::Dem => "Cybenko 1989; Rim, Jang & Kim 2003 §2; Chau & Fu 2003 Fig. 1",
+            Algorithm::DemFixed => "Chau & Fu 2003, Table 1",
+            Algorithm::DemImproved => "Chau & Fu 2003, §3, Fig. 2, Table 2",
+            Algorithm::DemHetero => "Chau & Fu 2003, §4, Fig. 5",
+            Algorithm::Oem => "Rim, Jang & Kim 2003, §3, Theorem 1, Table 1",
+            Algorithm::Cwa => "Wu & Shu 1996, as in Rim, Jang & Kim 2003, §5",
+            Algorithm::Hybrid => "Rim, Jang & Kim 2003, §5.5",
+            Algorithm::Dishet => "Neelakantan 2012, §4, eqs. 1-5, procedure Balance",
+            Algorithm::DishetTight => "a variant of Neelakantan 2012, §4 (LD >= 1)",
+            Algorithm::Diffusion => "Cybenko 1989; Elsasser, Monien & Preis 2002",
+            Algorithm::RandomBiasing | Algorithm::DynamicBiasing => {
+                "baselines of Neelakantan 2012, §5; reading documented in rules::diffusion"
+            }
+            Algorithm::Gdem => "Xu & Lau 1992",
         }
     }
 
-    /// The bound on the final max difference with equal capacities, as text.
-    pub fn bound(self) -> &'static str {
-        match self {
+    /// The bound on the final max difference of a hypercube rule with equal capacities, as
+    /// text (`None` for a diffusion rule, which runs to its fixed point).
+    pub fn bound(self) -> Option<&'static str> {
+        Some(match self {
             Algorithm::Dem | Algorithm::DemFixed => "<= n",
             Algorithm::DemImproved => "<= n/2",
             Algorithm::DemHetero => "<= n/2 for equal capacities below 2 (= dem-improved)",
             Algorithm::Oem => "<= ceil(n/2)",
             Algorithm::Cwa => "<= 1",
             Algorithm::Hybrid => "<= ceil(log P/2) + 1",
-        }
+            _ => return None,
+        })
     }
 
-    /// True for algorithms whose balancing uses capacities.
+    /// True for rules whose balancing uses capacities.
     pub fn uses_capacities(self) -> bool {
-        matches!(
+        !matches!(
             self,
-            Algorithm::DemHetero | Algorithm::Cwa | Algorithm::Hybrid
+            Algorithm::Dem | Algorithm::DemFixed | Algorithm::DemImproved | Algorithm::Oem
         )
     }
 
-    /// True for the dimension-exchange pair rules (everything but `cwa` and `hybrid`).
+    /// True for the rules that run on a hypercube only.
+    pub fn needs_hypercube(self) -> bool {
+        self.family() != Family::Diffusion
+    }
+
+    /// True for the dimension-exchange pair rules.
     pub fn is_pair_rule(self) -> bool {
-        !matches!(self, Algorithm::Cwa | Algorithm::Hybrid)
+        self.family() == Family::PairwiseHypercube
     }
 }
 
@@ -121,10 +222,16 @@ impl fmt::Display for Algorithm {
     }
 }
 
-/// An algorithm name that is not one of [`Algorithm::ALL`].
+impl serde::Serialize for Algorithm {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
+
+/// A rule name that is not one of [`Algorithm::all`].
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 #[error(
-    "unknown algorithm '{0}' (expected one of: dem, dem-fixed, dem-improved, dem-hetero, oem, cwa, hybrid)"
+    "unknown algorithm '{0}' (expected one of: dem, dem-fixed, dem-improved, dem-hetero, oem, cwa, hybrid, dishet, dishet-tight, diffusion, random-biasing, dynamic-biasing, gdem)"
 )]
 pub struct UnknownAlgorithm(pub String);
 
@@ -132,39 +239,64 @@ impl FromStr for Algorithm {
     type Err = UnknownAlgorithm;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        Algorithm::ALL
-            .into_iter()
+        Self::all()
             .find(|a| a.name() == s)
             .ok_or_else(|| UnknownAlgorithm(s.to_string()))
     }
 }
 
-/// Options of [`balance`].
+/// Options of [`balance`] and [`balance_on`]; an option a rule does not have is refused.
 #[derive(Debug, Clone, Default)]
 pub struct BalanceOptions {
-    /// Node capacities; `None` for equal nodes. Algorithms that are not capacity-aware
-    /// ignore them.
+    /// Node capacities; `None` for equal nodes. Rules that are not capacity-aware ignore
+    /// them.
     pub capacities: Option<Capacities>,
-    /// `P` for `hybrid` (default `2^⌊n/2⌋`); an error for the other algorithms.
+    /// `P` for `hybrid` (default `2^⌊n/2⌋`).
     pub procs_per_group: Option<usize>,
+    /// Round limit of the diffusion rules (default [`DEFAULT_MAX_ROUNDS`]).
+    pub max_rounds: Option<u64>,
+    /// Seed of `random-biasing`.
+    pub seed: u64,
+    /// `λ` of `gdem` (default: [`Network::gdem_lambda`]).
+    pub lambda: Option<f64>,
 }
 
-/// Why [`balance`] refused.
+/// Why a balance was refused.
 #[derive(Debug, Clone, PartialEq, Error)]
+#[non_exhaustive]
 pub enum BalanceError {
     /// Bad loads, capacities or group size.
     #[error(transparent)]
     Model(#[from] ModelError),
-    /// A group size given to an algorithm that has no groups.
+    /// A group size given to a rule that has no groups.
     #[error("a group size only applies to hybrid, not to {0}")]
     GroupSizeUnused(Algorithm),
+    /// The round engine refused its input.
+    #[error(transparent)]
+    Round(#[from] RoundError),
+    /// A hypercube rule on another network.
+    #[error(
+        "{0} runs on a hypercube only (use gdem, the generalised dimension exchange, on other networks)"
+    )]
+    NeedsHypercube(Algorithm),
+    /// A bad exchange parameter.
+    #[error(transparent)]
+    Lambda(#[from] LambdaError),
+    /// An option the rule does not use.
+    #[error("{algorithm} takes no {option}")]
+    Unused {
+        /// The option.
+        option: &'static str,
+        /// The rule.
+        algorithm: Algorithm,
+    },
 }
-
-/// Balances `loads` on a hypercube with `algorithm`.
+/// Balances `loads` on the hypercube of their count with `algorithm` (any rule: the
+/// diffusion rules run on the hypercube's graph). [`balance_on`] takes any network.
 ///
 /// # Errors
 /// [`BalanceError`] for a load count that is not a power of two, an overflowing total, a
-/// capacity list of the wrong length, a bad group size.
+/// capacity list of the wrong length, a bad group size, an option the rule does not have.
 ///
 /// # Complexity
 /// `O(N log N)`.
@@ -173,7 +305,7 @@ pub enum BalanceError {
 /// ```
 /// use hetlb_core::{balance, Algorithm, BalanceOptions, Metrics};
 /// let loads = [5, 0, 3, 9, 2, 2, 8, 1];
-/// for alg in Algorithm::ALL {
+/// for alg in Algorithm::all() {
 ///     let plan = balance(alg, &loads, &BalanceOptions::default()).unwrap();
 ///     assert_eq!(plan.final_loads.iter().sum::<u64>(), 30);
 /// }
@@ -185,6 +317,10 @@ pub fn balance(
     loads: &[u64],
     options: &BalanceOptions,
 ) -> Result<Plan, BalanceError> {
+    if algorithm.family() == Family::Diffusion {
+        let cube = Network::Hypercube(Hypercube::for_nodes(loads.len())?);
+        return Ok(balance_on(&cube, algorithm, loads, options)?.plan);
+    }
     if let Some(c) = &options.capacities
         && c.len() != loads.len()
     {
@@ -197,7 +333,7 @@ pub fn balance(
     let caps = options.capacities.as_ref();
     match algorithm {
         Algorithm::Hybrid => {
-            let n = crate::topology::Hypercube::for_nodes(loads.len())?.dimensions();
+            let n = Hypercube::for_nodes(loads.len())?.dimensions();
             let p = options.procs_per_group.unwrap_or(1 << (n / 2));
             Ok(cube_walking::hybrid(loads, caps, p)?)
         }
@@ -222,6 +358,172 @@ pub fn balance(
             let visited = visit_pair_rule(algorithm, caps, Planner(loads));
             Ok(visited.expect("pair rule")?)
         }
+    }
+}
+
+/// Balances `loads` on `network` with `algorithm`.
+///
+/// # Errors
+/// [`BalanceError`] for a hypercube algorithm on another network, a load or capacity vector
+/// of the wrong length, an overflowing total, a bad `λ`, or an option the algorithm ignores.
+///
+/// # Complexity
+/// `O(N log N)` for the hypercube algorithms; `O(R·M log Δ)` for `R` rounds of a diffusion
+/// algorithm.
+///
+/// # Example
+/// ```
+/// use hetlb_core::{balance_on, Algorithm, BalanceOptions};
+/// use hetlb_core::topology::TopologySpec;
+/// let options = BalanceOptions::default();
+/// let cube = "hypercube:3".parse::<TopologySpec>().unwrap().build().unwrap();
+/// let ring = "ring:8".parse::<TopologySpec>().unwrap().build().unwrap();
+/// let loads = [8, 0, 3, 9, 2, 2, 8, 0];
+/// for alg in Algorithm::all() {
+///     let run = balance_on(&cube, alg, &loads, &options).unwrap();
+///     assert_eq!(run.plan.final_loads.iter().sum::<u64>(), 32);
+///     assert_eq!(balance_on(&ring, alg, &loads, &options).is_ok(), !alg.needs_hypercube());
+/// }
+/// ```
+pub fn balance_on(
+    network: &Network,
+    algorithm: Algorithm,
+    loads: &[u64],
+    options: &BalanceOptions,
+) -> Result<RoundRun, BalanceError> {
+    balance_on_within(network, algorithm, loads, options, u64::MAX)
+}
+
+/// [`balance_on`], refusing a plan of more than `max_transfers` transfers (24 bytes each):
+/// a hypercube algorithm before it runs (its plan has at most `N/2` transfers per
+/// dimension), a diffusion algorithm in the round that passes the limit
+/// ([`RoundError::TooManyTransfers`]).
+///
+/// # Errors
+/// As [`balance_on`], and [`RoundError::TooManyTransfers`] (as [`BalanceError::Round`]).
+///
+/// # Example
+/// ```
+/// use hetlb_core::{balance_on_within, Algorithm, BalanceOptions};
+/// use hetlb_core::rounds::RoundError;
+/// use hetlb_core::topology::TopologySpec;
+/// use hetlb_core::BalanceError;
+/// let path = "path:100".parse::<TopologySpec>().unwrap().build().unwrap();
+/// let mut loads = vec![0u64; 100];
+/// loads[0] = 10_000;
+/// let o = BalanceOptions::default();
+/// let e = balance_on_within(&path, Algorithm::Dishet, &loads, &o, 50).unwrap_err();
+/// assert!(matches!(e, BalanceError::Round(RoundError::TooManyTransfers { limit: 50, .. })));
+/// ```
+pub fn balance_on_within(
+    network: &Network,
+    algorithm: Algorithm,
+    loads: &[u64],
+    options: &BalanceOptions,
+    max_transfers: u64,
+) -> Result<RoundRun, BalanceError> {
+    let unused = |option| Err(BalanceError::Unused { option, algorithm });
+    if options.lambda.is_some() && algorithm != Algorithm::Gdem {
+        return unused("exchange parameter λ (only gdem has one)");
+    }
+    if algorithm.family() == Family::Diffusion {
+        if options.procs_per_group.is_some() {
+            return unused("group size (only hybrid has one)");
+        }
+        let limit = max_transfers;
+        return match network {
+            Network::Hypercube(cube) => diffuse(cube, network, algorithm, loads, options, limit),
+            Network::Graph { graph, .. } => {
+                diffuse(graph, network, algorithm, loads, options, limit)
+            }
+        };
+    };
+    let Network::Hypercube(cube) = network else {
+        return Err(BalanceError::NeedsHypercube(algorithm));
+    };
+    if options.max_rounds.is_some() {
+        return unused("round limit (the hypercube algorithms run one phase per dimension)");
+    }
+    if loads.len() != cube.node_count() {
+        return Err(RoundError::NodeCount {
+            loads: loads.len(),
+            nodes: cube.node_count(),
+        }
+        .into());
+    }
+    let most = (cube.node_count() as u128 / 2).saturating_mul(u128::from(cube.dimensions()));
+    if most > u128::from(max_transfers) {
+        return Err(RoundError::TooManyTransfers {
+            limit: max_transfers,
+            round: 1,
+        }
+        .into());
+    }
+    let plan = balance(algorithm, loads, options)?;
+    let rounds = plan.phases.len() as u64;
+    Ok(RoundRun {
+        plan,
+        rounds,
+        executed_rounds: rounds,
+        converged: true,
+        convergence: Convergence::Schedule,
+    })
+}
+
+fn diffuse<T: Topology>(
+    topology: &T,
+    network: &Network,
+    algorithm: Algorithm,
+    loads: &[u64],
+    options: &BalanceOptions,
+    max_transfers: u64,
+) -> Result<RoundRun, BalanceError> {
+    let round_options = RoundOptions {
+        max_rounds: options.max_rounds.unwrap_or(DEFAULT_MAX_ROUNDS),
+        seed: options.seed,
+        max_transfers,
+    };
+    let caps = options.capacities.as_ref();
+    fn go<T: Topology, R: NodeRule>(
+        rule: &R,
+        topology: &T,
+        loads: &[u64],
+        caps: Option<&Capacities>,
+        o: &RoundOptions,
+    ) -> Result<RoundRun, BalanceError> {
+        Ok(run_rounds(rule, topology, loads, caps, o)?)
+    }
+    match algorithm {
+        Algorithm::Dishet => go(&Dishet, topology, loads, caps, &round_options),
+        Algorithm::DishetTight => go(&DishetTight, topology, loads, caps, &round_options),
+        Algorithm::Diffusion => go(
+            &FirstOrder::new(Rounding::Nearest),
+            topology,
+            loads,
+            caps,
+            &round_options,
+        ),
+        Algorithm::RandomBiasing => go(
+            &FirstOrder::new(Rounding::Random),
+            topology,
+            loads,
+            caps,
+            &round_options,
+        ),
+        Algorithm::DynamicBiasing => go(
+            &FirstOrder::new(Rounding::Biased),
+            topology,
+            loads,
+            caps,
+            &round_options,
+        ),
+        Algorithm::Gdem => {
+            let colouring = network.edge_colouring();
+            let lambda = options.lambda.unwrap_or_else(|| network.gdem_lambda());
+            let rule = Gdem::new(&colouring, lambda)?;
+            go(&rule, topology, loads, caps, &round_options)
+        }
+        a => Err(BalanceError::NeedsHypercube(a)),
     }
 }
 
@@ -266,6 +568,74 @@ pub fn visit_pair_rule<V: PairRuleVisitor>(
         Algorithm::DemImproved => visitor.visit(&DemImproved),
         Algorithm::DemHetero => visitor.visit(&DemHetero::new(capacities)),
         Algorithm::Oem => visitor.visit(&Oem),
-        Algorithm::Cwa | Algorithm::Hybrid => return None,
+        _ => return None,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::topology::TopologySpec;
+
+    fn net(s: &str) -> Network {
+        s.parse::<TopologySpec>().unwrap().build().unwrap()
+    }
+
+    #[test]
+    fn names_round_trip() {
+        for a in Algorithm::all() {
+            assert_eq!(a.name().parse::<Algorithm>().unwrap(), a);
+        }
+        assert_eq!(Algorithm::all().count(), 13);
+        assert!("dishet2".parse::<Algorithm>().is_err());
+    }
+
+    #[test]
+    fn cube_algorithms_give_what_balance_gives() {
+        let loads = [4, 7, 0, 9, 2, 2, 8, 1];
+        for a in Algorithm::HYPERCUBE {
+            let run =
+                balance_on(&net("hypercube:3"), a, &loads, &BalanceOptions::default()).unwrap();
+            assert_eq!(
+                run.plan,
+                balance(a, &loads, &BalanceOptions::default()).unwrap()
+            );
+            assert_eq!(run.convergence, Convergence::Schedule);
+        }
+    }
+
+    #[test]
+    fn misuse_is_refused() {
+        let o = BalanceOptions::default();
+        let ring = net("ring:8");
+        assert_eq!(
+            balance_on(&ring, Algorithm::Dem, &[0; 8], &o),
+            Err(BalanceError::NeedsHypercube(Algorithm::Dem))
+        );
+        let lambda = BalanceOptions {
+            lambda: Some(0.7),
+            ..BalanceOptions::default()
+        };
+        assert!(matches!(
+            balance_on(&ring, Algorithm::Dishet, &[0; 8], &lambda),
+            Err(BalanceError::Unused { .. })
+        ));
+        assert!(balance_on(&ring, Algorithm::Gdem, &[0; 8], &lambda).is_ok());
+        let bad = BalanceOptions {
+            lambda: Some(1.0),
+            ..BalanceOptions::default()
+        };
+        assert!(matches!(
+            balance_on(&ring, Algorithm::Gdem, &[0; 8], &bad),
+            Err(BalanceError::Lambda(_))
+        ));
+        assert!(matches!(
+            balance_on(&ring, Algorithm::Diffusion, &[0; 7], &o),
+            Err(BalanceError::Round(RoundError::NodeCount { .. }))
+        ));
+        assert!(matches!(
+            balance_on(&net("hypercube:2"), Algorithm::Oem, &[0; 8], &o),
+            Err(BalanceError::Round(RoundError::NodeCount { .. }))
+        ));
+    }
 }

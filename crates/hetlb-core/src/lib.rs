@@ -44,7 +44,9 @@ pub mod topology;
 pub mod transmission;
 pub mod units;
 
-pub use algorithm::{Algorithm, BalanceError, BalanceOptions, balance};
+pub use algorithm::{
+    Algorithm, BalanceError, BalanceOptions, Family, balance, balance_on, balance_on_within,
+};
 pub use metrics::Metrics;
 pub use model::{Capacities, ModelError};
 pub use plan::{Phase, Plan, Transfer};

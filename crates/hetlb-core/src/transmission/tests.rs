@@ -48,7 +48,7 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(200))]
 
     #[test]
-    fn every_schedule_obeys_the_model(loads in cube_loads(6), alg in prop::sample::select(Algorithm::ALL.to_vec())) {
+    fn every_schedule_obeys_the_model(loads in cube_loads(6), alg in prop::sample::select(Algorithm::HYPERCUBE.to_vec())) {
         let plan = plan_of(alg, &loads);
         for s in Schedule::ALL {
             let t = transmit(&plan, s).unwrap();
@@ -60,7 +60,7 @@ proptest! {
     }
 
     #[test]
-    fn overlap_never_slower_than_phased(loads in cube_loads(6), alg in prop::sample::select(Algorithm::ALL.to_vec())) {
+    fn overlap_never_slower_than_phased(loads in cube_loads(6), alg in prop::sample::select(Algorithm::HYPERCUBE.to_vec())) {
         let plan = plan_of(alg, &loads);
         let phased = transmit(&plan, Schedule::Phased).unwrap().steps;
         let overlap = transmit(&plan, Schedule::Overlap).unwrap().steps;
@@ -74,7 +74,7 @@ proptest! {
     /// starves a link that overlapping would have fed in one block. No counterexample has
     /// turned up here, nor in 200,000 random plans of up to 128 nodes with skewed loads.
     #[test]
-    fn pipeline_never_slower_than_overlap(loads in cube_loads(5), alg in prop::sample::select(Algorithm::ALL.to_vec())) {
+    fn pipeline_never_slower_than_overlap(loads in cube_loads(5), alg in prop::sample::select(Algorithm::HYPERCUBE.to_vec())) {
         let plan = plan_of(alg, &loads);
         let overlap = transmit(&plan, Schedule::Overlap).unwrap().steps;
         let pipeline = transmit(&plan, Schedule::Pipeline).unwrap().steps;
@@ -124,7 +124,7 @@ proptest! {
     #[test]
     fn event_driven_pipeline_equals_the_step_by_step_one(
         loads in skewed_loads(7),
-        alg in prop::sample::select(Algorithm::ALL.to_vec()),
+        alg in prop::sample::select(Algorithm::HYPERCUBE.to_vec()),
     ) {
         let plan = plan_of(alg, &loads);
         let (events, steps) = both_pipelines(&plan);

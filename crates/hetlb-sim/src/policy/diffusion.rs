@@ -234,9 +234,7 @@ impl DiffusionPolicy {
                     rule.decide(&view, scratch, out);
                 }
             }
-            NetworkAlgorithm::Cube(a) => {
-                return Err(DiffusionError::NotDiffusion(NetworkAlgorithm::Cube(a)));
-            }
+            a => return Err(DiffusionError::NotDiffusion(a)),
         }
         let mut budget = own;
         for &(to, units) in out.iter() {
@@ -364,7 +362,7 @@ mod tests {
     #[test]
     fn refuses_what_it_cannot_run() {
         use hetlb_core::Algorithm;
-        let oem = NetworkAlgorithm::Cube(Algorithm::Oem);
+        let oem = Algorithm::Oem;
         let new = DiffusionSettings::new;
         assert!(new(oem, 1.0, None).is_err());
         assert!(new(NetworkAlgorithm::Dishet, 0.0, None).is_err());

@@ -130,9 +130,9 @@ pub fn run(args: Args) -> Result<()> {
             return crate::limits::round_error(e, &format!("{algorithm} on {topology}"), "");
         }
         let field = match &e {
-            NetworkError::Balance(BalanceError::Model(ModelError::GroupSize { .. }))
-            | NetworkError::Balance(BalanceError::GroupSizeUnused(_)) => "--procs-per-group",
-            NetworkError::Balance(BalanceError::Model(ModelError::CapacityCount { .. }))
+            BalanceError::Model(ModelError::GroupSize { .. })
+            | BalanceError::GroupSizeUnused(_) => "--procs-per-group",
+            BalanceError::Model(ModelError::CapacityCount { .. })
             | NetworkError::Round(RoundError::Model(ModelError::CapacityCount { .. })) => {
                 "--capacities"
             }
