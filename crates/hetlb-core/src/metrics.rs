@@ -17,6 +17,7 @@ use serde::Serialize;
 
 /// Every metric of a plan; see the module documentation for definitions.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[non_exhaustive]
 pub struct Metrics {
     /// `max − min` of the final loads.
     pub max_difference: u64,

@@ -15,6 +15,7 @@ use thiserror::Error;
 /// Each message names the offending value so that a command-line front end can print it after
 /// the name of the option it came from.
 #[derive(Debug, Clone, PartialEq, Error)]
+#[non_exhaustive]
 pub enum ModelError {
     /// No loads at all.
     #[error("no loads given")]

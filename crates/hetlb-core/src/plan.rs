@@ -22,6 +22,7 @@ pub struct Transfer {
 
 /// One synchronous step of a plan.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct Phase {
     /// The hypercube dimension exchanged in this phase, when the phase is one.
     pub dimension: Option<u32>,
@@ -32,6 +33,7 @@ pub struct Phase {
 /// Load-information traffic: the messages nodes exchange to decide, as opposed to the task
 /// messages that carry units (counted from the transfers).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[non_exhaustive]
 pub struct LoadInfo {
     /// Number of load-information messages.
     pub messages: u64,
@@ -51,6 +53,7 @@ pub struct LoadInfo {
 /// assert_eq!(plan.replay().unwrap(), plan.final_loads);
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct Plan {
     /// Loads before balancing.
     pub initial: Vec<u64>,
@@ -64,6 +67,7 @@ pub struct Plan {
 
 /// A plan that does not replay to its own final loads.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[non_exhaustive]
 pub enum PlanError {
     /// A transfer names a node outside the load vector.
     #[error("phase {phase}: transfer {from} -> {to} names a node outside 0..{nodes}")]

@@ -112,6 +112,7 @@ pub struct PolicyStats {
 
 /// Why a policy could not decide.
 #[derive(Debug, Clone, PartialEq, Error)]
+#[non_exhaustive]
 pub enum PolicyError {
     /// The delay-aware rule refused its input.
     #[error(transparent)]
@@ -192,6 +193,7 @@ impl Policy for NoBalancing {
 
 /// A diffusion rule that is not one of the five, or a bad λ.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
 pub enum DiffusionError {
     /// Not a diffusion algorithm.
     #[error(

@@ -113,6 +113,7 @@ impl fmt::Display for Convergence {
 
 /// The result of a round-based (or phased) run.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct RoundRun {
     /// The plan: one phase per round up to the last round that moved a unit.
     pub plan: Plan,
@@ -149,6 +150,7 @@ impl RoundRun {
 
 /// Why a run could not start.
 #[derive(Debug, Clone, PartialEq, Error)]
+#[non_exhaustive]
 pub enum RoundError {
     /// Bad loads or capacities.
     #[error(transparent)]
@@ -173,6 +175,7 @@ pub enum RoundError {
 
 /// Units and transfers of one round.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub struct RoundStep {
     /// Units sent in the round (task-hops).
     pub units: u64,

@@ -5,6 +5,7 @@ use serde::Serialize;
 
 /// The figures of one node.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[non_exhaustive]
 pub struct NodeReport {
     /// Node id.
     pub node: usize,
@@ -29,6 +30,7 @@ pub struct NodeReport {
 
 /// The result of a run.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[non_exhaustive]
 pub struct Report {
     /// The policy's name.
     pub policy: String,

@@ -128,6 +128,7 @@ impl Decision {
 
 /// Why [`decide`] refused.
 #[derive(Debug, Clone, PartialEq, Error)]
+#[non_exhaustive]
 pub enum DelayAwareError {
     /// No members at all.
     #[error("the neighbourhood is empty")]

@@ -39,6 +39,7 @@ use thiserror::Error;
 
 /// What is wrong with a scheduling parameter.
 #[derive(Debug, Clone, PartialEq, Error)]
+#[non_exhaustive]
 pub enum SchedulingError {
     /// The granularity multiplier `n` of eq. (1) must be at least 1.
     #[error("granularity multiplier n = {0} must be at least 1 (the paper uses 1, 2 or 3)")]

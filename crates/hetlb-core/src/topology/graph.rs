@@ -42,6 +42,7 @@ impl fmt::Display for Location {
 ///
 /// Every message is one line that names the offending value.
 #[derive(Debug, Clone, PartialEq, Error)]
+#[non_exhaustive]
 pub enum GraphError {
     /// A graph with no node.
     #[error("the graph has no nodes")]

@@ -99,6 +99,7 @@ impl FromStr for Schedule {
 /// A link busy without a break: `len` units sent from `from` to `to` in steps
 /// `start..start + len` (step 0 is the first).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct Burst {
     /// Sending node.
     pub from: usize,
@@ -112,6 +113,7 @@ pub struct Burst {
 
 /// The transmission of a plan under one schedule.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[non_exhaustive]
 pub struct Transmission {
     /// The schedule used.
     pub schedule: Schedule,
@@ -136,6 +138,7 @@ pub struct Transmission {
 
 /// A plan that cannot be transmitted on a hypercube, or a transmission that breaks the model.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[non_exhaustive]
 pub enum TransmissionError {
     /// The plan's node count is not a power of two.
     #[error("a plan of {0} nodes is not a hypercube plan")]

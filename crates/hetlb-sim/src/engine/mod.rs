@@ -94,6 +94,7 @@ impl Setup {
 
 /// Why a run failed.
 #[derive(Debug, Clone, PartialEq, Error)]
+#[non_exhaustive]
 pub enum SimError {
     /// The setup and the models disagree.
     #[error("{0}")]
