@@ -1,4 +1,4 @@
-//! Scheduling the transmission of a 2^16-node plan (Rim et al., 004_… §6).
+//! Scheduling the transmission of a 2^16-node plan (Rim, Jang & Kim 2003, §6).
 //!
 //! `cargo bench -p hetlb-core --bench transmission`; `hetlb bench transmission` reports the
 //! medians in one run.

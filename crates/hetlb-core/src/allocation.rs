@@ -60,7 +60,7 @@ pub fn pair_share(total: u64, weight: f64, other: f64) -> Share {
 /// below 2^53 take a `u128` path; others are compared in arbitrary precision.
 ///
 /// Chau & Fu's Fig. 5 moves tasks in the last dimension only when this holds with
-/// `margin = 1` (000_… §4); `margin = 0` compares the per-capacity loads.
+/// `margin = 1` (Chau & Fu 2003 §4); `margin = 0` compares the per-capacity loads.
 ///
 /// # Complexity
 /// `O(1)` for whole capacities; otherwise the cost of a few multiplications of numbers of

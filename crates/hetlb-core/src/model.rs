@@ -6,7 +6,7 @@
 //! subcube's total) then fits as well.
 //!
 //! Capacities are the relative speeds of the nodes: Chau & Fu's `p_u` (processors in cluster
-//! `u` times their speed `s_u`, 000_… §4). They must be positive and finite.
+//! `u` times their speed `s_u`, Chau & Fu 2003 §4). They must be positive and finite.
 
 use thiserror::Error;
 

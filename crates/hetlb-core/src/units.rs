@@ -1,6 +1,6 @@
 //! Unsigned integer types that can hold a node's load.
 //!
-//! The planners work on `u64`. The exhaustive enumerations of Rim et al. (004_…, Table 1) only
+//! The planners work on `u64`. The exhaustive enumerations of Rim et al. (Table 1) only
 //! ever see loads below 128, and run their inner loops on `u8` lanes so the compiler can
 //! vectorise them; [`Units`] lets one rule implementation serve both.
 

@@ -11,8 +11,8 @@
 //!   [`policy::Policy`]; see `src/engine/README.md`.
 //! * [`model`], [`network`] — the node and link models; the network is the core's
 //!   [`Network`](hetlb_core::topology::Network), its links numbered by [`network::LinkTable`].
-//! * [`policy`] — no balancing, the delay-aware policy of Mirtaheri & Grandinetti (003_…),
-//!   threshold-triggered hypercube balancing of Rim et al. (004_… §4).
+//! * [`policy`] — no balancing, the delay-aware policy of Mirtaheri & Grandinetti,
+//!   threshold-triggered hypercube balancing of Rim et al. (§4).
 //! * [`scenario`] — scenarios in TOML, validated, with errors naming the field and line.
 //! * [`report`] — what a run produces.
 //! * [`rng`] — one seeded random stream per node and purpose.

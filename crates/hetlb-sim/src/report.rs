@@ -16,7 +16,7 @@ pub struct NodeReport {
     /// Seconds it had none, up to the horizon.
     pub idle: f64,
     /// Seconds it had none before its last completion: time spent waiting for load that was
-    /// still on its way (003_… §5 calls this the standby time).
+    /// still on its way (Mirtaheri & Grandinetti 2017 §5 calls this the standby time).
     pub waiting: f64,
     /// Tasks it executed.
     pub executed: u64,

@@ -37,7 +37,7 @@ fn every_example_runs_and_conserves_tasks() {
     assert!(count >= 5, "found only {count} example scenarios");
 }
 
-/// 003_… §5, Fig. 8. By hand: node 1 (0 here) executes 500 tasks/s without a break from 0 to
+/// Mirtaheri & Grandinetti 2017 §5, Fig. 8. By hand: node 1 (0 here) executes 500 tasks/s without a break from 0 to
 /// the end, 300 + 1000 tasks in all, so it finishes at 1300 / 500 = 2.6 s. The other five
 /// finish their 300 tasks at 0.6 s and wait 2 s each: 10 s of idle time.
 #[test]
@@ -55,7 +55,7 @@ fn no_balancing_finishes_at_2_6_s() {
     assert_eq!(r.executed, 6 * 300 + 1000);
 }
 
-/// 003_… §5, Fig. 9. By hand: at 0.1 s node 0 holds 1250 tasks (1251 if its 50th completion
+/// Mirtaheri & Grandinetti 2017 §5, Fig. 9. By hand: at 0.1 s node 0 holds 1250 tasks (1251 if its 50th completion
 /// is ordered after the injection), nodes 1 and 4 are estimated at 300 − 500·0.1 = 250. The
 /// neighbourhood average is 583.3, node 0's extra load 666.7, half of it each: ⌊333.3⌋ = 333
 /// tasks to nodes 1 and 4. Node 0 keeps 1250 − 666 = 584 (0.1 + 584/500 = 1.268 s), nodes 1
@@ -78,7 +78,7 @@ fn balancing_without_delay_halves_the_makespan() {
     );
 }
 
-/// 003_… §5, delayed scenario without compensation. By hand: at 0.1 s node 5 holds
+/// Mirtaheri & Grandinetti 2017 §5, delayed scenario without compensation. By hand: at 0.1 s node 5 holds
 /// 300 − 20 + 1000 = 1280 tasks, node 4 about 280; the average is 780, so 500 tasks go over a
 /// 100 tasks/s link and land at 0.1 + 5 = 5.1 s. Node 4 ran dry at 1.5 s; it finishes the
 /// 500 at 5.1 + 2.5 = 7.6 s.

@@ -27,7 +27,7 @@ use std::ops::Range;
 /// records the plan.
 ///
 /// Load information: in each phase both nodes of every pair send their load to the other, one
-/// message of one word each (`nN` messages in all, as Chau & Fu count, 000_… §3).
+/// message of one word each (`nN` messages in all, as Chau & Fu count, §3).
 ///
 /// # Errors
 /// [`ModelError`] when the number of loads is not a power of two or the total overflows.
@@ -176,7 +176,7 @@ pub struct ExchangeSummary {
 }
 
 impl ExchangeSummary {
-    /// `Σ_k Tmax_k` (Rim et al., 004_… §5.2).
+    /// `Σ_k Tmax_k` (Rim, Jang & Kim 2003, §5.2).
     pub fn sum_tmax(&self) -> u128 {
         self.tmax.iter().map(|&t| u128::from(t)).sum()
     }

@@ -1,6 +1,6 @@
 //! The cube walking algorithm and the OEM/CWA hybrid.
 //!
-//! CWA (Wu & Shu 1996, as Rim et al. describe it in 004_… §5) uses *global* information:
+//! CWA (Wu & Shu 1996, as Rim et al. describe it in §5) uses *global* information:
 //! every node first learns the load of every other node, computes its integer target, and the
 //! cube is then balanced recursively between halves, highest dimension first. In the phase of
 //! dimension `j`, each subcube of dimension `j + 1` is split into the half with bit `j` clear
@@ -62,7 +62,7 @@ pub fn cube_walking(loads: &[u64], capacities: Option<&Capacities>) -> Result<Pl
 }
 
 /// `hybrid`: OEM in the first `log P` phases, then CWA in the remaining `log(N/P)`
-/// (Rim et al., 004_… §5.5).
+/// (Rim, Jang & Kim 2003, §5.5).
 ///
 /// After the OEM phases, each group of `P` consecutive addresses (a `log P`-subcube) is
 /// balanced within `⌈log P / 2⌉`. The CWA phases then balance, independently, each of the `P`

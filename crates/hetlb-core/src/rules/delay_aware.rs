@@ -1,6 +1,6 @@
 //! Delay-aware sender-initiated balancing with a compensating factor.
 //!
-//! Mirtaheri & Grandinetti (003_…, §§3–4): when external load enters node `i` (the one-shot
+//! Mirtaheri & Grandinetti (§§3–4): when external load enters node `i` (the one-shot
 //! policy), `i` acts as the centre of its neighbourhood `N_i` (itself and its neighbours). From
 //! what it knows of their loads `L_k` and execution rates `λ_k` it computes
 //!
@@ -166,7 +166,7 @@ pub enum DelayAwareError {
 }
 
 /// Estimates a load reported `age` seconds ago by a node executing `rate` tasks per second:
-/// `[L − λ·Δt]⁺` (003_… §4).
+/// `[L − λ·Δt]⁺` (Mirtaheri & Grandinetti 2017 §4).
 ///
 /// # Example
 /// ```
@@ -195,7 +195,7 @@ pub fn estimate_load(reported: f64, rate: f64, age: f64) -> f64 {
 /// # Example
 /// ```
 /// use hetlb_core::rules::delay_aware::compensating_factor;
-/// // 003_… §5, delayed scenario: λ_r = 200, λ_rl = 100, the receiver is busy 1.4 s and the
+/// // Mirtaheri & Grandinetti 2017 §5, delayed scenario: λ_r = 200, λ_rl = 100, the receiver is busy 1.4 s and the
 /// // 500 planned tasks take 5 s: k = 1/3 + 2/3 · 1.4/5.
 /// let k = compensating_factor(200.0, 100.0, 0.0, 1.4, 5.0);
 /// assert!((k - (1.0 / 3.0 + 2.0 / 3.0 * 0.28)).abs() < 1e-12);
@@ -238,7 +238,7 @@ pub fn compensating_factor(
 /// # Example
 /// ```
 /// use hetlb_core::rules::delay_aware::{decide, Compensation, LinkEstimate, Member};
-/// // 003_… §5, first scenario at t = 0.1 s: node 1 holds 1250 tasks, its neighbours 2 and 5
+/// // Mirtaheri & Grandinetti 2017 §5, first scenario at t = 0.1 s: node 1 holds 1250 tasks, its neighbours 2 and 5
 /// // hold 250 each, all execute 500 tasks/s, transfers are instant.
 /// let members = [
 ///     Member { node: 1, load: 1250.0, rate: 500.0 },
@@ -375,7 +375,7 @@ mod tests {
 
     #[test]
     fn compensation_cuts_a_late_transfer() {
-        // The delayed scenario of 003_… §5: node 6 (1280 tasks) and node 5 (280), 200 tasks/s,
+        // The delayed scenario of Mirtaheri & Grandinetti 2017 §5: node 6 (1280 tasks) and node 5 (280), 200 tasks/s,
         // 100 tasks/s over the link.
         let members = [member(6, 1280.0, 200.0), member(5, 280.0, 200.0)];
         let link = |_, _| LinkEstimate {

@@ -118,11 +118,11 @@ pub fn halve<T: Units>(low: T, high: T, low_keeps_odd: bool) -> T {
 /// `dem`: Cybenko's dimension exchange (1989) for integer loads; the heavier node keeps the
 /// odd unit.
 ///
-/// This is "the original DEM" of Rim et al. (004_…, §2: `W_k ≥ W_j ⇒ W_k' = ⌈(W_k+W_j)/2⌉`)
-/// and Fig. 1 of Chau & Fu (000_…).
+/// This is "the original DEM" of Rim et al. (§2: `W_k ≥ W_j ⇒ W_k' = ⌈(W_k+W_j)/2⌉`)
+/// and Fig. 1 of Chau & Fu.
 ///
 /// # Bound
-/// Max − min ≤ `n` after `n` phases, and this is tight (004_… §2.1, Fig. 3).
+/// Max − min ≤ `n` after `n` phases, and this is tight (Rim, Jang & Kim 2003 §2.1, Fig. 3).
 ///
 /// # Complexity
 /// `O(1)` per pair; `O(N log N)` for a full balance.
@@ -131,7 +131,7 @@ pub fn halve<T: Units>(low: T, high: T, low_keeps_odd: bool) -> T {
 /// ```
 /// use hetlb_core::rules::dimension_exchange::{Dem, PairContext, PairRule};
 /// let ctx = PairContext { dimension: 1, dimensions: 3, low: 0 };
-/// // 004_… §2: P0 = 7, P2 = 14 before phase 1 give 10 and 11.
+/// // Rim, Jang & Kim 2003 §2: P0 = 7, P2 = 14 before phase 1 give 10 and 11.
 /// assert_eq!(Dem.split(ctx, 7u64, 14), 10);
 /// assert_eq!(Dem.split(ctx, 14u64, 7), 11);
 /// ```
@@ -152,7 +152,7 @@ impl PairRule for Dem {
 /// `dem-fixed`: dimension exchange in which the node whose bit `k` is 0 always keeps the odd
 /// unit.
 ///
-/// This fixed orientation is what reproduces Chau & Fu's Table 1 (000_…, labelled DEM:
+/// This fixed orientation is what reproduces Chau & Fu's Table 1 (labelled DEM:
 /// average max difference exactly `n/2`).
 ///
 /// # Bound
@@ -178,7 +178,7 @@ impl PairRule for DemFixed {
     }
 }
 
-/// `dem-improved`: Chau & Fu's improved DEM (000_…, §3, Fig. 2).
+/// `dem-improved`: Chau & Fu's improved DEM (§3, Fig. 2).
 ///
 /// In dimension `k < n − 1` the odd unit goes to the node whose bit `k` equals bit `k + 1` of
 /// the pair's addresses (both nodes share bit `k + 1`), so the odd units of a phase are spread
@@ -187,7 +187,7 @@ impl PairRule for DemFixed {
 /// one that reproduces the paper's Table 2 (see `hetlb reproduce chau-table2`).
 ///
 /// # Bound
-/// Max − min ≤ `n/2` (000_…, Theorem 1); in the paper's simulations ≤ 2 for `n ≤ 12`.
+/// Max − min ≤ `n/2` (Chau & Fu 2003, Theorem 1); in the paper's simulations ≤ 2 for `n ≤ 12`.
 ///
 /// # Example
 /// ```
@@ -224,7 +224,7 @@ impl PairRule for DemImproved {
     }
 }
 
-/// `oem`: Rim, Jang & Kim's odd–even method (004_…, §3).
+/// `oem`: Rim, Jang & Kim's odd–even method (§3).
 ///
 /// When the pair's sum is `2m + 1`, the low node (bit `k` = 0) gets `m` if `m` is odd and
 /// `m + 1` if `m` is even — that is, the low node always gets the *odd* one of the two
@@ -232,12 +232,12 @@ impl PairRule for DemImproved {
 /// same subcube and meet again in the next phase, where their even sum splits exactly.
 ///
 /// # Bound
-/// Max − min ≤ `⌈n/2⌉` (004_…, Theorem 1), and tight (§3.1, Fig. 6).
+/// Max − min ≤ `⌈n/2⌉` (Rim, Jang & Kim 2003, Theorem 1), and tight (§3.1, Fig. 6).
 ///
 /// # Example
 /// ```
 /// use hetlb_core::rules::dimension_exchange::{Oem, PairContext, PairRule};
-/// // 004_… §3: P6 = 4 and P7 = 7 become 5 and 6.
+/// // Rim, Jang & Kim 2003 §3: P6 = 4 and P7 = 7 become 5 and 6.
 /// let ctx = PairContext { dimension: 0, dimensions: 3, low: 6 };
 /// assert_eq!(Oem.split(ctx, 4u64, 7), 5);
 /// ```
@@ -258,7 +258,7 @@ impl PairRule for Oem {
 }
 
 /// `dem-hetero`: Chau & Fu's revised improved DEM for clusters of different sizes and speeds
-/// (000_…, §4, Fig. 5), as the figure writes it.
+/// (Chau & Fu 2003, §4, Fig. 5), as the figure writes it.
 ///
 /// Node `u` holds `w_u` tasks on `p_u` processing units (processors × speed: the capacity).
 /// A pair's ideal split gives the low node `share = (w_low + w_high)·p_low/(p_low + p_high)`;
@@ -285,7 +285,7 @@ impl PairRule for Oem {
 ///
 /// # Bound
 /// Per processing unit: none stated in the paper beyond its claim of "at most one more than
-/// the optimal solution" (000_… §5), which `hetlb reproduce chau-hetero` measures.
+/// the optimal solution" (Chau & Fu 2003 §5), which `hetlb reproduce chau-hetero` measures.
 ///
 /// # Complexity
 /// `O(1)` per pair for whole capacities.

@@ -5,11 +5,11 @@
 //!
 //! | file | rules | source |
 //! |---|---|---|
-//! | [`dimension_exchange`] | `dem`, `dem-fixed`, `dem-improved`, `dem-hetero`, `oem` | Cybenko 1989; Chau & Fu (000_…) Figs. 1, 2, 5; Rim et al. (004_…) §§2–3 |
-//! | [`cube_walking`] | `cwa`, `hybrid` | Wu & Shu 1996 as described by Rim et al. (004_…) §5 |
-//! | [`self_scheduling`] | `efp`, `static`, `proportional`, `self` | Aldasht, Ortega & Puntonet (001_…) §§3–4, eq. (1) |
-//! | [`delay_aware`] | sender-initiated balancing with a compensating factor | Mirtaheri & Grandinetti (003_…) §§3–4, eqs. 5–25 |
-//! | [`diffusion`] | `dishet`, `diffusion`, `random-biasing`, `dynamic-biasing`, `gdem` (any network) | Neelakantan (002_…) §4; Cybenko 1989; Elsässer, Monien & Preis 2002; Xu & Lau 1992 |
+//! | [`dimension_exchange`] | `dem`, `dem-fixed`, `dem-improved`, `dem-hetero`, `oem` | Cybenko 1989; Chau & Fu Figs. 1, 2, 5; Rim et al. §§2–3 |
+//! | [`cube_walking`] | `cwa`, `hybrid` | Wu & Shu 1996 as described by Rim et al. §5 |
+//! | [`self_scheduling`] | `efp`, `static`, `proportional`, `self` | Aldasht, Ortega & Puntonet §§3–4, eq. (1) |
+//! | [`delay_aware`] | sender-initiated balancing with a compensating factor | Mirtaheri & Grandinetti §§3–4, eqs. 5–25 |
+//! | [`diffusion`] | `dishet`, `diffusion`, `random-biasing`, `dynamic-biasing`, `gdem` (any network) | Neelakantan §4; Cybenko 1989; Elsässer, Monien & Preis 2002; Xu & Lau 1992 |
 
 pub mod cube_walking;
 pub mod delay_aware;

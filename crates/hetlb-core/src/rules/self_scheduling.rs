@@ -1,6 +1,6 @@
 //! Master-worker scheduling: EFP and its baselines, as plain decisions.
 //!
-//! EFP, *Exploitation of the Fastest Processor* (Aldasht, Ortega & Puntonet, 001_… §§3–4), is
+//! EFP, *Exploitation of the Fastest Processor* (Aldasht, Ortega & Puntonet, §§3–4), is
 //! a centralised, receiver-driven rule. The fastest processor is the master and computes too;
 //! the others are numbered `P_1` (least powerful) to `P_{P−1}` (most powerful). The problem is
 //! cut into `G` tasks by eq. (1), the first round is *staggered* (`P_i` gets `i` tasks), and
@@ -143,7 +143,7 @@ pub fn split_evenly(total: u64, parts: u64) -> Vec<Range<u64>> {
 }
 
 /// The roles of EFP: the fastest processor is the master (`P_0`), the others are listed from
-/// the least powerful (`P_1`) to the most powerful (`P_{P−1}`) (001_… §3).
+/// the least powerful (`P_1`) to the most powerful (`P_{P−1}`) (Aldasht, Ortega & Puntonet §3).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Roles {
     /// Index of the master, the processor of largest capacity (lowest index on a tie).
@@ -232,7 +232,7 @@ fn check_capacities(capacities: &[f64]) -> Result<(), SchedulingError> {
     Ok(())
 }
 
-/// The staggered first round of EFP (001_… §3 step 2): worker `P_i` gets `i` tasks, so slower
+/// The staggered first round of EFP (Aldasht, Ortega & Puntonet §3 step 2): worker `P_i` gets `i` tasks, so slower
 /// processors never hold more than faster ones and their first results come back at different
 /// times.
 ///
@@ -260,7 +260,7 @@ pub fn staggered_first_round(workers: usize, tasks: u64) -> Vec<u64> {
 }
 
 /// What a processor reports about one batch: how many tasks it did and how its time split
-/// (001_… §4: "computation time, communication time, wait time, and the quantity of tasks
+/// (Aldasht, Ortega & Puntonet §4: "computation time, communication time, wait time, and the quantity of tasks
 /// executed").
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct Observation {
@@ -406,10 +406,10 @@ impl SpeedTable {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Policy {
-    /// EFP (001_… §3): staggered first round, then batches in proportion to the speed factor.
+    /// EFP (Aldasht, Ortega & Puntonet §3): staggered first round, then batches in proportion to the speed factor.
     Efp,
     /// Static equal split: every processor gets `G/P` tasks before the run starts (the
-    /// paper's static baseline, 001_… §6).
+    /// paper's static baseline, Aldasht, Ortega & Puntonet §6).
     StaticEqual,
     /// Static split in proportion to the measured (or given) capacities.
     StaticProportional,
@@ -635,7 +635,7 @@ impl Scheduler {
         self.speeds.remove(p);
     }
 
-    /// The speed factor `S_p = θ_p / θ_0` (001_… §3 step 3).
+    /// The speed factor `S_p = θ_p / θ_0` (Aldasht, Ortega & Puntonet §3 step 3).
     pub fn speed_factor(&self, p: usize) -> f64 {
         let reference = self.speeds.rate(self.roles.master);
         if reference > 0.0 {

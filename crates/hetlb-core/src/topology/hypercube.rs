@@ -8,7 +8,7 @@ use crate::model::ModelError;
 /// Addressing follows all the hypercube papers: dimensions run `0..n`, least significant
 /// first; node `u`'s partner in dimension `k` is `u ^ (1 << k)`; "bit `k` of `u`" is
 /// `(u >> k) & 1`. In phase `k` of a dimension exchange the *low* node of a pair is the one
-/// whose bit `k` is 0 (Rim et al., 004_… §2: "processor k (bit i = 0) and k ⊕ 2^i").
+/// whose bit `k` is 0 (Rim, Jang & Kim 2003, §2: "processor k (bit i = 0) and k ⊕ 2^i").
 ///
 /// # Example
 /// ```

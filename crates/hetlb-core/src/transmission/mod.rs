@@ -1,4 +1,4 @@
-//! Moving the units: how long a hypercube plan takes to transmit (Rim et al., 004_… §§5.2, 6).
+//! Moving the units: how long a hypercube plan takes to transmit (Rim, Jang & Kim 2003, §§5.2, 6).
 //!
 //! Time runs in steps of `T_comm`, the time to move one unit over one link. In each step every
 //! link carries at most one unit in each direction, and a node can only send units it holds at
@@ -48,9 +48,9 @@ use thiserror::Error;
 pub enum Schedule {
     /// Dimension by dimension; time `Σ_i Tmax_i`.
     Phased,
-    /// Rim et al.'s overlapping (004_… §6.1).
+    /// Rim et al.'s overlapping (§6.1).
     Overlap,
-    /// Overlapping and pipelining with interleaving (004_… §6.2), one unit per link per step.
+    /// Overlapping and pipelining with interleaving (Rim, Jang & Kim 2003 §6.2), one unit per link per step.
     Pipeline,
     /// §6.2's pseudo-code read literally: one unit per *processor* per step (see the module
     /// documentation); not among [`Schedule::ALL`].

@@ -1,4 +1,4 @@
-//! Rim et al.'s overlapping algorithm (004_… §6.1).
+//! Rim et al.'s overlapping algorithm (§6.1).
 //!
 //! ```text
 //! while Σ_k Togo(P_k) > 0:

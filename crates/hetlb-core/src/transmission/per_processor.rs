@@ -1,4 +1,4 @@
-//! Rim et al.'s overlapping-and-pipelining pseudo-code read literally (004_… §6.2): one unit
+//! Rim et al.'s overlapping-and-pipelining pseudo-code read literally (Rim, Jang & Kim 2003 §6.2): one unit
 //! per *processor* per step.
 //!
 //! The pseudo-code's loop body is, for every processor `P_k` with `Current(P_k) > 0`: find the

@@ -1,4 +1,4 @@
-//! Overlapping and pipelining with interleaving (Rim et al., 004_… §6.2), event-driven.
+//! Overlapping and pipelining with interleaving (Rim, Jang & Kim 2003, §6.2), event-driven.
 //!
 //! The schedule: in every step each node sends one unit on every link that still has units
 //! to carry, as long as it holds units; a unit that arrives in a step can leave in the next. A

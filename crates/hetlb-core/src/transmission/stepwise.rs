@@ -1,4 +1,4 @@
-//! Overlapping and pipelining with interleaving (Rim et al., 004_… §6.2), simulated step by
+//! Overlapping and pipelining with interleaving (Rim, Jang & Kim 2003, §6.2), simulated step by
 //! step: the reference the event-driven [`super::pipeline`] is tested against.
 //!
 //! In every step each node sends one unit on every link that still has units to carry, as long

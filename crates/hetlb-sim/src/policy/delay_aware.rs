@@ -1,4 +1,4 @@
-//! The one-shot delay-aware policy of Mirtaheri & Grandinetti (003_… §§3.2, 4).
+//! The one-shot delay-aware policy of Mirtaheri & Grandinetti (§§3.2, 4).
 
 use super::{DecisionRecord, Delivery, Order, Policy, PolicyError, PolicyStats, View};
 use hetlb_core::rules::delay_aware::{Compensation, LinkEstimate, Member, decide, estimate_load};
@@ -14,7 +14,7 @@ pub enum CarryOut {
     #[default]
     Centre,
     /// Every transfer of the plan (`L_il(r)` for every overloaded member `r`, e.g. `L_51(4)`
-    /// in 003_… §4): each overloaded neighbour acts on the centre's plan at once. A sender and
+    /// in Mirtaheri & Grandinetti 2017 §4): each overloaded neighbour acts on the centre's plan at once. A sender and
     /// receiver that are not adjacent exchange through the centre (two hops,
     /// [`Delivery::Relay`]), and the plan times such a transfer as two store-and-forward hops.
     Neighbourhood,
@@ -24,7 +24,7 @@ pub enum CarryOut {
 /// [`hetlb_core::rules::delay_aware::decide`] and the transfers are sent over the links.
 ///
 /// The centre knows its own load exactly; a neighbour's load is its last report aged by
-/// `λ·Δt` (003_… §4). With [`CarryOut::Centre`] (the default) only the centre's transfers are
+/// `λ·Δt` (Mirtaheri & Grandinetti 2017 §4). With [`CarryOut::Centre`] (the default) only the centre's transfers are
 /// carried out: other overloaded neighbours balance when load enters them. With
 /// [`CarryOut::Neighbourhood`] every overloaded member sends its planned share.
 ///

@@ -1,5 +1,5 @@
 //! Diffusion in time: DISHET and its baselines as periodic rounds while nodes execute
-//! (Neelakantan 2012, 002_… §§4–5).
+//! (Neelakantan 2012, §§4–5).
 
 use super::{Delivery, Order, Policy, PolicyError, PolicyStats, View};
 use hetlb_core::network_algorithm::NetworkAlgorithm;

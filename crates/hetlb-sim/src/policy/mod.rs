@@ -1,7 +1,7 @@
 //! Balancing policies: when to balance and what to move.
 //!
 //! The engine calls a [`Policy`] at the events a policy may react to — external load
-//! injected into a node (the one-shot policy of 003_… §3.2), a task arriving at a node — with
+//! injected into a node (the one-shot policy of Mirtaheri & Grandinetti 2017 §3.2), a task arriving at a node — with
 //! a read-only [`View`] of the system. The policy answers with [`Order`]s; the engine carries
 //! them out, over the links or at once. Policies never touch the engine's state, so the same
 //! decision code (the core's rules) is what a runtime would run.
@@ -10,8 +10,8 @@
 //! |---|---|---|
 //! | [`NoBalancing`] | — | — |
 //! | [`DelayAware`] | injection (one-shot) | `hetlb_core::rules::delay_aware`, with or without the compensating factor |
-//! | [`HypercubeThreshold`] | an arrival brings a node to the overload threshold | a core hypercube algorithm over all nodes (004_… §4) |
-//! | [`DiffusionPolicy`] | a periodic round, every `interval` seconds | a core diffusion rule, each node on its own and its neighbours' loads (002_…) |
+//! | [`HypercubeThreshold`] | an arrival brings a node to the overload threshold | a core hypercube algorithm over all nodes (Rim, Jang & Kim 2003 §4) |
+//! | [`DiffusionPolicy`] | a periodic round, every `interval` seconds | a core diffusion rule, each node on its own and its neighbours' loads (Neelakantan 2012) |
 
 mod delay_aware;
 mod diffusion;

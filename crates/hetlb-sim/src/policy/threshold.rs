@@ -1,4 +1,4 @@
-//! Threshold-triggered hypercube balancing (Rim et al., 004_… §4).
+//! Threshold-triggered hypercube balancing (Rim, Jang & Kim 2003, §4).
 
 use super::{Delivery, Order, Policy, PolicyError, PolicyStats, View};
 use hetlb_core::algorithm::{PairRuleVisitor, visit_pair_rule};
@@ -8,7 +8,7 @@ use hetlb_core::{Algorithm, BalanceOptions, Capacities, ModelError, Transfer, ba
 
 /// When an arrival brings a node's load up to `threshold` tasks, the whole hypercube is
 /// balanced at once with a core algorithm (`dem`, `oem`, `dem-improved`, `cwa`, …), phase by
-/// phase; the load distribution does not change during balancing (004_… §4).
+/// phase; the load distribution does not change during balancing (Rim, Jang & Kim 2003 §4).
 ///
 /// The statistics record the max difference, the largest and the mean load right after each
 /// balancing.

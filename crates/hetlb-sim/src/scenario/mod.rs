@@ -40,11 +40,11 @@
 //! kind = "delay-aware"                 # "none", "delay-aware", "hypercube"
 //! compensate = true                    # delay-aware: eq. 25 (false: k = 1)
 //! # carry_out = "centre"               # delay-aware: the centre's own transfers, or
-//! #                                    # "neighbourhood": the whole plan (003_… §4, L_51(4))
+//! #                                    # "neighbourhood": the whole plan (Mirtaheri & Grandinetti 2017 §4, L_51(4))
 //! # status_interval = 0.5             # delay-aware: neighbours report every 0.5 s
 //! # algorithm = "oem"                  # hypercube: dem, oem, dem-improved, cwa, ...
 //! # threshold = 4                      # hypercube: overload threshold in tasks
-//! # kind = "diffusion"                 # periodic rounds of a core diffusion rule (002_…):
+//! # kind = "diffusion"                 # periodic rounds of a core diffusion rule (Neelakantan 2012):
 //! # algorithm = "dishet"               # dishet, dishet-tight, diffusion, random-biasing, dynamic-biasing, gdem
 //! # interval = 0.5                     # seconds between rounds (the first at 0)
 //! # lambda = 0.5                       # gdem only: the exchange parameter, in (0, 1)
@@ -104,14 +104,14 @@ pub const MAX_ROUNDS: f64 = 1e7;
 pub enum PolicySpec {
     /// No balancing.
     None,
-    /// The one-shot delay-aware policy (003_…).
+    /// The one-shot delay-aware policy (Mirtaheri & Grandinetti 2017).
     DelayAware {
         /// With the compensating factor or `k = 1`.
         compensation: Compensation,
         /// Whose transfers of the plan are carried out.
         carry: CarryOut,
     },
-    /// Threshold-triggered hypercube balancing (004_… §4).
+    /// Threshold-triggered hypercube balancing (Rim, Jang & Kim 2003 §4).
     Hypercube {
         /// The core algorithm.
         algorithm: Algorithm,
@@ -119,7 +119,7 @@ pub enum PolicySpec {
         threshold: u64,
     },
     /// Periodic rounds of a core diffusion rule, each node on its own and its neighbours'
-    /// loads (002_…); capacities are the node rates.
+    /// loads (Neelakantan 2012); capacities are the node rates.
     Diffusion(DiffusionSettings),
 }
 

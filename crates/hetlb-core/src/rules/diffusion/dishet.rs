@@ -1,4 +1,4 @@
-//! DISHET: decentralised diffusion for heterogeneous systems (Neelakantan 2012, 002_… §4).
+//! DISHET: decentralised diffusion for heterogeneous systems (Neelakantan 2012, §4).
 
 use super::{NodeRule, NodeView, Scratch};
 
@@ -13,7 +13,7 @@ pub(crate) struct Deficient {
 }
 use crate::topology::Topology;
 
-/// `dishet` — DISHET (002_…, §4), in integer units.
+/// `dishet` — DISHET (Neelakantan 2012, §4), in integer units.
 ///
 /// Node `i`, with load `P_i`, capacity `C_i` and level `L_i = P_i/C_i`:
 /// 1. **Deficient neighbours** (eq. 1): `DN_i = { j ∈ N_i : L_j < L_i }`. If empty, stop.
@@ -46,7 +46,7 @@ use crate::topology::Topology;
 ///
 /// # Bound
 /// Terminates: the ascending vector of levels increases lexicographically in every round that
-/// moves a unit (002_…, Lemma 1, Theorem 1). No polynomial bound is known; the engine's
+/// moves a unit (Neelakantan 2012, Lemma 1, Theorem 1). No polynomial bound is known; the engine's
 /// round limit applies.
 ///
 /// # Complexity

@@ -1,4 +1,4 @@
-//! First-order diffusion with capacities, and the two "biasing" baselines of 002_… §5.
+//! First-order diffusion with capacities, and the two "biasing" baselines of Neelakantan 2012 §5.
 
 use super::{NodeRule, NodeView, Scratch};
 use crate::topology::Topology;
@@ -13,7 +13,7 @@ pub enum Rounding {
     /// `random-biasing`: each edge's flow rounded up with probability equal to its
     /// fractional part, down otherwise, with a random stream per node and round.
     ///
-    /// The paper (002_… §5) compares DISHET with "random biasing" and "dynamic biasing"
+    /// The paper (Neelakantan 2012 §5) compares DISHET with "random biasing" and "dynamic biasing"
     /// without defining them, and their defining paper is not at hand. This is the reading
     /// used here: randomised rounding of the capacity-aware diffusion flows.
     Random,
@@ -22,7 +22,7 @@ pub enum Rounding {
     /// with the largest capacity-weighted deficit `(x_i − x_j)·c_j` (the units `j` lacks to
     /// reach `i`'s level) first.
     ///
-    /// Reading of 002_… §5's "dynamic biasing", as for [`Rounding::Random`].
+    /// Reading of Neelakantan 2012 §5's "dynamic biasing", as for [`Rounding::Random`].
     Biased,
 }
 

@@ -6,8 +6,8 @@
 //! | [`Dishet`] | its excess over the capacity-weighted average of itself and its deficient neighbours, poured into the lightest of them level by level, while that excess is above one unit | Neelakantan 2012, §4, eqs. 1–5, procedure Balance |
 //! | [`DishetTight`] `dishet-tight` | the same from an excess of one unit (not the paper's threshold; every edge ends within one unit) | a variant of Neelakantan 2012 kept for comparison |
 //! | [`FirstOrder`] `diffusion` | `α_ij·(w_i/c_i − w_j/c_j)` per edge, `α_ij = min(c_i,c_j)/(max(deg_i,deg_j)+1)`, rounded to the nearest unit when safe | Cybenko 1989; Elsässer, Monien & Preis 2002 |
-//! | [`FirstOrder`] `random-biasing` | the same flows, each fractional part sent as one unit with probability equal to it | baseline of 002_… §5 (reading documented on [`Rounding::Random`]) |
-//! | [`FirstOrder`] `dynamic-biasing` | the same flows rounded down, the pooled fractions sent to the neighbour with the largest capacity-weighted deficit | baseline of 002_… §5 (reading documented on [`Rounding::Biased`]) |
+//! | [`FirstOrder`] `random-biasing` | the same flows, each fractional part sent as one unit with probability equal to it | baseline of Neelakantan 2012 §5 (reading documented on [`Rounding::Random`]) |
+//! | [`FirstOrder`] `dynamic-biasing` | the same flows rounded down, the pooled fractions sent to the neighbour with the largest capacity-weighted deficit | baseline of Neelakantan 2012 §5 (reading documented on [`Rounding::Biased`]) |
 //! | [`Gdem`] | in round `r`, along its edge of colour `r mod χ`, `⌊2λ·e⌋` where `e` is its excess over the pair's proportional split | Xu & Lau 1992 |
 //!
 //! A rule is a [`NodeRule`]; the round engine ([`crate::rounds`]) applies it to every node on
@@ -24,7 +24,7 @@
 //!   integer, so there are at most `Σw_i² − ⌈W²/N⌉` rounds that move a unit.
 //! * `gdem` exchanges over a matching; each exchange that moves `0 < t < 2e` units strictly
 //!   decreases `Φ` (the same bound holds).
-//! * `dishet` never lets a receiver end above its sender (Lemma 4 of 002_…), so the vector of
+//! * `dishet` never lets a receiver end above its sender (Lemma 4 of Neelakantan 2012), so the vector of
 //!   levels sorted in ascending order increases lexicographically in every round that moves a
 //!   unit (the argument of Lemma 1 and Theorem 1, which carries over to synchronous rounds);
 //!   there are finitely many load vectors, so it stops.
