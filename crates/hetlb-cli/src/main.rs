@@ -21,8 +21,6 @@ mod commands;
 mod fuzz;
 mod input;
 mod limits;
-#[cfg(feature = "mpi")]
-mod mpi_end;
 mod output;
 mod plot;
 mod progress;

@@ -42,7 +42,10 @@ pub mod error;
 pub mod faults;
 pub mod grain;
 pub mod job;
+pub mod master_worker;
 pub mod message;
+#[cfg(feature = "mpi")]
+pub mod mpi_job;
 pub mod paper;
 pub mod peer;
 mod processor;

@@ -1,0 +1,179 @@
+//! Other rules, offline, on the rebalances a run recorded ([`super::dump`]): each rule is run
+//! by the core's planner on exactly the inputs the recorded rule saw (loads per rank, the
+//! capacities it weighed, the topology), and the outcomes are set beside what the run did:
+//! imbalance after, units moved, task-hops and Σ Tmax (Rim, Jang & Kim 2003, §5.2).
+
+use super::dump::DumpLine;
+use crate::peer::imbalance;
+use hetlb_core::Metrics;
+use hetlb_core::model::{Capacities, ModelError};
+use hetlb_core::network_algorithm::{
+    NetworkAlgorithm, NetworkError, NetworkOptions, balance_on_within,
+};
+use hetlb_core::topology::Network;
+use serde::Serialize;
+use thiserror::Error;
+
+/// One rule's outcome on one recorded step, or the recorded run's own.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[non_exhaustive]
+pub struct Outcome {
+    /// The recorded step.
+    pub step: u64,
+    /// The rule replayed, or `NAME (recorded)` for what the run did.
+    pub algorithm: String,
+    /// True for what the run did.
+    pub recorded: bool,
+    /// `max (load ÷ capacity) ÷ average` before.
+    pub imbalance_before: f64,
+    /// The same after.
+    pub imbalance_after: f64,
+    /// Units that changed rank.
+    pub units_moved: u64,
+    /// Units × links crossed (replayed rules only).
+    pub task_hops: Option<u128>,
+    /// Σ over phases of the largest transfer (replayed rules only).
+    pub sum_tmax: Option<u128>,
+    /// Phases or rounds of the plan (replayed rules only).
+    pub phases: Option<usize>,
+}
+
+/// Why a step could not be replayed.
+#[derive(Debug, Clone, PartialEq, Error)]
+#[non_exhaustive]
+pub enum ReplayError {
+    /// The recorded capacities are not capacities.
+    #[error("step {step}: capacities")]
+    Capacities {
+        /// The recorded step.
+        step: u64,
+        /// What the model found.
+        #[source]
+        source: ModelError,
+    },
+    /// A rule runs on hypercubes only and the recorded ranks are not one.
+    #[error("{rule} runs on a hypercube only, and the recorded ranks are not one")]
+    NotOnHypercube {
+        /// The rule.
+        rule: NetworkAlgorithm,
+    },
+    /// A rule refused the recorded inputs (or outgrew `max_transfers`).
+    #[error("step {step}: {rule}")]
+    Rule {
+        /// The recorded step.
+        step: u64,
+        /// The rule.
+        rule: NetworkAlgorithm,
+        /// The planner's refusal.
+        #[source]
+        source: NetworkError,
+    },
+}
+
+/// Every rule that can run on `network`: all of them on a hypercube, the others elsewhere.
+///
+/// # Example
+/// ```
+/// use hetlb_core::topology::TopologySpec;
+/// use hetlb_runtime::workload::iterative::replay::rules_for;
+/// let ring = "ring:6".parse::<TopologySpec>().unwrap().build().unwrap();
+/// assert!(rules_for(&ring).iter().all(|r| !r.needs_hypercube()));
+/// ```
+pub fn rules_for(network: &Network) -> Vec<NetworkAlgorithm> {
+    let cube = matches!(network, Network::Hypercube(_));
+    NetworkAlgorithm::all()
+        .filter(|a| cube || !a.needs_hypercube())
+        .collect()
+}
+
+/// `rule` if it can run on `network`.
+///
+/// # Errors
+/// [`ReplayError::NotOnHypercube`] for a hypercube rule on another network.
+pub fn check_rule(rule: NetworkAlgorithm, network: &Network) -> Result<(), ReplayError> {
+    if rule.needs_hypercube() && !matches!(network, Network::Hypercube(_)) {
+        return Err(ReplayError::NotOnHypercube { rule });
+    }
+    Ok(())
+}
+
+/// What the run did at `line`, then each of `rules` on the same inputs on `network` (the
+/// network the line names, with as many nodes as it has loads): one [`Outcome`] each. A
+/// rule's plan may record at most `max_transfers` transfers.
+///
+/// # Errors
+/// [`ReplayError`] for capacities that are not, or a rule that refuses the inputs.
+///
+/// # Complexity
+/// As one `balance_on` per rule.
+///
+/// # Example
+/// ```
+/// use hetlb_core::network_algorithm::NetworkAlgorithm;
+/// use hetlb_core::topology::TopologySpec;
+/// use hetlb_runtime::workload::iterative::{dump, replay};
+/// let text = r#"{"step":1,"algorithm":"cwa","topology":"hypercube:2","capacities":[1,1,1,1],"loads_before":[8,0,0,0],"loads_after":[2,2,2,2]}"#;
+/// let line = dump::read(text.as_bytes()).next().unwrap().unwrap();
+/// let cube = "hypercube:2".parse::<TopologySpec>().unwrap().build().unwrap();
+/// let out = replay::step(&line, &cube, &[NetworkAlgorithm::Dishet], u64::MAX).unwrap();
+/// assert_eq!(out[0].algorithm, "cwa (recorded)");
+/// assert_eq!(out[0].units_moved, 6);
+/// assert!(out[1].imbalance_after < out[1].imbalance_before);
+/// ```
+pub fn step(
+    line: &DumpLine,
+    network: &Network,
+    rules: &[NetworkAlgorithm],
+    max_transfers: u64,
+) -> Result<Vec<Outcome>, ReplayError> {
+    let caps = &line.capacities;
+    let before = imbalance(&line.loads_before, caps);
+    let mut out = vec![Outcome {
+        step: line.step,
+        algorithm: format!("{} (recorded)", line.algorithm),
+        recorded: true,
+        imbalance_before: before,
+        imbalance_after: imbalance(&line.loads_after, caps),
+        units_moved: line
+            .loads_before
+            .iter()
+            .zip(&line.loads_after)
+            .map(|(&b, &a)| a.saturating_sub(b))
+            .sum(),
+        task_hops: None,
+        sum_tmax: None,
+        phases: None,
+    }];
+    for &rule in rules {
+        let capacities =
+            Some(
+                Capacities::new(caps.clone()).map_err(|source| ReplayError::Capacities {
+                    step: line.step,
+                    source,
+                })?,
+            );
+        let options = NetworkOptions {
+            capacities: capacities.clone(),
+            ..NetworkOptions::default()
+        };
+        let run = balance_on_within(network, rule, &line.loads_before, &options, max_transfers)
+            .map_err(|source| ReplayError::Rule {
+                step: line.step,
+                rule,
+                source,
+            })?;
+        let m = Metrics::of(&run.plan, capacities.as_ref());
+        out.push(Outcome {
+            step: line.step,
+            algorithm: rule.name().to_string(),
+            recorded: false,
+            imbalance_before: before,
+            imbalance_after: m.weighted_imbalance,
+            units_moved: m.units_moved,
+            task_hops: Some(m.task_hops),
+            sum_tmax: Some(m.sum_tmax),
+            phases: Some(m.phases),
+        });
+    }
+    Ok(out)
+}
