@@ -36,6 +36,8 @@ impl Default for DiffusionConfig {
     }
 }
 
+crate::setters!(DiffusionConfig { side: usize, capacities: bool, repeat: usize, threads: Option<usize> });
+
 /// The parameters of a diffusion benchmark.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -145,9 +147,7 @@ fn round_case<'a, R: NodeRule>(
 /// # Example
 /// ```
 /// use hetlb_bench::diffusion::{self, DiffusionConfig};
-/// let mut cfg = DiffusionConfig::default();
-/// cfg.side = 8;
-/// cfg.repeat = 1;
+/// let cfg = DiffusionConfig::default().side(8).repeat(1);
 /// let r = diffusion::run(&cfg, &mut |_, _| {}).unwrap();
 /// assert_eq!(r.details.nodes, 64);
 /// assert_eq!(r.comparisons.len(), 2);

@@ -30,6 +30,11 @@ impl Default for DispatchConfig {
     }
 }
 
+crate::setters!(DispatchConfig {
+    tasks: u64,
+    repeat: usize
+});
+
 /// The parameters and per-task figures of a dispatch benchmark.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[non_exhaustive]
@@ -124,9 +129,7 @@ fn run_policy(job: &Arc<Synthetic>, policy: Policy) -> Result<f64, BenchError> {
 /// # Example
 /// ```
 /// use hetlb_bench::dispatch::{self, DispatchConfig};
-/// let mut cfg = DispatchConfig::default();
-/// cfg.tasks = 200;
-/// cfg.repeat = 1;
+/// let cfg = DispatchConfig::default().tasks(200).repeat(1);
 /// let r = dispatch::run(&cfg, &mut |_, _| {}).unwrap();
 /// assert_eq!(r.comparisons[0].items, Some(200));
 /// ```

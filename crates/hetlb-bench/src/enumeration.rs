@@ -39,6 +39,8 @@ impl Default for EnumerationConfig {
     }
 }
 
+crate::setters!(EnumerationConfig { procs: usize, values: u32, repeat: usize, baseline_vectors: u64, threads: Option<usize> });
+
 impl EnumerationConfig {
     /// Bytes the enumeration holds at its peak (see
     /// [`hetlb_experiments::enumeration::memory_needed`]).
@@ -85,11 +87,11 @@ pub struct EnumerationDetails {
 /// # Example
 /// ```
 /// use hetlb_bench::enumeration::{self, EnumerationConfig};
-/// let mut cfg = EnumerationConfig::default();
-/// cfg.procs = 4;
-/// cfg.values = 3;
-/// cfg.repeat = 1;
-/// cfg.baseline_vectors = 10;
+/// let cfg = EnumerationConfig::default()
+///     .procs(4)
+///     .values(3)
+///     .repeat(1)
+///     .baseline_vectors(10);
 /// let r = enumeration::run(&cfg, &mut |_, _| {}).unwrap();
 /// assert_eq!(r.details.vectors, 15); // C(3 − 1 + 4, 4)
 /// assert_eq!(r.details.baseline_vectors, 10);

@@ -48,6 +48,8 @@ impl Default for ExchangeConfig {
     }
 }
 
+crate::setters!(ExchangeConfig { dims: u32, max_load: u64, rules: Vec<Algorithm>, full_plan: bool, repeat: usize, threads: Option<usize> });
+
 /// The parameters and figures of an exchange benchmark.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[non_exhaustive]
@@ -101,9 +103,7 @@ fn plain_pass(loads: &[u64]) -> u64 {
 /// # Example
 /// ```
 /// use hetlb_bench::exchange::{self, ExchangeConfig};
-/// let mut cfg = ExchangeConfig::default();
-/// cfg.dims = 6;
-/// cfg.repeat = 1;
+/// let cfg = ExchangeConfig::default().dims(6).repeat(1);
 /// let r = exchange::run(&cfg, &mut |_, _| {}).unwrap();
 /// assert_eq!(r.comparisons.len(), 2); // dem and oem, each against the plain pass
 /// assert!(r.ratios.contains_key("oem_ratio"));
@@ -209,11 +209,11 @@ mod tests {
 
     #[test]
     fn the_full_plan_is_timed_on_request_and_other_rules_are_refused() {
-        let mut cfg = ExchangeConfig::default();
-        cfg.dims = 5;
-        cfg.repeat = 1;
-        cfg.full_plan = true;
-        cfg.threads = Some(1);
+        let mut cfg = ExchangeConfig::default()
+            .dims(5)
+            .repeat(1)
+            .full_plan(true)
+            .threads(Some(1));
         let r = run(&cfg, &mut |_, _| {}).unwrap();
         let keys: Vec<&str> = r.comparisons.iter().map(|c| c.key.as_str()).collect();
         assert_eq!(keys, ["dem", "dem_plan", "oem", "oem_plan"]);

@@ -24,9 +24,7 @@
 //!
 //! ```
 //! use hetlb_bench::transmission::{self, TransmissionConfig};
-//! let mut cfg = TransmissionConfig::default();
-//! cfg.dims = 4;
-//! cfg.repeat = 1;
+//! let cfg = TransmissionConfig::default().dims(4).repeat(1);
 //! let report = transmission::run(&cfg, &mut |_, _| {}).unwrap();
 //! assert_eq!(report.details.rows.len(), 9); // three plans, three schedules each
 //! assert!(report.comparisons.iter().all(|c| c.kernel_floor_ratio > 0.0));
@@ -43,6 +41,24 @@ pub mod timing;
 pub mod transmission;
 
 pub use error::BenchError;
+
+/// Setters of a configuration's public fields, each `#[must_use]`: `Config::default()
+/// .dims(8).repeat(3)`.
+macro_rules! setters {
+    ($t:ty { $($field:ident: $ty:ty),* $(,)? }) => {
+        impl $t {
+            $(
+                #[doc = concat!("Sets `", stringify!($field), "`.")]
+                #[must_use]
+                pub fn $field(mut self, $field: $ty) -> Self {
+                    self.$field = $field;
+                    self
+                }
+            )*
+        }
+    };
+}
+pub(crate) use setters;
 pub use timing::{Comparison, Machine, Report};
 
 /// A seeded pseudo-random vector of `2^dims` loads below `max_load` (xorshift: the same loads

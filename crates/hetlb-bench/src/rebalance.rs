@@ -84,6 +84,14 @@ impl Default for RebalanceConfig {
     }
 }
 
+crate::setters!(RebalanceConfig {
+    ranks: usize,
+    items: u64,
+    calls: usize,
+    unit_items: u64,
+    runs: usize
+});
+
 /// One schedule's move on real workers beside the model.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 #[non_exhaustive]
@@ -407,12 +415,12 @@ pub fn schedules(k: u64, repeats: usize) -> Result<Vec<ScheduleTiming>, BenchErr
 /// # Example
 /// ```
 /// use hetlb_bench::rebalance::{self, RebalanceConfig};
-/// let mut cfg = RebalanceConfig::default();
-/// cfg.ranks = 4;
-/// cfg.items = 400;
-/// cfg.calls = 3;
-/// cfg.unit_items = 10;
-/// cfg.runs = 1;
+/// let cfg = RebalanceConfig::default()
+///     .ranks(4)
+///     .items(400)
+///     .calls(3)
+///     .unit_items(10)
+///     .runs(1);
 /// let r = rebalance::run(&cfg, &mut |_, _| {}).unwrap();
 /// assert!(r.move_seconds > 0.0 && r.move_floor_seconds > 0.0);
 /// assert_eq!(r.schedules.len(), 3);

@@ -46,6 +46,8 @@ impl Default for SimulatorConfig {
     }
 }
 
+crate::setters!(SimulatorConfig { dims: Vec<u32>, arrivals: u64, threshold_max_dims: u32, repeat: usize });
+
 /// One policy kind at one size.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[non_exhaustive]
@@ -160,10 +162,7 @@ pub fn scenario(kind: &str, dims: u32, arrivals: u64) -> Result<Scenario, BenchE
 /// # Example
 /// ```
 /// use hetlb_bench::simulator::{self, SimulatorConfig};
-/// let mut cfg = SimulatorConfig::default();
-/// cfg.dims = vec![4, 5];
-/// cfg.arrivals = 3;
-/// cfg.repeat = 1;
+/// let cfg = SimulatorConfig::default().dims(vec![4, 5]).arrivals(3).repeat(1);
 /// let r = simulator::run(&cfg, &mut |_, _| {}).unwrap();
 /// assert_eq!(r.details.rows.len(), 6); // three kinds at two sizes
 /// assert_eq!(r.comparisons.len(), 4); // two balancing kinds at two sizes

@@ -37,6 +37,12 @@ impl Default for TransmissionConfig {
     }
 }
 
+crate::setters!(TransmissionConfig {
+    dims: u32,
+    max_load: u64,
+    repeat: usize
+});
+
 /// One schedule of one plan.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[non_exhaustive]
@@ -79,9 +85,7 @@ fn case_name(alg: Algorithm, s: Schedule) -> String {
 /// # Example
 /// ```
 /// use hetlb_bench::transmission::{self, TransmissionConfig};
-/// let mut cfg = TransmissionConfig::default();
-/// cfg.dims = 3;
-/// cfg.repeat = 1;
+/// let cfg = TransmissionConfig::default().dims(3).repeat(1);
 /// let r = transmission::run(&cfg, &mut |_, _| {}).unwrap();
 /// assert!(r.ratios.contains_key("cwa_pipeline_ratio"));
 /// ```

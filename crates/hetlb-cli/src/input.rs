@@ -195,35 +195,10 @@ fn items(spec: &str, option: &str) -> Result<Vec<String>> {
 /// the memory.
 pub const MAX_FILE_BYTES: u64 = 1 << 30;
 
-/// Opens `path` for reading if it is a regular file of at most `max` bytes. Anything else is
-/// refused before it is opened: a FIFO (opening it would wait for a writer forever), a device
-/// (`/dev/zero` never ends), a directory.
+/// Opens `path` for reading if it is a regular file of at most `max` bytes (the library's
+/// one bounded reader: a FIFO, a device or a directory is refused before it is opened).
 pub fn open_regular(path: &Path, max: u64) -> Result<std::fs::File> {
-    let meta = std::fs::metadata(path)?;
-    let kind = meta.file_type();
-    if !kind.is_file() {
-        use std::os::unix::fs::FileTypeExt;
-        let what = if kind.is_dir() {
-            "a directory"
-        } else if kind.is_fifo() {
-            "a FIFO (a named pipe)"
-        } else if kind.is_char_device() || kind.is_block_device() {
-            "a device"
-        } else if kind.is_socket() {
-            "a socket"
-        } else {
-            "not a regular file"
-        };
-        bail!("it is {what}; hetlb reads regular files only");
-    }
-    if meta.len() > max {
-        bail!(
-            "it is {} bytes, larger than the {} MiB read",
-            meta.len(),
-            max >> 20
-        );
-    }
-    Ok(std::fs::File::open(path)?)
+    Ok(hetlb_core::text_file::open_regular(path, max)?.0)
 }
 
 /// Reads a regular text file of at most [`MAX_FILE_BYTES`] whose contents, parsed, take about

@@ -17,13 +17,12 @@
 //! failed write to stdout is such an error too; a closed pipe ends the program quietly.
 
 mod commands;
-#[cfg(test)]
-mod fuzz;
 mod input;
 mod limits;
 mod output;
 mod plot;
 mod progress;
+mod queues;
 
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use std::process::ExitCode;

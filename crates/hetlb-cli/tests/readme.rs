@@ -1,5 +1,6 @@
-//! The README's examples run as written: every `hetlb balance` line (with the shipped
-//! `examples/loads.txt` and `examples/graph.txt`), and the scenario shown in TOML.
+//! The documentation's examples run as written: every `hetlb balance` line of the README and
+//! of the pages in `docs/` (with the shipped `examples/loads.txt` and `examples/graph.txt`),
+//! and the scenario shown in TOML in `docs/simulator.md`.
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -10,7 +11,17 @@ fn root() -> PathBuf {
 
 #[test]
 fn the_readme_balance_examples_and_scenario_run() {
-    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let mut readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let mut pages: Vec<PathBuf> = std::fs::read_dir(root().join("docs"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "md"))
+        .collect();
+    pages.sort();
+    for p in &pages {
+        readme.push('\n');
+        readme.push_str(&std::fs::read_to_string(p).unwrap());
+    }
     let dir = std::env::temp_dir().join(format!("hetlb-readme-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let examples = root().join("examples").canonicalize().unwrap();

@@ -1,4 +1,4 @@
-//! Rim's exhaustive enumeration (004_…, Table 1): 16 and 32 processors, dem and oem.
+//! Rim, Jang & Kim's exhaustive enumeration (2003, Table 1): 16 and 32 processors, dem and oem.
 //!
 //! `cargo bench -p hetlb-experiments --bench enumeration`; `hetlb bench enumeration` gives the
 //! 32-processor figure with its baseline in one run.

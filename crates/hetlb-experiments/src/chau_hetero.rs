@@ -1,4 +1,5 @@
-//! Chau & Fu's claim for heterogeneous clusters, measured (000_…, §§4–5).
+//! Chau & Fu's claim for heterogeneous clusters, measured (*Load Balancing Between
+//! Heterogenous Computing Clusters*, §§4–5).
 //!
 //! The paper ends (§5): "the maximum load difference between any two computing clusters can
 //! be at most one more than the optimal solution". It gives no experiment for clusters of
@@ -24,7 +25,7 @@ use std::collections::BinaryHeap;
 use std::ops::RangeInclusive;
 use thiserror::Error;
 
-/// Cluster sizes at Sharcnet in 2003 (000_… §1): McMaster 96, Guelph 108, Western 48, 144 and
+/// Cluster sizes at Sharcnet in 2003 (Chau & Fu §1): McMaster 96, Guelph 108, Western 48, 144 and
 /// 64, Windsor and Laurier 8 each.
 pub const SHARCNET_SIZES: [u64; 7] = [96, 108, 48, 144, 64, 8, 8];
 /// The largest random cluster size (processors).
@@ -286,6 +287,7 @@ pub fn optimal_range(total: u64, capacities: &[u64]) -> Fraction {
 
 /// One trial's cube: capacities `p = processors × speed` and loads.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[non_exhaustive]
 pub struct Clusters {
     /// Processors of each cluster.
     pub sizes: Vec<u64>,
@@ -426,6 +428,7 @@ pub fn is_product_form(capacities: &[u64]) -> bool {
 
 /// The share of trials within the claim at one load scale, for one kind of clusters.
 #[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
 pub struct ScaleRow {
     /// Cube dimension.
     pub n: u32,
@@ -512,6 +515,7 @@ fn check(dims: &RangeInclusive<u32>, trials: u64, max_load: u64) -> Result<(), C
 
 /// What one trial measured.
 #[derive(Debug, Clone, Copy)]
+#[non_exhaustive]
 pub struct Outcome {
     /// `dem-hetero`'s max − min of load per unit of capacity.
     pub dem_hetero: Fraction,
@@ -592,6 +596,7 @@ pub fn class_of(excess: Fraction) -> usize {
 
 /// The worst trial of a dimension.
 #[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
 pub struct Worst {
     /// The trial's index (with the seed and `n`, enough to draw it again).
     pub trial: u64,
@@ -609,6 +614,7 @@ pub struct Worst {
 
 /// One dimension's results.
 #[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
 pub struct Row {
     /// Cube dimension: `2^n` clusters.
     pub n: u32,
@@ -636,10 +642,17 @@ pub struct Row {
 
 /// A configuration the experiment cannot run.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[non_exhaustive]
 pub enum ChauHeteroError {
     /// Zero trials.
     #[error("the number of trials must be at least 1")]
     NoTrials,
+    /// Zero trials per cell of the pass-rate table.
+    #[error("the number of trials per load scale must be at least 1")]
+    NoScaleTrials,
+    /// A load scale above 2^40.
+    #[error("{0} is too large (at most 2^40)")]
+    Scale(u64),
     /// A dimension outside `1..=16`.
     #[error("dimension {0} is out of range: 1 to 16")]
     Dimension(u32),
@@ -723,6 +736,251 @@ fn summarise(n: u32, seed: u64, max_load: u64, outcomes: &[(u64, Outcome)]) -> R
             mean_level: worst.mean_level,
             clusters: draw(n, worst_trial, seed, max_load),
         },
+    }
+}
+
+/// When Chau & Fu's claim holds, stated with the measurement.
+pub const CONDITION: &str = "The claim holds when the capacities are of product form, c(u) = \
+    Π_k f_k(bit k of u): in every dimension each pair the exchange joins then splits its \
+    subcubes in the same proportion, so the subcubes end level. Equal clusters, and the \
+    paper's 64/32 example, are of that form. Capacities drawn cluster by cluster are not: the \
+    subcubes a pair joins do not end level, and the excess grows with the load, so an \
+    absolute bound of one task holds only at small loads.";
+
+impl Worst {
+    /// The difference of load per unit of capacity before balancing, `max w/p − min w/p`
+    /// (in floating point).
+    pub fn initial_spread(&self) -> f64 {
+        let c = &self.clusters;
+        let levels: Vec<f64> = c
+            .loads
+            .iter()
+            .zip(&c.capacities)
+            .map(|(&l, &p)| l as f64 / p as f64)
+            .collect();
+        levels.iter().cloned().fold(f64::NEG_INFINITY, f64::max)
+            - levels.iter().cloned().fold(f64::INFINITY, f64::min)
+    }
+}
+
+/// The whole measurement: one row per dimension ([`run`]) and the pass-rate table
+/// ([`pass_rates`]), with the drawing's constants.
+#[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
+pub struct ChauHeteroReport {
+    /// Trials per dimension.
+    pub trials: u64,
+    /// Seed of every stream.
+    pub seed: u64,
+    /// Loads uniform on `0..=max_load`.
+    pub max_load: u64,
+    /// [`SHARCNET_SIZES`].
+    pub sharcnet_sizes: Vec<u64>,
+    /// [`MAX_SIZE`].
+    pub max_random_size: u64,
+    /// [`MAX_SPEED`].
+    pub max_speed: u64,
+    /// The labels of [`CLASSES`].
+    pub classes: Vec<&'static str>,
+    /// Mean excess ÷ mean load per unit over every trial: the headline figure.
+    pub mean_relative_excess: f64,
+    /// One per dimension.
+    pub rows: Vec<Row>,
+    /// The share within the claim per load scale, random clusters and product form.
+    pub pass_rates: Vec<ScaleRow>,
+    /// When the claim holds ([`CONDITION`]).
+    pub condition: &'static str,
+}
+
+impl ChauHeteroReport {
+    /// Trials over every dimension.
+    pub fn total_trials(&self) -> u64 {
+        self.rows.iter().map(|r| r.trials).sum()
+    }
+
+    /// Trials within the claim (excess at most 1) over every dimension.
+    pub fn within_claim(&self) -> u64 {
+        self.rows.iter().map(|r| r.within_claim).sum()
+    }
+
+    /// Trials of the same loads on equal clusters within the claim.
+    pub fn equal_within_claim(&self) -> u64 {
+        self.rows.iter().map(|r| r.equal_within_claim).sum()
+    }
+
+    /// The dimension whose worst trial has the largest excess.
+    pub fn worst(&self) -> Option<&Row> {
+        self.rows
+            .iter()
+            .max_by(|a, b| a.worst.excess.total_cmp(&b.worst.excess))
+    }
+
+    /// The pass-rate cell of dimension `n`, `kind` and load scale `max_load`.
+    pub fn pass_rate(&self, n: u32, kind: Kind, max_load: u64) -> Option<&ScaleRow> {
+        self.pass_rates
+            .iter()
+            .find(|r| r.n == n && r.kind == kind && r.max_load == max_load)
+    }
+}
+
+/// The measurement's settings. Build with [`ChauHetero::new`] and the setters.
+///
+/// # Example
+/// ```
+/// use hetlb_experiments::chau_hetero::ChauHetero;
+/// let report = ChauHetero::new()
+///     .dims(2..=3)
+///     .trials(20)
+///     .scales(vec![100])
+///     .scale_trials(5)
+///     .run(&|_| {})
+///     .unwrap();
+/// assert_eq!(report.rows.len(), 2);
+/// assert_eq!(report.pass_rates.len(), 2 * 2); // dimensions × kinds
+/// assert_eq!(report.total_trials(), 40);
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ChauHetero {
+    /// Cube dimensions `n` (`2^n` clusters), within `1..=16`.
+    pub dims: RangeInclusive<u32>,
+    /// Random trials per dimension.
+    pub trials: u64,
+    /// Seed of the random streams.
+    pub seed: u64,
+    /// Loads uniform on `0..=max_load`.
+    pub max_load: u64,
+    /// Load scales of the pass-rate table.
+    pub scales: Vec<u64>,
+    /// Trials per dimension, scale and kind of clusters in the pass-rate table.
+    pub scale_trials: u64,
+}
+
+impl Default for ChauHetero {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl ChauHetero {
+    /// `n = 2..=12`, 2,000 trials, seed 1, loads to 10^6; scales 100, 1000 and 10^6 with 200
+    /// trials per cell.
+    pub fn new() -> Self {
+        Self {
+            dims: 2..=12,
+            trials: 2000,
+            seed: 1,
+            max_load: 1_000_000,
+            scales: vec![100, 1000, 1_000_000],
+            scale_trials: 200,
+        }
+    }
+
+    /// Sets the dimensions.
+    #[must_use]
+    pub fn dims(mut self, dims: RangeInclusive<u32>) -> Self {
+        self.dims = dims;
+        self
+    }
+
+    /// Sets the trials per dimension.
+    #[must_use]
+    pub fn trials(mut self, trials: u64) -> Self {
+        self.trials = trials;
+        self
+    }
+
+    /// Sets the seed.
+    #[must_use]
+    pub fn seed(mut self, seed: u64) -> Self {
+        self.seed = seed;
+        self
+    }
+
+    /// Sets the largest load.
+    #[must_use]
+    pub fn max_load(mut self, max_load: u64) -> Self {
+        self.max_load = max_load;
+        self
+    }
+
+    /// Sets the load scales of the pass-rate table.
+    #[must_use]
+    pub fn scales(mut self, scales: Vec<u64>) -> Self {
+        self.scales = scales;
+        self
+    }
+
+    /// Sets the trials per cell of the pass-rate table.
+    #[must_use]
+    pub fn scale_trials(mut self, scale_trials: u64) -> Self {
+        self.scale_trials = scale_trials;
+        self
+    }
+
+    /// Trials [`ChauHetero::run`] reports to its `progress`.
+    pub fn steps(&self) -> u64 {
+        let dims = self.dims.clone().count() as u64;
+        self.trials.saturating_mul(dims).saturating_add(
+            self.scale_trials
+                .saturating_mul(dims)
+                .saturating_mul(2 * self.scales.len() as u64),
+        )
+    }
+
+    /// Runs [`run`] and [`pass_rates`]; `progress` is called with the number of trials just
+    /// finished. Deterministic for a seed whatever the thread count.
+    ///
+    /// # Complexity
+    /// [`ChauHetero::steps`] trials, each `O(2^n · n)` for the exchange and
+    /// `O(2^n log 2^n)` per step of the optimal allocation's search.
+    ///
+    /// # Errors
+    /// [`ChauHeteroError`] for zero trials (either table), a dimension outside `1..=16`, or a
+    /// maximum load or scale above 2^40.
+    pub fn run(
+        &self,
+        progress: &(dyn Fn(u64) + Sync),
+    ) -> Result<ChauHeteroReport, ChauHeteroError> {
+        if let Some(&bad) = self.scales.iter().find(|&&x| x > 1 << 40) {
+            return Err(ChauHeteroError::Scale(bad));
+        }
+        if self.scale_trials == 0 {
+            return Err(ChauHeteroError::NoScaleTrials);
+        }
+        let rows = run(
+            self.dims.clone(),
+            self.trials,
+            self.seed,
+            self.max_load,
+            progress,
+        )?;
+        let rates = pass_rates(
+            self.dims.clone(),
+            &self.scales,
+            self.scale_trials,
+            self.seed,
+            progress,
+        )?;
+        let all: u64 = rows.iter().map(|r| r.trials).sum();
+        let mean_relative_excess = rows
+            .iter()
+            .map(|r| r.mean_relative_excess * r.trials as f64)
+            .sum::<f64>()
+            / all.max(1) as f64;
+        Ok(ChauHeteroReport {
+            trials: self.trials,
+            seed: self.seed,
+            max_load: self.max_load,
+            sharcnet_sizes: SHARCNET_SIZES.to_vec(),
+            max_random_size: MAX_SIZE,
+            max_speed: MAX_SPEED,
+            classes: CLASSES.iter().map(|c| c.0).collect(),
+            mean_relative_excess,
+            rows,
+            pass_rates: rates,
+            condition: CONDITION,
+        })
     }
 }
 

@@ -1,4 +1,5 @@
-//! Random-trial histograms of the final max difference (Chau & Fu, 000_…, Tables 1–2).
+//! Random-trial histograms of the final max difference (Chau & Fu, *Load Balancing Between
+//! Heterogenous Computing Clusters*, Tables 1–2).
 //!
 //! Chau & Fu assign random loads to the nodes of an `n`-cube, balance, and record the max
 //! difference, 100,000 times for each `n = 3..12`. They do not state their distribution; we
@@ -18,8 +19,9 @@ use serde::Serialize;
 use std::ops::RangeInclusive;
 use thiserror::Error;
 
-/// A Monte-Carlo experiment.
-#[derive(Debug, Clone)]
+/// A Monte-Carlo experiment. Build with [`MonteCarlo::new`] and the setters.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct MonteCarlo {
     /// The algorithm balanced.
     pub algorithm: Algorithm,
@@ -35,6 +37,7 @@ pub struct MonteCarlo {
 
 /// The histogram of one dimension.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[non_exhaustive]
 pub struct MonteCarloRow {
     /// The algorithm.
     pub algorithm: Algorithm,
@@ -50,6 +53,7 @@ pub struct MonteCarloRow {
 
 /// A configuration the experiment cannot run.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[non_exhaustive]
 pub enum MonteCarloError {
     /// Zero trials.
     #[error("the number of trials must be at least 1")]
@@ -70,9 +74,62 @@ pub enum MonteCarloError {
 /// Trials handed to one rayon task (and one progress tick).
 pub const CHUNK: u64 = 1_000;
 
+impl MonteCarloRow {
+    /// The row of `histogram` for `algorithm` on the `n`-cube: its trials and average.
+    pub fn new(algorithm: Algorithm, n: u32, histogram: Histogram) -> Self {
+        Self {
+            algorithm,
+            n,
+            trials: histogram.total(),
+            average: histogram.average(),
+            histogram,
+        }
+    }
+}
+
 impl MonteCarlo {
     /// Largest dimension accepted (2^24 random loads per trial).
     pub const MAX_DIMENSION: u32 = 24;
+
+    /// Chau & Fu's setting for `algorithm`: `n = 3..=12`, 100,000 trials, seed 1, loads
+    /// uniform on `0..=10^6`.
+    pub fn new(algorithm: Algorithm) -> Self {
+        Self {
+            algorithm,
+            dimensions: 3..=12,
+            trials: crate::paper::CHAU_TRIALS,
+            seed: 1,
+            max_load: 1_000_000,
+        }
+    }
+
+    /// Sets the dimensions.
+    #[must_use]
+    pub fn dimensions(mut self, dimensions: RangeInclusive<u32>) -> Self {
+        self.dimensions = dimensions;
+        self
+    }
+
+    /// Sets the trials per dimension.
+    #[must_use]
+    pub fn trials(mut self, trials: u64) -> Self {
+        self.trials = trials;
+        self
+    }
+
+    /// Sets the seed.
+    #[must_use]
+    pub fn seed(mut self, seed: u64) -> Self {
+        self.seed = seed;
+        self
+    }
+
+    /// Sets the largest load.
+    #[must_use]
+    pub fn max_load(mut self, max_load: u64) -> Self {
+        self.max_load = max_load;
+        self
+    }
 
     /// Runs every dimension; `progress` is called with the number of trials just finished.
     ///
@@ -86,7 +143,7 @@ impl MonteCarlo {
     /// ```
     /// use hetlb_core::Algorithm;
     /// use hetlb_experiments::monte_carlo::MonteCarlo;
-    /// let mc = MonteCarlo { algorithm: Algorithm::DemFixed, dimensions: 3..=3, trials: 2000, seed: 1, max_load: 1_000_000 };
+    /// let mc = MonteCarlo::new(Algorithm::DemFixed).dimensions(3..=3).trials(2000);
     /// let rows = mc.run(&|_| {}).unwrap();
     /// assert_eq!(rows[0].histogram.total(), 2000);
     /// assert!((rows[0].average - 1.5).abs() < 0.1);

@@ -1,5 +1,5 @@
-//! Communication overhead of moving the units (Rim et al., 004_… §5.2 and §6.3, Figs. 12–13
-//! and 22–23).
+//! Communication overhead of moving the units (Rim, Jang & Kim 2003, §5.2 and §6.3, Figs.
+//! 12–13 and 22–23).
 //!
 //! Rim et al. measure the time to transmit a balancing plan under the phased, overlapped and
 //! pipelined schedules, for CWA, DEM and OEM on 8 and 16 processors, as the initial
@@ -23,8 +23,10 @@ pub const FACTORS: [u64; 7] = [30, 50, 70, 100, 400, 700, 1000];
 /// The algorithms compared.
 pub const ALGORITHMS: [Algorithm; 3] = [Algorithm::Cwa, Algorithm::Dem, Algorithm::Oem];
 
-/// An overhead experiment for one hypercube size.
-#[derive(Debug, Clone)]
+/// An overhead experiment for one hypercube size. Build with [`Overhead::new`] and the
+/// setters.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Overhead {
     /// Processors (a power of two).
     pub procs: usize,
@@ -42,6 +44,7 @@ pub struct Overhead {
 
 /// Averages for one algorithm at one imbalance.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[non_exhaustive]
 pub struct OverheadRow {
     /// Processors.
     pub procs: usize,
@@ -67,6 +70,7 @@ pub struct OverheadRow {
 
 /// A configuration the experiment cannot run.
 #[derive(Debug, Clone, PartialEq, Error)]
+#[non_exhaustive]
 pub enum OverheadError {
     /// Bad processor count.
     #[error(transparent)]
@@ -83,6 +87,54 @@ pub enum OverheadError {
 }
 
 impl Overhead {
+    /// The paper's setting on `procs` processors: imbalances 10% to 90% in steps of 10, every
+    /// factor of [`FACTORS`], light processors holding 10 units, 50 repetitions, seed 1.
+    pub fn new(procs: usize) -> Self {
+        Self {
+            procs,
+            imbalances: (1..=9).map(|i| 10 * i).collect(),
+            factors: FACTORS.to_vec(),
+            base: 10,
+            repetitions: 50,
+            seed: 1,
+        }
+    }
+
+    /// Sets the imbalance percentages.
+    #[must_use]
+    pub fn imbalances(mut self, imbalances: Vec<u32>) -> Self {
+        self.imbalances = imbalances;
+        self
+    }
+
+    /// Sets the load multipliers of the heavy processors.
+    #[must_use]
+    pub fn factors(mut self, factors: Vec<u64>) -> Self {
+        self.factors = factors;
+        self
+    }
+
+    /// Sets the load of a light processor.
+    #[must_use]
+    pub fn base(mut self, base: u64) -> Self {
+        self.base = base;
+        self
+    }
+
+    /// Sets the random heavy sets per `(imbalance, k)`.
+    #[must_use]
+    pub fn repetitions(mut self, repetitions: u64) -> Self {
+        self.repetitions = repetitions;
+        self
+    }
+
+    /// Sets the seed.
+    #[must_use]
+    pub fn seed(mut self, seed: u64) -> Self {
+        self.seed = seed;
+        self
+    }
+
     /// Runs every `(imbalance, k, repetition)` instance in parallel and averages.
     ///
     /// `progress` is called with the number of instances just finished. Deterministic for a
@@ -94,7 +146,7 @@ impl Overhead {
     /// # Example
     /// ```
     /// use hetlb_experiments::overhead::Overhead;
-    /// let exp = Overhead { procs: 8, imbalances: vec![50], factors: vec![30], base: 10, repetitions: 4, seed: 1 };
+    /// let exp = Overhead::new(8).imbalances(vec![50]).factors(vec![30]).repetitions(4);
     /// let rows = exp.run(&|_| {}).unwrap();
     /// assert_eq!(rows.len(), 3); // cwa, dem, oem
     /// assert!(rows.iter().all(|r| r.pipeline <= r.overlap && r.overlap <= r.phased));
@@ -184,6 +236,40 @@ impl Overhead {
                 Metrics::of(&plan, None).task_hops as f64,
             ]
         })
+    }
+}
+
+/// The row of `algorithm` at `procs` processors and `imbalance`, if it ran.
+pub fn row(
+    rows: &[OverheadRow],
+    procs: usize,
+    imbalance: u32,
+    algorithm: Algorithm,
+) -> Option<&OverheadRow> {
+    rows.iter()
+        .find(|r| r.procs == procs && r.imbalance == imbalance && r.algorithm == algorithm)
+}
+
+/// `Σ Tmax` of OEM ÷ that of CWA (the phased times) at `procs` and `imbalance`, when both
+/// ran: the ratio Rim et al. put at about 0.90 (§5.2,
+/// [`crate::paper::rim::SUM_TMAX_OEM_OVER_CWA`]).
+pub fn oem_over_cwa(rows: &[OverheadRow], procs: usize, imbalance: u32) -> Option<f64> {
+    let cwa = row(rows, procs, imbalance, Algorithm::Cwa)?;
+    let oem = row(rows, procs, imbalance, Algorithm::Oem)?;
+    Some(oem.phased / cwa.phased)
+}
+
+/// The mean of [`oem_over_cwa`] over `imbalances` (those where both ran), or `None` when none
+/// did.
+pub fn mean_oem_over_cwa(rows: &[OverheadRow], procs: usize, imbalances: &[u32]) -> Option<f64> {
+    let ratios: Vec<f64> = imbalances
+        .iter()
+        .filter_map(|&i| oem_over_cwa(rows, procs, i))
+        .collect();
+    if ratios.is_empty() {
+        None
+    } else {
+        Some(ratios.iter().sum::<f64>() / ratios.len() as f64)
     }
 }
 

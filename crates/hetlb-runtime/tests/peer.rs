@@ -484,3 +484,26 @@ fn an_impossible_measured_speed_is_named_in_the_report() {
         assert_eq!(named, vec![1]);
     }
 }
+
+#[test]
+fn messages_per_rank_grow_as_log_p() {
+    // cwa on 8, 64 and 256 ranks, every rank's load random: a rank sends at most
+    // ⌈log₂ P⌉ gather messages, one transfer and one acknowledgement per dimension, and at most
+    // ⌈log₂ P⌉ wake-ups of the agreement — never one message per peer.
+    for dims in [3u32, 6, 8] {
+        let ranks = 1usize << dims;
+        let loads: Vec<u64> = (0..ranks as u64).map(|r| (r * 7919 + 13) % 23).collect();
+        let items = unit_items(&loads);
+        let out = run_group(items.clone(), |_| BalancerConfig::new("cwa").unwrap());
+        assert_exactly_once(&items, &out);
+        let most = out
+            .iter()
+            .map(|(r, _)| r.as_ref().unwrap().messages_sent)
+            .max()
+            .unwrap();
+        assert!(
+            most <= 4 * u64::from(dims) + 2,
+            "{ranks} ranks: a rank sent {most} messages"
+        );
+    }
+}

@@ -78,7 +78,7 @@ pub fn run(args: Args) -> Result<()> {
     .map_err(|e| {
         let field = match e {
             EnumerationError::Procs(_) => "--procs",
-            EnumerationError::Values(_) | EnumerationError::TooMany { .. } => "--values",
+            _ => "--values",
         };
         anyhow!("{field}: {e}")
     })?;

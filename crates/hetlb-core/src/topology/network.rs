@@ -292,6 +292,28 @@ pub enum TopologySpec {
     File(String),
 }
 
+/// Why a spec's network could not be built.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum BuildError {
+    /// The graph file could not be read.
+    #[error("cannot read '{path}': {source}")]
+    Read {
+        /// The file, as given.
+        path: String,
+        /// Why.
+        source: crate::text_file::ReadError,
+    },
+    /// The graph is malformed or too large.
+    #[error("{spec}: {source}")]
+    Graph {
+        /// The spec.
+        spec: String,
+        /// Why.
+        source: GraphError,
+    },
+}
+
 /// A topology spec that cannot be parsed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(
@@ -429,11 +451,54 @@ impl TopologySpec {
         })
     }
 
-    /// Builds the network.
+    /// Builds the network, reading a `file:` spec's graph (relative to `dir` when given) with
+    /// the one bounded reader ([`crate::text_file::read_text`], at most `max_bytes`); `nodes`,
+    /// when given, is the node count the graph must have.
+    ///
+    /// # Errors
+    /// [`BuildError`]: the file cannot be read, or the graph is malformed or too large.
+    ///
+    /// # Example
+    /// ```
+    /// use hetlb_core::topology::{Topology, TopologySpec};
+    /// let spec: TopologySpec = "ring:6".parse().unwrap();
+    /// assert_eq!(spec.build_reading(None, Some(6), 1 << 20).unwrap().node_count(), 6);
+    /// let fifo: TopologySpec = "file:/dev/zero".parse().unwrap();
+    /// assert!(fifo.build_reading(None, None, 1 << 20).is_err()); // a device: refused, not read
+    /// ```
+    pub fn build_reading(
+        &self,
+        dir: Option<&std::path::Path>,
+        nodes: Option<usize>,
+        max_bytes: u64,
+    ) -> Result<Network, BuildError> {
+        match self {
+            TopologySpec::File(path) => {
+                let full = dir.map_or_else(|| std::path::PathBuf::from(path), |d| d.join(path));
+                let text = crate::text_file::read_text(&full, max_bytes).map_err(|source| {
+                    BuildError::Read {
+                        path: path.clone(),
+                        source,
+                    }
+                })?;
+                let graph = Graph::parse(&text, nodes).map_err(|source| BuildError::Graph {
+                    spec: self.to_string(),
+                    source,
+                })?;
+                Ok(Network::from_graph(graph))
+            }
+            other => other.build().map_err(|source| BuildError::Graph {
+                spec: other.to_string(),
+                source,
+            }),
+        }
+    }
+
+    /// Builds the network of a generated spec.
     ///
     /// # Errors
     /// The generator's [`GraphError`]; for `file:` specs a [`GraphError::Syntax`] saying that
-    /// the caller must read the file and use [`Graph::parse`].
+    /// the file must be read ([`TopologySpec::build_reading`]).
     pub fn build(&self) -> Result<Network, GraphError> {
         let graph = |graph: Graph, shape: Shape| Ok(Network::Graph { graph, shape });
         match *self {

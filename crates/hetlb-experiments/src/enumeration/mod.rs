@@ -1,4 +1,4 @@
-//! Exhaustive enumeration of load vectors (Rim et al., 004_…, §4, Table 1).
+//! Exhaustive enumeration of load vectors (Rim, Jang & Kim 2003, §4, Table 1).
 //!
 //! Rim et al. count, over *every* non-decreasing load vector with values in `0..K` placed on
 //! processors `0..P−1`, how many end with each max difference. There are `C(K−1+P, P)` such
@@ -33,6 +33,7 @@ pub const MAX_PLANNED_VECTORS: u128 = 50_000_000;
 
 /// Why an enumeration cannot run.
 #[derive(Debug, Clone, PartialEq, Error)]
+#[non_exhaustive]
 pub enum EnumerationError {
     /// Processor count not a power of two.
     #[error(transparent)]

@@ -3,9 +3,12 @@
 
 use super::error::PeerError;
 use hetlb_core::network_algorithm::NetworkAlgorithm;
-use hetlb_core::topology::{Graph, Network, Topology, TopologySpec};
+use hetlb_core::topology::{Network, Topology, TopologySpec};
 use hetlb_core::transmission::Schedule;
 use std::time::Duration;
+
+/// The largest topology file a balancer reads (64 MiB: a graph of millions of links).
+pub const MAX_TOPOLOGY_FILE_BYTES: u64 = 64 << 20;
 
 /// The default silence after which a peer is judged to have stopped answering.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -139,19 +142,9 @@ impl BalancerConfig {
         let parsed: TopologySpec = spec
             .parse()
             .map_err(|e| PeerError::Config(format!("topology: {e}")))?;
-        let network = match &parsed {
-            TopologySpec::File(path) => {
-                let text = std::fs::read_to_string(path).map_err(|e| {
-                    PeerError::Config(format!("topology: cannot read '{path}': {e}"))
-                })?;
-                let graph = Graph::parse(&text, None)
-                    .map_err(|e| PeerError::Config(format!("topology: {path}: {e}")))?;
-                Network::from_graph(graph)
-            }
-            other => other
-                .build()
-                .map_err(|e| PeerError::Config(format!("topology: {other}: {e}")))?,
-        };
+        let network = parsed
+            .build_reading(None, None, MAX_TOPOLOGY_FILE_BYTES)
+            .map_err(|e| PeerError::Config(format!("topology: {e}")))?;
         self.topology = Some((parsed.to_string(), network));
         Ok(self)
     }

@@ -174,12 +174,46 @@ impl<'a, T: Serialize, E: Transport<Msg<T>>> Session<'a, T, E> {
         error
     }
 
-    /// Tells every other rank that the ledger decided this call.
+    /// Tells every other rank that the ledger decided this call: this rank is the root of a
+    /// binomial tree down which the news travels.
     pub(crate) fn wake_all(&mut self) {
-        let (me, epoch) = (self.rank(), self.epoch);
-        for to in (0..self.size()).filter(|&r| r != me) {
-            let _ = self.send(to, Msg::Decided { epoch });
+        let me = self.rank();
+        self.wake_children(me);
+    }
+
+    /// Sends `Decided` to this rank's children in the binomial tree rooted at `root`: with
+    /// ranks numbered relative to the root, rank `r` tells `r + 2^k` for every `2^k > r`.
+    fn wake_children(&mut self, root: usize) {
+        let (me, size, epoch) = (self.rank(), self.size(), self.epoch);
+        let relative = (me + size - root) % size;
+        let mut step = 1usize;
+        while step < size {
+            if step > relative && relative + step < size {
+                let to = (root + relative + step) % size;
+                let _ = self.send(
+                    to,
+                    Msg::Decided {
+                        epoch,
+                        root: root as u32,
+                    },
+                );
+            }
+            step <<= 1;
         }
+    }
+
+    /// A `Decided` of this call, when the ledger holds its outcome.
+    fn decided_in_ledger(&self) -> Option<Envelope<Msg<T>>> {
+        let decided = self.ep.ledger()?.outcome(self.epoch).is_some();
+        decided.then(|| Envelope {
+            from: self.rank(),
+            msg: Msg::Decided {
+                epoch: self.epoch,
+                root: self.rank() as u32,
+            },
+            arrived: Instant::now(),
+            bytes: 0,
+        })
     }
 
     /// The error that stops this call, if another rank gave it up.
@@ -213,6 +247,28 @@ impl<'a, T: Serialize, E: Transport<Msg<T>>> Session<'a, T, E> {
         wanted: impl Fn(usize, &Msg<T>) -> bool,
         watch: impl Fn(usize) -> bool,
     ) -> Result<Envelope<Msg<T>>, PeerError> {
+        // News of the ledger kept from before this call started: pass it on down its tree.
+        let roots: Vec<usize> = self
+            .pending
+            .iter()
+            .filter_map(|r| match r.msg {
+                Msg::Decided { root, .. } => Some(root as usize),
+                _ => None,
+            })
+            .collect();
+        if !roots.is_empty() {
+            for root in roots {
+                self.wake_children(root);
+            }
+            let (decided, rest): (VecDeque<_>, VecDeque<_>) = self
+                .pending
+                .drain(..)
+                .partition(|r| matches!(r.msg, Msg::Decided { .. }));
+            self.pending = rest;
+            if let Some(r) = decided.into_iter().find(|r| wanted(r.from, &r.msg)) {
+                return Ok(r);
+            }
+        }
         if let Some(i) = self.pending.iter().position(|r| wanted(r.from, &r.msg)) {
             if let Some(r) = self.pending.remove(i) {
                 return Ok(r);
@@ -228,6 +284,13 @@ impl<'a, T: Serialize, E: Transport<Msg<T>>> Session<'a, T, E> {
                 Some(r) => r,
                 None => {
                     self.tick(&watch)?;
+                    // The ledger decided but the news has not come down the tree (a rank on
+                    // the way died, or left first): the ledger itself is the news.
+                    if let Some(r) = self.decided_in_ledger() {
+                        if wanted(r.from, &r.msg) {
+                            return Ok(r);
+                        }
+                    }
                     match self.receive_until(Instant::now() + TICK)? {
                         Some(r) => r,
                         None => continue,
@@ -236,6 +299,9 @@ impl<'a, T: Serialize, E: Transport<Msg<T>>> Session<'a, T, E> {
             };
             self.traffic.bytes_received += r.bytes;
             let Some(r) = self.admit(r) else { continue };
+            if let Msg::Decided { root, .. } = r.msg {
+                self.wake_children(root as usize);
+            }
             if wanted(r.from, &r.msg) {
                 return Ok(r);
             }

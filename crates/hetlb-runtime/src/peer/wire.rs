@@ -64,8 +64,10 @@ pub(crate) enum Msg<T> {
         culprit: Option<u32>,
         reason: String,
     },
-    /// The call's outcome is in the group's ledger: look (where the ranks share memory).
-    Decided { epoch: u64 },
+    /// The call's outcome is in the group's ledger: look (where the ranks share memory). Sent
+    /// down a binomial tree rooted at the rank that decided (`root`), each rank forwarding it
+    /// to its children, so that no rank sends more than `⌈log₂ P⌉` of them.
+    Decided { epoch: u64, root: u32 },
     /// One round of a barrier.
     Arrive { epoch: u64, round: u32 },
 }
@@ -93,7 +95,7 @@ impl<T> Msg<T> {
             | Msg::Vote { epoch, .. }
             | Msg::Decision { epoch, .. }
             | Msg::GiveUp { epoch, .. }
-            | Msg::Decided { epoch }
+            | Msg::Decided { epoch, .. }
             | Msg::Arrive { epoch, .. } => *epoch,
         }
     }

@@ -8,7 +8,9 @@
 //!
 //! **One engine.** All MPI calls on the duplicate are made by one engine, one caller at a
 //! time: non-blocking sends on buffers it owns (`MPI_Isend`), matched probes for arrivals
-//! (`MPI_Improbe` + `MPI_Mrecv`), and heartbeats to every peer every [`BEAT`]. A rank that
+//! (`MPI_Improbe` + `MPI_Mrecv`), and a heartbeat every [`BEAT`]: a gossip of the newest beat
+//! number known of every rank, sent to `⌈log₂ P⌉` peers, so that liveness costs `O(log P)`
+//! messages per rank and reaches every rank within `⌈log₂ P⌉` beats. A rank that
 //! waits for a message drives the engine itself, so an exchange costs no hand-over between
 //! threads. Where MPI allows it (`MPI_THREAD_MULTIPLE`, which hetlb asks for when it starts
 //! MPI) a keeper thread also drives the engine between calls, so a process proves it is alive
@@ -73,7 +75,7 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 enum Frame {
     /// A message for endpoint `port` (the payload precedes the frame).
     Data { port: u32 },
-    /// The sender is alive.
+    /// The sender is alive; the payload is its table of the newest beat known of every rank.
     Beat,
     /// The sender's end of endpoint `port` was dropped (`Some` when its thread panicked).
     Closed { port: u32, panicked: Option<String> },
@@ -124,8 +126,10 @@ struct Inner {
     rank: usize,
     size: usize,
     local_ranks: usize,
-    /// When each peer was last heard.
+    /// When each peer was last heard (directly, or a newer beat of it relayed by another).
     heard: Mutex<Vec<Instant>>,
+    /// The newest beat number known of every rank (this rank's own at its index).
+    beats: Mutex<Vec<u64>>,
     /// When this process last resumed from a pause (or started).
     resumed: Mutex<Instant>,
     /// Fault injection: no beats while set (`None`: for good).
@@ -168,6 +172,7 @@ impl Inner {
             size,
             local_ranks,
             heard: Mutex::new(vec![now; size]),
+            beats: Mutex::new(vec![0; size]),
             resumed: Mutex::new(now),
             paused: Mutex::new(None),
             slots: Mutex::new(Vec::new()),
@@ -196,6 +201,23 @@ impl Inner {
                 let _ = tx.send(d);
             }
             None => slot.parked.push(d),
+        }
+    }
+
+    /// Takes in a peer's table of beat numbers: every rank whose number went up was heard.
+    fn merge_beats(&self, payload: &[u8], arrived: Instant) {
+        let Ok(theirs) = postcard::from_bytes::<Vec<u64>>(payload) else {
+            return;
+        };
+        let mut beats = lock(&self.beats);
+        let mut heard = lock(&self.heard);
+        for (r, (&b, mine)) in theirs.iter().zip(beats.iter_mut()).enumerate() {
+            if b > *mine && r != self.rank {
+                *mine = b;
+                if let Some(h) = heard.get_mut(r) {
+                    *h = arrived;
+                }
+            }
         }
     }
 
@@ -372,14 +394,36 @@ impl Engine {
                         *f = true;
                     }
                 }
-                Some((Frame::Beat, _)) | None => {}
+                Some((Frame::Beat, payload)) => inner.merge_beats(&payload, arrived),
+                None => {}
             }
         }
         if now.duration_since(self.last_beat) >= BEAT && !inner.beats_paused() {
             self.last_beat = now;
-            self.broadcast(inner, &Frame::Beat);
+            self.beat(inner);
         }
         active
+    }
+
+    /// One beat: this rank's beat number goes up, and its table of the newest beat known of
+    /// every rank goes to `⌈log₂ P⌉` peers — `rank + 2^k` — so that news of every rank
+    /// reaches every other within `⌈log₂ P⌉` beats, at `O(log P)` messages per rank per beat
+    /// (gossip, as van Renesse, Minsky and Hayden's failure detector).
+    fn beat(&mut self, inner: &Inner) {
+        let table = {
+            let mut beats = lock(&inner.beats);
+            beats[inner.rank] += 1;
+            beats.clone()
+        };
+        let Ok(bytes) = encode(Some(&table), &Frame::Beat) else {
+            return;
+        };
+        let mut step = 1usize;
+        while step < inner.size {
+            let to = (inner.rank + step) % inner.size;
+            let _ = self.post(inner, to, bytes.clone());
+            step <<= 1;
+        }
     }
 
     fn broadcast(&mut self, inner: &Inner, frame: &Frame) {

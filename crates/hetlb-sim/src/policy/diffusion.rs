@@ -3,6 +3,7 @@
 
 use super::{Delivery, Order, Policy, PolicyError, PolicyStats, View};
 use hetlb_core::network_algorithm::NetworkAlgorithm;
+use hetlb_core::policy::DiffusionError;
 use hetlb_core::rules::diffusion::{
     Dishet, DishetTight, FirstOrder, Gdem, NodeRule, NodeView, Rounding, Scratch,
 };
@@ -136,30 +137,6 @@ struct State {
     levels: Vec<f64>,
     scratch: Scratch,
     out: Vec<(usize, u64)>,
-}
-
-/// A diffusion rule that is not one of the five, or a bad λ.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-pub enum DiffusionError {
-    /// Not a diffusion algorithm.
-    #[error(
-        "{0} is not a diffusion algorithm (expected dishet, dishet-tight, diffusion, random-biasing, dynamic-biasing or gdem)"
-    )]
-    NotDiffusion(NetworkAlgorithm),
-    /// λ outside `(0, 1)`, or given to another rule than `gdem`.
-    #[error("λ = {lambda} for {algorithm}: only gdem takes λ, strictly between 0 and 1")]
-    Lambda {
-        /// The value.
-        lambda: f64,
-        /// The rule.
-        algorithm: NetworkAlgorithm,
-    },
-    /// An interval that is not positive and finite.
-    #[error("interval {0} must be positive and finite")]
-    Interval(f64),
-    /// The engine gave no network to decide on.
-    #[error("the diffusion policy needs the network from its view")]
-    NoNetwork,
 }
 
 impl DiffusionPolicy {

@@ -1143,38 +1143,12 @@ fn round_estimate(
 /// never ends (`/dev/zero`), is refused instead of filling the memory.
 pub const MAX_FILE_BYTES: u64 = 1 << 30;
 
-/// Reads a regular text file of at most [`MAX_FILE_BYTES`]. Anything else is refused before
-/// it is opened: a FIFO (opening it would wait for a writer forever), a device (`/dev/zero`
-/// never ends), a directory.
+/// Reads a regular text file of at most [`MAX_FILE_BYTES`] with the one bounded reader.
 fn read_bounded(path: &Path) -> std::io::Result<String> {
-    use std::io::Read;
-    let meta = std::fs::metadata(path)?;
-    if !meta.is_file() {
-        return Err(std::io::Error::other(
-            "it is not a regular file (a FIFO, a device or a directory); scenarios and \
-             graphs are read from regular files",
-        ));
-    }
-    if meta.len() > MAX_FILE_BYTES {
-        return Err(std::io::Error::other(format!(
-            "larger than {} MiB",
-            MAX_FILE_BYTES >> 20
-        )));
-    }
-    let mut text = String::new();
-    std::fs::File::open(path)?
-        .take(MAX_FILE_BYTES + 1)
-        .read_to_string(&mut text)?;
-    if let Some(rest) = text.strip_prefix('\u{feff}') {
-        text = rest.to_string();
-    }
-    if text.len() as u64 > MAX_FILE_BYTES {
-        return Err(std::io::Error::other(format!(
-            "larger than {} MiB",
-            MAX_FILE_BYTES >> 20
-        )));
-    }
-    Ok(text)
+    hetlb_core::text_file::read_text(path, MAX_FILE_BYTES).map_err(|e| match e {
+        hetlb_core::text_file::ReadError::Io(io) => io,
+        other => std::io::Error::other(other.to_string()),
+    })
 }
 
 /// `x` as written by a person: `1e-308`, not three hundred zeros.

@@ -9,11 +9,10 @@ use anyhow::{Context, Result, anyhow, bail};
 use hetlb_core::network_algorithm::{
     NetworkAlgorithm, NetworkError, NetworkOptions, balance_on_within,
 };
+use hetlb_core::report::{BalanceReport, ReportDetail};
 use hetlb_core::rounds::{RoundError, RoundRun};
 use hetlb_core::topology::{Graph, Hypercube, Network, Topology, TopologySpec};
-use hetlb_core::transmission::Transmission;
-use hetlb_core::{BalanceError, Capacities, Metrics, ModelError, Plan, Transfer};
-use serde::Serialize;
+use hetlb_core::{BalanceError, Capacities, Metrics, ModelError, Plan};
 use std::path::PathBuf;
 
 /// Arguments of `hetlb balance`.
@@ -78,35 +77,6 @@ pub struct Args {
 
 /// Transfers written in full without `--rounds`.
 const SHOWN_TRANSFERS: usize = 10_000;
-
-#[derive(Serialize)]
-struct Report<'a> {
-    algorithm: NetworkAlgorithm,
-    topology: &'a str,
-    nodes: usize,
-    edges: usize,
-    total: u64,
-    capacities: Option<&'a [f64]>,
-    initial: &'a [u64],
-    #[serde(rename = "final")]
-    final_loads: &'a [u64],
-    #[serde(skip_serializing_if = "Option::is_none")]
-    phases: Option<Vec<&'a [Transfer]>>,
-    phase_dimensions: Vec<Option<u32>>,
-    rounds: u64,
-    executed_rounds: u64,
-    converged: bool,
-    convergence: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    loads_per_round: Option<LoadsPerRound<'a>>,
-    /// What was left out of this document (`phases`, `loads_per_round`): `--rounds` writes it.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    omitted: Vec<&'static str>,
-    metrics: &'a Metrics,
-    /// One entry per `--schedule`, with every link's activity.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    transmission: Vec<Transmission>,
-}
 
 /// Runs `hetlb balance`.
 pub fn run(args: Args) -> Result<()> {
@@ -190,7 +160,8 @@ pub fn run(args: Args) -> Result<()> {
         crate::plot::notice(std::slice::from_ref(path));
     }
     let transfers = plan.phases.iter().map(|p| p.transfers.len()).sum::<usize>();
-    let all_rounds = args.rounds || transfers <= SHOWN_TRANSFERS;
+    let detail = ReportDetail::for_plan(plan, args.rounds, SHOWN_TRANSFERS);
+    let all_rounds = detail.phases;
     if all_rounds && args.format != Format::Table {
         // About 50 bytes a transfer; a load vector a round, each load as many digits as the
         // largest one and a separator.
@@ -218,13 +189,6 @@ pub fn run(args: Args) -> Result<()> {
             transfers as u128 * 50 + vectors,
         )?;
     }
-    let mut omitted = Vec::new();
-    if !all_rounds {
-        omitted.push("phases");
-    }
-    if !args.rounds {
-        omitted.push("loads_per_round");
-    }
     if !all_rounds && args.format != Format::Table {
         eprintln!(
             "note: the plan's {transfers} transfers are summarised, not listed; --rounds \
@@ -232,27 +196,16 @@ pub fn run(args: Args) -> Result<()> {
         );
     }
     match args.format {
-        Format::Json => print_json(&Report {
+        Format::Json => print_json(&BalanceReport::new(
             algorithm,
-            topology: &topology,
-            nodes: plan.nodes(),
-            edges: network.edge_count(),
-            total: plan.initial.iter().sum(),
-            capacities: options.capacities.as_ref().map(Capacities::as_slice),
-            initial: &plan.initial,
-            final_loads: &plan.final_loads,
-            phases: all_rounds
-                .then(|| plan.phases.iter().map(|p| p.transfers.as_slice()).collect()),
-            phase_dimensions: plan.phases.iter().map(|p| p.dimension).collect(),
-            rounds: run.rounds,
-            executed_rounds: run.executed_rounds,
-            converged: run.converged,
-            convergence: run.convergence.to_string(),
-            loads_per_round: args.rounds.then_some(LoadsPerRound(plan)),
-            omitted,
-            metrics: &metrics,
-            transmission: transmissions,
-        }),
+            &topology,
+            &network,
+            &run,
+            &metrics,
+            options.capacities.as_ref().map(Capacities::as_slice),
+            transmissions,
+            detail,
+        )),
         Format::Csv => print_csv(
             &[
                 "phase",
@@ -334,26 +287,6 @@ fn csv_rows<'a>(
         row
     });
     transfer_rows.chain(final_rows).chain(metric_rows)
-}
-
-/// The load vector after every round, written out one round at a time (a diffusion on
-/// 2^16 nodes may run thousands of rounds: the whole table would not fit in memory).
-struct LoadsPerRound<'a>(&'a Plan);
-
-impl Serialize for LoadsPerRound<'_> {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::SerializeSeq;
-        let mut seq = serializer.serialize_seq(Some(self.0.phases.len()))?;
-        let mut loads = self.0.initial.clone();
-        for phase in &self.0.phases {
-            for t in &phase.transfers {
-                loads[t.from] -= t.units;
-                loads[t.to] += t.units;
-            }
-            seq.serialize_element(&loads)?;
-        }
-        seq.end()
-    }
 }
 
 /// The network of `--topology`, or the hypercube of the loads, with its name.

@@ -1,13 +1,14 @@
-//! `hetlb reproduce chau-table1|chau-table2`: Chau & Fu's Tables 1–2 (000_…, §3).
+//! `hetlb reproduce chau-table1|chau-table2`: Chau & Fu's Tables 1–2 (§3), from
+//! [`hetlb_experiments::chau`].
 
 use crate::output::{Format, fixed, print_csv, print_json, table};
 use crate::progress::bar;
 use anyhow::{Context, Result, bail};
 use hetlb_core::Algorithm;
 use hetlb_experiments::Histogram;
-use hetlb_experiments::monte_carlo::{MonteCarlo, MonteCarloRow};
-use hetlb_experiments::paper::{CHAU_TABLE1, CHAU_TABLE2, CHAU_TRIALS, ChauRow};
-use serde::Serialize;
+use hetlb_experiments::chau::{ChauTable as Table, TableRow as Row, reproduce};
+use hetlb_experiments::monte_carlo::MonteCarlo;
+use hetlb_experiments::paper::CHAU_TRIALS;
 
 /// Arguments of `hetlb reproduce chau-table1` and `chau-table2`.
 #[derive(Debug, clap::Args)]
@@ -33,57 +34,6 @@ pub struct Args {
     format: Format,
 }
 
-/// Which of the two tables.
-#[derive(Debug, Clone, Copy)]
-pub enum Table {
-    /// Table 1: DEM.
-    One,
-    /// Table 2: improved DEM.
-    Two,
-}
-
-impl Table {
-    fn paper(self) -> &'static [ChauRow; 10] {
-        match self {
-            Table::One => &CHAU_TABLE1,
-            Table::Two => &CHAU_TABLE2,
-        }
-    }
-
-    fn algorithm(self) -> Algorithm {
-        match self {
-            Table::One => Algorithm::DemFixed,
-            Table::Two => Algorithm::DemImproved,
-        }
-    }
-
-    fn title(self) -> &'static str {
-        match self {
-            Table::One => "Chau & Fu, Table 1 (DEM)",
-            Table::Two => "Chau & Fu, Table 2 (improved DEM)",
-        }
-    }
-}
-
-#[derive(Serialize)]
-struct PaperRow {
-    trials: u64,
-    histogram: Histogram,
-    average: f64,
-}
-
-#[derive(Serialize)]
-struct Row {
-    algorithm: Algorithm,
-    n: u32,
-    trials: u64,
-    histogram: Histogram,
-    average: f64,
-    paper: Option<PaperRow>,
-    /// Largest |z| over the columns of the two-sample test of proportions against the paper.
-    max_abs_z: Option<f64>,
-}
-
 fn parse_dims(spec: &str) -> Result<std::ops::RangeInclusive<u32>> {
     let parse = |s: &str| {
         s.trim()
@@ -107,22 +57,18 @@ pub fn run(which: Table, args: Args) -> Result<()> {
         None => which.algorithm(),
     };
     let dimensions = parse_dims(&args.dims)?;
-    let mc = MonteCarlo {
-        algorithm,
-        dimensions: dimensions.clone(),
-        trials: args.trials,
-        seed: args.seed,
-        max_load: args.max_load,
-    };
+    let mc = MonteCarlo::new(algorithm)
+        .dimensions(dimensions.clone())
+        .trials(args.trials)
+        .seed(args.seed)
+        .max_load(args.max_load);
     let steps = args
         .trials
         .saturating_mul(dimensions.clone().count() as u64);
     let progress = bar(steps, format!("{algorithm}, {} trials", args.trials));
-    let rows = mc
-        .run(&|done| progress.inc(done))
+    let rows = reproduce(which, &mc, &|done| progress.inc(done))
         .map_err(|e| anyhow::anyhow!("{}: {e}", field_of(&e)))?;
     progress.finish_and_clear();
-    let rows: Vec<Row> = rows.into_iter().map(|r| with_paper(which, r)).collect();
     match args.format {
         Format::Json => print_json(&rows),
         Format::Csv => print_csv(
@@ -161,48 +107,10 @@ pub fn run(which: Table, args: Args) -> Result<()> {
 fn field_of(e: &hetlb_experiments::monte_carlo::MonteCarloError) -> &'static str {
     use hetlb_experiments::monte_carlo::MonteCarloError as E;
     match e {
-        E::NoTrials => "--runs",
         E::Dimension(_) => "--dims",
         E::Overflow { .. } => "--max-load",
+        _ => "--runs",
     }
-}
-
-fn with_paper(which: Table, r: MonteCarloRow) -> Row {
-    let paper = which.paper().iter().find(|p| p.n == r.n).map(|p| PaperRow {
-        trials: p.counts.iter().sum(),
-        histogram: Histogram::from_dense(&p.counts),
-        average: p.average,
-    });
-    let max_abs_z = paper
-        .as_ref()
-        .map(|p| max_abs_z(&r.histogram, &p.histogram));
-    Row {
-        algorithm: r.algorithm,
-        n: r.n,
-        trials: r.trials,
-        histogram: r.histogram,
-        average: r.average,
-        paper,
-        max_abs_z,
-    }
-}
-
-/// Two-sample z statistic of each column's proportion; the largest in absolute value.
-fn max_abs_z(ours: &Histogram, paper: &Histogram) -> f64 {
-    let (t1, t2) = (ours.total() as f64, paper.total() as f64);
-    let top = ours.max_difference().max(paper.max_difference());
-    (0..=top)
-        .map(|d| {
-            let (c1, c2) = (ours.count(d) as f64, paper.count(d) as f64);
-            let p = (c1 + c2) / (t1 + t2);
-            let sigma = (p * (1.0 - p) * (1.0 / t1 + 1.0 / t2)).sqrt();
-            if sigma == 0.0 {
-                0.0
-            } else {
-                ((c1 / t1 - c2 / t2) / sigma).abs()
-            }
-        })
-        .fold(0.0, f64::max)
 }
 
 fn csv_row(

@@ -1,5 +1,5 @@
 //! `hetlb reproduce chau-hetero`: Chau & Fu's claim that the revised improved DEM ends "at
-//! most one more than the optimal solution" (000_… §5), measured on random heterogeneous
+//! most one more than the optimal solution" (§5), measured on random heterogeneous
 //! clusters.
 
 use crate::input::whole;
@@ -8,9 +8,9 @@ use crate::plot::{Axes, Series, line_chart_with};
 use crate::progress::bar;
 use anyhow::{Context, Result, anyhow, bail};
 use hetlb_experiments::chau_hetero::{
-    CLASSES, Kind, MAX_SIZE, MAX_SPEED, Row, SHARCNET_SIZES, ScaleRow, pass_rates, run,
+    CLASSES, CONDITION, ChauHetero, ChauHeteroError, ChauHeteroReport, Kind, MAX_SIZE, MAX_SPEED,
+    Row, SHARCNET_SIZES, ScaleRow,
 };
-use serde::Serialize;
 use std::path::Path;
 
 /// Arguments of `hetlb reproduce chau-hetero`.
@@ -47,32 +47,6 @@ pub struct Args {
     format: Format,
 }
 
-#[derive(Serialize)]
-struct Output<'a> {
-    trials: u64,
-    seed: u64,
-    max_load: u64,
-    sharcnet_sizes: &'a [u64],
-    max_random_size: u64,
-    max_speed: u64,
-    classes: Vec<&'static str>,
-    /// Mean excess ÷ mean load per unit over every trial: the headline figure.
-    mean_relative_excess: f64,
-    rows: &'a [Row],
-    /// The share within the claim per load scale, random clusters and product form.
-    pass_rates: &'a [ScaleRow],
-    /// When the claim holds.
-    condition: &'static str,
-}
-
-/// When Chau & Fu's claim holds, stated with the measurement.
-const CONDITION: &str = "The claim holds when the capacities are of product form, c(u) = \
-    Π_k f_k(bit k of u): in every dimension each pair the exchange joins then splits its \
-    subcubes in the same proportion, so the subcubes end level. Equal clusters, and the \
-    paper's 64/32 example, are of that form. Capacities drawn cluster by cluster are not: the \
-    subcubes a pair joins do not end level, and the excess grows with the load, so an \
-    absolute bound of one task holds only at small loads.";
-
 fn parse_dims(spec: &str) -> Result<std::ops::RangeInclusive<u32>> {
     let parse = |s: &str| {
         s.trim()
@@ -94,51 +68,27 @@ fn parse_dims(spec: &str) -> Result<std::ops::RangeInclusive<u32>> {
 /// Runs `hetlb reproduce chau-hetero`.
 pub fn run_command(args: Args) -> Result<()> {
     let dims = parse_dims(&args.dims)?;
-    let total = args.trials.saturating_mul(dims.clone().count() as u64);
     let scales: Vec<u64> = crate::input::parse_unique(&args.scales, "--scales", None)?;
-    if let Some(&bad) = scales.iter().find(|&&x| x > 1 << 40) {
-        bail!("--scales: {bad} is too large (at most 2^40)");
-    }
-    let scale_trials = args
-        .scale_runs
-        .saturating_mul(dims.clone().count() as u64)
-        .saturating_mul(2 * scales.len() as u64);
+    let experiment = ChauHetero::new()
+        .dims(dims)
+        .trials(args.trials)
+        .seed(args.seed)
+        .max_load(args.max_load)
+        .scales(scales.clone())
+        .scale_trials(args.scale_runs);
     let progress = bar(
-        total.saturating_add(scale_trials),
+        experiment.steps(),
         format!("dem-hetero, {} trials per n", args.trials),
     );
-    let rows = run(dims.clone(), args.trials, args.seed, args.max_load, &|k| {
-        progress.inc(k)
-    })
-    .map_err(|e| anyhow!("--runs: {e}"))?;
-    let rates = pass_rates(dims, &scales, args.scale_runs, args.seed, &|k| {
-        progress.inc(k)
-    })
-    .map_err(|e| anyhow!("--scale-runs: {e}"))?;
+    let out = experiment
+        .run(&|k| progress.inc(k))
+        .map_err(|e| anyhow!("{}: {e}", field_of(&e)))?;
     progress.finish_and_clear();
-    let all: u64 = rows.iter().map(|r| r.trials).sum();
-    let mean_relative_excess = rows
-        .iter()
-        .map(|r| r.mean_relative_excess * r.trials as f64)
-        .sum::<f64>()
-        / all.max(1) as f64;
     if let Some(dir) = args.plots.dir("chau-hetero")? {
-        plot(&dir, &args, &rows, &rates, &scales)?;
+        plot(&dir, &args, &out.rows, &out.pass_rates, &scales)?;
         crate::plot::notice_dir(&dir);
     }
-    let out = Output {
-        trials: args.trials,
-        seed: args.seed,
-        max_load: args.max_load,
-        sharcnet_sizes: &SHARCNET_SIZES,
-        max_random_size: MAX_SIZE,
-        max_speed: MAX_SPEED,
-        classes: CLASSES.iter().map(|c| c.0).collect(),
-        mean_relative_excess,
-        rows: &rows,
-        pass_rates: &rates,
-        condition: CONDITION,
-    };
+    let rows = &out.rows;
     match args.format {
         Format::Json => print_json(&out),
         Format::Csv => {
@@ -177,23 +127,35 @@ pub fn run_command(args: Args) -> Result<()> {
             )
         }
         Format::Table => {
-            print_tables(&args, &rows, mean_relative_excess);
-            print_pass_rates(&args, &rates, &scales);
+            print_tables(&args, &out);
+            print_pass_rates(&args, &out.pass_rates, &scales);
             Ok(())
         }
     }
 }
 
-fn print_tables(args: &Args, rows: &[Row], mean_relative_excess: f64) {
+/// The option a configuration error is about.
+fn field_of(e: &ChauHeteroError) -> &'static str {
+    match e {
+        ChauHeteroError::NoScaleTrials => "--scale-runs",
+        ChauHeteroError::Scale(_) => "--scales",
+        ChauHeteroError::Dimension(_) => "--dims",
+        ChauHeteroError::MaxLoad(_) => "--max-load",
+        _ => "--runs",
+    }
+}
+
+fn print_tables(args: &Args, out: &ChauHeteroReport) {
+    let rows = &out.rows;
     crate::out!(
         "dem-hetero leaves {:.1}% of the mean load per processing unit above the optimal \
          allocation, on average over {} trials of random clusters (loads to {}).\n",
-        100.0 * mean_relative_excess,
-        rows.iter().map(|r| r.trials).sum::<u64>(),
+        100.0 * out.mean_relative_excess,
+        out.total_trials(),
         args.max_load
     );
     crate::out!(
-        "Chau & Fu (000_…) §5: \"the maximum load difference between any two computing clusters can be at most\n\
+        "Chau & Fu §5: \"the maximum load difference between any two computing clusters can be at most\n\
          one more than the optimal solution\". The paper has no experiment for clusters of different sizes; these\n\
          numbers are ours. Per trial: 2^n clusters, sizes from Sharcnet's (§1: {:?}) half of the time, otherwise\n\
          uniform on 1..={MAX_SIZE} processors; relative speeds uniform on 1..={MAX_SPEED}; capacity p = processors x speed;\n\
@@ -244,19 +206,7 @@ fn print_tables(args: &Args, rows: &[Row], mean_relative_excess: f64) {
     }
     crate::out!("{t}");
 
-    if let Some(w) = rows
-        .iter()
-        .max_by(|a, b| a.worst.excess.total_cmp(&b.worst.excess))
-    {
-        let c = &w.worst.clusters;
-        let levels: Vec<f64> = c
-            .loads
-            .iter()
-            .zip(&c.capacities)
-            .map(|(&l, &p)| l as f64 / p as f64)
-            .collect();
-        let spread = levels.iter().cloned().fold(f64::NEG_INFINITY, f64::max)
-            - levels.iter().cloned().fold(f64::INFINITY, f64::min);
+    if let Some(w) = out.worst() {
         crate::out!(
             "\nWorst case found: n = {}, trial {} (seed {}): dem-hetero leaves a difference of {} tasks per unit, the\n\
              optimal allocation {}: an excess of {} against the claimed 1 (mean load {} per unit; before balancing\n\
@@ -268,12 +218,12 @@ fn print_tables(args: &Args, rows: &[Row], mean_relative_excess: f64) {
             fixed(w.worst.optimal, 4),
             fixed(w.worst.excess, 3),
             fixed(w.worst.mean_level, 1),
-            fixed(spread, 1)
+            fixed(w.worst.initial_spread(), 1)
         );
     }
-    let all: u64 = rows.iter().map(|r| r.trials).sum();
-    let within: u64 = rows.iter().map(|r| r.within_claim).sum();
-    let equal_within: u64 = rows.iter().map(|r| r.equal_within_claim).sum();
+    let all = out.total_trials();
+    let within = out.within_claim();
+    let equal_within = out.equal_within_claim();
     crate::out!(
         "\nThe claim holds in {} of {all} heterogeneous trials ({}) and in {} of {all} trials of the same loads on\n\
          equal clusters ({}). On clusters of different capacities, the dimension exchange equalises each pair but\n\
@@ -307,9 +257,7 @@ fn print_pass_rates(args: &Args, rates: &[ScaleRow], scales: &[u64]) {
         for kind in [Kind::Random, Kind::ProductForm] {
             for &s in scales {
                 line.push(
-                    rates
-                        .iter()
-                        .find(|r| r.n == n && r.kind == kind && r.max_load == s)
+                    find_rate(rates, n, kind, s)
                         .map_or("–".into(), |r| format!("{}/{}", r.within_claim, r.trials)),
                 );
             }
@@ -318,6 +266,12 @@ fn print_pass_rates(args: &Args, rates: &[ScaleRow], scales: &[u64]) {
     }
     crate::out!("{t}");
     crate::out!("{CONDITION}");
+}
+
+fn find_rate(rates: &[ScaleRow], n: u32, kind: Kind, max_load: u64) -> Option<&ScaleRow> {
+    rates
+        .iter()
+        .find(|r| r.n == n && r.kind == kind && r.max_load == max_load)
 }
 
 fn percent(part: u64, whole: u64) -> String {

@@ -1,18 +1,16 @@
-//! `hetlb reproduce rim-table1`: Rim et al.'s Table 1 (004_…, §4), by exhaustive enumeration,
-//! and the 64-processor column the paper does not have (loads 0..=7, 1,329,890,705 vectors),
-//! which checks OEM's bound `⌈log N / 2⌉ = 3` exhaustively on a size the paper could not.
+//! `hetlb reproduce rim-table1`: Rim, Jang & Kim's Table 1 (2003, §4) by exhaustive
+//! enumeration, and the 64-processor column the paper does not have, from
+//! [`hetlb_experiments::rim_table1`].
 
 use crate::limits;
 use crate::output::{Format, fixed, print_csv, print_json, table};
 use crate::progress::bar;
 use anyhow::{Context, Result, anyhow, bail};
 use hetlb_core::Algorithm;
-use hetlb_experiments::Histogram;
-use hetlb_experiments::enumeration::{enumerate, memory_needed, vector_count};
-use hetlb_experiments::paper::{RimColumn, rim_column};
-use serde::Serialize;
-use std::collections::BTreeMap;
-use std::time::Instant;
+use hetlb_experiments::enumeration::{memory_needed, vector_count};
+use hetlb_experiments::rim_table1::{
+    PAPER_PROCS, ROWS, Table1Row as Row, bound_source, bucketed, column, published, values_for,
+};
 
 /// Arguments of `hetlb reproduce rim-table1`.
 #[derive(Debug, clap::Args)]
@@ -32,80 +30,11 @@ pub struct Args {
     format: Format,
 }
 
-/// The value range for each size: loads `0..values` (the paper's for 8, 16 and 32
-/// processors; for 64, the range the issue of a 64-processor column asks for, 0..=7).
-fn paper_values(procs: usize) -> Option<u32> {
-    match procs {
-        8 => Some(18),
-        16 => Some(13),
-        32 => Some(10),
-        64 => Some(8),
-        _ => None,
-    }
-}
-
-/// The algorithm's proven bound on the max difference for `procs = 2^n` processors, if any:
-/// `n` for DEM (004_… §2.1), `⌈n/2⌉` for OEM (Theorem 1).
-fn bound(algorithm: Algorithm, procs: usize) -> Option<u64> {
-    let n = u64::from(procs.trailing_zeros());
-    match algorithm {
-        Algorithm::Dem | Algorithm::DemFixed => Some(n),
-        Algorithm::Oem => Some(n.div_ceil(2)),
-        _ => None,
-    }
-}
-
-#[derive(Serialize)]
-struct PaperColumn {
-    algorithm: &'static str,
-    /// Difference → count; the last key is `">=4"`.
-    histogram: BTreeMap<String, u64>,
-}
-
-#[derive(Serialize)]
-struct Row {
-    algorithm: Algorithm,
-    procs: usize,
-    values: u32,
-    vectors: u64,
-    histogram: Histogram,
-    average: f64,
-    /// The largest max difference found.
-    max_difference: u64,
-    /// The proven bound, where there is one (DEM: log N; OEM: ⌈log N / 2⌉).
-    bound: Option<u64>,
-    seconds: f64,
-    paper: Option<PaperColumn>,
-    /// True when every published count (0, 1, 2, 3, ≥4) equals ours.
-    matches_paper: Option<bool>,
-}
-
-/// Rows of the paper's table: differences 0..=3 and "≥ 4".
-const ROWS: [&str; 5] = ["0", "1", "2", "3", ">=4"];
-
-fn bucketed(h: &Histogram) -> [u64; 5] {
-    [
-        h.count(0),
-        h.count(1),
-        h.count(2),
-        h.count(3),
-        h.count_at_least(4),
-    ]
-}
-
-fn paper_name(algorithm: Algorithm) -> Option<&'static str> {
-    match algorithm {
-        Algorithm::Dem => Some("DEM"),
-        Algorithm::Oem => Some("OEM"),
-        _ => None,
-    }
-}
-
 /// Runs `hetlb reproduce rim-table1`.
 pub fn run(mut args: Args) -> Result<()> {
     args.procs = crate::input::unique(args.procs, "--procs");
     let procs = if args.procs.is_empty() {
-        vec![8, 16, 32]
+        PAPER_PROCS.to_vec()
     } else {
         args.procs.clone()
     };
@@ -116,7 +45,7 @@ pub fn run(mut args: Args) -> Result<()> {
         .collect::<Result<Vec<_>>>()?;
     let mut rows = Vec::new();
     for &p in &procs {
-        let Some(values) = paper_values(p) else {
+        let Some(values) = values_for(p) else {
             bail!(
                 "--procs: the paper's Table 1 has 8, 16 and 32 processors (and this command adds 64), not {p} (use `hetlb enumerate` for other sizes)"
             );
@@ -129,25 +58,10 @@ pub fn run(mut args: Args) -> Result<()> {
                 memory_needed(algorithm, p, values),
             )?;
             let progress = bar(count as u64, format!("{algorithm}, {p} processors"));
-            let started = Instant::now();
-            let histogram = enumerate(algorithm, p, values, &|done| progress.inc(done))
+            let row = column(algorithm, p, &|done| progress.inc(done))
                 .map_err(|e| anyhow!("--procs: {e}"))?;
-            let seconds = started.elapsed().as_secs_f64();
             progress.finish_and_clear();
-            let column = paper_name(algorithm).and_then(|name| rim_column(p, name));
-            rows.push(Row {
-                algorithm,
-                procs: p,
-                values,
-                vectors: histogram.total(),
-                average: histogram.average(),
-                max_difference: histogram.max_difference(),
-                bound: bound(algorithm, p),
-                seconds,
-                matches_paper: column.map(|c| c.counts == bucketed(&histogram)),
-                paper: column.map(paper_column),
-                histogram,
-            });
+            rows.push(row);
         }
     }
     match args.format {
@@ -174,8 +88,8 @@ pub fn run(mut args: Args) -> Result<()> {
                     Some(r.average),
                     Some(r.seconds),
                 );
-                let paper = paper_name(r.algorithm)
-                    .and_then(|name| rim_column(r.procs, name))
+                let paper = r
+                    .published()
                     .map(|c| csv_row(r, "paper", c.counts, None, None));
                 std::iter::once(ours).chain(paper)
             }),
@@ -184,13 +98,6 @@ pub fn run(mut args: Args) -> Result<()> {
             print_table(&procs, &rows);
             Ok(())
         }
-    }
-}
-
-fn paper_column(c: &RimColumn) -> PaperColumn {
-    PaperColumn {
-        algorithm: c.algorithm,
-        histogram: ROWS.iter().map(|r| r.to_string()).zip(c.counts).collect(),
     }
 }
 
@@ -239,7 +146,7 @@ fn print_table(procs: &[usize], rows: &[Row]) {
             let mut line = vec![label.replace(">=", "≥ ")];
             for r in &group {
                 let ours = bucketed(&r.histogram)[i];
-                match paper_name(r.algorithm).and_then(|name| rim_column(p, name)) {
+                match published(r.algorithm, p) {
                     Some(c) => {
                         let mark = if c.counts[i] == ours { "" } else { " ≠" };
                         line.push(format!("{ours}{mark}"));
@@ -253,18 +160,13 @@ fn print_table(procs: &[usize], rows: &[Row]) {
         let mut avg = vec!["average".to_string()];
         for r in &group {
             avg.push(fixed(r.average, 4));
-            if let Some(c) = paper_name(r.algorithm).and_then(|name| rim_column(p, name)) {
-                let h = Histogram::from_dense(&c.counts);
-                avg.push(format!("{} (≥4 as 4)", fixed(h.average(), 4)));
+            if let Some(c) = published(r.algorithm, p) {
+                avg.push(format!("{} (≥4 as 4)", fixed(c.average(), 4)));
             }
         }
         t.add_row(avg);
         crate::out!("{t}");
-        if group.iter().all(|r| {
-            paper_name(r.algorithm)
-                .and_then(|n| rim_column(p, n))
-                .is_none()
-        }) {
+        if group.iter().all(|r| r.published().is_none()) {
             crate::out!(
                 "The paper's Table 1 stops at 32 processors: there is no published column to \
                  compare with. C({}, {p}) = {} vectors per algorithm.",
@@ -281,8 +183,8 @@ fn print_table(procs: &[usize], rows: &[Row]) {
                 };
                 crate::out!("{} column: {verdict}", r.algorithm);
             }
-            if let Some(b) = r.bound {
-                let verdict = if r.max_difference <= b {
+            if let (Some(b), Some(holds)) = (r.bound, r.bound_holds()) {
+                let verdict = if holds {
                     "holds on every vector"
                 } else {
                     "is EXCEEDED"
@@ -291,11 +193,7 @@ fn print_table(procs: &[usize], rows: &[Row]) {
                     "{}: largest max difference {} against the bound {b} ({}) — the bound {verdict}",
                     r.algorithm,
                     r.max_difference,
-                    if r.algorithm == Algorithm::Oem {
-                        "⌈log N / 2⌉, Theorem 1"
-                    } else {
-                        "log N, §2.1"
-                    }
+                    bound_source(r.algorithm)
                 );
             }
         }

@@ -1,34 +1,14 @@
-//! `hetlb reproduce rim-dynamic`: Rim, Jang & Kim (004_…) §4, the dynamic hypercube.
-//!
-//! The paper's SLAM II setting: hypercubes of 8 to 64 processors, Poisson process arrivals at
-//! every processor (1000λ or 5000λ), exponential service, FIFO queues, balancing when a
-//! processor passes an overload threshold (50–60% utilisation), no change in the load
-//! distribution during balancing. It reports the average max difference after balancing
-//! (Figs. 7–8) and the speedup of OEM over DEM (Fig. 9): about 30%.
-//!
-//! What the paper leaves open, and what is run here (all of it printed with the results):
-//! * "1000λ / 5000λ" is read as the number of processes each processor generates.
-//! * Service is exponential with mean 1 time unit; arrivals are Poisson at rate `ρ` per
-//!   processor, with the offered utilisation `ρ` in the paper's 50–60% band (`--utilisation`).
-//! * A processor is overloaded when it holds `--threshold` tasks: balancing runs each time an
-//!   arrival brings a processor up to it, over the whole cube, at once.
-//! * The task in service may be moved; with exponential service this changes nothing in
-//!   distribution (memorylessness).
-//! * Speedup is measured two ways: the *batch speedup* `Σ loads / max load` right after each
-//!   balancing (the paper's argument: processing time after balancing is set by the most
-//!   loaded processor, `a + log N` for DEM and `a + ⌈log N / 2⌉` for OEM), and the mean
-//!   response time of all tasks.
+//! `hetlb reproduce rim-dynamic`: Rim, Jang & Kim (2003) §4, the dynamic hypercube, from
+//! [`hetlb_experiments::rim_dynamic`] (which states what the paper leaves open and how it is
+//! read).
 
 use crate::output::{Format, fixed, print_csv, print_json, table};
 use crate::plot::{Axes, Series, line_chart_with};
 use anyhow::Result;
-use hetlb_core::Algorithm;
-use hetlb_core::topology::{Hypercube, Network};
-use hetlb_sim::engine::{Arrivals, SeriesOptions, Setup};
-use hetlb_sim::model::{Distribution, LinkParams, Links, Nodes};
-use hetlb_sim::scenario::{PolicySpec, Scenario};
-use rayon::prelude::*;
-use serde::Serialize;
+use hetlb_experiments::paper::rim::DYNAMIC_OEM_GAIN;
+use hetlb_experiments::rim_dynamic::{
+    Gain, RULES, RimDynamic, RimDynamicError, RimDynamicReport as Output, rule_name,
+};
 use std::path::Path;
 
 /// Arguments of `hetlb reproduce rim-dynamic`.
@@ -63,203 +43,21 @@ pub struct Args {
     format: Format,
 }
 
-const RULES: [Option<Algorithm>; 5] = [
-    None,
-    Some(Algorithm::Dem),
-    Some(Algorithm::Oem),
-    Some(Algorithm::DemImproved),
-    Some(Algorithm::Cwa),
-];
-
-fn rule_name(rule: Option<Algorithm>) -> &'static str {
-    rule.map_or("none", Algorithm::name)
-}
-
-/// Means over the runs of one configuration and rule.
-#[derive(Debug, Clone, Serialize)]
-struct Row {
-    procs: usize,
-    arrivals: u64,
-    rule: &'static str,
-    balancings: f64,
-    mean_max_difference: Option<f64>,
-    batch_speedup: Option<f64>,
-    mean_response: f64,
-    makespan: f64,
-    events: f64,
-}
-
-#[derive(Debug, Clone, Serialize)]
-struct Gain {
-    procs: usize,
-    arrivals: u64,
-    /// 1 − OEM/DEM of the average max difference.
-    max_difference_reduction: f64,
-    /// OEM/DEM − 1 of the batch speedup.
-    batch_speedup_gain: f64,
-    /// DEM/OEM − 1 of the mean response time.
-    response_time_gain: f64,
-    /// 1 − OEM/DEM of the average max difference implied by the paper's Table 1 (exhaustive
-    /// enumeration of static loads; differences ≥ 4 counted as 4), where it has the size.
-    table1_reduction: Option<f64>,
-}
-
-/// Average max difference of a column of the paper's Table 1.
-fn table1_average(procs: usize, algorithm: &str) -> Option<f64> {
-    let c = hetlb_experiments::paper::rim_column(procs, algorithm)?;
-    let total: u64 = c.counts.iter().sum();
-    let weighted: u64 = c.counts.iter().zip(0u64..).map(|(n, d)| n * d).sum();
-    Some(weighted as f64 / total as f64)
-}
-
-#[derive(Debug, Serialize)]
-struct Output {
-    utilisation: f64,
-    threshold: u64,
-    runs: u64,
-    first_seed: u64,
-    rows: Vec<Row>,
-    oem_over_dem: Vec<Gain>,
-}
-
-fn scenario(
-    procs: usize,
-    arrivals: u64,
-    rule: Option<Algorithm>,
-    args: &Args,
-    seed: u64,
-) -> Result<Scenario> {
-    let network = Network::Hypercube(
-        Hypercube::for_nodes(procs).map_err(|e| anyhow::anyhow!("--procs: {e}"))?,
-    );
-    Ok(Scenario {
-        name: Some(format!("rim-dynamic-{procs}")),
-        description: None,
-        nodes: Nodes::new(vec![1.0; procs], Distribution::Exponential),
-        links: Links::uniform(network, LinkParams::INSTANT),
-        setup: Setup {
-            initial: vec![0; procs],
-            injections: Vec::new(),
-            arrivals: Some(Arrivals {
-                rates: vec![args.utilisation; procs],
-                per_node: Some(arrivals),
-            }),
-            seed,
-            end_time: None,
-            status_interval: None,
-            series: SeriesOptions {
-                enabled: false,
-                interval: 0.0,
-            },
-            check_conservation: false,
-        },
-        policy: match rule {
-            None => PolicySpec::None,
-            Some(algorithm) => PolicySpec::Hypercube {
-                algorithm,
-                threshold: args.threshold,
-            },
-        },
-    })
-}
-
-fn mean(xs: impl Iterator<Item = f64>) -> f64 {
-    let (sum, n) = xs.fold((0.0, 0usize), |(s, n), x| (s + x, n + 1));
-    sum / n.max(1) as f64
-}
-
 /// Runs `hetlb reproduce rim-dynamic`.
 pub fn run(mut args: Args) -> Result<()> {
     args.procs = crate::input::unique(args.procs, "--procs");
     args.arrivals = crate::input::unique(args.arrivals, "--arrivals");
-    anyhow::ensure!(args.runs >= 1, "--runs: need at least one run");
-    anyhow::ensure!(
-        args.utilisation.is_finite() && args.utilisation > 0.0,
-        "--utilisation: {} must be positive",
-        args.utilisation
-    );
-    anyhow::ensure!(args.threshold >= 1, "--threshold: must be at least 1");
-    for &p in &args.procs {
-        anyhow::ensure!(
-            p >= 2 && p.is_power_of_two(),
-            "--procs: {p} is not a power of two >= 2"
-        );
-    }
-    let mut jobs = Vec::new();
-    for &procs in &args.procs {
-        for &arrivals in &args.arrivals {
-            for rule in RULES {
-                for run in 0..args.runs {
-                    jobs.push((procs, arrivals, rule, args.seed + run));
-                }
-            }
-        }
-    }
-    let progress = crate::progress::bar(jobs.len() as u64, "rim-dynamic runs");
-    let reports = jobs
-        .par_iter()
-        .map(|&(procs, arrivals, rule, seed)| {
-            let r = scenario(procs, arrivals, rule, &args, seed)?.run();
-            progress.inc(1);
-            r.map_err(anyhow::Error::from)
-        })
-        .collect::<Result<Vec<_>>>()?;
+    let experiment = RimDynamic::new()
+        .procs(args.procs.clone())
+        .arrivals(args.arrivals.clone())
+        .utilisation(args.utilisation)
+        .threshold(args.threshold)
+        .runs(args.runs)
+        .seed(args.seed);
+    experiment.check().map_err(error)?;
+    let progress = crate::progress::bar(experiment.simulations(), "rim-dynamic runs");
+    let output = experiment.run(&|| progress.inc(1)).map_err(error)?;
     progress.finish_and_clear();
-
-    let mut rows = Vec::new();
-    for (chunk, job) in reports
-        .chunks(args.runs as usize)
-        .zip(jobs.chunks(args.runs as usize))
-    {
-        let (procs, arrivals, rule, _) = job[0];
-        let opt_mean = |f: fn(&hetlb_sim::Report) -> Option<f64>| {
-            rule.map(|_| mean(chunk.iter().filter_map(f)))
-        };
-        rows.push(Row {
-            procs,
-            arrivals,
-            rule: rule_name(rule),
-            balancings: mean(chunk.iter().map(|r| r.policy_stats.balancings as f64)),
-            mean_max_difference: opt_mean(|r| r.policy_stats.mean_max_difference_after),
-            batch_speedup: opt_mean(|r| r.policy_stats.mean_batch_speedup),
-            mean_response: mean(chunk.iter().filter_map(|r| r.mean_response_time)),
-            makespan: mean(chunk.iter().map(|r| r.makespan)),
-            events: mean(chunk.iter().map(|r| r.events as f64)),
-        });
-    }
-    let mut gains = Vec::new();
-    for &procs in &args.procs {
-        for &arrivals in &args.arrivals {
-            let find = |rule: &str| {
-                rows.iter()
-                    .find(|r| r.procs == procs && r.arrivals == arrivals && r.rule == rule)
-            };
-            if let (Some(dem), Some(oem)) = (find("dem"), find("oem")) {
-                gains.push(Gain {
-                    procs,
-                    arrivals,
-                    max_difference_reduction: 1.0
-                        - oem.mean_max_difference.unwrap_or(f64::NAN)
-                            / dem.mean_max_difference.unwrap_or(f64::NAN),
-                    batch_speedup_gain: oem.batch_speedup.unwrap_or(f64::NAN)
-                        / dem.batch_speedup.unwrap_or(f64::NAN)
-                        - 1.0,
-                    response_time_gain: dem.mean_response / oem.mean_response - 1.0,
-                    table1_reduction: table1_average(procs, "OEM")
-                        .zip(table1_average(procs, "DEM"))
-                        .map(|(o, d)| 1.0 - o / d),
-                });
-            }
-        }
-    }
-    let output = Output {
-        utilisation: args.utilisation,
-        threshold: args.threshold,
-        runs: args.runs,
-        first_seed: args.seed,
-        rows,
-        oem_over_dem: gains,
-    };
     let plot_dir = args.plots.dir("rim-dynamic")?;
     if let Some(dir) = &plot_dir {
         plot(dir, &output, &args)?;
@@ -302,13 +100,25 @@ pub fn run(mut args: Args) -> Result<()> {
     }
 }
 
+/// A configuration error as one line naming its option.
+fn error(e: RimDynamicError) -> anyhow::Error {
+    let field = match &e {
+        RimDynamicError::NoRuns => "--runs",
+        RimDynamicError::Utilisation(_) => "--utilisation",
+        RimDynamicError::Threshold => "--threshold",
+        RimDynamicError::Procs(_) => "--procs",
+        _ => return e.into(),
+    };
+    anyhow::Error::new(e).context(field)
+}
+
 fn opt(x: Option<f64>, digits: usize) -> String {
     x.map_or_else(|| "—".to_string(), |x| fixed(x, digits))
 }
 
 fn print_tables(out: &Output) {
     crate::out!(
-        "Rim, Jang & Kim (004_…) §4 — dynamic hypercube: Poisson arrivals at utilisation {} per processor,\n\
+        "Rim, Jang & Kim (2003) §4 — dynamic hypercube: Poisson arrivals at utilisation {} per processor,\n\
          exponential service (mean 1), FIFO; balancing over the whole cube whenever an arrival brings a processor\n\
          to {} tasks. Means of {} runs (seeds {}..{}).",
         out.utilisation,
@@ -341,7 +151,8 @@ fn print_tables(out: &Output) {
     }
     crate::out!("{t}");
     crate::out!(
-        "\nOEM against DEM (the paper: about 30% in average max difference and in speedup):"
+        "\nOEM against DEM (the paper: about {:.0}% in average max difference and in speedup):",
+        100.0 * DYNAMIC_OEM_GAIN
     );
     let mut t = table([
         "procs",
@@ -364,11 +175,12 @@ fn print_tables(out: &Output) {
     }
     crate::out!("{t}");
     crate::out!(
-        "Paper (Figs. 7–9, plotted without a table): about 30% for both, the speedup gain growing with the cube.\n\
+        "Paper (Figs. 7–9, plotted without a table): about {:.0}% for both, the speedup gain growing with the cube.\n\
          The paper's parameters as read here: its 50–60% band as the offered utilisation (--utilisation), an\n\
          overloaded processor as one holding --threshold tasks, 1000λ/5000λ as processes generated per\n\
          processor. The batch speedup is Σ loads / max load right after balancing; the Table 1 column is\n\
-         the reduction implied by the paper's own exhaustive counts for static loads."
+         the reduction implied by the paper's own exhaustive counts for static loads.",
+        100.0 * DYNAMIC_OEM_GAIN
     );
 }
 

@@ -12,7 +12,7 @@
 //! Each parses its arguments, calls the drivers of `hetlb-runtime` and renders.
 
 mod iterative;
-pub(crate) mod master_worker;
+mod master_worker;
 mod scenario;
 
 use anyhow::Result;

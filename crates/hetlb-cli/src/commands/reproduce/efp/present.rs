@@ -1,32 +1,12 @@
 //! What `hetlb reproduce efp` prints and draws.
 
-use super::{Point, Report};
 use crate::output::{Format, fixed, print_csv, print_json, table};
 use crate::plot::{Axes, Series, line_chart, line_chart_with};
 use anyhow::{Context, Result};
 use hetlb_core::rules::self_scheduling::Policy;
-use hetlb_runtime::paper::{PaperTable, table_for};
+use hetlb_experiments::efp::{EfpReport as Report, Point};
+use hetlb_experiments::paper::efp::{PROCESSORS, PaperTable, table_for};
 use std::path::{Path, PathBuf};
-
-fn point(points: &[Point], size: u64, procs: usize, policy: Policy) -> Option<&Point> {
-    points
-        .iter()
-        .find(|p| p.size == size && p.procs == procs && p.policy == policy)
-}
-
-/// The one-processor time of the job of `p` (the same tasks), and of the one-call product.
-fn reference(report: &Report, p: &Point) -> Option<(f64, f64)> {
-    report
-        .references
-        .iter()
-        .find(|r| r.size == p.size && r.tasks == p.tasks)
-        .map(|r| (r.seconds, r.one_call_seconds))
-}
-
-/// The relative power of `procs` processors: the fast one counts 1, a slow one `1/factor`.
-fn power(procs: usize, factor: u32) -> f64 {
-    1.0 + (procs.saturating_sub(1)) as f64 / f64::from(factor)
-}
 
 /// Prints the report in `format`.
 pub(super) fn print(format: Format, report: &Report) -> Result<()> {
@@ -80,7 +60,7 @@ pub(super) fn print(format: Format, report: &Report) -> Result<()> {
 
 fn print_tables(report: &Report) {
     crate::out!(
-        "Aldasht, Ortega & Puntonet (001_…): EFP on real workers, beside the paper's Tables 2–6"
+        "Aldasht, Ortega & Puntonet, \"Dynamic load balancing in heterogeneous clusters\": EFP on real workers, beside the paper's Tables 2–6"
     );
     crate::out!("  machine: {}", report.machine);
     crate::out!(
@@ -96,10 +76,10 @@ fn print_tables(report: &Report) {
         "  paper: 1 PIII 1000 MHz + 8 PII 333 MHz on Fast Ethernet, C + MPI; absolute times are not comparable"
     );
     for &size in &report.sizes {
-        let Some(efp) = point(&report.tables, size, report.procs, Policy::Efp) else {
+        let Some(efp) = report.table_point(size, Policy::Efp) else {
             continue;
         };
-        let paper = table_for(size as usize).filter(|_| report.procs == 9);
+        let paper = table_for(size as usize).filter(|_| report.procs == PROCESSORS);
         print_size(report, efp, paper);
     }
     print_fig3(report);
@@ -171,16 +151,8 @@ fn print_size(report: &Report, efp: &Point, paper: Option<&PaperTable>) {
         t.add_row(row);
     }
     crate::out!("{t}");
-    let master = efp.processors.iter().find(|p| p.processor == efp.master);
-    let workers: Vec<u64> = efp
-        .processors
-        .iter()
-        .filter(|p| p.processor != efp.master)
-        .map(|p| p.rows)
-        .collect();
-    let mean = workers.iter().sum::<u64>() as f64 / workers.len().max(1) as f64;
-    let ratio = master.map_or(f64::NAN, |m| m.rows as f64 / mean.max(f64::MIN_POSITIVE));
-    let spread = finish_spread(efp);
+    let ratio = efp.master_ratio();
+    let spread = efp.finish_spread();
     let mut line = format!("master rows ÷ mean worker rows: {}", fixed(ratio, 2));
     if let Some(t) = paper {
         line += &format!(" (paper {})", fixed(t.master_ratio(), 2));
@@ -190,7 +162,7 @@ fn print_size(report: &Report, efp: &Point, paper: Option<&PaperTable>) {
         line += &format!(" (paper {:.1}%)", 100.0 * t.finish_spread());
     }
     crate::out!("{line}");
-    let static_run = point(&report.tables, size, report.procs, Policy::StaticEqual);
+    let static_run = report.table_point(size, Policy::StaticEqual);
     crate::out!(
         "makespan: EFP {} s{}; ideal {} s (efficiency {}){}",
         fixed(efp.makespan, 3),
@@ -204,16 +176,6 @@ fn print_size(report: &Report, efp: &Point, paper: Option<&PaperTable>) {
             "; product checked against one processor: max |C − C_1| = {e:.1e}"
         ))
     );
-}
-
-fn finish_spread(p: &Point) -> f64 {
-    let max = p.processors.iter().map(|q| q.t_exec).fold(0.0, f64::max);
-    let min = p
-        .processors
-        .iter()
-        .map(|q| q.t_exec)
-        .fold(f64::INFINITY, f64::min);
-    if max > 0.0 { (max - min) / max } else { 0.0 }
 }
 
 fn print_fig3(report: &Report) {
@@ -231,9 +193,9 @@ fn print_fig3(report: &Report) {
         "one processor, one call",
     ]);
     for &size in &report.sizes {
-        let s = point(&report.tables, size, report.procs, Policy::StaticEqual);
-        let e = point(&report.tables, size, report.procs, Policy::Efp);
-        let one = e.and_then(|e| reference(report, e));
+        let s = report.table_point(size, Policy::StaticEqual);
+        let e = report.table_point(size, Policy::Efp);
+        let one = e.and_then(|e| report.reference(e));
         t.add_row(vec![
             size.to_string(),
             s.map_or("–".into(), |p| fixed(p.makespan, 3)),
@@ -279,16 +241,9 @@ fn print_sweep(report: &Report) {
     procs.sort_unstable();
     procs.dedup();
     for p in procs {
-        let s = point(
-            &report.sweep_points,
-            report.sweep_size,
-            p,
-            Policy::StaticEqual,
-        );
-        let e = point(&report.sweep_points, report.sweep_size, p, Policy::Efp);
-        let speedup = |x: Option<&Point>| {
-            x.and_then(|x| reference(report, x).map(|(one, _)| one / x.makespan))
-        };
+        let s = report.sweep_point(p, Policy::StaticEqual);
+        let e = report.sweep_point(p, Policy::Efp);
+        let speedup = |x: Option<&Point>| x.and_then(|x| report.speedup(x));
         let (ss, se) = (speedup(s), speedup(e));
         let f = |x: Option<f64>, d: usize| x.map_or("–".into(), |v| fixed(v, d));
         t.add_row(vec![
@@ -299,7 +254,7 @@ fn print_sweep(report: &Report) {
             f(se, 2),
             f(ss.map(|v| v / p as f64), 3),
             f(se.map(|v| v / p as f64), 3),
-            f(se.map(|v| v / power(p, report.slow_factor)), 3),
+            f(se.map(|v| v / report.power(p)), 3),
             f(e.map(|x| x.efficiency_vs_ideal), 3),
         ]);
     }
@@ -359,7 +314,7 @@ pub(super) fn plots(dir: &Path, report: &Report) -> Result<Vec<PathBuf>> {
     )
     .context("--out-dir")?;
     written.push(path);
-    let one = |p: &Point| reference(report, p).map(|(one, _)| one);
+    let one = |p: &Point| report.reference(p).map(|(one, _)| one);
     let sweep = &report.sweep_points;
     for (file, title, label, y) in [
         (

@@ -194,19 +194,6 @@ impl Setup {
     }
 }
 
-/// `reproduce efp`'s number of tasks, until it calls `Grain::matmul` of the runtime itself.
-pub(crate) fn matmul_tasks(
-    given: Option<u64>,
-    grain_n: u32,
-    seed: u64,
-    workers: usize,
-    size: u64,
-    policies: &[Policy],
-) -> Result<(u64, String)> {
-    let g = Grain::matmul(given, grain_n, seed, workers, size, policies).context("--grain-n")?;
-    Ok((g.tasks, g.source))
-}
-
 /// A progress bar per policy's run, on a terminal: each cleared when the next starts, the
 /// last by `finish`.
 struct Bars {

@@ -1,24 +1,24 @@
-//! The centre's plan carried out by the centre alone or by the whole neighbourhood (003_… §4:
-//! the paper plans `L_il(r)` for every overloaded member `r`, e.g. `L_51(4)`).
+//! The centre's plan carried out by the centre alone or by the whole neighbourhood
+//! (Mirtaheri & Grandinetti 2017, §4: the paper plans `L_il(r)` for every overloaded member
+//! `r`, e.g. `L_51(4)`).
 //!
 //! In the paper's own scenarios only the centre is overloaded, so both readings coincide. The
-//! comparison runs `examples/simulator/mirtaheri-neighbourhood.toml`, where a neighbour of the
+//! comparison runs the scenario `mirtaheri-neighbourhood` (also
+//! `examples/simulator/mirtaheri-neighbourhood.toml`), where a neighbour of the
 //! centre is overloaded too, over slow and instant links, with `k = 1` and with eq. 25.
 
-use anyhow::{Context, Result};
 use hetlb_core::rules::delay_aware::Compensation;
-use hetlb_sim::Scenario;
 use hetlb_sim::model::{LinkModel, LinkParams, Links};
 use hetlb_sim::policy::CarryOut;
 use hetlb_sim::scenario::PolicySpec;
 use serde::Serialize;
 
-const NEIGHBOURHOOD: &str =
-    include_str!("../../../../../../examples/simulator/mirtaheri-neighbourhood.toml");
+use super::MirtaheriError;
 
 /// One run of the comparison.
 #[derive(Debug, Clone, Serialize)]
-pub(super) struct Row {
+#[non_exhaustive]
+pub struct Row {
     /// Transfer rate of every link (tasks/s; infinite: instant).
     pub link_rate: f64,
     /// `k = 1` or eq. 25.
@@ -35,9 +35,13 @@ pub(super) struct Row {
     pub transfers: u64,
 }
 
-/// Runs the comparison (deterministic execution).
-pub(super) fn compare() -> Result<Vec<Row>> {
-    let base = Scenario::from_toml(NEIGHBOURHOOD).context("built-in scenario")?;
+/// Runs the comparison (deterministic execution): links at 100 tasks/s and instant, `k = 1`
+/// and eq. 25, the centre's transfers and the whole plan; eight runs, in that order.
+///
+/// # Errors
+/// [`MirtaheriError`] if the built-in scenario does not parse or a run fails.
+pub fn compare() -> Result<Vec<Row>, MirtaheriError> {
+    let base = super::scenario("mirtaheri-neighbourhood")?;
     let mut rows = Vec::new();
     for link_rate in [100.0, f64::INFINITY] {
         for compensation in [Compensation::None, Compensation::Factor] {

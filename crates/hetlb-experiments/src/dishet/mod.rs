@@ -1,4 +1,5 @@
-//! The DISHET experiments (Neelakantan 2012, 002_… §5), recomputed.
+//! The DISHET experiments (Neelakantan, *Decentralized load balancing in heterogeneous
+//! systems using diffusion approach*, IJDPS 3(1), 2012, §5), recomputed.
 //!
 //! The paper compares DISHET with "random biasing" and "dynamic biasing" on random graphs of
 //! 8 to 64 nodes, total loads of 1000 to 10000 units, and eight initial distributions: loads
@@ -20,19 +21,109 @@
 //!
 //! Every random choice comes from a stream seeded by the base seed and the trial's
 //! coordinates, so the results do not depend on the number of threads.
+//!
+//! [`response`] runs the same instances in time, in the simulator: throughput and average
+//! response time, the paper's other two measures.
+
+pub mod response;
 
 use hetlb_core::Metrics;
+use hetlb_core::ModelError;
 use hetlb_core::model::Capacities;
-use hetlb_core::network_algorithm::{NetworkAlgorithm, NetworkOptions, balance_on};
-use hetlb_core::topology::{Network, generators};
+use hetlb_core::network_algorithm::{NetworkAlgorithm, NetworkError, NetworkOptions, balance_on};
+use hetlb_core::topology::{GraphError, Network, generators};
 use rand::RngExt;
 use rand_pcg::Pcg64;
 use rayon::prelude::*;
 use serde::Serialize;
 use std::fmt;
 use std::str::FromStr;
+use thiserror::Error;
 
-/// An initial load distribution of 002_… §5.
+pub use crate::paper::dishet::FINDINGS as PAPER_FINDINGS;
+
+/// The largest total load of the grid (units): sums stay far from overflow.
+pub const MAX_TOTAL: u64 = 1 << 40;
+
+/// The largest graph of the grid (nodes).
+pub const MAX_NODES: usize = 4096;
+
+/// Why an experiment of this module could not run.
+#[derive(Debug, Error)]
+#[non_exhaustive]
+pub enum DishetError {
+    /// A graph size of 0 or above [`MAX_NODES`].
+    #[error("{0} nodes is out of range (1 to {MAX_NODES})")]
+    Size(usize),
+    /// A total above what the experiment accepts.
+    #[error("{total} is too large ({why})")]
+    Total {
+        /// The total load.
+        total: u64,
+        /// The limit, and what it protects.
+        why: &'static str,
+    },
+    /// The random graph of a trial could not be built.
+    #[error("random graph of {nodes} nodes")]
+    Graph {
+        /// Its size.
+        nodes: usize,
+        /// What the generator said.
+        #[source]
+        source: GraphError,
+    },
+    /// The capacities of a trial were refused.
+    #[error(transparent)]
+    Capacities(#[from] ModelError),
+    /// A rule failed on a trial.
+    #[error("{algorithm} on {trial:?}")]
+    Balance {
+        /// The rule.
+        algorithm: NetworkAlgorithm,
+        /// The trial.
+        trial: Trial,
+        /// What it said.
+        #[source]
+        source: NetworkError,
+    },
+    /// A simulation of [`response`] failed.
+    #[error(transparent)]
+    Simulation(#[from] hetlb_sim::SimError),
+    /// Diffusion settings of [`response`] the simulator refuses.
+    #[error(transparent)]
+    Settings(#[from] hetlb_sim::policy::DiffusionError),
+    /// A policy of [`response`] that is not a diffusion rule.
+    #[error(
+        "{0} is not a diffusion rule (expected none, dishet, dishet-tight, random-biasing, \
+         dynamic-biasing, diffusion or gdem)"
+    )]
+    NotDiffusion(NetworkAlgorithm),
+    /// No policy to compare in [`response`].
+    #[error("give at least one policy")]
+    NoPolicy,
+    /// A balancing interval of [`response`] that would need too many rounds.
+    #[error(
+        "{interval} s between rounds could need about {rounds:.1e} rounds per run (at most \
+         {max:e}); choose a longer interval"
+    )]
+    Interval {
+        /// Seconds between rounds.
+        interval: f64,
+        /// Rounds it could need.
+        rounds: f64,
+        /// The simulator's limit.
+        max: f64,
+    },
+}
+
+/// A distribution name that is not one of [`Distribution::ALL`].
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[error(
+    "unknown distribution '{0}' (expected vary-25, vary-50, vary-75, vary-100, single, idle-25, idle-50 or idle-75)"
+)]
+pub struct UnknownDistribution(pub String);
+
+/// An initial load distribution of Neelakantan's §5.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Distribution {
     /// Loads varying this many percent around the average `W/n`.
@@ -152,16 +243,12 @@ impl fmt::Display for Distribution {
 }
 
 impl FromStr for Distribution {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = UnknownDistribution;
+    fn from_str(s: &str) -> Result<Self, UnknownDistribution> {
         Distribution::ALL
             .into_iter()
             .find(|d| d.name() == s)
-            .ok_or_else(|| {
-                format!(
-                    "unknown distribution '{s}' (expected vary-25, vary-50, vary-75, vary-100, single, idle-25, idle-50 or idle-75)"
-                )
-            })
+            .ok_or_else(|| UnknownDistribution(s.to_string()))
     }
 }
 
@@ -173,6 +260,7 @@ impl Serialize for Distribution {
 
 /// The experiment grid and its free parameters.
 #[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
 pub struct Config {
     /// Graph sizes (paper: 8 to 64 nodes).
     pub sizes: Vec<usize>,
@@ -194,6 +282,113 @@ pub struct Config {
     pub max_rounds: u64,
 }
 
+impl Config {
+    /// The paper's grid ([`Config::default`]).
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sets the graph sizes.
+    #[must_use]
+    pub fn sizes(mut self, sizes: Vec<usize>) -> Self {
+        self.sizes = sizes;
+        self
+    }
+
+    /// Sets the total loads.
+    #[must_use]
+    pub fn totals(mut self, totals: Vec<u64>) -> Self {
+        self.totals = totals;
+        self
+    }
+
+    /// Sets the initial distributions.
+    #[must_use]
+    pub fn distributions(mut self, distributions: Vec<Distribution>) -> Self {
+        self.distributions = distributions;
+        self
+    }
+
+    /// Sets the algorithms compared.
+    #[must_use]
+    pub fn algorithms(mut self, algorithms: Vec<NetworkAlgorithm>) -> Self {
+        self.algorithms = algorithms;
+        self
+    }
+
+    /// Sets the trials per cell.
+    #[must_use]
+    pub fn seeds(mut self, seeds: u64) -> Self {
+        self.seeds = seeds;
+        self
+    }
+
+    /// Sets the mean degree of the random graphs.
+    #[must_use]
+    pub fn mean_degree(mut self, mean_degree: f64) -> Self {
+        self.mean_degree = mean_degree;
+        self
+    }
+
+    /// Sets the largest capacity.
+    #[must_use]
+    pub fn max_capacity(mut self, max_capacity: u32) -> Self {
+        self.max_capacity = max_capacity;
+        self
+    }
+
+    /// Sets the base seed.
+    #[must_use]
+    pub fn base_seed(mut self, base_seed: u64) -> Self {
+        self.base_seed = base_seed;
+        self
+    }
+
+    /// Sets the round limit.
+    #[must_use]
+    pub fn max_rounds(mut self, max_rounds: u64) -> Self {
+        self.max_rounds = max_rounds;
+        self
+    }
+
+    /// Refuses an empty or oversized graph and totals above `max_total` (`why` names the limit
+    /// and what it protects, for the message).
+    ///
+    /// # Errors
+    /// [`DishetError::Size`] or [`DishetError::Total`].
+    pub fn check(&self, max_total: u64, why: &'static str) -> Result<(), DishetError> {
+        if let Some(&bad) = self.sizes.iter().find(|&&n| n == 0 || n > MAX_NODES) {
+            return Err(DishetError::Size(bad));
+        }
+        if let Some(&bad) = self.totals.iter().find(|&&w| w > max_total) {
+            return Err(DishetError::Total { total: bad, why });
+        }
+        Ok(())
+    }
+
+    /// How the capacities are drawn, in words.
+    pub fn capacity_description(&self) -> String {
+        format!(
+            "integers drawn uniformly from 1..={} per node",
+            self.max_capacity
+        )
+    }
+
+    /// How the graphs are drawn, in words.
+    pub fn graph_description(&self) -> String {
+        format!(
+            "G(n, p) with p = min(1, {}/(n-1)), repaired to be connected; a new graph, capacity \
+             vector and load vector per trial, shared by all algorithms",
+            self.mean_degree
+        )
+    }
+
+    /// Trials of the grid: sizes × totals × distributions × seeds.
+    pub fn trial_count(&self) -> u64 {
+        (self.sizes.len() * self.totals.len() * self.distributions.len()) as u64 * self.seeds
+    }
+}
+
 impl Default for Config {
     fn default() -> Self {
         Self {
@@ -212,6 +407,7 @@ impl Default for Config {
 
 /// One trial's instance.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct Instance {
     /// The network.
     pub network: Network,
@@ -225,6 +421,7 @@ pub struct Instance {
 
 /// Coordinates of a trial.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[non_exhaustive]
 pub struct Trial {
     /// Nodes.
     pub nodes: usize,
@@ -246,9 +443,9 @@ impl Trial {
     /// The trial's instance, a function of the coordinates and the configuration only.
     ///
     /// # Errors
-    /// A message when the graph cannot be built (a size of 0, a mean degree that is not a
-    /// non-negative number).
-    pub fn instance(&self, config: &Config) -> Result<Instance, String> {
+    /// [`DishetError::Graph`] when the graph cannot be built (a size of 0, a mean degree that
+    /// is not a non-negative number).
+    pub fn instance(&self, config: &Config) -> Result<Instance, DishetError> {
         let d = Distribution::ALL
             .iter()
             .position(|&x| x == self.distribution)
@@ -264,13 +461,12 @@ impl Trial {
             0.0
         };
         let graph = generators::random_connected(n, p, rng.random())
-            .map_err(|e| format!("random graph of {n} nodes: {e}"))?;
+            .map_err(|source| DishetError::Graph { nodes: n, source })?;
         let capacities = Capacities::new(
             (0..n)
                 .map(|_| f64::from(rng.random_range(1..=config.max_capacity.max(1))))
                 .collect(),
-        )
-        .map_err(|e| e.to_string())?;
+        )?;
         let loads = self.distribution.generate(n, self.total, &mut rng);
         Ok(Instance {
             network: Network::from_graph(graph),
@@ -283,6 +479,7 @@ impl Trial {
 
 /// One algorithm's result on one trial.
 #[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
 pub struct Outcome {
     /// The trial.
     pub trial: Trial,
@@ -298,6 +495,7 @@ pub struct Outcome {
 
 /// Aggregate over the trials of one cell (size, total, distribution, algorithm).
 #[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
 pub struct Cell {
     /// Nodes.
     pub nodes: usize,
@@ -354,20 +552,20 @@ pub fn trials(config: &Config) -> Vec<Trial> {
 /// Runs every algorithm on every trial, in parallel; `tick` is called after each trial.
 ///
 /// # Errors
-/// The first trial whose instance or run fails, as a message.
+/// The first trial whose instance or run fails ([`DishetError`]).
 ///
 /// # Example
 /// ```
 /// use hetlb_experiments::dishet::{aggregate, run, Config};
-/// let config = Config { sizes: vec![8], totals: vec![1000], seeds: 2, ..Config::default() };
+/// let config = Config::new().sizes(vec![8]).totals(vec![1000]).seeds(2);
 /// let outcomes = run(&config, &|| {}).unwrap();
 /// let algorithms = config.algorithms.len();
 /// assert_eq!(outcomes.len(), 8 * 2 * algorithms); // distributions × seeds × algorithms
 /// assert!(outcomes.iter().all(|o| o.converged));
 /// assert_eq!(aggregate(&outcomes).len(), 8 * algorithms);
 /// ```
-pub fn run(config: &Config, tick: &(dyn Fn() + Sync)) -> Result<Vec<Outcome>, String> {
-    let per_trial: Result<Vec<Vec<Outcome>>, String> = trials(config)
+pub fn run(config: &Config, tick: &(dyn Fn() + Sync)) -> Result<Vec<Outcome>, DishetError> {
+    let per_trial: Result<Vec<Vec<Outcome>>, DishetError> = trials(config)
         .into_par_iter()
         .map(|trial| {
             let instance = trial.instance(config)?;
@@ -382,7 +580,11 @@ pub fn run(config: &Config, tick: &(dyn Fn() + Sync)) -> Result<Vec<Outcome>, St
                         ..NetworkOptions::default()
                     };
                     let run = balance_on(&instance.network, algorithm, &instance.loads, &options)
-                        .map_err(|e| format!("{algorithm} on {trial:?}: {e}"))?;
+                        .map_err(|source| DishetError::Balance {
+                        algorithm,
+                        trial,
+                        source,
+                    })?;
                     Ok(Outcome {
                         trial,
                         algorithm,
@@ -391,7 +593,7 @@ pub fn run(config: &Config, tick: &(dyn Fn() + Sync)) -> Result<Vec<Outcome>, St
                         metrics: Metrics::of(&run.plan, Some(&instance.capacities)),
                     })
                 })
-                .collect::<Result<Vec<_>, String>>();
+                .collect::<Result<Vec<_>, DishetError>>();
             tick();
             outcomes
         })
@@ -450,11 +652,75 @@ pub fn aggregate(outcomes: &[Outcome]) -> Vec<Cell> {
         .collect()
 }
 
-/// What the paper reports for this experiment, for printing beside the results.
-pub const PAPER_FINDINGS: &str = "002_… §5 presents the comparison of DISHET, random biasing \
-and dynamic biasing only as figures (iterations against total load, one per distribution). \
-The figures did not survive the text extraction and the text states no number and no \
-conclusion, so there is no published value to set beside each cell.";
+/// The mean of `value` over the items that `keep` selects; NaN when none does.
+pub fn mean_over<T>(items: &[T], keep: impl Fn(&T) -> bool, value: impl Fn(&T) -> f64) -> f64 {
+    let (sum, n) = items
+        .iter()
+        .filter(|c| keep(c))
+        .fold((0.0, 0usize), |(s, n), c| (s + value(c), n + 1));
+    if n == 0 { f64::NAN } else { sum / n as f64 }
+}
+
+/// One algorithm over the whole grid: totals, and means over its cells.
+#[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
+pub struct Summary {
+    /// The algorithm.
+    pub algorithm: NetworkAlgorithm,
+    /// Trials run.
+    pub trials: u64,
+    /// Trials that converged.
+    pub converged: u64,
+    /// Mean over cells of the mean rounds.
+    pub rounds: f64,
+    /// Most rounds of any trial.
+    pub max_rounds: u64,
+    /// Mean over cells of the net units moved.
+    pub units_moved: f64,
+    /// Mean over cells of the task-hops.
+    pub task_hops: f64,
+    /// Mean over cells of the messages.
+    pub messages: f64,
+    /// Mean over cells of the weighted imbalance.
+    pub weighted_imbalance: f64,
+    /// Mean over cells of the distance from the optimal allocation.
+    pub distance_from_optimal: f64,
+}
+
+/// `algorithm`'s [`Summary`] over `cells`.
+pub fn summarise(cells: &[Cell], algorithm: NetworkAlgorithm) -> Summary {
+    let of = |c: &Cell| c.algorithm == algorithm;
+    Summary {
+        algorithm,
+        trials: cells.iter().filter(|c| of(c)).map(|c| c.trials).sum(),
+        converged: cells.iter().filter(|c| of(c)).map(|c| c.converged).sum(),
+        rounds: mean_over(cells, of, |c| c.rounds_mean),
+        max_rounds: cells
+            .iter()
+            .filter(|c| of(c))
+            .map(|c| c.rounds_max)
+            .max()
+            .unwrap_or(0),
+        units_moved: mean_over(cells, of, |c| c.units_moved_mean),
+        task_hops: mean_over(cells, of, |c| c.task_hops_mean),
+        messages: mean_over(cells, of, |c| c.messages_mean),
+        weighted_imbalance: mean_over(cells, of, |c| c.weighted_imbalance_mean),
+        distance_from_optimal: mean_over(cells, of, |c| c.distance_from_optimal_mean),
+    }
+}
+
+/// The mean rounds of `algorithm` over the cells that `keep` selects (NaN when none).
+pub fn mean_rounds(
+    cells: &[Cell],
+    algorithm: NetworkAlgorithm,
+    keep: impl Fn(&Cell) -> bool,
+) -> f64 {
+    mean_over(
+        cells,
+        |c| c.algorithm == algorithm && keep(c),
+        |c| c.rounds_mean,
+    )
+}
 
 #[cfg(test)]
 mod tests {

@@ -1,5 +1,5 @@
 //! Eq. 25 from the paper's own inputs, and the readings of the delayed scenario that could
-//! have produced them (003_… §5, Figs. 10–11).
+//! have produced them (Mirtaheri & Grandinetti 2017, §5, Figs. 10–11).
 //!
 //! The text gives `T = 2.24 s`, `Δt = 5.05 s`, `λ_r = 200` and `λ_rl = 100`; with the first
 //! arrival (`t(r'−1) = 0`) eq. 25 gives `k ≈ 0.629` and `⌊0.629 × 495⌋ = 311` tasks, the
@@ -14,22 +14,15 @@ use hetlb_sim::Scenario;
 use hetlb_sim::model::{LinkModel, NodeModel};
 use serde::Serialize;
 
-/// The inputs of eq. 25 as the paper states them (§5, Figs. 10–11).
-pub(super) const PAPER_T: f64 = 2.24;
-/// The arrival the paper uses, `Δt`.
-pub(super) const PAPER_DT: f64 = 5.05;
-/// The sender's execution rate `λ_r`.
-pub(super) const PAPER_SENDER_RATE: f64 = 200.0;
-/// The link's transfer rate `λ_rl`.
-pub(super) const PAPER_LINK_RATE: f64 = 100.0;
-/// The planned transfer without compensation (Fig. 10).
-pub(super) const PAPER_PLANNED: u64 = 495;
-/// The compensated transfer the paper reports (Fig. 11).
-pub(super) const PAPER_TASKS: u64 = 311;
+pub use crate::paper::mirtaheri::{
+    DT as PAPER_DT, LINK_RATE as PAPER_LINK_RATE, PLANNED as PAPER_PLANNED,
+    SENDER_RATE as PAPER_SENDER_RATE, T as PAPER_T, TASKS as PAPER_TASKS,
+};
 
 /// One evaluation of eq. 25.
 #[derive(Debug, Clone, Serialize)]
-pub(super) struct Eq25 {
+#[non_exhaustive]
+pub struct Eq25 {
     /// Where the inputs come from.
     pub source: String,
     /// `T`, seconds.
@@ -49,7 +42,9 @@ pub(super) struct Eq25 {
 }
 
 impl Eq25 {
-    fn new(source: String, t: f64, dt: f64, rates: (f64, f64), planned: u64) -> Self {
+    /// Eq. 25 at the first arrival (`t(r'−1) = 0`) on the given inputs: `rates` is
+    /// `(λ_r, λ_rl)`.
+    pub fn new(source: String, t: f64, dt: f64, rates: (f64, f64), planned: u64) -> Self {
         let k = compensating_factor(rates.0, rates.1, 0.0, t, dt);
         Self {
             source,
@@ -65,7 +60,7 @@ impl Eq25 {
 }
 
 /// Eq. 25 with the paper's stated inputs.
-pub(super) fn paper_row() -> Eq25 {
+pub fn paper_row() -> Eq25 {
     Eq25::new(
         "the paper's inputs (§5: T = 2.24 s, Δt = 5.05 s, λ_r = 200, λ_rl = 100)".into(),
         PAPER_T,
@@ -77,7 +72,8 @@ pub(super) fn paper_row() -> Eq25 {
 
 /// One reading of the delayed scenario.
 #[derive(Debug, Clone, Serialize)]
-pub(super) struct Reading {
+#[non_exhaustive]
+pub struct Reading {
     /// Who is in the centre's neighbourhood (eq. 5's sums).
     pub members: &'static str,
     /// How the centre knows the neighbours' loads.
@@ -97,7 +93,7 @@ pub(super) struct Reading {
 /// reported at time 0), the time origin (the decision, or `t = 0` as the paper's absolute
 /// times suggest) and what `T` is (the receiver's busy time of eq. 16, the sender's finish
 /// time — the paper's 2.24 s is node 6's finish in Fig. 10 — or the members' balanced finish).
-pub(super) fn readings(delayed: &Scenario) -> Vec<Reading> {
+pub fn readings(delayed: &Scenario) -> Vec<Reading> {
     let setup = &delayed.setup;
     let Some(injection) = setup.injections.first() else {
         return Vec::new();
@@ -182,6 +178,24 @@ pub(super) fn readings(delayed: &Scenario) -> Vec<Reading> {
     out
 }
 
+/// The reading whose `T` and `Δt` together lie closest to the paper's (the sum of the two
+/// distances), if any.
+pub fn closest_to_paper(readings: &[Reading]) -> Option<&Reading> {
+    readings.iter().min_by(|a, b| {
+        let d = |r: &Reading| (r.eq25.t - PAPER_T).abs() + (r.eq25.dt - PAPER_DT).abs();
+        d(a).total_cmp(&d(b))
+    })
+}
+
+/// The reading whose `T` lies closest to the paper's 2.24 s, if any.
+pub fn nearest_t(readings: &[Reading]) -> Option<&Reading> {
+    readings.iter().min_by(|a, b| {
+        (a.eq25.t - PAPER_T)
+            .abs()
+            .total_cmp(&(b.eq25.t - PAPER_T).abs())
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -195,10 +209,7 @@ mod tests {
 
     #[test]
     fn the_readings_cover_every_combination_and_the_simulators_is_among_them() {
-        let s = Scenario::from_toml(include_str!(
-            "../../../../../../examples/scenarios/mirtaheri-compensated.toml"
-        ))
-        .unwrap();
+        let s = super::super::scenario("mirtaheri-compensated").unwrap();
         let rows = readings(&s);
         // Every combination of the four choices, each once.
         let distinct = |f: fn(&Reading) -> &'static str| {
