@@ -52,17 +52,21 @@ impl MpiJob {
         self.mpi.ranks_on_this_node() as f64 / cores as f64
     }
 
-    /// Settings that every rank checked alike, so that every rank finds the same error:
-    /// `checked` on rank 0; on the other ranks a value, or an exit with status 1 without a
-    /// word (rank 0 says it, once).
-    ///
-    /// # Errors
-    /// `checked`'s error, on rank 0.
-    pub fn agreed<T, E>(&self, checked: Result<T, E>) -> Result<T, E> {
+    /// Settings that every rank checked alike, so that every rank finds the same error: the
+    /// value, or an end of this process with status 1, rank 0 printing `error: …` first (one
+    /// line; the error's causes too, as `{:#}` shows them) and the others without a word.
+    /// MPI is not finalised: a rank waiting in `MPI_Finalize` for ranks that left would be
+    /// killed by the launcher before it said why.
+    pub fn agreed<T, E: std::fmt::Display>(&self, checked: Result<T, E>) -> T {
         match checked {
-            Ok(t) => Ok(t),
-            Err(e) if self.rank() == 0 => Err(e),
-            Err(_) => std::process::exit(1),
+            Ok(t) => t,
+            Err(e) => {
+                if self.rank() == 0 {
+                    let line = format!("error: {}\n", format!("{e:#}").replace('\n', " "));
+                    let _ = std::io::stderr().write_all(line.as_bytes());
+                }
+                std::process::exit(1)
+            }
         }
     }
 

@@ -522,7 +522,7 @@ fn run_mpi(args: &Args, work: Option<Work>) -> Result<()> {
                 fail: None,
             };
             Ok((scenario, sim, cfg))
-        })())?;
+        })());
         let label = path.display().to_string();
         let real = hetlb_runtime::scenario::run_mpi_job(&job, &label, &scenario, &cfg, calibration);
         if let Some(real) = real {

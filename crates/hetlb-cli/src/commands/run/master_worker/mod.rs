@@ -272,7 +272,7 @@ fn run_mpi(args: &Args, setup: &Setup) -> Result<()> {
         }
         setup.check_workers(args, workers)?;
         setup.grain(args, workers)
-    })())?;
+    })());
     let mut bars = Bars::new(grain.tasks, workers);
     let settings = &setup.settings;
     if let Workload::Matmul = setup.workload {
