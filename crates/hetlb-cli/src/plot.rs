@@ -5,7 +5,7 @@ use anyhow::Result;
 use hetlb_runtime::ProcessorReport;
 use std::path::{Path, PathBuf};
 
-pub use hetlb_plot::{Axes, Bar, MAX_POINTS, Series, Stack};
+pub use hetlb_plot::{Axes, Bar, Downsampler, Series, Stack};
 
 /// [`hetlb_plot::line_chart`].
 pub fn line_chart(path: &Path, title: &str, x: &str, y: &str, series: &[Series]) -> Result<()> {

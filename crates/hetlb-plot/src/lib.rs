@@ -7,7 +7,9 @@
 //!   identical series drawn once;
 //! * [`stacked_bars`] and [`stacked_bar_panels`] — one stacked bar per category ([`Stack`]),
 //!   several panels side by side;
-//! * [`gantt`] — activity per row over time ([`Bar`]).
+//! * [`gantt`] — activity per row over time ([`Bar`]);
+//! * [`Downsampler`] — a vector that changes step by step as lines a chart can show (every
+//!   component, or the largest, mean and smallest of many).
 //!
 //! A series whose label starts with the name of an algorithm or policy (`dishet`, `oem
 //! (phased)`, `EFP`, …) is drawn in that algorithm's colour, the same in every chart.
@@ -30,11 +32,13 @@ mod bars;
 mod gantt;
 mod line;
 mod palette;
+mod sample;
 mod scale;
 
 pub use bars::{Stack, stacked_bar_panels, stacked_bars};
 pub use gantt::{Bar, gantt};
 pub use line::{MAX_POINTS, Series, line_chart, line_chart_with};
+pub use sample::Downsampler;
 pub use scale::{Axes, Scale};
 
 use plotters::style::FontStyle;

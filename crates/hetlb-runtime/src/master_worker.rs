@@ -12,11 +12,12 @@
 //! settings.capacities = Some(vec![1.0, 1.0, 1.0]); // no calibration
 //! let job = Arc::new(Synthetic::new(60, 10));
 //! let outcomes = master_worker::on_threads(&job, 3, &settings, &mut |_| None).unwrap();
-//! let a = master_worker::assess(&*job, &outcomes, &settings, 3, true).unwrap();
-//! assert_eq!(a.runs.len(), 2);
-//! assert_eq!(a.runs[0].max_error, Some(0.0)); // every task's output checked
-//! assert!(a.runs[1].speedup_vs_static.is_some());
-//! # let _ = Grain::per_unit(60);
+//! let grain = Grain::per_unit(60);
+//! let runs = master_worker::assess(&*job, (60, &grain), &outcomes, &settings, 3, true).unwrap();
+//! assert_eq!(runs.len(), 2);
+//! assert_eq!(runs[0].max_error, Some(0.0)); // every task's output checked
+//! assert!(runs[1].speedup_vs_static.is_some());
+//! assert_eq!(runs[0].processors.iter().map(|p| p.rows).sum::<u64>(), 60);
 //! ```
 
 use crate::config::{Progress, RunConfig};
@@ -441,39 +442,93 @@ pub fn silent<O>(outcomes: &[Outcome<O>]) -> Vec<usize> {
     silent
 }
 
-/// One policy's run judged.
+/// One processor of a policy's run, as reported.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[non_exhaustive]
-pub struct Judged {
+pub struct ProcessorRow {
+    /// The processor.
+    pub processor: usize,
+    /// `P0`…, by speed (the master is `P0`).
+    pub role: String,
+    /// Its slowdown factor.
+    pub slowdown: u32,
+    /// Its factor after the change, when the change came before it stopped.
+    pub slowdown_after: Option<u32>,
+    /// Units (rows) computed.
+    pub rows: u64,
+    /// Tasks computed.
+    pub tasks: u64,
+    /// Batches received.
+    pub batches: u64,
+    /// Seconds from the start to its last result.
+    pub t_exec: f64,
+    /// Seconds computing.
+    pub t_comp: f64,
+    /// Seconds communicating.
+    pub t_comm: f64,
+    /// Seconds waiting.
+    pub t_wait: f64,
+    /// The capacity the master used.
+    pub capacity: f64,
+    /// Why it was given up, when it was.
+    pub failed: Option<String>,
+}
+
+/// One policy's run judged: the per-processor table of Aldasht, Ortega & Puntonet's Tables
+/// 2–6, the makespan beside the workload's ideal, the speedups, the check.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[non_exhaustive]
+pub struct PolicyReport {
+    /// What the job computes ([`Checked::describe`]).
+    pub workload: String,
+    /// Matrix order or tasks, as given.
+    pub size: u64,
+    /// Processors, the master included.
+    pub workers: usize,
     /// The policy.
     pub policy: Policy,
+    /// `threads` or `mpi`.
+    pub backend: String,
+    /// How many tasks, and why.
+    pub granularity: Grain,
+    /// The master's processor.
+    pub master: usize,
+    /// Whether capacities were calibrated (or given).
+    pub calibrated: bool,
+    /// Every processor.
+    pub processors: Vec<ProcessorRow>,
+    /// Seconds of the run.
+    pub makespan: f64,
+    /// The workload's ideal makespan, the same for every policy run on it.
+    pub ideal: f64,
+    /// How `ideal` was obtained, for people.
+    pub ideal_basis: String,
     /// `ideal ÷ makespan` (0 for a zero makespan).
     pub efficiency: f64,
+    /// (latest − earliest finish) ÷ makespan.
+    pub finish_spread: f64,
+    /// Seconds of every task in order on one thread without slowdown, when checked.
+    pub one_worker: Option<f64>,
     /// The one-worker time over the makespan.
     pub speedup: Option<f64>,
     /// The static policy's makespan over this one, when static ran.
     pub speedup_vs_static: Option<f64>,
     /// The largest error against the reference ([`Checked::check`]), when checked.
     pub max_error: Option<f64>,
+    /// Failures survived.
+    pub failures: Vec<crate::Failure>,
+    /// Tasks put back after a failure.
+    pub requeued: u64,
+    /// Duplicate results dropped.
+    pub duplicates_dropped: u64,
+    /// Every dispatch, in order.
+    pub timeline: Vec<crate::Dispatch>,
 }
 
-/// What a comparison shows.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[non_exhaustive]
-pub struct Assessment {
-    /// Seconds of every task in order on one thread without slowdown, when checked.
-    pub one_worker: Option<f64>,
-    /// One ideal makespan for the workload, whichever policy ran it.
-    pub ideal: f64,
-    /// How `ideal` was obtained, for people.
-    pub ideal_basis: String,
-    /// One per outcome, in order.
-    pub runs: Vec<Judged>,
-}
-
-/// Judges `outcomes` of `job` on `workers` processors: with `check`, times the one-worker
-/// reference and checks every outcome's outputs against the reference; computes one ideal
-/// makespan for the workload, and each run's efficiency and speedups.
+/// Judges `outcomes` of `job` (of `size`, cut as `grain`) on `workers` processors: with
+/// `check`, times the one-worker reference and checks every outcome's outputs against the
+/// reference; computes one ideal makespan for the workload, and each run's efficiency and
+/// speedups.
 ///
 /// The ideal: with the one-worker time `T1` and the slowdown factors, `T1 ÷ Σ 1/s_i` over
 /// the `min(P, cores)` fastest processors on threads (more threads than cores only share the
@@ -486,11 +541,12 @@ pub struct Assessment {
 /// outputs that do not make a result.
 pub fn assess<J: Checked>(
     job: &J,
+    (size, grain): (u64, &Grain),
     outcomes: &[Outcome<J::Output>],
     settings: &Settings,
     workers: usize,
     check: bool,
-) -> Result<Assessment, CompareError> {
+) -> Result<Vec<PolicyReport>, CompareError> {
     let one = if check {
         Some(
             crate::run_sequential(job)
@@ -514,27 +570,56 @@ pub fn assess<J: Checked>(
         .iter()
         .find(|r| r.policy == Policy::StaticEqual)
         .map(|r| r.makespan);
-    let runs = reports
+    Ok(reports
         .iter()
         .zip(errors)
-        .map(|(r, max_error)| Judged {
+        .map(|(r, max_error)| PolicyReport {
+            workload: job.describe(),
+            size,
+            workers,
             policy: r.policy,
+            backend: r.backend.clone(),
+            granularity: grain.clone(),
+            master: r.master,
+            calibrated: r.calibrated,
+            processors: r
+                .processors
+                .iter()
+                .map(|p| ProcessorRow {
+                    processor: p.processor,
+                    role: p.role.clone(),
+                    slowdown: settings.slowdown_of(p.processor),
+                    slowdown_after: settings.changed(p),
+                    rows: p.rows,
+                    tasks: p.tasks,
+                    batches: p.batches,
+                    t_exec: p.t_exec,
+                    t_comp: p.t_comp,
+                    t_comm: p.t_comm,
+                    t_wait: p.t_wait,
+                    capacity: p.capacity,
+                    failed: p.failed.clone(),
+                })
+                .collect(),
+            makespan: r.makespan,
+            ideal,
+            ideal_basis: ideal_basis.clone(),
             efficiency: if r.makespan > 0.0 {
                 ideal / r.makespan
             } else {
                 0.0
             },
+            finish_spread: r.finish_spread(),
+            one_worker: one,
             speedup: one.map(|t| t / r.makespan),
             speedup_vs_static: static_makespan.map(|s| s / r.makespan),
             max_error,
+            failures: r.failures.clone(),
+            requeued: r.requeued,
+            duplicates_dropped: r.duplicates_dropped,
+            timeline: r.timeline.clone(),
         })
-        .collect();
-    Ok(Assessment {
-        one_worker: one,
-        ideal,
-        ideal_basis,
-        runs,
-    })
+        .collect())
 }
 
 /// One ideal makespan for the workload and how it was obtained (see [`assess`]).

@@ -214,13 +214,6 @@ fn print_table(steps: &[DumpLine], outcomes: &[Outcome]) {
         ]);
     }
     crate::out!("{t}");
-    // Means per rule over the steps.
-    let mut names: Vec<&str> = Vec::new();
-    for o in outcomes {
-        if !names.contains(&o.algorithm.as_str()) {
-            names.push(&o.algorithm);
-        }
-    }
     let mut s = table([
         "algorithm",
         "mean imbalance after",
@@ -228,26 +221,14 @@ fn print_table(steps: &[DumpLine], outcomes: &[Outcome]) {
         "mean task-hops",
         "mean Σ Tmax",
     ]);
-    for name in names {
-        let rows: Vec<&Outcome> = outcomes.iter().filter(|o| o.algorithm == name).collect();
-        let n = rows.len() as f64;
-        let mean = |f: &dyn Fn(&Outcome) -> Option<f64>| -> String {
-            let v: Vec<f64> = rows.iter().filter_map(|o| f(o)).collect();
-            if v.is_empty() {
-                "–".into()
-            } else {
-                fixed(v.iter().sum::<f64>() / v.len() as f64, 3)
-            }
-        };
+    let opt = |x: Option<f64>| x.map_or("–".into(), |x| fixed(x, 3));
+    for m in replay::means(outcomes) {
         s.add_row(vec![
-            name.to_string(),
-            fixed(rows.iter().map(|o| o.imbalance_after).sum::<f64>() / n, 3),
-            fixed(
-                rows.iter().map(|o| o.units_moved as f64).sum::<f64>() / n,
-                1,
-            ),
-            mean(&|o| o.task_hops.map(|x| x as f64)),
-            mean(&|o| o.sum_tmax.map(|x| x as f64)),
+            m.algorithm,
+            fixed(m.imbalance_after, 3),
+            fixed(m.units_moved, 1),
+            opt(m.task_hops),
+            opt(m.sum_tmax),
         ]);
     }
     crate::out!("{s}");

@@ -100,6 +100,47 @@ pub struct Comparison {
     pub simulated_balancings: Option<Balancings>,
 }
 
+/// One figure of a [`Comparison`], simulated, measured and as a relative error.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[non_exhaustive]
+pub struct FigureRow {
+    /// `makespan`, `total_idle`, `tasks_moved` or `finish`.
+    pub figure: &'static str,
+    /// The node, for a finish time.
+    pub node: Option<usize>,
+    /// The simulator's value, when it was asked.
+    pub simulated: Option<f64>,
+    /// The real run's value.
+    pub measured: f64,
+    /// `(measured − simulated) ÷ simulated`, when simulated.
+    pub relative_error: Option<f64>,
+}
+
+impl Comparison {
+    /// The figures in order: makespan, total idle, tasks moved, then every node's finish.
+    pub fn figures(&self) -> Vec<FigureRow> {
+        let (sim, err) = (self.simulated.as_ref(), self.relative_error.as_ref());
+        let row = |figure, node, pick: &dyn Fn(&Figures) -> f64| FigureRow {
+            figure,
+            node,
+            simulated: sim.map(pick),
+            measured: pick(&self.measured),
+            relative_error: err.map(pick),
+        };
+        let mut rows = vec![
+            row("makespan", None, &|f| f.makespan),
+            row("total_idle", None, &|f| f.total_idle),
+            row("tasks_moved", None, &|f| f.tasks_moved),
+        ];
+        for i in 0..self.measured.finish.len() {
+            rows.push(row("finish", Some(i), &|f| {
+                f.finish.get(i).copied().unwrap_or(f64::NAN)
+            }));
+        }
+        rows
+    }
+}
+
 /// `(measured − simulated) ÷ simulated`; 0 when both are 0, infinite when only the
 /// simulated figure is.
 ///

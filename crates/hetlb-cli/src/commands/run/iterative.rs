@@ -10,9 +10,9 @@ use hetlb_core::network_algorithm::NetworkAlgorithm;
 use hetlb_core::transmission::Schedule;
 use hetlb_runtime::Slowdown;
 use hetlb_runtime::peer::{BalancerConfig, Speeds};
-use hetlb_runtime::workload::iterative::compare::{self, SpeedWarning, Spread, Summary};
+use hetlb_runtime::workload::iterative::compare::{self, BalancerReport, SpeedWarning, Spread};
 use hetlb_runtime::workload::iterative::{
-    Drift, IterationProgress, IterativeConfig, IterativeRun, RankLog, Step, dump,
+    Drift, IterationProgress, IterativeConfig, IterativeRun, dump,
 };
 use serde::Serialize;
 use std::path::{Path, PathBuf};
@@ -296,7 +296,7 @@ pub fn run(args: Args) -> Result<()> {
     let (runs, spreads): (Vec<IterativeRun>, Vec<Spread>) =
         compared.into_iter().map(|c| (c.run, c.spread)).unzip();
     setup.spreads = spreads;
-    present(&args, &setup, ranks, "threads", &runs)
+    present(&args, &setup, ranks, "threads", runs)
 }
 
 #[cfg(not(feature = "mpi"))]
@@ -322,33 +322,9 @@ fn run_mpi(args: &Args) -> Result<()> {
         Setup::parse(args, ranks)
     })());
     match compare::on_mpi_job(&job, &setup.config, &setup.balancers, setup.timeout)? {
-        Some(runs) => present(args, &setup, ranks, "mpi", &runs),
+        Some(runs) => present(args, &setup, ranks, "mpi", runs),
         None => Ok(()),
     }
-}
-
-/// One balancer's row, as JSON.
-#[derive(Serialize)]
-struct BalancerJson<'a> {
-    balancer: &'a str,
-    /// The run reported: the one of median total time when there were several.
-    total_seconds: f64,
-    /// The balancer's runs, and the smallest and largest total among them.
-    runs: u64,
-    total_seconds_min: f64,
-    total_seconds_max: f64,
-    mean_iteration_seconds: f64,
-    ideal_seconds: f64,
-    vs_none: Option<f64>,
-    vs_ideal: f64,
-    oversubscription: f64,
-    iteration_seconds: &'a [f64],
-    steps: &'a [Step],
-    ranks: &'a [RankLog],
-    items_moved: u64,
-    bytes: u64,
-    #[serde(skip)]
-    summary: &'a Summary,
 }
 
 #[derive(Serialize)]
@@ -362,7 +338,7 @@ struct RunJson<'a> {
     drift: Option<&'a str>,
     schedule: &'a str,
     speeds: &'a str,
-    balancers: Vec<BalancerJson<'a>>,
+    balancers: &'a [BalancerReport],
     best: Option<&'a str>,
     /// Rules that ignore the ranks' speeds and moved nothing.
     unmoved: &'a [String],
@@ -375,31 +351,9 @@ fn present(
     setup: &Setup,
     ranks: usize,
     backend: &str,
-    runs: &[IterativeRun],
+    runs: Vec<IterativeRun>,
 ) -> Result<()> {
     let assessment = compare::assess(runs, &setup.spreads);
-    let balancers: Vec<BalancerJson> = runs
-        .iter()
-        .zip(&assessment.summaries)
-        .map(|(r, s)| BalancerJson {
-            balancer: &r.balancer,
-            total_seconds: s.total_seconds,
-            runs: s.runs,
-            total_seconds_min: s.total_seconds_min,
-            total_seconds_max: s.total_seconds_max,
-            mean_iteration_seconds: s.mean_iteration_seconds,
-            ideal_seconds: s.ideal_seconds,
-            vs_none: s.vs_none,
-            vs_ideal: s.vs_ideal,
-            oversubscription: s.oversubscription,
-            iteration_seconds: &r.iteration_seconds,
-            steps: &r.steps,
-            ranks: &r.ranks,
-            items_moved: s.items_moved,
-            bytes: s.bytes,
-            summary: s,
-        })
-        .collect();
     let unmoved = &assessment.unmoved;
     if !unmoved.is_empty() {
         eprintln!(
@@ -431,16 +385,20 @@ fn present(
         drift: args.drift.as_deref(),
         schedule: &args.schedule,
         speeds: &args.speeds,
-        balancers,
+        balancers: &assessment.balancers,
         best: assessment.best.as_deref(),
         unmoved,
         implausible_speeds: &assessment.implausible_speeds,
     };
     if let Some(path) = &args.plot {
-        plot(path, args, &doc, runs)?;
+        plot(path, args, &doc)?;
     }
     if let Some(path) = &args.dump {
-        let balanced: Vec<&IterativeRun> = runs.iter().filter(|r| r.balancer != "none").collect();
+        let balanced: Vec<&BalancerReport> = doc
+            .balancers
+            .iter()
+            .filter(|r| r.balancer != "none")
+            .collect();
         for r in &balanced {
             let target = if balanced.len() > 1 {
                 suffixed(path, &r.balancer)
@@ -448,13 +406,14 @@ fn present(
                 path.clone()
             };
             std::fs::File::create(&target)
-                .and_then(|f| dump::write(std::io::BufWriter::new(f), r))
+                .and_then(|f| dump::write(std::io::BufWriter::new(f), &r.steps))
                 .with_context(|| format!("--dump: {}", target.display()))?;
         }
     }
     if args.format == Format::Json {
         // Every iteration's time and every rebalance's report, for every balancer.
-        let bytes: u128 = runs
+        let bytes: u128 = doc
+            .balancers
             .iter()
             .map(|r| {
                 r.iteration_seconds.len() as u128 * 24
@@ -464,7 +423,10 @@ fn present(
             .sum();
         crate::limits::check_output(
             "--format json",
-            &format!("every iteration and rebalance of {} runs", runs.len()),
+            &format!(
+                "every iteration and rebalance of {} runs",
+                doc.balancers.len()
+            ),
             bytes,
         )?;
     }
@@ -494,8 +456,8 @@ fn present(
                     cell(b.vs_none, 4),
                     format!("{:.4}", b.vs_ideal),
                     b.steps.len().to_string(),
-                    cell(b.summary.mean_imbalance_before, 4),
-                    cell(b.summary.mean_imbalance_after, 4),
+                    cell(b.mean_imbalance_before, 4),
+                    cell(b.mean_imbalance_after, 4),
                     b.items_moved.to_string(),
                     b.bytes.to_string(),
                 ]
@@ -509,8 +471,9 @@ fn present(
 }
 
 /// Time per iteration of every balancer, the rebalances marked.
-fn plot(path: &Path, args: &Args, doc: &RunJson, runs: &[IterativeRun]) -> Result<()> {
-    let series: Vec<Series> = runs
+fn plot(path: &Path, args: &Args, doc: &RunJson) -> Result<()> {
+    let series: Vec<Series> = doc
+        .balancers
         .iter()
         .map(|r| Series {
             label: r.balancer.clone(),
@@ -586,11 +549,8 @@ fn print_table(doc: &RunJson) {
         "s in rebalance",
     ]);
     let mut t = table(header);
-    for b in &doc.balancers {
-        let (before, after) = (
-            b.summary.mean_imbalance_before,
-            b.summary.mean_imbalance_after,
-        );
+    for b in doc.balancers {
+        let (before, after) = (b.mean_imbalance_before, b.mean_imbalance_after);
         let mut row = vec![b.balancer.to_string(), fixed(b.total_seconds, 3)];
         if spread {
             row.push(format!(

@@ -260,50 +260,17 @@ fn present(args: &Args, outcomes: &[Outcome]) -> Result<()> {
                 "relative_error",
             ],
             outcomes.iter().flat_map(|o| {
-                let mut rows = Vec::new();
-                let sim = o.simulated.as_ref();
-                let err = o.relative_error.as_ref();
                 let cell = |x: Option<f64>| x.map_or(String::new(), |v| format!("{v:.6}"));
-                for (name, m, s, e) in [
-                    (
-                        "makespan",
-                        o.measured.makespan,
-                        sim.map(|s| s.makespan),
-                        err.map(|e| e.makespan),
-                    ),
-                    (
-                        "total_idle",
-                        o.measured.total_idle,
-                        sim.map(|s| s.total_idle),
-                        err.map(|e| e.total_idle),
-                    ),
-                    (
-                        "tasks_moved",
-                        o.measured.tasks_moved,
-                        sim.map(|s| s.tasks_moved),
-                        err.map(|e| e.tasks_moved),
-                    ),
-                ] {
-                    rows.push(vec![
+                o.figures().into_iter().map(move |f| {
+                    vec![
                         o.scenario.clone(),
-                        name.into(),
-                        String::new(),
-                        cell(s),
-                        format!("{m:.6}"),
-                        cell(e),
-                    ]);
-                }
-                for (i, &m) in o.measured.finish.iter().enumerate() {
-                    rows.push(vec![
-                        o.scenario.clone(),
-                        "finish".into(),
-                        i.to_string(),
-                        cell(sim.map(|s| s.finish[i])),
-                        format!("{m:.6}"),
-                        cell(err.map(|e| e.finish[i])),
-                    ]);
-                }
-                rows
+                        f.figure.into(),
+                        f.node.map_or(String::new(), |n| n.to_string()),
+                        cell(f.simulated),
+                        format!("{:.6}", f.measured),
+                        cell(f.relative_error),
+                    ]
+                })
             }),
         ),
         Format::Table => {
@@ -365,34 +332,20 @@ fn print_outcome(o: &Outcome) {
         "measured",
         "relative error",
     ]);
-    let sim = o.simulated.as_ref();
-    let err = o.relative_error.as_ref();
     let cell = |x: Option<f64>, d: usize| x.map_or("–".to_string(), |v| fixed(v, d));
     let pct = |x: Option<f64>| x.map_or("–".to_string(), |v| format!("{:+.1}%", 100.0 * v));
-    t.add_row(vec![
-        "makespan (s)".to_string(),
-        cell(sim.map(|s| s.makespan), 3),
-        fixed(o.measured.makespan, 3),
-        pct(err.map(|e| e.makespan)),
-    ]);
-    t.add_row(vec![
-        "total idle (s)".to_string(),
-        cell(sim.map(|s| s.total_idle), 3),
-        fixed(o.measured.total_idle, 3),
-        pct(err.map(|e| e.total_idle)),
-    ]);
-    t.add_row(vec![
-        "tasks moved".to_string(),
-        cell(sim.map(|s| s.tasks_moved), 0),
-        fixed(o.measured.tasks_moved, 0),
-        pct(err.map(|e| e.tasks_moved)),
-    ]);
-    for (i, &m) in o.measured.finish.iter().enumerate() {
+    for f in o.figures() {
+        let (label, digits) = match (f.figure, f.node) {
+            ("makespan", _) => ("makespan (s)".to_string(), 3),
+            ("total_idle", _) => ("total idle (s)".to_string(), 3),
+            ("tasks_moved", _) => ("tasks moved".to_string(), 0),
+            (_, node) => (format!("finish, node {} (s)", node.unwrap_or(0)), 3),
+        };
         t.add_row(vec![
-            format!("finish, node {i} (s)"),
-            cell(sim.map(|s| s.finish[i]), 3),
-            fixed(m, 3),
-            pct(err.map(|e| e.finish[i])),
+            label,
+            cell(f.simulated, digits),
+            fixed(f.measured, digits),
+            pct(f.relative_error),
         ]);
     }
     if o.mean_response_time.is_some() {

@@ -3,7 +3,7 @@
 //! comparison shows — each balancer against no balancing and the ideal, the best, the rules
 //! that had nothing to move, the measured speeds that cannot be right.
 
-use super::{IterationProgress, IterativeConfig, IterativeError, IterativeRun, Step};
+use super::{IterationProgress, IterativeConfig, IterativeError, IterativeRun, RankLog, Step};
 use crate::peer::BalancerConfig;
 use crate::speed_check::{Implausible, implausible, speed};
 use hetlb_core::network_algorithm::NetworkAlgorithm;
@@ -117,10 +117,11 @@ pub fn on_threads(
     Ok(out)
 }
 
-/// One balancer's figures beside no balancing and the ideal.
+/// One balancer's run beside no balancing and the ideal (serialised in this order: what
+/// `hetlb run iterative --format json` prints for each balancer).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[non_exhaustive]
-pub struct Summary {
+pub struct BalancerReport {
     /// The rule, or `none`.
     pub balancer: String,
     /// Seconds of the run reported (the run of median total time when there were several).
@@ -141,13 +142,21 @@ pub struct Summary {
     pub vs_ideal: f64,
     /// Ranks per core ([`IterativeRun::oversubscription`]).
     pub oversubscription: f64,
+    /// Every iteration's time ([`IterativeRun::iteration_seconds`]).
+    pub iteration_seconds: Vec<f64>,
+    /// Every rebalance.
+    pub steps: Vec<Step>,
+    /// Every rank at the end.
+    pub ranks: Vec<RankLog>,
     /// Items moved over all rebalances.
     pub items_moved: u64,
     /// Bytes of item messages over all rebalances.
     pub bytes: u64,
     /// Mean imbalance before the rebalances (none without a rebalance).
+    #[serde(skip)]
     pub mean_imbalance_before: Option<f64>,
     /// Mean imbalance after them.
+    #[serde(skip)]
     pub mean_imbalance_after: Option<f64>,
 }
 
@@ -167,7 +176,7 @@ pub struct SpeedWarning {
 #[non_exhaustive]
 pub struct Assessment {
     /// One per run, in order.
-    pub summaries: Vec<Summary>,
+    pub balancers: Vec<BalancerReport>,
     /// The balancer (not `none`) of least total time.
     pub best: Option<String>,
     /// Rules that do not weigh the ranks' speeds and moved nothing: they see only the
@@ -194,22 +203,23 @@ pub fn mean_imbalance(steps: &[Step]) -> (Option<f64>, Option<f64>) {
 ///
 /// # Complexity
 /// `O(Σ (steps + iterations) × ranks)`.
-pub fn assess(runs: &[IterativeRun], spreads: &[Spread]) -> Assessment {
+pub fn assess(runs: Vec<IterativeRun>, spreads: &[Spread]) -> Assessment {
     let none_total = runs
         .iter()
         .find(|r| r.balancer == "none")
         .map(|r| r.total_seconds);
-    let summaries: Vec<Summary> = runs
-        .iter()
+    let implausible_speeds = implausible_speeds(&runs);
+    let balancers: Vec<BalancerReport> = runs
+        .into_iter()
         .enumerate()
         .map(|(i, r)| {
             let (before, after) = mean_imbalance(&r.steps);
-            Summary {
-                balancer: r.balancer.clone(),
+            let spread = spreads.get(i);
+            BalancerReport {
                 total_seconds: r.total_seconds,
-                runs: spreads.get(i).map_or(1, |s| s.runs),
-                total_seconds_min: spreads.get(i).map_or(r.total_seconds, |s| s.min),
-                total_seconds_max: spreads.get(i).map_or(r.total_seconds, |s| s.max),
+                runs: spread.map_or(1, |s| s.runs),
+                total_seconds_min: spread.map_or(r.total_seconds, |s| s.min),
+                total_seconds_max: spread.map_or(r.total_seconds, |s| s.max),
                 mean_iteration_seconds: r.total_seconds / r.iteration_seconds.len().max(1) as f64,
                 ideal_seconds: r.ideal_seconds,
                 vs_none: none_total.map(|n| r.total_seconds / n),
@@ -219,15 +229,19 @@ pub fn assess(runs: &[IterativeRun], spreads: &[Spread]) -> Assessment {
                 bytes: r.steps.iter().map(|s| s.bytes).sum(),
                 mean_imbalance_before: before,
                 mean_imbalance_after: after,
+                balancer: r.balancer,
+                iteration_seconds: r.iteration_seconds,
+                steps: r.steps,
+                ranks: r.ranks,
             }
         })
         .collect();
-    let best = summaries
+    let best = balancers
         .iter()
         .filter(|b| b.balancer != "none")
         .min_by(|a, b| a.total_seconds.total_cmp(&b.total_seconds))
         .map(|b| b.balancer.clone());
-    let unmoved = summaries
+    let unmoved = balancers
         .iter()
         .filter(|b| b.items_moved == 0 && b.balancer != "none")
         .filter(|b| {
@@ -237,6 +251,17 @@ pub fn assess(runs: &[IterativeRun], spreads: &[Spread]) -> Assessment {
         })
         .map(|b| b.balancer.clone())
         .collect();
+    Assessment {
+        balancers,
+        best,
+        unmoved,
+        implausible_speeds,
+    }
+}
+
+/// The first impossible speed of each rank in each run of `runs`, among the speeds the rules
+/// were given at each rebalance and each rank's over the run.
+fn implausible_speeds(runs: &[IterativeRun]) -> Vec<SpeedWarning> {
     let mut implausible_speeds: Vec<SpeedWarning> = Vec::new();
     for r in runs {
         let over_run: Vec<Option<f64>> = r
@@ -263,12 +288,7 @@ pub fn assess(runs: &[IterativeRun], spreads: &[Spread]) -> Assessment {
             }
         }
     }
-    Assessment {
-        summaries,
-        best,
-        unmoved,
-        implausible_speeds,
-    }
+    implausible_speeds
 }
 
 /// Runs every balancer of `balancers` in turn on the ranks of `job` — every rank calls it —

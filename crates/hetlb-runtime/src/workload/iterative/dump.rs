@@ -11,7 +11,9 @@
 //! A reader needs `step`, `algorithm`, `topology`, `capacities`, `loads_before` and
 //! `loads_after`; the other fields may be left out.
 
-use super::{IterativeRun, Step};
+#[cfg(doc)]
+use super::IterativeRun;
+use super::Step;
 use serde::{Deserialize, Serialize};
 use std::io::{BufRead, Read, Write};
 use thiserror::Error;
@@ -159,7 +161,8 @@ pub enum DumpError {
     },
 }
 
-/// Writes every rebalance of `run` to `w`, one [`DumpLine`] a line.
+/// Writes every rebalance of a run (its [`IterativeRun::steps`]) to `w`, one [`DumpLine`] a
+/// line.
 ///
 /// # Errors
 /// The first failed write.
@@ -175,13 +178,13 @@ pub enum DumpError {
 /// };
 /// let run = run_threads(&cfg, 2, Some(BalancerConfig::new("cwa").unwrap()), None, None).unwrap();
 /// let mut text = Vec::new();
-/// dump::write(&mut text, &run).unwrap();
+/// dump::write(&mut text, &run.steps).unwrap();
 /// let lines = dump::read(&text[..]).collect::<Result<Vec<_>, _>>().unwrap();
 /// assert_eq!(lines.len(), run.steps.len());
 /// assert_eq!(lines[0].loads_after.iter().sum::<u64>(), 64);
 /// ```
-pub fn write(mut w: impl Write, run: &IterativeRun) -> std::io::Result<()> {
-    for (k, s) in run.steps.iter().enumerate() {
+pub fn write(mut w: impl Write, steps: &[Step]) -> std::io::Result<()> {
+    for (k, s) in steps.iter().enumerate() {
         serde_json::to_writer(&mut w, &DumpLine::of(k as u64 + 1, s))?;
         writeln!(w)?;
     }

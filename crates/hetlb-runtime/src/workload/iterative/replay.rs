@@ -38,6 +38,66 @@ pub struct Outcome {
     pub phases: Option<usize>,
 }
 
+/// One rule's outcomes averaged over the steps.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[non_exhaustive]
+pub struct Mean {
+    /// The rule (or the recorded run), as in [`Outcome::algorithm`].
+    pub algorithm: String,
+    /// Mean imbalance after.
+    pub imbalance_after: f64,
+    /// Mean units moved.
+    pub units_moved: f64,
+    /// Mean task-hops, over the steps that count them.
+    pub task_hops: Option<f64>,
+    /// Mean Σ Tmax, over the steps that count it.
+    pub sum_tmax: Option<f64>,
+}
+
+/// The outcomes of each rule (and of the recorded run) averaged over the steps, in the order
+/// the rules first appear.
+///
+/// # Example
+/// ```
+/// use hetlb_runtime::workload::iterative::{dump, replay};
+/// use hetlb_core::topology::TopologySpec;
+/// let text = "{\"step\":1,\"algorithm\":\"dishet\",\"topology\":\"ring:3\",\"capacities\":[1,1,1],\
+///             \"loads_before\":[6,0,0],\"loads_after\":[2,2,2]}";
+/// let line = dump::read(text.as_bytes()).next().unwrap().unwrap();
+/// let ring = "ring:3".parse::<TopologySpec>().unwrap().build().unwrap();
+/// let rules = replay::rules_for(&ring);
+/// let means = replay::means(&replay::step(&line, &ring, &rules, u64::MAX).unwrap());
+/// assert_eq!(means[0].algorithm, "dishet (recorded)");
+/// assert_eq!(means[0].units_moved, 4.0);
+/// assert_eq!(means[0].task_hops, None);
+/// ```
+pub fn means(outcomes: &[Outcome]) -> Vec<Mean> {
+    let mut names: Vec<&str> = Vec::new();
+    for o in outcomes {
+        if !names.contains(&o.algorithm.as_str()) {
+            names.push(&o.algorithm);
+        }
+    }
+    names
+        .into_iter()
+        .map(|name| {
+            let rows: Vec<&Outcome> = outcomes.iter().filter(|o| o.algorithm == name).collect();
+            let n = rows.len() as f64;
+            let mean = |f: &dyn Fn(&Outcome) -> Option<f64>| {
+                let v: Vec<f64> = rows.iter().filter_map(|o| f(o)).collect();
+                (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
+            };
+            Mean {
+                algorithm: name.to_string(),
+                imbalance_after: rows.iter().map(|o| o.imbalance_after).sum::<f64>() / n,
+                units_moved: rows.iter().map(|o| o.units_moved as f64).sum::<f64>() / n,
+                task_hops: mean(&|o| o.task_hops.map(|x| x as f64)),
+                sum_tmax: mean(&|o| o.sum_tmax.map(|x| x as f64)),
+            }
+        })
+        .collect()
+}
+
 /// Why a step could not be replayed.
 #[derive(Debug, Clone, PartialEq, Error)]
 #[non_exhaustive]

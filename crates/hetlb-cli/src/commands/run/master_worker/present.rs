@@ -5,58 +5,10 @@ use super::{Args, Setup};
 use crate::output::{Format, fixed, print_csv, print_json, table};
 use anyhow::{Context, Result};
 use hetlb_core::rules::self_scheduling::Policy;
-use hetlb_runtime::master_worker::{self, Checked, Grain, Workload};
+use hetlb_runtime::master_worker::{self, Checked, Grain, PolicyReport, ProcessorRow, Workload};
 use hetlb_runtime::paper::table_for;
 use hetlb_runtime::{Outcome, RunReport};
-use serde::Serialize;
 use std::path::PathBuf;
-
-#[derive(Serialize)]
-struct ProcessorJson<'a> {
-    processor: usize,
-    role: &'a str,
-    slowdown: u32,
-    /// The factor after `--slowdown-change`, when the change came before the processor
-    /// stopped.
-    slowdown_after: Option<u32>,
-    rows: u64,
-    tasks: u64,
-    batches: u64,
-    t_exec: f64,
-    t_comp: f64,
-    t_comm: f64,
-    t_wait: f64,
-    capacity: f64,
-    failed: Option<&'a str>,
-}
-
-#[derive(Serialize)]
-struct RunJson<'a> {
-    workload: String,
-    size: u64,
-    workers: usize,
-    policy: Policy,
-    backend: &'a str,
-    granularity: &'a Grain,
-    master: usize,
-    calibrated: bool,
-    processors: Vec<ProcessorJson<'a>>,
-    makespan: f64,
-    /// The workload's ideal makespan, the same for every policy run on it.
-    ideal: f64,
-    /// How `ideal` was obtained.
-    ideal_basis: &'a str,
-    efficiency: f64,
-    finish_spread: f64,
-    one_worker: Option<f64>,
-    speedup: Option<f64>,
-    speedup_vs_static: Option<f64>,
-    max_error: Option<f64>,
-    failures: &'a [hetlb_runtime::Failure],
-    requeued: u64,
-    duplicates_dropped: u64,
-    timeline: &'a [hetlb_runtime::Dispatch],
-}
 
 pub(super) fn present<J: Checked>(
     args: &Args,
@@ -67,7 +19,14 @@ pub(super) fn present<J: Checked>(
     job: &J,
 ) -> Result<()> {
     let settings = &setup.settings;
-    let a = master_worker::assess(job, outcomes, settings, workers, !args.no_check)?;
+    let docs = master_worker::assess(
+        job,
+        (args.size, grain),
+        outcomes,
+        settings,
+        workers,
+        !args.no_check,
+    )?;
     let runs: Vec<&RunReport> = outcomes.iter().map(|o| &o.report).collect();
     if let Some(c) = settings.change {
         for rep in &runs {
@@ -85,52 +44,6 @@ pub(super) fn present<J: Checked>(
             }
         }
     }
-    let docs: Vec<RunJson> = runs
-        .iter()
-        .zip(&a.runs)
-        .map(|(rep, judged)| RunJson {
-            workload: job.describe(),
-            size: args.size,
-            workers,
-            policy: rep.policy,
-            backend: &rep.backend,
-            granularity: grain,
-            master: rep.master,
-            calibrated: rep.calibrated,
-            processors: rep
-                .processors
-                .iter()
-                .map(|p| ProcessorJson {
-                    processor: p.processor,
-                    role: &p.role,
-                    slowdown: settings.slowdown_of(p.processor),
-                    slowdown_after: settings.changed(p),
-                    rows: p.rows,
-                    tasks: p.tasks,
-                    batches: p.batches,
-                    t_exec: p.t_exec,
-                    t_comp: p.t_comp,
-                    t_comm: p.t_comm,
-                    t_wait: p.t_wait,
-                    capacity: p.capacity,
-                    failed: p.failed.as_deref(),
-                })
-                .collect(),
-            makespan: rep.makespan,
-            ideal: a.ideal,
-            ideal_basis: &a.ideal_basis,
-            efficiency: judged.efficiency,
-            finish_spread: rep.finish_spread(),
-            one_worker: a.one_worker,
-            speedup: judged.speedup,
-            speedup_vs_static: judged.speedup_vs_static,
-            max_error: judged.max_error,
-            failures: &rep.failures,
-            requeued: rep.requeued,
-            duplicates_dropped: rep.duplicates_dropped,
-            timeline: &rep.timeline,
-        })
-        .collect();
     if let Some(path) = &args.plot {
         let mut written = Vec::new();
         for rep in &runs {
@@ -220,7 +133,7 @@ pub(super) fn present<J: Checked>(
 }
 
 /// `3`, or `3→6` once a `--slowdown-change` took effect.
-fn slowdown_label(p: &ProcessorJson) -> String {
+fn slowdown_label(p: &ProcessorRow) -> String {
     match p.slowdown_after {
         Some(after) => format!("{}→{after}", p.slowdown),
         None => p.slowdown.to_string(),
@@ -243,7 +156,7 @@ fn plot(path: &std::path::Path, rep: &RunReport, what: &str) -> Result<()> {
     .context("--plot")
 }
 
-fn print_run(d: &RunJson, alone: bool) {
+fn print_run(d: &PolicyReport, alone: bool) {
     crate::out!(
         "{} on {}: {}, {} processors, G = {} tasks ({}); capacities {}; master = processor {}",
         d.policy.name().to_uppercase(),
@@ -299,7 +212,7 @@ fn print_run(d: &RunJson, alone: bool) {
             d.requeued,
             d.duplicates_dropped
         );
-        for f in d.failures {
+        for f in &d.failures {
             crate::out!("  processor {}: {:?}: {}", f.processor, f.kind, f.message);
         }
     }
@@ -308,7 +221,7 @@ fn print_run(d: &RunJson, alone: bool) {
     }
 }
 
-fn print_comparison(docs: &[RunJson]) {
+fn print_comparison(docs: &[PolicyReport]) {
     let mut t = table([
         "policy",
         "makespan",
@@ -335,7 +248,7 @@ fn print_comparison(docs: &[RunJson]) {
     }
 }
 
-fn print_paper(d: &RunJson, paper: &hetlb_runtime::paper::PaperTable) {
+fn print_paper(d: &PolicyReport, paper: &hetlb_runtime::paper::PaperTable) {
     crate::out!(
         "\nBeside the paper, Table {} ({}×{}; master PIII 1000 MHz, eight PII 333 MHz, Fast \
          Ethernet, C + MPI):",
@@ -358,7 +271,7 @@ fn print_paper(d: &RunJson, paper: &hetlb_runtime::paper::PaperTable) {
         "paper T_wait",
     ]);
     // The paper lists its master last (processor 8); ours is P0.
-    let mut ours: Vec<&ProcessorJson> = d.processors.iter().collect();
+    let mut ours: Vec<&ProcessorRow> = d.processors.iter().collect();
     ours.sort_by_key(|p| {
         p.role
             .trim_start_matches('P')
