@@ -111,19 +111,9 @@ struct Setup {
 }
 
 impl Setup {
+    /// The ranges of the numbers are clap's (`whole`, `real`); what depends on several
+    /// arguments or on the ranks is checked here.
     fn parse(args: &Args, ranks: usize) -> Result<Self> {
-        if ranks == 0 {
-            bail!("--procs: at least one rank is needed");
-        }
-        if args.items == 0 {
-            bail!("--items: at least one item is needed");
-        }
-        if args.items > MAX_CELLS {
-            bail!(
-                "--items: {} is more than the {MAX_CELLS} this machine's memory allows",
-                args.items
-            );
-        }
         // Every item is held once, and at most twice more while it moves (its clone in a
         // message and its copy at the receiver).
         let bytes = (args.items as u128) * (args.item_bytes as u128 + 48) * 3;
@@ -132,15 +122,6 @@ impl Setup {
             &format!("{} items of {} bytes", args.items, args.item_bytes),
             bytes,
         )?;
-        if args.iterations == 0 {
-            bail!("--iterations: at least one iteration is needed");
-        }
-        if args.every == 0 {
-            bail!("--every: must be at least 1");
-        }
-        if !(args.timeout.is_finite() && args.timeout > 0.0 && args.timeout <= 86_400.0) {
-            bail!("--timeout: must be a positive number of seconds, at most 86400");
-        }
         let slowdowns: Vec<Slowdown> = match &args.slowdown {
             Some(s) => {
                 let v = parse_list::<u32>(s, "--slowdown", Some("a whole number ≥ 1"))?;
