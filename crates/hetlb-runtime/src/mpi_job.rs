@@ -15,6 +15,9 @@ use crate::transport::mpi::Mpi;
 use std::io::Write;
 use std::time::Duration;
 
+/// How long the other ranks wait for rank 0 to say a refusal that every rank found.
+const AGREED_GRACE: Duration = Duration::from_millis(500);
+
 /// This process's part of an MPI job that hetlb started (see the module's description).
 #[derive(Debug)]
 pub struct MpiJob {
@@ -53,10 +56,11 @@ impl MpiJob {
     }
 
     /// Settings that every rank checked alike, so that every rank finds the same error: the
-    /// value, or an end of this process with status 1, rank 0 printing `error: …` first (one
-    /// line; the error's causes too, as `{:#}` shows them) and the others without a word.
-    /// MPI is not finalised: a rank waiting in `MPI_Finalize` for ranks that left would be
-    /// killed by the launcher before it said why.
+    /// value, or an end of this process with status 1, rank 0 printing `error: …` at once
+    /// (one line; the error's causes too, as `{:#}` shows them) and the others, without a
+    /// word, a moment later (the launcher ends the job when the first rank leaves, and rank 0
+    /// must have spoken by then). MPI is not finalised: a rank waiting in `MPI_Finalize` for
+    /// ranks that left would be killed by the launcher before it said why.
     pub fn agreed<T, E: std::fmt::Display>(&self, checked: Result<T, E>) -> T {
         match checked {
             Ok(t) => t,
@@ -64,6 +68,8 @@ impl MpiJob {
                 if self.rank() == 0 {
                     let line = format!("error: {}\n", format!("{e:#}").replace('\n', " "));
                     let _ = std::io::stderr().write_all(line.as_bytes());
+                } else {
+                    std::thread::sleep(AGREED_GRACE);
                 }
                 std::process::exit(1)
             }
