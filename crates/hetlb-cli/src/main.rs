@@ -19,8 +19,6 @@
 mod commands;
 mod input;
 mod limits;
-#[cfg(feature = "mpi")]
-mod mpi_end;
 mod output;
 mod plot;
 mod progress;

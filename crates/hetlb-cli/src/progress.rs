@@ -35,3 +35,16 @@ pub fn spinner(message: impl Into<String>) -> ProgressBar {
     bar.enable_steady_tick(std::time::Duration::from_millis(200));
     bar
 }
+
+/// A bar for a library call that reports `(done, total)`: drawn, on a terminal, once the
+/// total is known, and cleared when the last step is done.
+pub fn counter(message: &'static str) -> impl FnMut(u64, u64) + Send {
+    let mut shown: Option<ProgressBar> = None;
+    move |done, total| {
+        let b = shown.get_or_insert_with(|| bar(total, message));
+        b.set_position(done);
+        if done >= total {
+            b.finish_and_clear();
+        }
+    }
+}

@@ -27,8 +27,8 @@ pub enum ReadError {
         /// The bound.
         max: u64,
     },
-    /// The operating system's error.
-    #[error("{0}")]
+    /// The operating system's error (shown as it is, so that a chain of causes names it once).
+    #[error(transparent)]
     Io(#[from] std::io::Error),
 }
 

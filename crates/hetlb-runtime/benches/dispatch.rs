@@ -3,7 +3,7 @@
 //! self-scheduling; EFP batches amortise it. Reported per task (criterion's throughput).
 //!
 //! `cargo bench -p hetlb-runtime --bench dispatch`. The MPI counterpart is the example
-//! `dispatch_mpi`, run under `mpiexec -n 2`.
+//! `dispatch_mpi` of `hetlb-bench`, run under `mpiexec -n 2`.
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use hetlb_core::rules::self_scheduling::Policy;

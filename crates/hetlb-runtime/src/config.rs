@@ -44,8 +44,8 @@ pub struct RunConfig {
     pub slowdowns: Vec<Slowdown>,
     /// Injected faults per processor (empty: none).
     pub faults: Vec<Faults>,
-    /// Whether the master computes tasks too, as in EFP (001_… §3). Without it the master
-    /// only dispatches, which isolates the cost of dispatching.
+    /// Whether the master computes tasks too, as in EFP (Aldasht, Ortega & Puntonet, §3). Without
+    /// it the master only dispatches, which isolates the cost of dispatching.
     pub master_computes: bool,
     /// Progress callback, run on the master.
     pub progress: Option<Progress>,

@@ -1,4 +1,4 @@
-//! The granularity of a run: eq. (1) of 001_… with a seeded `rand()`.
+//! The granularity of a run: eq. (1) of Aldasht, Ortega & Puntonet with a seeded `rand()`.
 
 use hetlb_core::rules::self_scheduling::{SchedulingError, granularity};
 use rand::{RngExt, SeedableRng};

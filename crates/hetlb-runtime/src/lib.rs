@@ -2,7 +2,7 @@
 //!
 //! Real work on real workers, on threads of one process or on MPI processes:
 //!
-//! * the EFP master-worker of Aldasht, Ortega & Puntonet (001_… §§3–4) and its baselines;
+//! * the EFP master-worker of Aldasht, Ortega & Puntonet (§§3–4) and its baselines;
 //! * [`peer`] — peer rebalancing: an embeddable collective `rebalance` that moves the
 //!   application's own items between ranks under the decentralised rules (DEM family, OEM,
 //!   CWA, hybrid, DISHET and diffusion), decided by the same core code as `hetlb balance`.
@@ -42,7 +42,10 @@ pub mod error;
 pub mod faults;
 pub mod grain;
 pub mod job;
+pub mod master_worker;
 pub mod message;
+#[cfg(feature = "mpi")]
+pub mod mpi_job;
 pub mod paper;
 pub mod peer;
 mod processor;

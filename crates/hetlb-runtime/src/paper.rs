@@ -1,9 +1,10 @@
-//! The published per-processor results of EFP (001_… Tables 2–6), to print beside ours.
+//! The published per-processor results of EFP (Aldasht, Ortega & Puntonet, Tables 2–6), to print
+//! beside ours.
 //!
 //! The cluster: one Pentium III at 1000 MHz and eight Pentium II at 333 MHz on Fast Ethernet,
-//! matrix multiplication in C with MPI (001_… Table 1). In every table the processor listed
-//! last (8) has `T_comm = T_wait = 0` and by far the most rows: it is the master, the fast
-//! node. Times are seconds.
+//! matrix multiplication in C with MPI (Aldasht, Ortega & Puntonet, Table 1). In every table the
+//! processor listed last (8) has `T_comm = T_wait = 0` and by far the most rows: it is the master,
+//! the fast node. Times are seconds.
 
 /// One row of a published table.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -1,4 +1,5 @@
-//! What a run reports: the paper's per-processor table (001_… Tables 2–6) and more.
+//! What a run reports: the paper's per-processor table (Aldasht, Ortega & Puntonet, Tables 2–6) and
+//! more.
 
 use hetlb_core::rules::self_scheduling::Policy;
 use serde::{Deserialize, Serialize};

@@ -19,8 +19,8 @@ const JOIN_GRACE: Duration = Duration::from_secs(2);
 /// `cfg.slowdowns[i]`, and returns the outputs (each task's exactly once, in task order) and
 /// the report.
 ///
-/// The calling thread is processor 0, which calibrates the others and hands the master role
-/// to the fastest (001_… §3). Tasks travel over crossbeam channels without copies.
+/// The calling thread is processor 0, which calibrates the others and hands the master role to the
+/// fastest (Aldasht, Ortega & Puntonet, §3). Tasks travel over crossbeam channels without copies.
 ///
 /// # Errors
 /// [`RuntimeError::Config`] for inconsistent settings; otherwise the failure that stopped the

@@ -161,7 +161,7 @@ impl BalancerConfig {
         self
     }
 
-    /// How items are put on the links: phased, overlapped or pipelined (004_… §6).
+    /// How items are put on the links: phased, overlapped or pipelined (Rim, Jang & Kim 2003, §6).
     /// [`Schedule::PipelinePerProcessor`] is a model of the paper's pseudo-code, not a way to
     /// move items: [`crate::peer::Balancer::new`] refuses it.
     pub fn schedule(mut self, schedule: Schedule) -> Self {

@@ -56,9 +56,9 @@ pub struct Migration {
     pub converged: bool,
     /// How the items will be put on the links.
     pub schedule: Schedule,
-    /// The model's transmission time in steps of one unit over one link (004_… §§5.2, 6):
-    /// `Σ Tmax` for the phased schedule; the overlapped and pipelined schedules are computed
-    /// for hypercube plans only.
+    /// The model's transmission time in steps of one unit over one link (Rim, Jang & Kim 2003,
+    /// §§5.2, 6): `Σ Tmax` for the phased schedule; the overlapped and pipelined schedules are
+    /// computed for hypercube plans only.
     pub predicted_steps: Option<u64>,
     /// Seconds spent deciding on this rank (gather and rule).
     pub decide_seconds: f64,

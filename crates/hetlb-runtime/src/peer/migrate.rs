@@ -2,7 +2,7 @@
 //! agreement.
 //!
 //! **Order.** A rank sends its transfers in plan order. When a transfer may start depends on
-//! the schedule (Rim et al., 004_… §6):
+//! the schedule (Rim, Jang & Kim 2003, §6):
 //! * `phased` — once everything addressed to this rank in earlier phases has arrived (a
 //!   dimension, or a round, at a time; no global barrier);
 //! * `overlap` — as soon as the rank holds enough units for the whole transfer, or the phased

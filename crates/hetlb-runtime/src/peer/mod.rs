@@ -1,7 +1,7 @@
 //! Peer rebalancing: an embeddable collective that moves the application's own items between
-//! ranks under the decentralised rules — Chau & Fu's DEM family (000_…), Rim et al.'s OEM,
-//! CWA and hybrid with phased, overlapped or pipelined transmission (004_…), DISHET and the
-//! diffusion rules (002_…).
+//! ranks under the decentralised rules — Chau & Fu's DEM family, the OEM, CWA and hybrid of
+//! Rim, Jang & Kim (2003) with phased, overlapped or pipelined transmission, DISHET and the
+//! diffusion rules (Neelakantan 2012).
 //!
 //! An application keeps its items (any serde type implementing [`Item`]) in a `Vec` on each
 //! rank and, at a point of its loop, every rank calls [`Balancer::rebalance`] — as it would call
@@ -41,7 +41,6 @@ mod error;
 mod gather;
 mod holdings;
 mod item;
-pub mod measure;
 mod migrate;
 mod report;
 mod session;

@@ -1,4 +1,5 @@
-//! The master: EFP's central processor (001_… §3, steps 1–5), which also computes.
+//! The master: EFP's central processor (Aldasht, Ortega & Puntonet, §3, steps 1–5), which also
+//! computes.
 //!
 //! It holds the task queue, sends the first round, then alternates between its own tasks and
 //! the requests that arrived meanwhile (the paper's "periodic check for interrupting

@@ -1,12 +1,12 @@
 //! One processor: the code every rank runs. See `README.md` beside this file for the design.
 //!
-//! Every rank starts as a worker waiting for messages. Rank 0 first *launches* the run: it
-//! has every processor run a sample task for a moment (calibration) unless capacities are
-//! given, picks the fastest as the master (001_… §3) and tells it to lead. The master drives
-//! the run ([`master`]); the others compute the batches it sends until it ends the run.
-//! Liveness is the transport's: on threads a rank's state is shared memory, on MPI the
-//! progress thread beats while the rank computes, so silence — never a long task — is what
-//! makes a rank give up on another.
+//! Every rank starts as a worker waiting for messages. Rank 0 first *launches* the run: it has
+//! every processor run a sample task for a moment (calibration) unless capacities are given, picks
+//! the fastest as the master (Aldasht, Ortega & Puntonet, §3) and tells it to lead. The master
+//! drives the run ([`master`]); the others compute the batches it sends until it ends the run.
+//! Liveness is the transport's: on threads a rank's state is shared memory, on MPI the progress
+//! thread beats while the rank computes, so silence — never a long task — is what makes a rank give
+//! up on another.
 
 pub(crate) mod master;
 

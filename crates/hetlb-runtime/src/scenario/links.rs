@@ -1,5 +1,5 @@
-//! Measuring the emulated links before the run, for the delay-aware policy (003_… eq. 25 on
-//! measured delays and rates).
+//! Measuring the emulated links before the run, for the delay-aware policy (Mirtaheri & Grandinetti
+//! 2017, eq. 25 on measured delays and rates).
 //!
 //! Each rank probes each neighbour over the emulated link and back: an empty probe measures
 //! the round trip `2·d`, a probe carrying `m` tasks measures `m/μ + 2·d`, so

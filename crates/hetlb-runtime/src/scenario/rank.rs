@@ -46,8 +46,8 @@ impl Clock {
     }
 }
 
-/// The diffusion policy on one rank (002_…): rounds at `0, interval, 2·interval, …`, each
-/// decided once the neighbours' loads for it are in.
+/// The diffusion policy on one rank (Neelakantan 2012): rounds at `0, interval, 2·interval, …`,
+/// each decided once the neighbours' loads for it are in.
 struct Diffusion {
     policy: hetlb_sim::policy::DiffusionPolicy,
     interval: f64,
@@ -59,9 +59,9 @@ struct Diffusion {
     seen: BTreeMap<u64, Vec<(usize, u64)>>,
 }
 
-/// The hypercube policy on one rank (004_… §4): a round is a collective in which every rank
-/// sends its load to every rank, every rank plans with the core's algorithm on the same loads,
-/// and sends its transfers at once.
+/// The hypercube policy on one rank (Rim, Jang & Kim 2003, §4): a round is a collective in which
+/// every rank sends its load to every rank, every rank plans with the core's algorithm on the same
+/// loads, and sends its transfers at once.
 struct Threshold {
     algorithm: hetlb_core::Algorithm,
     threshold: u64,

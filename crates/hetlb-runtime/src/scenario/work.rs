@@ -31,6 +31,17 @@ impl Work {
         }
     }
 
+    /// `auto`: CPU work when every one of `nodes` ranks has a core of this machine, else the
+    /// share of CPU work that fits the cores (`cores ÷ nodes`).
+    pub fn auto(nodes: usize) -> Self {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        if nodes <= cores {
+            Work::Cpu
+        } else {
+            Work::Share(cores as f64 / nodes as f64)
+        }
+    }
+
     /// A short description for reports.
     pub fn describe(self) -> String {
         match self {

@@ -35,8 +35,8 @@
 use super::{Envelope, Group, Liveness, Message, Transport, TransportError};
 use crossbeam::channel::{self, Receiver, RecvTimeoutError, Sender, TryRecvError};
 use mpi::Threading;
-use mpi::point_to_point::{Destination, MatchedReceiveVec, Source};
-use mpi::topology::{Communicator, SimpleCommunicator};
+use mpi::point_to_point::{MatchedReceiveVec, Source};
+use mpi::topology::Communicator;
 use serde::{Deserialize, Serialize};
 use std::cell::Cell;
 use std::collections::HashMap;
@@ -48,8 +48,6 @@ use std::time::{Duration, Instant};
 
 /// The tag of every frame on the duplicate.
 const TAG: i32 = 0x4845;
-/// The tag of the plain ping-pong of [`Mpi::ping_pong`].
-const PING_TAG: i32 = 0x5049;
 /// How often a process beats to every peer.
 pub const BEAT: Duration = Duration::from_millis(100);
 /// The longest the progress thread sleeps between two polls when idle.
@@ -159,7 +157,6 @@ enum Mode {
 
 enum Command {
     Send(usize, Vec<u8>),
-    PingPong(u64, Sender<Duration>),
     Abort(i32),
     Shutdown,
 }
@@ -641,28 +638,6 @@ impl<'u> Mpi<'u> {
         self.inner.has_thread()
     }
 
-    /// A plain MPI ping-pong of `round_trips` 8-byte messages between ranks 0 and 1, with
-    /// blocking sends and receives: the floor that dispatch over this transport is measured
-    /// against. Collective: ranks 0 and 1 must both call it, with nothing else in flight;
-    /// other ranks return at once. Returns the time spent in the loop.
-    ///
-    /// # Errors
-    /// [`TransportError::Mpi`] when the engine has stopped.
-    pub fn ping_pong(&self, round_trips: u64) -> Result<Duration, TransportError> {
-        match &self.inner.mode {
-            Mode::Owned(commands) => {
-                let (tx, rx) = channel::bounded(1);
-                commands
-                    .send(Command::PingPong(round_trips, tx))
-                    .map_err(|_| Inner::stopped_error())?;
-                rx.recv().map_err(|_| Inner::stopped_error())
-            }
-            Mode::Shared { .. } => self
-                .inner
-                .with_engine(|e, _| ping_pong(e.comm.get(), round_trips)),
-        }
-    }
-
     /// Ends every rank of the job with `code` (`MPI_Abort`): for a failure after which the
     /// other ranks cannot go on (one of them stopped answering, say).
     pub fn abort(&self, code: i32) -> ! {
@@ -764,10 +739,6 @@ fn progress_loop(mut engine: Engine, inner: &Inner, commands: &Receiver<Command>
                     let _ = engine.post(inner, to, bytes);
                     active = true;
                 }
-                Ok(Command::PingPong(n, reply)) => {
-                    let _ = reply.send(ping_pong(engine.comm.get(), n));
-                    active = true;
-                }
                 Ok(Command::Abort(code)) => engine.comm.get().abort(code),
                 Ok(Command::Shutdown) | Err(TryRecvError::Disconnected) => {
                     return engine.shutdown(inner);
@@ -794,11 +765,6 @@ fn progress_loop(mut engine: Engine, inner: &Inner, commands: &Receiver<Command>
                 idle = 0;
                 last_active = Instant::now();
             }
-            Ok(Command::PingPong(n, reply)) => {
-                let _ = reply.send(ping_pong(engine.comm.get(), n));
-                idle = 0;
-                last_active = Instant::now();
-            }
             Ok(Command::Abort(code)) => engine.comm.get().abort(code),
             Ok(Command::Shutdown) | Err(RecvTimeoutError::Disconnected) => {
                 return engine.shutdown(inner);
@@ -806,29 +772,6 @@ fn progress_loop(mut engine: Engine, inner: &Inner, commands: &Receiver<Command>
             Err(RecvTimeoutError::Timeout) => {}
         }
     }
-}
-
-/// `round_trips` blocking 8-byte exchanges between ranks 0 and 1.
-fn ping_pong(comm: &SimpleCommunicator, round_trips: u64) -> Duration {
-    let start = Instant::now();
-    match comm.rank() {
-        0 if comm.size() > 1 => {
-            let peer = comm.process_at_rank(1);
-            for i in 0..round_trips {
-                peer.send_with_tag(&i, PING_TAG);
-                let _ = peer.receive_with_tag::<u64>(PING_TAG);
-            }
-        }
-        1 => {
-            let peer = comm.process_at_rank(0);
-            for _ in 0..round_trips {
-                let (i, _) = peer.receive_with_tag::<u64>(PING_TAG);
-                peer.send_with_tag(&i, PING_TAG);
-            }
-        }
-        _ => {}
-    }
-    start.elapsed()
 }
 
 /// One rank's end of an endpoint over MPI. Messages are serialised with postcard. It cannot

@@ -366,57 +366,9 @@ impl<M> Drop for Endpoint<M> {
     }
 }
 
-/// Polls `rx` until a message comes, as an endpoint does: spinning for [`YIELD_AFTER`], then
-/// yielding the core between batches of 32 checks. `None` when the sender is gone.
-fn poll_channel<T>(rx: &Receiver<T>) -> Option<T> {
-    let start = Instant::now();
-    loop {
-        for _ in 0..32 {
-            match rx.try_recv() {
-                Ok(t) => return Some(t),
-                Err(TryRecvError::Empty) => std::hint::spin_loop(),
-                Err(TryRecvError::Disconnected) => return None,
-            }
-        }
-        if start.elapsed() >= YIELD_AFTER {
-            std::thread::yield_now();
-        }
-    }
-}
-
-/// The floor that dispatch over this flavour is measured against (`hetlb bench dispatch`):
-/// `round_trips` request–reply exchanges between the calling thread and another over two bare
-/// crossbeam channels, each side polling its channel as an endpoint does. Returns false if the
-/// other thread failed.
-pub fn request_reply_floor(round_trips: u64) -> bool {
-    let (to_worker, requests) = channel::unbounded::<u64>();
-    let (to_master, replies) = channel::unbounded::<u64>();
-    let worker = std::thread::spawn(move || {
-        for _ in 0..round_trips {
-            let Some(task) = poll_channel(&requests) else {
-                return;
-            };
-            if to_master.send(task + 1).is_err() {
-                return;
-            }
-        }
-    });
-    for i in 0..round_trips {
-        if to_worker.send(i).is_err() || poll_channel(&replies).is_none() {
-            return false;
-        }
-    }
-    worker.join().is_ok()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn the_floor_completes_its_round_trips() {
-        assert!(request_reply_floor(100));
-    }
 
     #[test]
     fn delivers_in_order_per_pair_and_times_out() {

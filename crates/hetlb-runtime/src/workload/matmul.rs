@@ -1,4 +1,5 @@
-//! Dense matrix multiplication `C = A·B` split by rows, the benchmark of 001_… §5.
+//! Dense matrix multiplication `C = A·B` split by rows, the benchmark of Aldasht, Ortega &
+//! Puntonet, §5.
 //!
 //! A task is a block of consecutive rows of `A`; it travels to the worker with the rows (as
 //! in the paper, where the master sends rows and receives rows of `C`), and the worker, which

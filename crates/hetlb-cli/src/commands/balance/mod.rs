@@ -2,7 +2,7 @@
 
 use crate::input::{parse_capacities, parse_loads};
 use crate::output::{Format, fixed, print_csv, print_json, table};
-use crate::plot::Series;
+use crate::plot::Downsampler;
 
 mod schedule;
 use anyhow::{Context, Result, anyhow, bail};
@@ -346,61 +346,20 @@ fn plot_loads(
 ) -> Result<()> {
     let plan = &run.plan;
     let n = plan.nodes();
-    let rounds = plan.phases.len();
-    let stride = rounds.div_ceil(crate::plot::MAX_POINTS).max(1);
-    let each = n <= PLOTTED_NODES;
-    let mut series: Vec<Series> = if each {
-        (0..n)
-            .map(|node| Series {
-                label: format!("node {node}"),
-                points: Vec::new(),
-            })
-            .collect()
-    } else {
-        ["largest load", "mean load", "smallest load"]
-            .into_iter()
-            .map(|label| Series {
-                label: label.into(),
-                points: Vec::new(),
-            })
-            .collect()
-    };
+    let mut lines = Downsampler::new(n, plan.phases.len(), PLOTTED_NODES, |i| format!("node {i}"))
+        .envelope_labels("largest load", "mean load", "smallest load");
+    let (each, stride) = (lines.each(), lines.stride());
     let total: u128 = plan.initial.iter().map(|&w| u128::from(w)).sum();
     let mut loads = plan.initial.clone();
-    // Per sample: the largest and smallest over the rounds it stands for (so no spike is
-    // lost), the mean at its last round.
-    let (mut hi, mut lo) = (0u64, u64::MAX);
-    let mut record = |round: usize, loads: &[u64], hi: &mut u64, lo: &mut u64| {
-        let x = round as f64;
-        if each {
-            for (s, &w) in series.iter_mut().zip(loads) {
-                s.points.push((x, w as f64));
-            }
-        } else {
-            series[0].points.push((x, *hi as f64));
-            series[1].points.push((x, total as f64 / n as f64));
-            series[2].points.push((x, *lo as f64));
-        }
-        (*hi, *lo) = (0, u64::MAX);
-    };
-    if !each {
-        hi = loads.iter().copied().max().unwrap_or(0);
-        lo = loads.iter().copied().min().unwrap_or(0);
-    }
-    record(0, &loads, &mut hi, &mut lo);
+    lines.record(0, &loads);
     for (r, phase) in plan.phases.iter().enumerate() {
         for t in &phase.transfers {
             loads[t.from] -= t.units;
             loads[t.to] += t.units;
         }
-        if !each {
-            hi = hi.max(loads.iter().copied().max().unwrap_or(0));
-            lo = lo.min(loads.iter().copied().min().unwrap_or(0));
-        }
-        if (r + 1) % stride == 0 || r + 1 == rounds {
-            record(r + 1, &loads, &mut hi, &mut lo);
-        }
+        lines.record(r + 1, &loads);
     }
+    let series = lines.finish();
     let what = if each {
         "load of every node".to_string()
     } else {

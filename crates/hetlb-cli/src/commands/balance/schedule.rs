@@ -1,4 +1,4 @@
-//! `hetlb balance --schedule … --gantt …`: transmitting the plan (Rim et al., 004_… §§5.2, 6).
+//! `hetlb balance --schedule … --gantt …`: transmitting the plan (Rim, Jang & Kim 2003, §§5.2, 6).
 
 use crate::output::{fixed, table};
 use crate::plot::{Bar, gantt};

@@ -1,20 +1,17 @@
 //! `hetlb bench`: the hot kernels timed against their floors in the same run.
 //!
-//! Every subcommand times a kernel and the floor it is measured against in interleaved
-//! repetitions ([`timing`]), and prints both medians and their ratio as a table, JSON (one
-//! `<key>_ratio` field per ratio) or CSV. Criterion benchmarks of the same kernels live in
-//! `crates/*/benches/` for developers; this is what a user runs to check a machine.
+//! Every subcommand calls one benchmark of `hetlb-bench`, which times a kernel and the floor
+//! it is measured against in interleaved repetitions, and prints both medians and their ratio
+//! as a table, JSON (one `<key>_ratio` field per ratio) or CSV. Criterion benchmarks of the
+//! same kernels live in `crates/*/benches/` for developers; this is what a user runs to check
+//! a machine.
 
-mod diffusion;
-mod dispatch;
-mod enumeration;
-mod exchange;
-mod rebalance;
-mod simulator;
-mod timing;
-mod transmission;
+mod kernels;
 
-use anyhow::Result;
+use crate::output::{Format, fixed, print_csv, print_json, table};
+use anyhow::{Result, anyhow};
+use hetlb_bench::{BenchError, Report};
+use serde::Serialize;
 
 /// Arguments of `hetlb bench`.
 #[derive(Debug, clap::Args)]
@@ -30,35 +27,132 @@ pub struct Args {
 enum Kernel {
     /// One in-place dem and oem balance of a 2^n-node cube, against a plain pass (sum) over
     /// the same vector on the same threads.
-    Exchange(exchange::Args),
+    Exchange(kernels::Exchange),
     /// One diffusion and one DISHET round on a torus, against one sparse matrix–vector
     /// product (CSR) over the same graph on the same threads.
-    Diffusion(diffusion::Args),
+    Diffusion(kernels::Diffusion),
     /// Dispatching empty tasks one per request on the threads runtime, against a bare
     /// crossbeam request–reply loop between two threads.
-    Dispatch(dispatch::Args),
+    Dispatch(kernels::Dispatch),
     /// The pipelined schedule of a 2^n-node plan, against the overlapped schedule of the
     /// same plan.
-    Transmission(transmission::Args),
+    Transmission(kernels::Transmission),
     /// Rim's exhaustive enumeration (dem and oem), against planning every vector one by one.
-    Enumeration(enumeration::Args),
+    Enumeration(kernels::Enumeration),
     /// Events per second of the simulator from 10^3 to 10^6 nodes for every policy kind,
     /// against the same system without balancing.
-    Simulator(simulator::Args),
+    Simulator(kernels::Simulator),
     /// Peer rebalancing on threads: moving items against direct channel sends, a call with
     /// nothing to do against an all-reduce, and each transmission schedule beside the model.
-    Rebalance(rebalance::Args),
+    Rebalance(kernels::Rebalance),
 }
 
 /// Runs `hetlb bench`.
 pub fn run(args: Args) -> Result<()> {
     match args.kernel {
-        Kernel::Exchange(a) => exchange::run(a),
-        Kernel::Diffusion(a) => diffusion::run(a),
-        Kernel::Dispatch(a) => dispatch::run(a),
-        Kernel::Transmission(a) => transmission::run(a),
-        Kernel::Enumeration(a) => enumeration::run(a),
-        Kernel::Simulator(a) => simulator::run(a),
-        Kernel::Rebalance(a) => rebalance::run(a),
+        Kernel::Exchange(a) => kernels::exchange(a),
+        Kernel::Diffusion(a) => kernels::diffusion(a),
+        Kernel::Dispatch(a) => kernels::dispatch(a),
+        Kernel::Transmission(a) => kernels::transmission(a),
+        Kernel::Enumeration(a) => kernels::enumeration(a),
+        Kernel::Simulator(a) => kernels::simulator(a),
+        Kernel::Rebalance(a) => kernels::rebalance(a),
+    }
+}
+
+/// A benchmark's error as one line, the setting at fault named as the option that sets it
+/// (`max_load` as `--max-load`).
+fn flagged(e: BenchError) -> anyhow::Error {
+    let flags = |setting: &str| {
+        setting
+            .split('/')
+            .map(|s| format!("--{}", s.replace('_', "-")))
+            .collect::<Vec<_>>()
+            .join("/")
+    };
+    match &e {
+        BenchError::Setting { setting, message } => anyhow!("{}: {message}", flags(setting)),
+        BenchError::Refused { setting, source } => anyhow!("{}: {source}", flags(setting)),
+        _ => anyhow!("{e}"),
+    }
+}
+
+/// Prints `report`; `title` and `notes` go around the table in the table format.
+fn print_report<P: Serialize>(
+    report: &Report<P>,
+    format: Format,
+    title: &str,
+    notes: &[String],
+) -> Result<()> {
+    match format {
+        Format::Json => print_json(report),
+        Format::Csv => print_csv(
+            &[
+                "benchmark",
+                "key",
+                "kernel",
+                "kernel_seconds",
+                "floor",
+                "floor_seconds",
+                "kernel_floor_ratio",
+                "aim_ratio",
+                "items",
+                "threads",
+                "repeat",
+            ],
+            report.comparisons.iter().map(|c| {
+                vec![
+                    report.benchmark.to_string(),
+                    c.key.clone(),
+                    c.kernel.clone(),
+                    c.kernel_seconds.to_string(),
+                    c.floor.clone(),
+                    c.floor_seconds.to_string(),
+                    c.kernel_floor_ratio.to_string(),
+                    c.aim_ratio.map_or(String::new(), |a| a.to_string()),
+                    c.items.map_or(String::new(), |n| n.to_string()),
+                    report.machine.threads.to_string(),
+                    report.repeat.to_string(),
+                ]
+            }),
+        ),
+        Format::Table => {
+            crate::out!(
+                "{title} ({} threads of {}; medians of {}, interleaved)",
+                report.machine.threads,
+                report.machine.available_parallelism,
+                report.repeat
+            );
+            let mut t = table(["kernel", "median", "floor", "median", "ratio", "aim"]);
+            for c in &report.comparisons {
+                let time = |secs: f64| match c.items {
+                    Some(n) => format!("{} µs/item", fixed(secs / n as f64 * 1e6, 3)),
+                    None => human_seconds(secs),
+                };
+                t.add_row(vec![
+                    c.kernel.clone(),
+                    time(c.kernel_seconds),
+                    c.floor.clone(),
+                    time(c.floor_seconds),
+                    format!("{}×", fixed(c.kernel_floor_ratio, 2)),
+                    c.aim_ratio
+                        .map_or(String::new(), |a| format!("≤ {}×", fixed(a, 0))),
+                ]);
+            }
+            crate::out!("{t}");
+            for n in notes {
+                crate::out!("{n}");
+            }
+            Ok(())
+        }
+    }
+}
+
+/// Seconds as ms or s, three significant-ish digits.
+fn human_seconds(secs: f64) -> String {
+    if secs < 1.0 {
+        format!("{} ms", fixed(secs * 1e3, 2))
+    } else {
+        format!("{} s", fixed(secs, 3))
     }
 }

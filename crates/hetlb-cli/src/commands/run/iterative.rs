@@ -10,10 +10,12 @@ use hetlb_core::network_algorithm::NetworkAlgorithm;
 use hetlb_core::transmission::Schedule;
 use hetlb_runtime::Slowdown;
 use hetlb_runtime::peer::{BalancerConfig, Speeds};
-use hetlb_runtime::workload::iterative::{Drift, IterativeConfig, IterativeRun, Step};
+use hetlb_runtime::workload::iterative::compare::{self, BalancerReport, SpeedWarning, Spread};
+use hetlb_runtime::workload::iterative::{
+    Drift, IterationProgress, IterativeConfig, IterativeRun, dump,
+};
 use serde::Serialize;
-use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -45,7 +47,7 @@ pub struct Args {
     balancer: String,
     /// Ranks (threads; on MPI the number of processes, the default there).
     #[arg(long, visible_alias = "workers", value_name = "P", value_parser = whole::<usize>(1, MAX_THREAD_RANKS))]
-    pub(super) procs: Option<usize>,
+    procs: Option<usize>,
     /// Slowdown factor per rank, whole numbers ≥ 1 (`1,3,3,3`); the rank repeats its kernel
     /// that many times. The balancer never sees them: it measures speeds.
     #[arg(long, allow_hyphen_values = true)]
@@ -99,29 +101,19 @@ pub struct Args {
 }
 
 /// Everything checked before anything runs.
-pub(super) struct Setup {
-    pub(super) config: IterativeConfig,
-    pub(super) balancers: Vec<Option<BalancerConfig>>,
+struct Setup {
+    config: IterativeConfig,
+    balancers: Vec<Option<BalancerConfig>>,
     /// Silence after which a rank is reported as stopped.
-    pub(super) timeout: Duration,
+    timeout: Duration,
     /// Per balancer, the totals of its runs (empty: one run each).
-    pub(super) spreads: Vec<Spread>,
+    spreads: Vec<Spread>,
 }
 
 impl Setup {
-    pub(super) fn parse(args: &Args, ranks: usize) -> Result<Self> {
-        if ranks == 0 {
-            bail!("--procs: at least one rank is needed");
-        }
-        if args.items == 0 {
-            bail!("--items: at least one item is needed");
-        }
-        if args.items > MAX_CELLS {
-            bail!(
-                "--items: {} is more than the {MAX_CELLS} this machine's memory allows",
-                args.items
-            );
-        }
+    /// The ranges of the numbers are clap's (`whole`, `real`); what depends on several
+    /// arguments or on the ranks is checked here.
+    fn parse(args: &Args, ranks: usize) -> Result<Self> {
         // Every item is held once, and at most twice more while it moves (its clone in a
         // message and its copy at the receiver).
         let bytes = (args.items as u128) * (args.item_bytes as u128 + 48) * 3;
@@ -130,15 +122,6 @@ impl Setup {
             &format!("{} items of {} bytes", args.items, args.item_bytes),
             bytes,
         )?;
-        if args.iterations == 0 {
-            bail!("--iterations: at least one iteration is needed");
-        }
-        if args.every == 0 {
-            bail!("--every: must be at least 1");
-        }
-        if !(args.timeout.is_finite() && args.timeout > 0.0 && args.timeout <= 86_400.0) {
-            bail!("--timeout: must be a positive number of seconds, at most 86400");
-        }
         let slowdowns: Vec<Slowdown> = match &args.slowdown {
             Some(s) => {
                 let v = parse_list::<u32>(s, "--slowdown", Some("a whole number ≥ 1"))?;
@@ -254,7 +237,7 @@ fn with_topology(cfg: BalancerConfig, spec: &str) -> Result<BalancerConfig> {
     })
 }
 
-/// Runs `hetlb run iterative`./// Runs `hetlb run iterative`.
+/// Runs `hetlb run iterative`.
 pub fn run(args: Args) -> Result<()> {
     match args.backend.as_str() {
         "threads" => {}
@@ -268,59 +251,33 @@ pub fn run(args: Args) -> Result<()> {
         );
     }
     let mut setup = Setup::parse(&args, ranks)?;
-    let mut runs = Vec::new();
-    for b in &setup.balancers {
-        let name = b
-            .as_ref()
-            .map_or("none", |c| c.algorithm().name())
-            .to_string();
-        let mut repeats = Vec::new();
-        for k in 0..args.runs {
+    let iterations = setup.config.iterations;
+    let compared = compare::on_threads(
+        &setup.config,
+        ranks,
+        &setup.balancers,
+        args.runs,
+        Some(setup.timeout),
+        &mut |name, k| {
             let label = if args.runs > 1 {
                 format!("{name} on {ranks} ranks, run {}", k + 1)
             } else {
                 format!("{name} on {ranks} ranks")
             };
-            let bar = progress::bar(setup.config.iterations, label);
-            let bb = bar.clone();
-            let p: hetlb_runtime::workload::iterative::IterationProgress =
-                Arc::new(move |done| bb.set_position(done));
-            let run = hetlb_runtime::workload::iterative::run_threads(
-                &setup.config,
-                ranks,
-                b.clone(),
-                Some(setup.timeout),
-                Some(p),
-            )
-            .with_context(|| name.clone())?;
-            bar.finish_and_clear();
-            repeats.push(run);
-        }
-        check_exactly_once(&setup, &repeats)?;
-        repeats.sort_by(|a, b| a.total_seconds.total_cmp(&b.total_seconds));
-        let (low, high) = (
-            repeats[0].total_seconds,
-            repeats[repeats.len() - 1].total_seconds,
-        );
-        setup.spreads.push(Spread {
-            runs: repeats.len() as u64,
-            min: low,
-            max: high,
-        });
-        runs.push(repeats.swap_remove(repeats.len() / 2));
-    }
-    present(&args, &setup, ranks, "threads", &runs)
-}
-
-/// The totals of a balancer's runs.
-#[derive(Debug, Clone, Copy, Serialize)]
-pub(super) struct Spread {
-    /// Runs made.
-    pub(super) runs: u64,
-    /// The smallest total, seconds.
-    pub(super) min: f64,
-    /// The largest total, seconds.
-    pub(super) max: f64,
+            let bar = progress::bar(iterations, label);
+            let p: IterationProgress = Arc::new(move |done| {
+                bar.set_position(done);
+                if done >= iterations {
+                    bar.finish_and_clear();
+                }
+            });
+            Some(p)
+        },
+    )?;
+    let (runs, spreads): (Vec<IterativeRun>, Vec<Spread>) =
+        compared.into_iter().map(|c| (c.run, c.spread)).unzip();
+    setup.spreads = spreads;
+    present(&args, &setup, ranks, "threads", runs)
 }
 
 #[cfg(not(feature = "mpi"))]
@@ -331,31 +288,24 @@ fn run_mpi(_args: &Args) -> Result<()> {
     )
 }
 
+/// Every balancer in turn on the MPI job's ranks; rank 0 prints (see
+/// `hetlb_runtime::workload::iterative::compare::on_mpi_job`).
 #[cfg(feature = "mpi")]
 fn run_mpi(args: &Args) -> Result<()> {
-    super::iterative_mpi::run(args)
-}
-
-/// One balancer's row, as JSON.
-#[derive(Serialize)]
-struct BalancerJson<'a> {
-    balancer: &'a str,
-    /// The run reported: the one of median total time when there were several.
-    total_seconds: f64,
-    /// The balancer's runs, and the smallest and largest total among them.
-    runs: u64,
-    total_seconds_min: f64,
-    total_seconds_max: f64,
-    mean_iteration_seconds: f64,
-    ideal_seconds: f64,
-    vs_none: Option<f64>,
-    vs_ideal: f64,
-    oversubscription: f64,
-    iteration_seconds: &'a [f64],
-    steps: &'a [Step],
-    ranks: &'a [hetlb_runtime::workload::iterative::RankLog],
-    items_moved: u64,
-    bytes: u64,
+    let job = hetlb_runtime::mpi_job::MpiJob::init().map_err(|e| anyhow!("--backend: {e}"))?;
+    let ranks = job.size();
+    let setup = job.agreed((|| {
+        if let Some(w) = args.procs {
+            if w != ranks {
+                bail!("--procs: {w} given but mpiexec started {ranks} ranks");
+            }
+        }
+        Setup::parse(args, ranks)
+    })());
+    match compare::on_mpi_job(&job, &setup.config, &setup.balancers, setup.timeout)? {
+        Some(runs) => present(args, &setup, ranks, "mpi", runs),
+        None => Ok(()),
+    }
 }
 
 #[derive(Serialize)]
@@ -369,72 +319,23 @@ struct RunJson<'a> {
     drift: Option<&'a str>,
     schedule: &'a str,
     speeds: &'a str,
-    balancers: Vec<BalancerJson<'a>>,
+    balancers: &'a [BalancerReport],
     best: Option<&'a str>,
     /// Rules that ignore the ranks' speeds and moved nothing.
-    unmoved: Vec<&'a str>,
+    unmoved: &'a [String],
     /// Measured speeds that cannot be right.
-    implausible_speeds: Vec<SpeedWarning>,
+    implausible_speeds: &'a [SpeedWarning],
 }
 
-/// A measured speed that cannot be right, in a balancer's run.
-#[derive(Debug, Serialize)]
-struct SpeedWarning {
-    balancer: String,
-    #[serde(flatten)]
-    speed: hetlb_runtime::speed_check::Implausible,
-}
-
-pub(super) fn present(
+fn present(
     args: &Args,
     setup: &Setup,
     ranks: usize,
     backend: &str,
-    runs: &[IterativeRun],
+    runs: Vec<IterativeRun>,
 ) -> Result<()> {
-    check_exactly_once(setup, runs)?;
-    let none_total = runs
-        .iter()
-        .find(|r| r.balancer == "none")
-        .map(|r| r.total_seconds);
-    let balancers: Vec<BalancerJson> = runs
-        .iter()
-        .enumerate()
-        .map(|(i, r)| BalancerJson {
-            balancer: &r.balancer,
-            total_seconds: r.total_seconds,
-            runs: setup.spreads.get(i).map_or(1, |s| s.runs),
-            total_seconds_min: setup.spreads.get(i).map_or(r.total_seconds, |s| s.min),
-            total_seconds_max: setup.spreads.get(i).map_or(r.total_seconds, |s| s.max),
-            mean_iteration_seconds: r.total_seconds / r.iteration_seconds.len().max(1) as f64,
-            ideal_seconds: r.ideal_seconds,
-            vs_none: none_total.map(|n| r.total_seconds / n),
-            vs_ideal: r.total_seconds / r.ideal_seconds.max(f64::MIN_POSITIVE),
-            oversubscription: r.oversubscription,
-            iteration_seconds: &r.iteration_seconds,
-            steps: &r.steps,
-            ranks: &r.ranks,
-            items_moved: r.steps.iter().map(|s| s.items_moved).sum(),
-            bytes: r.steps.iter().map(|s| s.bytes).sum(),
-        })
-        .collect();
-    let best = balancers
-        .iter()
-        .filter(|b| b.balancer != "none")
-        .min_by(|a, b| a.total_seconds.total_cmp(&b.total_seconds))
-        .map(|b| b.balancer);
-    // Rules that do not weigh capacities see only the items' loads: with equal loads they
-    // have nothing to move, whatever the speeds.
-    let unmoved: Vec<&str> = balancers
-        .iter()
-        .filter(|b| b.items_moved == 0 && b.balancer != "none")
-        .filter(|b| {
-            b.balancer
-                .parse::<NetworkAlgorithm>()
-                .is_ok_and(|a| !a.uses_capacities())
-        })
-        .map(|b| b.balancer)
-        .collect();
+    let assessment = compare::assess(runs, &setup.spreads);
+    let unmoved = &assessment.unmoved;
     if !unmoved.is_empty() {
         eprintln!(
             "note: {} moved nothing: {} not weigh the ranks' speeds, only the items' loads, \
@@ -448,35 +349,7 @@ pub(super) fn present(
             }
         );
     }
-    // The speeds the rules were given at each rebalance, and each rank's over the run: the
-    // first impossible one of each rank is reported.
-    let mut implausible_speeds: Vec<SpeedWarning> = Vec::new();
-    for r in runs {
-        let over_run: Vec<Option<f64>> = r
-            .ranks
-            .iter()
-            .map(|l| hetlb_runtime::speed_check::speed(l.units_processed, l.busy_seconds))
-            .collect();
-        let given = r
-            .steps
-            .iter()
-            .filter_map(|s| s.report.measured_speeds.as_ref())
-            .map(|v| v.iter().map(|&x| Some(x)).collect::<Vec<_>>());
-        for speeds in given.chain(std::iter::once(over_run)) {
-            for speed in hetlb_runtime::speed_check::implausible(&speeds) {
-                let seen = implausible_speeds
-                    .iter()
-                    .any(|w| w.balancer == r.balancer && w.speed.rank == speed.rank);
-                if !seen {
-                    implausible_speeds.push(SpeedWarning {
-                        balancer: r.balancer.clone(),
-                        speed,
-                    });
-                }
-            }
-        }
-    }
-    for w in &implausible_speeds {
+    for w in &assessment.implausible_speeds {
         eprintln!(
             "warning: {}: rank {} measured {:.3e} units/s, which cannot be right: {}; the \
              rules that weigh speeds trusted it",
@@ -493,62 +366,35 @@ pub(super) fn present(
         drift: args.drift.as_deref(),
         schedule: &args.schedule,
         speeds: &args.speeds,
-        balancers,
-        best,
+        balancers: &assessment.balancers,
+        best: assessment.best.as_deref(),
         unmoved,
-        implausible_speeds,
+        implausible_speeds: &assessment.implausible_speeds,
     };
     if let Some(path) = &args.plot {
-        let series: Vec<Series> = runs
-            .iter()
-            .map(|r| Series {
-                label: r.balancer.clone(),
-                points: r
-                    .iteration_seconds
-                    .iter()
-                    .enumerate()
-                    .map(|(i, &t)| ((i + 1) as f64, t * 1e3))
-                    .collect(),
-            })
-            .collect();
-        let rebalances: Vec<f64> = (1..=args.iterations)
-            .filter(|i| i % args.every == 0 && *i < args.iterations)
-            .map(|i| i as f64 + 0.5)
-            .collect();
-        line_chart_with(
-            path,
-            &format!(
-                "Time per iteration: {ranks} ranks ({backend}), {} items, slowdowns {}{}",
-                args.items,
-                doc.slowdown
-                    .iter()
-                    .map(u32::to_string)
-                    .collect::<Vec<_>>()
-                    .join(","),
-                args.drift
-                    .as_deref()
-                    .map_or(String::new(), |d| format!(", drift {d}"))
-            ),
-            &Axes::new("iteration", "milliseconds (slowest rank)")
-                .integer_x()
-                .marks(rebalances, &format!("rebalance (every {})", args.every)),
-            &series,
-        )
-        .context("--plot")?;
+        plot(path, args, &doc)?;
     }
     if let Some(path) = &args.dump {
-        for r in runs.iter().filter(|r| r.balancer != "none") {
-            let target = if runs.iter().filter(|r| r.balancer != "none").count() > 1 {
+        let balanced: Vec<&BalancerReport> = doc
+            .balancers
+            .iter()
+            .filter(|r| r.balancer != "none")
+            .collect();
+        for r in &balanced {
+            let target = if balanced.len() > 1 {
                 suffixed(path, &r.balancer)
             } else {
                 path.clone()
             };
-            write_dump(&target, r).with_context(|| format!("--dump: {}", target.display()))?;
+            std::fs::File::create(&target)
+                .and_then(|f| dump::write(std::io::BufWriter::new(f), &r.steps))
+                .with_context(|| format!("--dump: {}", target.display()))?;
         }
     }
     if args.format == Format::Json {
         // Every iteration's time and every rebalance's report, for every balancer.
-        let bytes: u128 = runs
+        let bytes: u128 = doc
+            .balancers
             .iter()
             .map(|r| {
                 r.iteration_seconds.len() as u128 * 24
@@ -558,10 +404,14 @@ pub(super) fn present(
             .sum();
         crate::limits::check_output(
             "--format json",
-            &format!("every iteration and rebalance of {} runs", runs.len()),
+            &format!(
+                "every iteration and rebalance of {} runs",
+                doc.balancers.len()
+            ),
             bytes,
         )?;
     }
+    let cell = |x: Option<f64>, d: usize| x.map_or(String::new(), |x| format!("{x:.d$}"));
     match args.format {
         Format::Json => print_json(&doc),
         Format::Csv => print_csv(
@@ -579,17 +429,16 @@ pub(super) fn present(
                 "bytes",
             ],
             doc.balancers.iter().map(|b| {
-                let (before, after) = mean_imbalance(b.steps);
                 vec![
                     b.balancer.to_string(),
                     format!("{:.6}", b.total_seconds),
                     format!("{:.6}", b.mean_iteration_seconds),
                     format!("{:.6}", b.ideal_seconds),
-                    b.vs_none.map_or(String::new(), |x| format!("{x:.4}")),
+                    cell(b.vs_none, 4),
                     format!("{:.4}", b.vs_ideal),
                     b.steps.len().to_string(),
-                    before.map_or(String::new(), |x| format!("{x:.4}")),
-                    after.map_or(String::new(), |x| format!("{x:.4}")),
+                    cell(b.mean_imbalance_before, 4),
+                    cell(b.mean_imbalance_after, 4),
                     b.items_moved.to_string(),
                     b.bytes.to_string(),
                 ]
@@ -602,15 +451,47 @@ pub(super) fn present(
     }
 }
 
-fn mean_imbalance(steps: &[Step]) -> (Option<f64>, Option<f64>) {
-    if steps.is_empty() {
-        return (None, None);
-    }
-    let n = steps.len() as f64;
-    (
-        Some(steps.iter().map(|s| s.imbalance_before).sum::<f64>() / n),
-        Some(steps.iter().map(|s| s.imbalance_after).sum::<f64>() / n),
+/// Time per iteration of every balancer, the rebalances marked.
+fn plot(path: &Path, args: &Args, doc: &RunJson) -> Result<()> {
+    let series: Vec<Series> = doc
+        .balancers
+        .iter()
+        .map(|r| Series {
+            label: r.balancer.clone(),
+            points: r
+                .iteration_seconds
+                .iter()
+                .enumerate()
+                .map(|(i, &t)| ((i + 1) as f64, t * 1e3))
+                .collect(),
+        })
+        .collect();
+    let rebalances: Vec<f64> = (1..=args.iterations)
+        .filter(|i| i % args.every == 0 && *i < args.iterations)
+        .map(|i| i as f64 + 0.5)
+        .collect();
+    line_chart_with(
+        path,
+        &format!(
+            "Time per iteration: {} ranks ({}), {} items, slowdowns {}{}",
+            doc.workers,
+            doc.backend,
+            args.items,
+            doc.slowdown
+                .iter()
+                .map(u32::to_string)
+                .collect::<Vec<_>>()
+                .join(","),
+            args.drift
+                .as_deref()
+                .map_or(String::new(), |d| format!(", drift {d}"))
+        ),
+        &Axes::new("iteration", "milliseconds (slowest rank)")
+            .integer_x()
+            .marks(rebalances, &format!("rebalance (every {})", args.every)),
+        &series,
     )
+    .context("--plot")
 }
 
 fn print_table(doc: &RunJson) {
@@ -649,8 +530,8 @@ fn print_table(doc: &RunJson) {
         "s in rebalance",
     ]);
     let mut t = table(header);
-    for b in &doc.balancers {
-        let (before, after) = mean_imbalance(b.steps);
+    for b in doc.balancers {
+        let (before, after) = (b.mean_imbalance_before, b.mean_imbalance_after);
         let mut row = vec![b.balancer.to_string(), fixed(b.total_seconds, 3)];
         if spread {
             row.push(format!(
@@ -703,70 +584,8 @@ fn print_table(doc: &RunJson) {
     );
 }
 
-/// Every item is held by exactly one rank at the end of every run (count and id checksum).
-fn check_exactly_once(setup: &Setup, runs: &[IterativeRun]) -> Result<()> {
-    let n = setup.config.cells;
-    let expected: u128 = u128::from(n) * u128::from(n.saturating_sub(1)) / 2;
-    for r in runs {
-        let items: u64 = r.ranks.iter().map(|l| l.items).sum();
-        let ids: u128 = r.ranks.iter().map(|l| l.id_sum).sum();
-        if items != n || ids != expected {
-            bail!(
-                "{}: the ranks hold {items} items (id sum {ids}) at the end, expected {n} (id sum \
-                 {expected})",
-                r.balancer
-            );
-        }
-    }
-    Ok(())
-}
-
 fn suffixed(path: &std::path::Path, name: &str) -> PathBuf {
     let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("steps");
     let ext = path.extension().and_then(|s| s.to_str()).unwrap_or("jsonl");
     path.with_file_name(format!("{stem}-{name}.{ext}"))
-}
-
-/// One line of a dump: a rebalance as the rule saw it.
-#[derive(Serialize)]
-struct DumpLine<'a> {
-    step: usize,
-    iteration: u64,
-    algorithm: &'a str,
-    topology: &'a str,
-    capacities: Vec<f64>,
-    loads_before: &'a [u64],
-    planned_after: &'a [u64],
-    loads_after: &'a [u64],
-    measured_speeds: Option<&'a [f64]>,
-    imbalance_before: f64,
-    imbalance_after: f64,
-}
-
-fn write_dump(path: &std::path::Path, run: &IterativeRun) -> Result<()> {
-    let file = std::fs::File::create(path)?;
-    let mut w = std::io::BufWriter::new(file);
-    for (k, s) in run.steps.iter().enumerate() {
-        let r = &s.report;
-        let line = DumpLine {
-            step: k + 1,
-            iteration: s.iteration,
-            algorithm: &r.algorithm,
-            topology: &r.topology,
-            capacities: r
-                .capacities
-                .clone()
-                .unwrap_or_else(|| vec![1.0; r.loads_before.len()]),
-            loads_before: &r.loads_before,
-            planned_after: &r.planned_after,
-            loads_after: &r.loads_after,
-            measured_speeds: r.measured_speeds.as_deref(),
-            imbalance_before: s.imbalance_before,
-            imbalance_after: s.imbalance_after,
-        };
-        serde_json::to_writer(&mut w, &line)?;
-        writeln!(w)?;
-    }
-    w.flush()?;
-    Ok(())
 }

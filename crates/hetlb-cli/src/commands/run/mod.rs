@@ -2,19 +2,21 @@
 //! way of balancing it.
 //!
 //! * [`master_worker`] — `matmul` and `synthetic`: a problem cut into tasks that a master hands
-//!   out under EFP or a baseline (Aldasht, Ortega & Puntonet, 001_…).
+//!   out under EFP or a baseline (Aldasht, Ortega & Puntonet).
 //! * [`iterative`] — an iterative application whose ranks balance their own items with peer
-//!   rebalancing under the decentralised rules (000_…, 002_…, 004_…).
+//!   rebalancing under the decentralised rules (Chau & Fu; Neelakantan 2012; Rim, Jang & Kim
+//!   2003).
 //! * [`scenario`] — the simulator's scenario files on real workers, measured against the
-//!   simulator's prediction (003_…, 004_… §4).
+//!   simulator's prediction (Mirtaheri & Grandinetti 2017; Rim, Jang & Kim 2003, §4).
+//!
+//! Each parses its arguments, calls the drivers of `hetlb-runtime` and renders.
 
 mod iterative;
-#[cfg(feature = "mpi")]
-mod iterative_mpi;
-pub(crate) mod master_worker;
+mod master_worker;
 mod scenario;
 
 use anyhow::Result;
+use hetlb_runtime::master_worker::Workload as Kind;
 
 /// Arguments of `hetlb run`.
 #[derive(Debug, clap::Args)]
@@ -40,8 +42,8 @@ enum Workload {
 /// Runs `hetlb run`.
 pub fn run(args: Args) -> Result<()> {
     match args.workload {
-        Workload::Matmul(a) => master_worker::run(master_worker::Workload::Matmul, a),
-        Workload::Synthetic(a) => master_worker::run(master_worker::Workload::Synthetic, a),
+        Workload::Matmul(a) => master_worker::run(Kind::Matmul, a),
+        Workload::Synthetic(a) => master_worker::run(Kind::Synthetic, a),
         Workload::Iterative(a) => iterative::run(a),
         Workload::Scenario(a) => scenario::run(a),
     }

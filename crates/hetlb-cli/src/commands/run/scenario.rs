@@ -1,14 +1,16 @@
 //! `hetlb run scenario`: the simulator's scenario files on real workers, the prediction beside
-//! the measurement.
+//! the measurement (`hetlb_runtime::scenario::compare`).
 
 use crate::output::{Format, fixed, print_csv, print_json, table};
 use crate::plot::{Axes, Series, line_chart_with};
 use anyhow::{Context, Result, anyhow, bail};
+use hetlb_runtime::scenario::compare::{
+    Comparison as Outcome, PredictionError, compare, predict, relative_error,
+};
 use hetlb_runtime::scenario::{
-    Calibration, RealConfig, RealReport, Timing, Work, check, default_time_scale, run_threads,
+    Calibration, RealConfig, Work, check, default_time_scale, run_threads,
 };
 use hetlb_sim::{Report, Scenario};
-use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -63,64 +65,6 @@ pub struct Args {
     format: Format,
 }
 
-/// Four figures, simulated, measured or as relative errors.
-#[derive(Debug, Clone, Serialize)]
-struct Figures {
-    makespan: f64,
-    total_idle: f64,
-    tasks_moved: f64,
-    finish: Vec<f64>,
-}
-
-/// What the threshold-triggered hypercube policy did.
-#[derive(Debug, Clone, Serialize)]
-struct Balancings {
-    count: u64,
-    mean_max_difference_after: Option<f64>,
-    mean_batch_speedup: Option<f64>,
-}
-
-#[derive(Debug, Serialize)]
-struct Outcome {
-    scenario: String,
-    name: Option<String>,
-    policy: String,
-    backend: String,
-    time_scale: f64,
-    work: Work,
-    tasks_arrived: u64,
-    tasks_injected: u64,
-    tasks_completed: u64,
-    measured: Figures,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    simulated: Option<Figures>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    relative_error: Option<Figures>,
-    mean_response_time: Option<f64>,
-    simulated_mean_response_time: Option<f64>,
-    mean_delivery_lateness: Option<f64>,
-    links: Vec<hetlb_runtime::scenario::LinkMeasure>,
-    real_seconds: f64,
-    /// How closely the run kept to its time scale.
-    timing: TimingJson,
-    /// Why the measured times cannot stand for the scenario's, when they cannot.
-    warnings: Vec<String>,
-    paper_makespan: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    balancings: Option<Balancings>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    simulated_balancings: Option<Balancings>,
-}
-
-/// [`Timing`] and the verdict drawn from it.
-#[derive(Debug, Serialize)]
-struct TimingJson {
-    #[serde(flatten)]
-    timing: Timing,
-    /// False when a warning says why the measured times cannot stand for the scenario's.
-    comparison_meaningful: bool,
-}
-
 /// A time scale as a person reads it: `0.0025`, `3.1e-7`.
 fn scale_text(s: f64) -> String {
     if s != 0.0 && !(1e-3..1e6).contains(&s.abs()) {
@@ -130,43 +74,10 @@ fn scale_text(s: f64) -> String {
     }
 }
 
-fn rel(measured: f64, simulated: f64) -> f64 {
-    if simulated == 0.0 {
-        if measured == 0.0 { 0.0 } else { f64::INFINITY }
-    } else {
-        (measured - simulated) / simulated
-    }
-}
-
-/// The makespan the paper reports for the example scenarios of Mirtaheri & Grandinetti (003_…
-/// §5, Figs. 8–11), by scenario name.
-fn paper_makespan(name: Option<&str>) -> Option<f64> {
-    match name? {
-        "mirtaheri-no-balancing" => Some(2.6),
-        "mirtaheri-balanced" => Some(1.32),
-        "mirtaheri-delayed" => Some(7.13),
-        "mirtaheri-compensated" => Some(4.8),
-        _ => None,
-    }
-}
-
 /// Runs `hetlb run scenario`.
 pub fn run(args: Args) -> Result<()> {
+    // The ranges of the numbers are clap's (`real`).
     let work = parse_work(&args.work)?;
-    if let Some(s) = args.time_scale {
-        if !(s.is_finite() && s > 0.0 && s <= 1e6) {
-            bail!("--time-scale: {s} is not a positive number up to 1000000");
-        }
-    }
-    if !(args.target_seconds.is_finite()
-        && args.target_seconds > 0.0
-        && args.target_seconds <= 3600.0)
-    {
-        bail!("--target-seconds: must be positive, at most 3600");
-    }
-    if !(args.timeout.is_finite() && args.timeout > 0.0 && args.timeout <= 86_400.0) {
-        bail!("--timeout: must be a positive number of seconds, at most 86400");
-    }
     match args.backend.as_str() {
         "threads" => {}
         "mpi" => return run_mpi(&args, work),
@@ -176,7 +87,7 @@ pub fn run(args: Args) -> Result<()> {
     let mut outcomes = Vec::new();
     for path in &args.scenarios {
         let (scenario, sim) = prepare(path, &args)?;
-        let work = resolve_work(work, scenario.node_count());
+        let work = work.unwrap_or_else(|| Work::auto(scenario.node_count()));
         let scale = args
             .time_scale
             .unwrap_or_else(|| default_time_scale(&scenario, sim.makespan, args.target_seconds));
@@ -214,8 +125,9 @@ pub fn run(args: Args) -> Result<()> {
         let real = run_threads(&scenario, &cfg, calibration)
             .with_context(|| path.display().to_string())?;
         spinner.finish_and_clear();
-        outcomes.push(outcome(
-            path,
+        let label = path.display().to_string();
+        outcomes.push(compare(
+            &label,
             &scenario,
             &real,
             args.compare.then_some(&sim),
@@ -237,135 +149,24 @@ fn parse_work(spec: &str) -> Result<Option<Work>> {
     }))
 }
 
-/// `auto`: CPU work when every node has a core, else the share that fits the cores.
-fn resolve_work(work: Option<Work>, nodes: usize) -> Work {
-    work.unwrap_or_else(|| {
-        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-        if nodes <= cores {
-            Work::Cpu
-        } else {
-            Work::Share(cores as f64 / nodes as f64)
-        }
-    })
-}
-
 /// Reads a scenario and runs the simulator on it (for the prediction and the default scale).
-pub(super) fn prepare(path: &Path, args: &Args) -> Result<(Scenario, Report)> {
+fn prepare(path: &Path, args: &Args) -> Result<(Scenario, Report)> {
     let mut scenario = Scenario::from_path_within(path, crate::limits::bytes())
         .map_err(|e| crate::limits::scenario_error(path, e))?;
-    if let Some(seed) = args.seed {
-        scenario.setup.seed = seed;
-    }
-    if let Some(a) = &args.algorithm {
-        let algorithm: hetlb_core::Algorithm =
-            a.parse().map_err(|e| anyhow!("--algorithm: {e}"))?;
-        match &mut scenario.policy {
-            hetlb_sim::scenario::PolicySpec::Hypercube { algorithm: x, .. } => *x = algorithm,
-            _ => bail!(
-                "--algorithm: {} has no hypercube policy to change",
-                path.display()
-            ),
-        }
-    }
-    scenario.setup.series.enabled = false;
-    let sim = scenario
-        .run()
-        .with_context(|| format!("{}: the simulation", path.display()))?;
-    if !sim.makespan.is_finite() {
-        bail!("{}: the simulated makespan is not finite", path.display());
-    }
+    let algorithm = args
+        .algorithm
+        .as_deref()
+        .map(|a| a.parse::<hetlb_core::Algorithm>())
+        .transpose()
+        .map_err(|e| anyhow!("--algorithm: {e}"))?;
+    let sim = predict(&mut scenario, args.seed, algorithm).map_err(|e| match e {
+        PredictionError::NoHypercubePolicy => anyhow!(
+            "--algorithm: {} has no hypercube policy to change",
+            path.display()
+        ),
+        other => anyhow::Error::new(other).context(path.display().to_string()),
+    })?;
     Ok((scenario, sim))
-}
-
-fn outcome(path: &Path, scenario: &Scenario, real: &RealReport, sim: Option<&Report>) -> Outcome {
-    let measured = Figures {
-        makespan: real.makespan,
-        total_idle: real.total_idle,
-        tasks_moved: real.tasks_moved as f64,
-        finish: real.nodes.iter().map(|n| n.finish).collect(),
-    };
-    let simulated = sim.map(|s| Figures {
-        makespan: s.makespan,
-        total_idle: s.total_idle,
-        tasks_moved: s.tasks_moved as f64,
-        finish: s.nodes.iter().map(|n| n.finish).collect(),
-    });
-    let relative_error = simulated.as_ref().map(|s| Figures {
-        makespan: rel(measured.makespan, s.makespan),
-        total_idle: rel(measured.total_idle, s.total_idle),
-        tasks_moved: rel(measured.tasks_moved, s.tasks_moved),
-        finish: measured
-            .finish
-            .iter()
-            .zip(&s.finish)
-            .map(|(&m, &x)| rel(m, x))
-            .collect(),
-    });
-    let reference = sim.map_or(real.makespan, |s| s.makespan);
-    let warnings = real.timing.problems(reference);
-    Outcome {
-        scenario: path.display().to_string(),
-        name: scenario.name.clone(),
-        policy: hetlb_sim::policy::Policy::name(&scenario.policy.build()),
-        backend: real.backend.clone(),
-        time_scale: real.time_scale,
-        work: real.work,
-        tasks_arrived: real.tasks_arrived,
-        tasks_injected: real.tasks_injected,
-        tasks_completed: real.tasks_completed,
-        measured,
-        simulated,
-        relative_error,
-        mean_response_time: real.mean_response_time,
-        simulated_mean_response_time: sim.and_then(|s| s.mean_response_time),
-        mean_delivery_lateness: real.mean_lateness,
-        links: real
-            .nodes
-            .iter()
-            .flat_map(|n| n.links.iter().copied())
-            .collect(),
-        real_seconds: real.real_seconds,
-        timing: TimingJson {
-            timing: real.timing,
-            comparison_meaningful: warnings.is_empty(),
-        },
-        warnings,
-        paper_makespan: paper_makespan(scenario.name.as_deref()),
-        balancings: matches!(
-            scenario.policy,
-            hetlb_sim::scenario::PolicySpec::Hypercube { .. }
-        )
-        .then(|| {
-            // Every rank planned every round alike; rank 0's record serves.
-            let b = &real.nodes[0].balancings;
-            let n = b.len() as f64;
-            let nodes = scenario.node_count() as f64;
-            Balancings {
-                count: b.len() as u64,
-                mean_max_difference_after: (n > 0.0)
-                    .then(|| b.iter().map(|x| x.0 as f64).sum::<f64>() / n),
-                mean_batch_speedup: (n > 0.0).then(|| {
-                    b.iter()
-                        .filter(|x| x.1 > 0)
-                        .map(|x| x.2 * nodes / x.1 as f64)
-                        .sum::<f64>()
-                        / n
-                }),
-            }
-        }),
-        simulated_balancings: sim
-            .filter(|_| {
-                matches!(
-                    scenario.policy,
-                    hetlb_sim::scenario::PolicySpec::Hypercube { .. }
-                )
-            })
-            .map(|s| Balancings {
-                count: s.policy_stats.balancings,
-                mean_max_difference_after: s.policy_stats.mean_max_difference_after,
-                mean_batch_speedup: s.policy_stats.mean_batch_speedup,
-            }),
-    }
 }
 
 fn present(args: &Args, outcomes: &[Outcome]) -> Result<()> {
@@ -446,50 +247,17 @@ fn present(args: &Args, outcomes: &[Outcome]) -> Result<()> {
                 "relative_error",
             ],
             outcomes.iter().flat_map(|o| {
-                let mut rows = Vec::new();
-                let sim = o.simulated.as_ref();
-                let err = o.relative_error.as_ref();
                 let cell = |x: Option<f64>| x.map_or(String::new(), |v| format!("{v:.6}"));
-                for (name, m, s, e) in [
-                    (
-                        "makespan",
-                        o.measured.makespan,
-                        sim.map(|s| s.makespan),
-                        err.map(|e| e.makespan),
-                    ),
-                    (
-                        "total_idle",
-                        o.measured.total_idle,
-                        sim.map(|s| s.total_idle),
-                        err.map(|e| e.total_idle),
-                    ),
-                    (
-                        "tasks_moved",
-                        o.measured.tasks_moved,
-                        sim.map(|s| s.tasks_moved),
-                        err.map(|e| e.tasks_moved),
-                    ),
-                ] {
-                    rows.push(vec![
+                o.figures().into_iter().map(move |f| {
+                    vec![
                         o.scenario.clone(),
-                        name.into(),
-                        String::new(),
-                        cell(s),
-                        format!("{m:.6}"),
-                        cell(e),
-                    ]);
-                }
-                for (i, &m) in o.measured.finish.iter().enumerate() {
-                    rows.push(vec![
-                        o.scenario.clone(),
-                        "finish".into(),
-                        i.to_string(),
-                        cell(sim.map(|s| s.finish[i])),
-                        format!("{m:.6}"),
-                        cell(err.map(|e| e.finish[i])),
-                    ]);
-                }
-                rows
+                        f.figure.into(),
+                        f.node.map_or(String::new(), |n| n.to_string()),
+                        cell(f.simulated),
+                        format!("{:.6}", f.measured),
+                        cell(f.relative_error),
+                    ]
+                })
             }),
         ),
         Format::Table => {
@@ -551,34 +319,20 @@ fn print_outcome(o: &Outcome) {
         "measured",
         "relative error",
     ]);
-    let sim = o.simulated.as_ref();
-    let err = o.relative_error.as_ref();
     let cell = |x: Option<f64>, d: usize| x.map_or("–".to_string(), |v| fixed(v, d));
     let pct = |x: Option<f64>| x.map_or("–".to_string(), |v| format!("{:+.1}%", 100.0 * v));
-    t.add_row(vec![
-        "makespan (s)".to_string(),
-        cell(sim.map(|s| s.makespan), 3),
-        fixed(o.measured.makespan, 3),
-        pct(err.map(|e| e.makespan)),
-    ]);
-    t.add_row(vec![
-        "total idle (s)".to_string(),
-        cell(sim.map(|s| s.total_idle), 3),
-        fixed(o.measured.total_idle, 3),
-        pct(err.map(|e| e.total_idle)),
-    ]);
-    t.add_row(vec![
-        "tasks moved".to_string(),
-        cell(sim.map(|s| s.tasks_moved), 0),
-        fixed(o.measured.tasks_moved, 0),
-        pct(err.map(|e| e.tasks_moved)),
-    ]);
-    for (i, &m) in o.measured.finish.iter().enumerate() {
+    for f in o.figures() {
+        let (label, digits) = match (f.figure, f.node) {
+            ("makespan", _) => ("makespan (s)".to_string(), 3),
+            ("total_idle", _) => ("total idle (s)".to_string(), 3),
+            ("tasks_moved", _) => ("tasks moved".to_string(), 0),
+            (_, node) => (format!("finish, node {} (s)", node.unwrap_or(0)), 3),
+        };
         t.add_row(vec![
-            format!("finish, node {i} (s)"),
-            cell(sim.map(|s| s.finish[i]), 3),
-            fixed(m, 3),
-            pct(err.map(|e| e.finish[i])),
+            label,
+            cell(f.simulated, digits),
+            fixed(f.measured, digits),
+            pct(f.relative_error),
         ]);
     }
     if o.mean_response_time.is_some() {
@@ -589,7 +343,7 @@ fn print_outcome(o: &Outcome) {
             pct(o
                 .mean_response_time
                 .zip(o.simulated_mean_response_time)
-                .map(|(m, s)| rel(m, s))),
+                .map(|(m, s)| relative_error(m, s))),
         ]);
     }
     crate::out!("{t}");
@@ -616,12 +370,16 @@ fn print_outcome(o: &Outcome) {
         }
     );
     if let Some(p) = o.paper_makespan {
-        crate::out!("paper (003_… §5): makespan {p} s");
+        crate::out!("paper (Mirtaheri & Grandinetti 2017, §5): makespan {p} s");
     }
     if let Some(b) = &o.balancings {
         let s = o.simulated_balancings.as_ref();
         let opt = |x: Option<f64>| x.map_or("–".to_string(), |v| fixed(v, 3));
-        let mut t = table(["threshold balancing (004_… §4)", "simulated", "measured"]);
+        let mut t = table([
+            "threshold balancing (Rim, Jang & Kim 2003, §4)",
+            "simulated",
+            "measured",
+        ]);
         t.add_row(vec![
             "balancings".to_string(),
             s.map_or("–".into(), |s| s.count.to_string()),
@@ -671,65 +429,52 @@ fn run_mpi(_args: &Args, _work: Option<Work>) -> Result<()> {
     )
 }
 
+/// Each scenario on the MPI job's ranks, one rank per node; rank 0 prints (see
+/// `hetlb_runtime::scenario::run_mpi_job`).
 #[cfg(feature = "mpi")]
 fn run_mpi(args: &Args, work: Option<Work>) -> Result<()> {
-    use hetlb_runtime::transport::Group;
-    use hetlb_runtime::transport::mpi::Mpi;
-    let mpi = Mpi::init().map_err(|e| anyhow!("--backend: {e}"))?;
-    let rank = mpi.rank();
-    let quiet =
-        |e: anyhow::Error| -> anyhow::Error { if rank == 0 { e } else { std::process::exit(1) } };
+    let job = hetlb_runtime::mpi_job::MpiJob::init().map_err(|e| anyhow!("--backend: {e}"))?;
     let calibration = Calibration::measure(Duration::from_millis(50));
     let mut outcomes = Vec::new();
     for path in &args.scenarios {
-        let (scenario, sim) = prepare(path, args).map_err(quiet)?;
-        // On MPI the ranks may be on several machines: auto means the share of this one.
-        let work = resolve_work(work, scenario.node_count());
-        if scenario.node_count() != mpi.size() {
-            return Err(quiet(anyhow!(
-                "{}: nodes.count: the scenario has {} nodes but mpiexec started {} ranks (one \
-                 rank per node)",
-                path.display(),
-                scenario.node_count(),
-                mpi.size()
-            )));
-        }
-        let scale = args
-            .time_scale
-            .unwrap_or_else(|| default_time_scale(&scenario, sim.makespan, args.target_seconds));
-        check(&scenario, usize::MAX, scale, sim.makespan)
-            .map_err(|e| quiet(anyhow!("{}: {e}", path.display())))?;
-        let cfg = RealConfig {
-            time_scale: scale,
-            work,
-            keep_ids: false,
-            timeout: Duration::from_secs_f64(args.timeout),
-            fail: None,
-        };
-        let tr = match mpi.open::<hetlb_runtime::scenario::Message>() {
-            Ok(tr) => tr,
-            Err(e) => crate::mpi_end::report_and_end(
-                &mpi,
-                &format!("{}: {e}", path.display()),
-                Duration::ZERO,
-            ),
-        };
-        match hetlb_runtime::scenario::run_rank(&tr, &scenario, &cfg, calibration) {
-            Ok(Some(real)) => outcomes.push(outcome(
-                path,
+        let (scenario, sim, cfg) = job.agreed((|| {
+            let (scenario, sim) = prepare(path, args)?;
+            if scenario.node_count() != job.size() {
+                bail!(
+                    "{}: nodes.count: the scenario has {} nodes but mpiexec started {} ranks \
+                     (one rank per node)",
+                    path.display(),
+                    scenario.node_count(),
+                    job.size()
+                );
+            }
+            let scale = args.time_scale.unwrap_or_else(|| {
+                default_time_scale(&scenario, sim.makespan, args.target_seconds)
+            });
+            check(&scenario, usize::MAX, scale, sim.makespan)
+                .map_err(|e| anyhow!("{}: {e}", path.display()))?;
+            let cfg = RealConfig {
+                time_scale: scale,
+                // On MPI the ranks may be on several machines: auto means the share of this one.
+                work: work.unwrap_or_else(|| Work::auto(scenario.node_count())),
+                keep_ids: false,
+                timeout: Duration::from_secs_f64(args.timeout),
+                fail: None,
+            };
+            Ok((scenario, sim, cfg))
+        })());
+        let label = path.display().to_string();
+        let real = hetlb_runtime::scenario::run_mpi_job(&job, &label, &scenario, &cfg, calibration);
+        if let Some(real) = real {
+            outcomes.push(compare(
+                &label,
                 &scenario,
                 &real,
                 args.compare.then_some(&sim),
-            )),
-            Ok(None) => {}
-            Err(e) => crate::mpi_end::report_and_end(
-                &mpi,
-                &format!("{}: {e}", path.display()),
-                cfg.timeout.min(Duration::from_secs(2)),
-            ),
+            ));
         }
     }
-    if rank == 0 {
+    if job.rank() == 0 {
         present(args, &outcomes)?;
     }
     Ok(())

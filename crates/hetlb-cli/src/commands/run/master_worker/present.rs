@@ -1,208 +1,63 @@
 //! What a master-worker run prints: the per-processor table of the paper's Tables 2–6, the
 //! comparison of policies, the paper's table beside ours, JSON, CSV and bar charts.
 
-use super::{Args, Grain, PolicyRun, Setup, Workload};
+use super::{Args, Setup};
 use crate::output::{Format, fixed, print_csv, print_json, table};
-use anyhow::{Context, Result, anyhow};
+use anyhow::{Context, Result};
 use hetlb_core::rules::self_scheduling::Policy;
+use hetlb_runtime::master_worker::{self, Checked, Grain, PolicyReport, ProcessorRow, Workload};
 use hetlb_runtime::paper::table_for;
-use hetlb_runtime::workload::matmul::MatmulJob;
-use hetlb_runtime::workload::synthetic::Synthetic;
-use hetlb_runtime::{Job, RunReport, run_sequential};
-use serde::Serialize;
+use hetlb_runtime::{Outcome, RunReport};
 use std::path::PathBuf;
-use std::sync::Arc;
-
-/// A job whose result can be checked.
-pub(super) trait Checked: Job {
-    /// Compares the outputs with a single-threaded reference; returns the largest error.
-    fn check(&self, outputs: &[Self::Output]) -> Result<f64>;
-    /// Human name of the workload.
-    fn describe(&self) -> String;
-}
-
-impl Checked for MatmulJob {
-    fn check(&self, outputs: &[Vec<f64>]) -> Result<f64> {
-        let c = self.assemble(outputs).map_err(|e| anyhow!("result: {e}"))?;
-        Ok(c.max_abs_diff(&self.reference()))
-    }
-    fn describe(&self) -> String {
-        let n = self.order();
-        format!("matmul {n}×{n}")
-    }
-}
-
-impl Checked for Synthetic {
-    fn check(&self, outputs: &[u64]) -> Result<f64> {
-        let wrong = outputs
-            .iter()
-            .enumerate()
-            .filter(|(i, o)| self.run(&(*i as u64)).ok() != Some(**o))
-            .count();
-        Ok(wrong as f64)
-    }
-    fn describe(&self) -> String {
-        format!("synthetic, {} tasks", self.tasks())
-    }
-}
-
-#[derive(Serialize)]
-struct ProcessorJson<'a> {
-    processor: usize,
-    role: &'a str,
-    slowdown: u32,
-    /// The factor after `--slowdown-change`, when the change came before the processor
-    /// stopped.
-    slowdown_after: Option<u32>,
-    rows: u64,
-    tasks: u64,
-    batches: u64,
-    t_exec: f64,
-    t_comp: f64,
-    t_comm: f64,
-    t_wait: f64,
-    capacity: f64,
-    failed: Option<&'a str>,
-}
-
-#[derive(Serialize)]
-struct RunJson<'a> {
-    workload: String,
-    size: u64,
-    workers: usize,
-    policy: Policy,
-    backend: &'a str,
-    granularity: &'a Grain,
-    master: usize,
-    calibrated: bool,
-    processors: Vec<ProcessorJson<'a>>,
-    makespan: f64,
-    /// The workload's ideal makespan, the same for every policy run on it.
-    ideal: f64,
-    /// How `ideal` was obtained.
-    ideal_basis: &'a str,
-    efficiency: f64,
-    finish_spread: f64,
-    one_worker: Option<f64>,
-    speedup: Option<f64>,
-    speedup_vs_static: Option<f64>,
-    max_error: Option<f64>,
-    failures: &'a [hetlb_runtime::Failure],
-    requeued: u64,
-    duplicates_dropped: u64,
-    timeline: &'a [hetlb_runtime::Dispatch],
-}
 
 pub(super) fn present<J: Checked>(
     args: &Args,
     setup: &Setup,
     workers: usize,
     grain: &Grain,
-    runs: &[PolicyRun<J::Output>],
-    job: &Arc<J>,
+    outcomes: &[Outcome<J::Output>],
+    job: &J,
 ) -> Result<()> {
-    // The one-worker time: every task in order on this thread, no slowdown.
-    let one = if args.no_check {
-        None
-    } else {
-        Some(run_sequential(&**job).context("one-worker reference")?.1)
-    };
-    let mut errors = Vec::new();
-    for r in runs {
-        let e = if args.no_check {
-            None
-        } else {
-            Some(job.check(&r.outcome.outputs)?)
-        };
-        errors.push(e);
-    }
-    let (ideal, ideal_basis) = workload_ideal(one, setup, workers, runs);
-    let static_makespan = runs
-        .iter()
-        .find(|r| r.outcome.report.policy == Policy::StaticEqual)
-        .map(|r| r.outcome.report.makespan);
-    let slowdown_of = |p: usize| setup.slowdowns.as_ref().map_or(1, |s| s[p]);
-    let changed = |p: &hetlb_runtime::ProcessorReport| match setup.change {
-        Some((q, factor, at)) if q == p.processor && at < p.t_exec => Some(factor),
-        _ => None,
-    };
-    if let Some((q, _, at)) = setup.change {
-        for r in runs {
-            let rep = &r.outcome.report;
-            if rep.processors.get(q).is_some_and(|p| changed(p).is_none()) {
+    let settings = &setup.settings;
+    let docs = master_worker::assess(
+        job,
+        (args.size, grain),
+        outcomes,
+        settings,
+        workers,
+        !args.no_check,
+    )?;
+    let runs: Vec<&RunReport> = outcomes.iter().map(|o| &o.report).collect();
+    if let Some(c) = settings.change {
+        for rep in &runs {
+            let q = c.processor;
+            if rep
+                .processors
+                .get(q)
+                .is_some_and(|p| settings.changed(p).is_none())
+            {
                 eprintln!(
-                    "note: {}: --slowdown-change at {at} s came after processor {q} stopped \
+                    "note: {}: --slowdown-change at {} s came after processor {q} stopped \
                      ({:.3} s into a run of {:.3} s): its factor never changed",
-                    rep.policy, rep.processors[q].t_exec, rep.makespan
+                    rep.policy, c.at, rep.processors[q].t_exec, rep.makespan
                 );
             }
         }
     }
-    let docs: Vec<RunJson> = runs
-        .iter()
-        .zip(&errors)
-        .map(|(r, e)| {
-            let rep = &r.outcome.report;
-            RunJson {
-                workload: job.describe(),
-                size: args.size,
-                workers,
-                policy: rep.policy,
-                backend: &rep.backend,
-                granularity: grain,
-                master: rep.master,
-                calibrated: rep.calibrated,
-                processors: rep
-                    .processors
-                    .iter()
-                    .map(|p| ProcessorJson {
-                        processor: p.processor,
-                        role: &p.role,
-                        slowdown: slowdown_of(p.processor),
-                        slowdown_after: changed(p),
-                        rows: p.rows,
-                        tasks: p.tasks,
-                        batches: p.batches,
-                        t_exec: p.t_exec,
-                        t_comp: p.t_comp,
-                        t_comm: p.t_comm,
-                        t_wait: p.t_wait,
-                        capacity: p.capacity,
-                        failed: p.failed.as_deref(),
-                    })
-                    .collect(),
-                makespan: rep.makespan,
-                ideal,
-                ideal_basis: &ideal_basis,
-                efficiency: if rep.makespan > 0.0 {
-                    ideal / rep.makespan
-                } else {
-                    0.0
-                },
-                finish_spread: rep.finish_spread(),
-                one_worker: one,
-                speedup: one.map(|t| t / rep.makespan),
-                speedup_vs_static: static_makespan.map(|s| s / rep.makespan),
-                max_error: *e,
-                failures: &rep.failures,
-                requeued: rep.requeued,
-                duplicates_dropped: rep.duplicates_dropped,
-                timeline: &rep.timeline,
-            }
-        })
-        .collect();
     if let Some(path) = &args.plot {
         let mut written = Vec::new();
-        for r in runs {
+        for rep in &runs {
             let target = if runs.len() > 1 {
-                suffixed(path, r.outcome.report.policy.name())
+                suffixed(path, rep.policy.name())
             } else {
                 path.clone()
             };
-            let slowdowns: Vec<String> = (0..workers).map(|p| slowdown_of(p).to_string()).collect();
+            let slowdowns: Vec<String> = (0..workers)
+                .map(|p| settings.slowdown_of(p).to_string())
+                .collect();
             plot(
                 &target,
-                &r.outcome.report,
+                rep,
                 &format!(
                     "{}, {workers} processors, slowdowns {}",
                     job.describe(),
@@ -277,77 +132,8 @@ pub(super) fn present<J: Checked>(
     }
 }
 
-/// One ideal makespan for the workload, whichever policy ran it, and how it was obtained.
-///
-/// With the one-worker time `T1` (every task in turn on one processor, no slowdown) and the
-/// slowdown factors, the ideal is `T1 ÷ Σ 1/s_i` over the `min(P, cores)` fastest processors
-/// on threads (more threads than cores only share the cores) and over all on MPI. Without
-/// `T1` (`--no-check`) it is `W ÷ Σ v_i` with each processor's speed `v_i` pooled over every
-/// run of the command (rows ÷ computing seconds), as [`RunReport::ideal_makespan`] counts it.
-fn workload_ideal<O>(
-    one: Option<f64>,
-    setup: &Setup,
-    workers: usize,
-    runs: &[PolicyRun<O>],
-) -> (f64, String) {
-    if let Some(t1) = one.filter(|t| *t > 0.0) {
-        let mut speeds: Vec<f64> = (0..workers)
-            .map(|p| 1.0 / f64::from(setup.slowdowns.as_ref().map_or(1, |s| s[p])))
-            .collect();
-        speeds.sort_by(|a, b| b.total_cmp(a));
-        let on_threads = runs
-            .first()
-            .is_none_or(|r| r.outcome.report.backend == "threads");
-        let cores = if on_threads {
-            std::thread::available_parallelism().map_or(1, |n| n.get())
-        } else {
-            workers
-        };
-        let used = workers.min(cores);
-        let speed: f64 = speeds.iter().take(used).sum();
-        let basis = format!(
-            "one worker's time {t1:.3} s ÷ Σ 1/slowdown over the {used} fastest of {workers} \
-             processors{}",
-            if used < workers {
-                format!(" (they share {cores} cores)")
-            } else {
-                String::new()
-            }
-        );
-        return (t1 / speed, basis);
-    }
-    let mut pooled: Vec<hetlb_runtime::ProcessorReport> = Vec::new();
-    for r in runs {
-        for p in &r.outcome.report.processors {
-            match pooled.iter_mut().find(|q| q.processor == p.processor) {
-                Some(q) => {
-                    q.rows += p.rows;
-                    q.t_comp += p.t_comp;
-                    q.failed = q.failed.take().and(p.failed.clone());
-                }
-                None => pooled.push(p.clone()),
-            }
-        }
-    }
-    let units: u64 = runs.first().map_or(0, |r| {
-        r.outcome.report.processors.iter().map(|p| p.rows).sum()
-    });
-    // `ideal_makespan` divides the pooled rows by the pooled speed: scale back to one run.
-    let pooled_ideal = RunReport::ideal_makespan(&pooled);
-    let pooled_rows: u64 = pooled.iter().map(|p| p.rows).sum();
-    let ideal = if pooled_rows > 0 {
-        pooled_ideal * units as f64 / pooled_rows as f64
-    } else {
-        0.0
-    };
-    (
-        ideal,
-        "work ÷ Σ speed, each processor's speed pooled over every run of the command".into(),
-    )
-}
-
 /// `3`, or `3→6` once a `--slowdown-change` took effect.
-fn slowdown_label(p: &ProcessorJson) -> String {
+fn slowdown_label(p: &ProcessorRow) -> String {
     match p.slowdown_after {
         Some(after) => format!("{}→{after}", p.slowdown),
         None => p.slowdown.to_string(),
@@ -370,7 +156,7 @@ fn plot(path: &std::path::Path, rep: &RunReport, what: &str) -> Result<()> {
     .context("--plot")
 }
 
-fn print_run(d: &RunJson, alone: bool) {
+fn print_run(d: &PolicyReport, alone: bool) {
     crate::out!(
         "{} on {}: {}, {} processors, G = {} tasks ({}); capacities {}; master = processor {}",
         d.policy.name().to_uppercase(),
@@ -426,7 +212,7 @@ fn print_run(d: &RunJson, alone: bool) {
             d.requeued,
             d.duplicates_dropped
         );
-        for f in d.failures {
+        for f in &d.failures {
             crate::out!("  processor {}: {:?}: {}", f.processor, f.kind, f.message);
         }
     }
@@ -435,7 +221,7 @@ fn print_run(d: &RunJson, alone: bool) {
     }
 }
 
-fn print_comparison(docs: &[RunJson]) {
+fn print_comparison(docs: &[PolicyReport]) {
     let mut t = table([
         "policy",
         "makespan",
@@ -462,7 +248,7 @@ fn print_comparison(docs: &[RunJson]) {
     }
 }
 
-fn print_paper(d: &RunJson, paper: &hetlb_runtime::paper::PaperTable) {
+fn print_paper(d: &PolicyReport, paper: &hetlb_runtime::paper::PaperTable) {
     crate::out!(
         "\nBeside the paper, Table {} ({}×{}; master PIII 1000 MHz, eight PII 333 MHz, Fast \
          Ethernet, C + MPI):",
@@ -485,7 +271,7 @@ fn print_paper(d: &RunJson, paper: &hetlb_runtime::paper::PaperTable) {
         "paper T_wait",
     ]);
     // The paper lists its master last (processor 8); ours is P0.
-    let mut ours: Vec<&ProcessorJson> = d.processors.iter().collect();
+    let mut ours: Vec<&ProcessorRow> = d.processors.iter().collect();
     ours.sort_by_key(|p| {
         p.role
             .trim_start_matches('P')

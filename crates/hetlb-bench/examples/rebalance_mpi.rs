@@ -10,11 +10,12 @@
 //!
 //! Build and run (8 ranks, 1,000,000 items moved, 5 runs):
 //! ```sh
-//! cargo build --release -p hetlb-runtime --features mpi --example rebalance_mpi
+//! cargo build --release -p hetlb-bench --features mpi --example rebalance_mpi
 //! mpiexec -n 8 target/release/examples/rebalance_mpi 1000000 5
 //! ```
 
-use hetlb_runtime::peer::measure::{Item64, median};
+use hetlb_bench::rebalance::Item64;
+use hetlb_bench::timing::median;
 use hetlb_runtime::peer::{Balancer, BalancerConfig, DEFAULT_TIMEOUT, SyncPoint};
 use hetlb_runtime::transport::mpi::Mpi;
 use mpi::collective::{CommunicatorCollectives, SystemOperation};
@@ -145,10 +146,10 @@ fn main() {
     }
     if rank == 0 {
         let (k, f, i, r) = (
-            median(&mut kernel),
-            median(&mut floor),
-            median(&mut idle),
-            median(&mut reduce),
+            median(&kernel),
+            median(&floor),
+            median(&idle),
+            median(&reduce),
         );
         println!("{size} ranks, medians of {runs} runs, kernel and floor interleaved:");
         println!(

@@ -1,10 +1,8 @@
-//! `hetlb bench simulator`: events per second of the discrete-event engine as the system
-//! grows, for every policy kind, against the same system without balancing.
+//! Events per second of the discrete-event engine as the system grows, for every policy kind,
+//! against the same system without balancing.
 
-use super::timing::{Case, Comparison, Machine, Report, interleave, timed};
-use crate::input::whole;
-use crate::output::{Format, fixed};
-use anyhow::{Result, anyhow, bail};
+use crate::BenchError;
+use crate::timing::{Case, Comparison, Machine, Progress, Report, interleave, timed};
 use hetlb_core::Algorithm;
 use hetlb_core::rules::delay_aware::Compensation;
 use hetlb_core::topology::TopologySpec;
@@ -15,51 +13,79 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 use std::hint::black_box;
 
-/// Arguments of `hetlb bench simulator`.
-#[derive(Debug, clap::Args)]
-pub struct Args {
-    /// Hypercube sizes, as powers of two (10 ≈ 10^3 nodes, 20 ≈ 10^6).
-    #[arg(long, value_delimiter = ',', default_values_t = vec![10u32, 13, 17, 20], value_parser = crate::input::whole::<u32>(1, 24))]
-    dims: Vec<u32>,
+/// The largest cube simulated.
+pub const MAX_DIMS: u32 = 22;
+
+/// The policy kinds timed, the floor first.
+pub const KINDS: [&str; 3] = ["none", "delay-aware", "threshold"];
+
+/// What [`run`] times.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct SimulatorConfig {
+    /// Hypercube sizes, as powers of two (10 ≈ 10^3 nodes, 20 ≈ 10^6), each 1 to
+    /// [`MAX_DIMS`].
+    pub dims: Vec<u32>,
     /// Poisson arrivals per node (rate 0.55 tasks/s, service 1 task/s).
-    #[arg(long, default_value_t = 20, value_parser = crate::input::whole::<u64>(1, 1_000_000))]
-    arrivals: u64,
+    pub arrivals: u64,
     /// The threshold policy balances the whole cube every few arrivals, so its cost grows as
     /// N² log N: it is run up to this dimension only.
-    #[arg(long, default_value_t = 17, value_parser = crate::input::whole::<u32>(1, 24))]
-    threshold_max_dims: u32,
-    /// Timed repetitions of each case (interleaved); medians are reported.
-    #[arg(long = "runs", visible_alias = "repeat", value_name = "N", default_value_t = 3, value_parser = whole::<usize>(1, 1_000_000))]
-    repeat: usize,
-    /// Output format.
-    #[arg(long, short, value_enum, default_value_t)]
-    format: Format,
+    pub threshold_max_dims: u32,
+    /// Timed repetitions of each case (interleaved, no warm-up).
+    pub repeat: usize,
 }
 
-#[derive(Serialize)]
-struct Row {
-    policy: &'static str,
-    nodes: usize,
-    events: u64,
-    median_seconds: f64,
-    events_per_second: f64,
+impl Default for SimulatorConfig {
+    fn default() -> Self {
+        Self {
+            dims: vec![10, 13, 17, 20],
+            arrivals: 20,
+            threshold_max_dims: 17,
+            repeat: 3,
+        }
+    }
+}
+
+crate::setters!(SimulatorConfig { dims: Vec<u32>, arrivals: u64, threshold_max_dims: u32, repeat: usize });
+
+/// One policy kind at one size.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[non_exhaustive]
+pub struct SimulatorRow {
+    /// One of [`KINDS`].
+    pub policy: &'static str,
+    /// Nodes of the cube.
+    pub nodes: usize,
+    /// Events the run processed.
+    pub events: u64,
+    /// Median seconds of the run.
+    pub median_seconds: f64,
+    /// `events / median_seconds`.
+    pub events_per_second: f64,
     /// `d log(seconds per event) / d log N` from the previous size.
-    per_event_growth_exponent: Option<f64>,
+    pub per_event_growth_exponent: Option<f64>,
 }
 
-#[derive(Serialize)]
-struct Details {
-    arrivals_per_node: u64,
-    rows: Vec<Row>,
+/// The parameters of a simulator benchmark and one row per policy kind and size.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[non_exhaustive]
+pub struct SimulatorDetails {
+    /// Poisson arrivals per node.
+    pub arrivals_per_node: u64,
+    /// Every policy kind at every size, kind by kind.
+    pub rows: Vec<SimulatorRow>,
 }
 
-const KINDS: [&str; 3] = ["none", "delay-aware", "threshold"];
-
-fn scenario(kind: &str, dims: u32, arrivals: u64) -> Result<Scenario> {
+/// The benchmark's system: a `2^dims`-node cube with Poisson arrivals and the policy `kind`
+/// (one of [`KINDS`]).
+///
+/// # Errors
+/// [`BenchError::Refused`] (`dims`) when the cube cannot be built.
+pub fn scenario(kind: &str, dims: u32, arrivals: u64) -> Result<Scenario, BenchError> {
     let n = 1usize << dims;
     let network = TopologySpec::Hypercube(dims)
         .build()
-        .map_err(|e| anyhow!("--dims: {e}"))?;
+        .map_err(|e| BenchError::refused("dims", e))?;
     let (links, initial, injections, policy) = match kind {
         "delay-aware" => (
             Links::uniform(
@@ -125,24 +151,41 @@ fn scenario(kind: &str, dims: u32, arrivals: u64) -> Result<Scenario> {
     })
 }
 
-/// Runs `hetlb bench simulator`.
-pub fn run(mut a: Args) -> Result<()> {
-    a.dims = crate::input::unique(a.dims, "--dims");
-    if a.dims.is_empty() || a.dims.iter().any(|&d| !(1..=22).contains(&d)) {
-        bail!("--dims: each between 1 and 22");
+/// Times a run of each policy kind at each size (the threshold policy up to
+/// `threshold_max_dims`); compares the time per event of each balancing policy with that of
+/// the same system without balancing; `progress(done, total)` is told after every timed run.
+///
+/// # Errors
+/// [`BenchError::Setting`] for no size, a size outside 1 to [`MAX_DIMS`], no arrival or no
+/// repetition; [`BenchError::Simulation`] when a run fails.
+///
+/// # Example
+/// ```
+/// use hetlb_bench::simulator::{self, SimulatorConfig};
+/// let cfg = SimulatorConfig::default().dims(vec![4, 5]).arrivals(3).repeat(1);
+/// let r = simulator::run(&cfg, &mut |_, _| {}).unwrap();
+/// assert_eq!(r.details.rows.len(), 6); // three kinds at two sizes
+/// assert_eq!(r.comparisons.len(), 4); // two balancing kinds at two sizes
+/// ```
+pub fn run(
+    cfg: &SimulatorConfig,
+    progress: Progress<'_>,
+) -> Result<Report<SimulatorDetails>, BenchError> {
+    if cfg.dims.is_empty() || cfg.dims.iter().any(|&d| !(1..=MAX_DIMS).contains(&d)) {
+        return Err(BenchError::setting("dims", "each between 1 and 22"));
     }
-    if a.arrivals == 0 {
-        bail!("--arrivals: must be at least 1");
+    if cfg.arrivals == 0 {
+        return Err(BenchError::setting("arrivals", "must be at least 1"));
     }
     let mut scenarios = BTreeMap::new();
     let mut events = BTreeMap::new();
-    for &d in &a.dims {
+    for &d in &cfg.dims {
         for kind in KINDS {
-            if kind == "threshold" && d > a.threshold_max_dims {
+            if kind == "threshold" && d > cfg.threshold_max_dims {
                 continue;
             }
-            let s = scenario(kind, d, a.arrivals)?;
-            let report = s.run().map_err(|e| anyhow!("{e}"))?;
+            let s = scenario(kind, d, cfg.arrivals)?;
+            let report = s.run()?;
             events.insert((kind, d), report.events);
             scenarios.insert((kind, d), s);
         }
@@ -152,17 +195,17 @@ pub fn run(mut a: Args) -> Result<()> {
         .map(|(&(kind, d), s)| {
             Case::new(format!("{kind}/{d}"), move || {
                 let (r, secs) = timed(|| black_box(s.run()));
-                r.map_err(|e| anyhow!("{e}"))?;
+                r?;
                 Ok(secs)
             })
         })
         .collect();
-    let samples = interleave(a.repeat, 0, cases)?;
+    let samples = interleave(cfg.repeat, 0, cases, progress)?;
     let mut rows = Vec::new();
     let mut comparisons = Vec::new();
     for kind in KINDS {
         let mut previous: Option<(usize, f64)> = None;
-        for &d in &a.dims {
+        for &d in &cfg.dims {
             let Some(&ev) = events.get(&(kind, d)) else {
                 continue;
             };
@@ -173,7 +216,7 @@ pub fn run(mut a: Args) -> Result<()> {
             let growth =
                 previous.map(|(n0, p0)| (per_event / p0).ln() / (nodes as f64 / n0 as f64).ln());
             previous = Some((nodes, per_event));
-            rows.push(Row {
+            rows.push(SimulatorRow {
                 policy: kind,
                 nodes,
                 events: ev,
@@ -183,65 +226,31 @@ pub fn run(mut a: Args) -> Result<()> {
             });
             if kind != "none" {
                 let none = events[&("none", d)];
-                let mut c = Comparison::of(
-                    &samples,
+                // per event, so that the ratio compares costs of one event
+                let c = Comparison::new(
                     &format!("{}_{d}", kind.replace('-', "_")),
-                    (&name, &format!("{kind}, 2^{d} nodes ({ev} events)")),
                     (
-                        &format!("none/{d}"),
+                        &format!("{kind}, 2^{d} nodes ({ev} events)"),
+                        secs / ev as f64,
+                    ),
+                    (
                         &format!("no balancing ({none} events)"),
+                        samples.median(&format!("none/{d}")) / none as f64,
                     ),
                     None,
                 );
-                // per event, so that the ratio compares costs of one event
-                c.kernel_seconds /= ev as f64;
-                c.floor_seconds /= none as f64;
-                c.kernel_floor_ratio = c.kernel_seconds / c.floor_seconds;
                 comparisons.push(c.per(1));
             }
         }
     }
-    let report = Report::new(
+    Ok(Report::new(
         "simulator",
         Machine::here(1),
-        a.repeat,
-        Details {
-            arrivals_per_node: a.arrivals,
+        cfg.repeat,
+        SimulatorDetails {
+            arrivals_per_node: cfg.arrivals,
             rows,
         },
         comparisons,
-    );
-    if a.format != Format::Table {
-        return report.print(a.format, "", &[]);
-    }
-    crate::out!(
-        "Discrete-event engine on hypercubes, {} Poisson arrivals per node (one thread; medians of {})",
-        a.arrivals,
-        a.repeat
-    );
-    let mut t = crate::output::table([
-        "policy",
-        "nodes",
-        "events",
-        "median s",
-        "events/s",
-        "growth of time per event",
-    ]);
-    for r in &report.details.rows {
-        t.add_row(vec![
-            r.policy.to_string(),
-            r.nodes.to_string(),
-            r.events.to_string(),
-            fixed(r.median_seconds, 3),
-            format!("{:.3e}", r.events_per_second),
-            r.per_event_growth_exponent
-                .map_or(String::new(), |g| format!("N^{}", fixed(g, 2))),
-        ]);
-    }
-    crate::out!("{t}");
-    report.print(
-        Format::Table,
-        "Cost per event against the same system without balancing",
-        &[],
-    )
+    ))
 }

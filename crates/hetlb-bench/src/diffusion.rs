@@ -1,11 +1,8 @@
-//! `hetlb bench diffusion`: one diffusion round on a torus against one sparse matrix–vector
-//! product over the same graph.
+//! One diffusion round and one DISHET round on a torus against one sparse matrix–vector
+//! product over the same graph, on the same threads.
 
-use super::exchange::random_loads;
-use super::timing::{Case, Comparison, Machine, Report, interleave, timed, with_threads};
-use crate::input::whole;
-use crate::output::Format;
-use anyhow::{Result, anyhow, bail};
+use crate::timing::{Case, Comparison, Machine, Progress, Report, interleave, timed, with_threads};
+use crate::{BenchError, random_loads};
 use hetlb_core::model::Capacities;
 use hetlb_core::rounds::RoundEngine;
 use hetlb_core::rules::diffusion::{Dishet, FirstOrder, NodeRule, Rounding};
@@ -14,36 +11,50 @@ use rayon::prelude::*;
 use serde::Serialize;
 use std::hint::black_box;
 
-/// Arguments of `hetlb bench diffusion`.
-#[derive(Debug, clap::Args)]
-pub struct Args {
-    /// Side of the square torus (SIDE × SIDE nodes).
-    #[arg(long, default_value_t = 1000, value_parser = crate::input::whole::<usize>(2, 4096))]
-    side: usize,
+/// What [`run`] times.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct DiffusionConfig {
+    /// Side of the square torus (SIDE × SIDE nodes), at least 3.
+    pub side: usize,
     /// Capacities uniform on 1..=4 (seeded) instead of equal.
-    #[arg(long)]
-    capacities: bool,
-    /// Timed repetitions of each case (interleaved); medians are reported.
-    #[arg(long = "runs", visible_alias = "repeat", value_name = "N", default_value_t = 9, value_parser = whole::<usize>(1, 1_000_000))]
-    repeat: usize,
-    /// Threads for the rounds and the floor (default: all).
-    #[arg(long, value_parser = crate::input::whole::<usize>(1, 1024))]
-    threads: Option<usize>,
-    /// Output format.
-    #[arg(long, short, value_enum, default_value_t)]
-    format: Format,
+    pub capacities: bool,
+    /// Timed repetitions of each case (interleaved, after one untimed).
+    pub repeat: usize,
+    /// Threads for the rounds and the floor (`None`: all).
+    pub threads: Option<usize>,
 }
 
-#[derive(Serialize)]
-struct Details {
-    side: usize,
-    nodes: usize,
-    edges: usize,
-    capacities: &'static str,
+impl Default for DiffusionConfig {
+    fn default() -> Self {
+        Self {
+            side: 1000,
+            capacities: false,
+            repeat: 9,
+            threads: None,
+        }
+    }
+}
+
+crate::setters!(DiffusionConfig { side: usize, capacities: bool, repeat: usize, threads: Option<usize> });
+
+/// The parameters of a diffusion benchmark.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub struct DiffusionDetails {
+    /// Side of the torus.
+    pub side: usize,
+    /// Its nodes.
+    pub nodes: usize,
+    /// Its edges.
+    pub edges: usize,
+    /// `1..=4` or `equal`.
+    pub capacities: &'static str,
 }
 
 /// The graph as a weighted CSR matrix with a diagonal: what the floor multiplies.
-pub(super) struct Csr {
+#[derive(Debug, Clone)]
+pub struct Csr {
     offsets: Vec<usize>,
     targets: Vec<usize>,
     weights: Vec<f64>,
@@ -52,7 +63,10 @@ pub(super) struct Csr {
 
 impl Csr {
     /// The diffusion matrix of `graph`: `1/(deg+1)` off the diagonal, the rest on it.
-    pub(super) fn of(graph: &Graph) -> Self {
+    ///
+    /// # Complexity
+    /// `O(V + E)`.
+    pub fn of(graph: &Graph) -> Self {
         let n = graph.node_count();
         let mut offsets = Vec::with_capacity(n + 1);
         let mut targets = Vec::with_capacity(2 * graph.edge_count());
@@ -76,7 +90,19 @@ impl Csr {
     }
 
     /// `y = A·x`, rows split into ranges over the current rayon pool.
-    pub(super) fn multiply(&self, x: &[f64], y: &mut [f64]) {
+    ///
+    /// # Panics
+    /// When `x` or `y` is shorter than the matrix's order.
+    ///
+    /// # Example
+    /// ```
+    /// use hetlb_bench::diffusion::Csr;
+    /// let ring = hetlb_core::topology::generators::ring(4).unwrap();
+    /// let mut y = vec![0.0; 4];
+    /// Csr::of(&ring).multiply(&[3.0, 0.0, 0.0, 0.0], &mut y);
+    /// assert_eq!(y, [1.0, 1.0, 0.0, 1.0]); // diffusion keeps the sum
+    /// ```
+    pub fn multiply(&self, x: &[f64], y: &mut [f64]) {
         const ROWS: usize = 4096;
         y.par_chunks_mut(ROWS).enumerate().for_each(|(c, ys)| {
             let first = c * ROWS;
@@ -101,34 +127,56 @@ fn round_case<'a, R: NodeRule>(
     caps: Option<&'a Capacities>,
 ) -> Case<'a> {
     Case::new(name, move || {
-        let mut engine =
-            RoundEngine::new(rule, torus, loads, caps, 0).map_err(|e| anyhow!("{e}"))?;
+        let mut engine = RoundEngine::new(rule, torus, loads, caps, 0)
+            .map_err(|e| BenchError::Kernel(Box::new(e)))?;
         Ok(timed(|| black_box(engine.step(None))).1)
     })
 }
 
-/// Runs `hetlb bench diffusion`.
-pub fn run(a: Args) -> Result<()> {
-    if a.side < 3 {
-        bail!("--side: at least 3");
+/// Times one diffusion round and one DISHET round on a `side × side` torus (loads uniform on
+/// 0..=200, seeded) against one CSR product over the same graph; `progress(done, total)` is
+/// told after every timed run.
+///
+/// # Errors
+/// [`BenchError::Setting`] for a side below 3, no repetition or no thread;
+/// [`BenchError::Refused`] (`side`) for a torus that cannot be built.
+///
+/// # Complexity
+/// `O(repeat × side²)`.
+///
+/// # Example
+/// ```
+/// use hetlb_bench::diffusion::{self, DiffusionConfig};
+/// let cfg = DiffusionConfig::default().side(8).repeat(1);
+/// let r = diffusion::run(&cfg, &mut |_, _| {}).unwrap();
+/// assert_eq!(r.details.nodes, 64);
+/// assert_eq!(r.comparisons.len(), 2);
+/// ```
+pub fn run(
+    cfg: &DiffusionConfig,
+    progress: Progress<'_>,
+) -> Result<Report<DiffusionDetails>, BenchError> {
+    if cfg.side < 3 {
+        return Err(BenchError::setting("side", "at least 3"));
     }
-    let torus = generators::torus(a.side, a.side).map_err(|e| anyhow!("--side: {e}"))?;
+    let torus =
+        generators::torus(cfg.side, cfg.side).map_err(|e| BenchError::refused("side", e))?;
     let n = torus.node_count();
     // seeded: the same loads (and capacities) every run
     let bits = usize::BITS - (n - 1).leading_zeros();
     let loads: Vec<u64> = random_loads(bits, 201)[..n].to_vec();
-    let caps = a
+    let caps = cfg
         .capacities
         .then(|| {
             let draws = random_loads(bits, 4);
             Capacities::new(draws[..n].iter().rev().map(|&c| (c + 1) as f64).collect())
         })
         .transpose()
-        .map_err(|e| anyhow!("{e}"))?;
+        .map_err(|e| BenchError::Kernel(Box::new(e)))?;
     let csr = Csr::of(&torus);
     let x: Vec<f64> = loads.iter().map(|&w| w as f64).collect();
     let diffusion = FirstOrder::new(Rounding::Nearest);
-    let report = with_threads(a.threads, |threads| {
+    with_threads(cfg.threads, |threads| {
         let mut y = vec![0.0; n];
         let cases = vec![
             Case::new("spmv", || {
@@ -141,7 +189,7 @@ pub fn run(a: Args) -> Result<()> {
             round_case("diffusion", &diffusion, &torus, &loads, caps.as_ref()),
             round_case("dishet", &Dishet, &torus, &loads, caps.as_ref()),
         ];
-        let samples = interleave(a.repeat, 1, cases)?;
+        let samples = interleave(cfg.repeat, 1, cases, progress)?;
         let floor = ("spmv", "one CSR SpMV (f64)");
         let comparisons = vec![
             Comparison::of(
@@ -162,19 +210,14 @@ pub fn run(a: Args) -> Result<()> {
         Ok(Report::new(
             "diffusion",
             Machine::here(threads),
-            a.repeat,
-            Details {
-                side: a.side,
+            cfg.repeat,
+            DiffusionDetails {
+                side: cfg.side,
                 nodes: n,
                 edges: torus.edge_count(),
-                capacities: if a.capacities { "1..=4" } else { "equal" },
+                capacities: if cfg.capacities { "1..=4" } else { "equal" },
             },
             comparisons,
         ))
-    })?;
-    let title = format!(
-        "One round on a {0} × {0} torus ({1} nodes, loads uniform on 0..=200, {2} capacities)",
-        a.side, n, report.details.capacities
-    );
-    report.print(a.format, &title, &[])
+    })
 }

@@ -11,6 +11,10 @@
 //! Because iterations are bulk-synchronous, an iteration lasts as long as its slowest rank:
 //! this is what imbalance costs, and what [`IterativeRun::iteration_seconds`] records.
 
+pub mod compare;
+pub mod dump;
+pub mod replay;
+
 use crate::peer::{Balancer, BalancerConfig, Item, PeerError, Report, SyncPoint};
 use crate::slowdown::Slowdown;
 use crate::transport::{Group, Transport, TransportError, threads};
@@ -186,6 +190,32 @@ pub enum IterativeError {
     /// The transport failed.
     #[error("transport: {0}")]
     Transport(#[from] TransportError),
+    /// A balancer's run failed (in a comparison of several).
+    #[error("{balancer}")]
+    Run {
+        /// The rule, or `none`.
+        balancer: String,
+        /// Why its run failed.
+        #[source]
+        source: Box<IterativeError>,
+    },
+    /// A run ended with items lost or held twice.
+    #[error(
+        "{balancer}: the ranks hold {items} items (id sum {id_sum}) at the end, expected \
+         {expected_items} (id sum {expected_id_sum})"
+    )]
+    NotExactlyOnce {
+        /// The rule, or `none`.
+        balancer: String,
+        /// Items the ranks hold.
+        items: u64,
+        /// Σ of their ids.
+        id_sum: u128,
+        /// Items there should be.
+        expected_items: u64,
+        /// Σ of their ids.
+        expected_id_sum: u128,
+    },
 }
 
 impl IterativeConfig {

@@ -1,0 +1,385 @@
+//! The arguments of every `hetlb bench` subcommand, the call to its benchmark, and what is
+//! printed beyond the common report.
+
+use super::{flagged, print_report};
+use crate::input::whole;
+use crate::output::{Format, fixed, print_csv, print_json, table};
+use crate::progress::counter;
+use anyhow::{Context, Result};
+use hetlb_bench::{
+    diffusion::DiffusionConfig, dispatch::DispatchConfig, enumeration::EnumerationConfig,
+    exchange::ExchangeConfig, rebalance::RebalanceConfig, simulator::SimulatorConfig,
+    transmission::TransmissionConfig,
+};
+use hetlb_core::Algorithm;
+
+/// Arguments of `hetlb bench exchange`.
+#[derive(Debug, clap::Args)]
+pub struct Exchange {
+    /// Hypercube dimension n (2^n nodes).
+    #[arg(long, default_value_t = 24, value_parser = whole::<u32>(1, 30))]
+    dims: u32,
+    /// Loads are uniform on 0..MAX_LOAD (seeded). Below 2^31 the kernel computes in 32-bit
+    /// lanes.
+    #[arg(long, default_value_t = 1_000_000, value_parser = whole::<u64>(0, 1 << 40))]
+    max_load: u64,
+    /// Pair rules to time (dem, dem-fixed, dem-improved, dem-hetero, oem).
+    #[arg(long, value_delimiter = ',', default_values_t = vec!["dem".to_string(), "oem".to_string()])]
+    rules: Vec<String>,
+    /// Also time the full planner, which records every transfer (about 12·2^n of them: some
+    /// 5 GB at n = 24).
+    #[arg(long)]
+    full_plan: bool,
+    /// Timed repetitions of each case (interleaved); medians are reported.
+    #[arg(long = "runs", visible_alias = "repeat", value_name = "N", default_value_t = 7, value_parser = whole::<usize>(1, 1_000_000))]
+    repeat: usize,
+    /// Threads for the kernels and the floor (default: all).
+    #[arg(long, value_parser = whole::<usize>(1, 1024))]
+    threads: Option<usize>,
+    /// Output format.
+    #[arg(long, short, value_enum, default_value_t)]
+    format: Format,
+}
+
+/// Arguments of `hetlb bench diffusion`.
+#[derive(Debug, clap::Args)]
+pub struct Diffusion {
+    /// Side of the square torus (SIDE × SIDE nodes).
+    #[arg(long, default_value_t = 1000, value_parser = whole::<usize>(2, 4096))]
+    side: usize,
+    /// Capacities uniform on 1..=4 (seeded) instead of equal.
+    #[arg(long)]
+    capacities: bool,
+    /// Timed repetitions of each case (interleaved); medians are reported.
+    #[arg(long = "runs", visible_alias = "repeat", value_name = "N", default_value_t = 9, value_parser = whole::<usize>(1, 1_000_000))]
+    repeat: usize,
+    /// Threads for the rounds and the floor (default: all).
+    #[arg(long, value_parser = whole::<usize>(1, 1024))]
+    threads: Option<usize>,
+    /// Output format.
+    #[arg(long, short, value_enum, default_value_t)]
+    format: Format,
+}
+
+/// Arguments of `hetlb bench dispatch`.
+#[derive(Debug, clap::Args)]
+pub struct Dispatch {
+    /// Empty tasks per run.
+    #[arg(long, default_value_t = 20_000, value_parser = whole::<u64>(1, 100_000_000))]
+    tasks: u64,
+    /// Timed repetitions of each case (interleaved); medians are reported.
+    #[arg(long = "runs", visible_alias = "repeat", value_name = "N", default_value_t = 9, value_parser = whole::<usize>(1, 1_000_000))]
+    repeat: usize,
+    /// Output format.
+    #[arg(long, short, value_enum, default_value_t)]
+    format: Format,
+}
+
+/// Arguments of `hetlb bench transmission`.
+#[derive(Debug, clap::Args)]
+pub struct Transmission {
+    /// Hypercube dimension n (2^n nodes).
+    #[arg(long, default_value_t = 16, value_parser = whole::<u32>(1, 24))]
+    dims: u32,
+    /// Loads are uniform on 0..MAX_LOAD (seeded).
+    #[arg(long, default_value_t = 1000, value_parser = whole::<u64>(0, 1 << 40))]
+    max_load: u64,
+    /// Timed repetitions of each case (interleaved); medians are reported.
+    #[arg(long = "runs", visible_alias = "repeat", value_name = "N", default_value_t = 5, value_parser = whole::<usize>(1, 1_000_000))]
+    repeat: usize,
+    /// Output format.
+    #[arg(long, short, value_enum, default_value_t)]
+    format: Format,
+}
+
+/// Arguments of `hetlb bench enumeration`.
+#[derive(Debug, clap::Args)]
+pub struct Enumeration {
+    /// Processors.
+    #[arg(long, default_value_t = 32, value_parser = whole::<usize>(2, 1024))]
+    procs: usize,
+    /// Distinct load values (loads 0..=K-1).
+    #[arg(long, default_value_t = 10, value_parser = whole::<u32>(1, 255))]
+    values: u32,
+    /// Timed repetitions of each case (interleaved); medians are reported.
+    #[arg(long = "runs", visible_alias = "repeat", value_name = "N", default_value_t = 3, value_parser = whole::<usize>(1, 1_000_000))]
+    repeat: usize,
+    /// Vectors planned one by one (single thread) for the baseline.
+    #[arg(long, default_value_t = 20_000_000, value_parser = whole::<u64>(1, 10_000_000_000))]
+    baseline_vectors: u64,
+    /// Threads for the enumeration (default: all); the baseline runs on one.
+    #[arg(long, value_parser = whole::<usize>(1, 1024))]
+    threads: Option<usize>,
+    /// Output format.
+    #[arg(long, short, value_enum, default_value_t)]
+    format: Format,
+}
+
+/// Arguments of `hetlb bench simulator`.
+#[derive(Debug, clap::Args)]
+pub struct Simulator {
+    /// Hypercube sizes, as powers of two (10 ≈ 10^3 nodes, 20 ≈ 10^6).
+    #[arg(long, value_delimiter = ',', default_values_t = vec![10u32, 13, 17, 20], value_parser = whole::<u32>(1, 24))]
+    dims: Vec<u32>,
+    /// Poisson arrivals per node (rate 0.55 tasks/s, service 1 task/s).
+    #[arg(long, default_value_t = 20, value_parser = whole::<u64>(1, 1_000_000))]
+    arrivals: u64,
+    /// The threshold policy balances the whole cube every few arrivals, so its cost grows as
+    /// N² log N: it is run up to this dimension only.
+    #[arg(long, default_value_t = 17, value_parser = whole::<u32>(1, 24))]
+    threshold_max_dims: u32,
+    /// Timed repetitions of each case (interleaved); medians are reported.
+    #[arg(long = "runs", visible_alias = "repeat", value_name = "N", default_value_t = 3, value_parser = whole::<usize>(1, 1_000_000))]
+    repeat: usize,
+    /// Output format.
+    #[arg(long, short, value_enum, default_value_t)]
+    format: Format,
+}
+
+/// Arguments of `hetlb bench rebalance`.
+#[derive(Debug, clap::Args)]
+pub struct Rebalance {
+    /// Ranks (threads), a power of two ≥ 2.
+    #[arg(long, default_value_t = 8, value_parser = whole::<usize>(1, 1024))]
+    ranks: usize,
+    /// Items of 64 bytes that cwa moves (half the ranks send to the other half).
+    #[arg(long, default_value_t = 1_000_000, value_parser = whole::<u64>(1, 100_000_000))]
+    items: u64,
+    /// Calls per timing of the balanced case.
+    #[arg(long, default_value_t = 2000, value_parser = whole::<usize>(1, 10_000_000))]
+    calls: usize,
+    /// Items per unit of Rim et al.'s Figs. 18–19 (15 units on one rank, 1 on each other),
+    /// moved by dem under each schedule.
+    #[arg(long, default_value_t = 20_000, value_parser = whole::<u64>(1, 100_000_000))]
+    unit_items: u64,
+    /// Timed repetitions (kernel and floor interleaved); medians are reported.
+    #[arg(long, default_value_t = 5, visible_alias = "repeat", value_parser = whole::<usize>(1, 1000))]
+    runs: usize,
+    /// Output format.
+    #[arg(long, short, value_enum, default_value_t)]
+    format: Format,
+}
+
+/// The progress bar every benchmark shows on a terminal.
+const REPETITIONS: &str = "benchmark repetitions";
+
+/// Runs `hetlb bench exchange`.
+pub fn exchange(a: Exchange) -> Result<()> {
+    let mut cfg = ExchangeConfig::default();
+    (cfg.dims, cfg.max_load, cfg.full_plan) = (a.dims, a.max_load, a.full_plan);
+    (cfg.repeat, cfg.threads) = (a.repeat, a.threads);
+    cfg.rules = a
+        .rules
+        .iter()
+        .map(|r| r.parse::<Algorithm>().context("--rules"))
+        .collect::<Result<_>>()?;
+    let report = hetlb_bench::exchange::run(&cfg, &mut counter(REPETITIONS)).map_err(flagged)?;
+    let d = &report.details;
+    let title = format!(
+        "In-place balance of a {}-cube ({} loads below {}, {} MiB; {} lanes, {})",
+        d.dims,
+        d.nodes,
+        d.max_load,
+        (d.nodes * 8) >> 20,
+        d.lanes,
+        d.simd
+    );
+    print_report(&report, a.format, &title, &[])
+}
+
+/// Runs `hetlb bench diffusion`.
+pub fn diffusion(a: Diffusion) -> Result<()> {
+    let mut cfg = DiffusionConfig::default();
+    (cfg.side, cfg.capacities, cfg.repeat, cfg.threads) =
+        (a.side, a.capacities, a.repeat, a.threads);
+    let report = hetlb_bench::diffusion::run(&cfg, &mut counter(REPETITIONS)).map_err(flagged)?;
+    let title = format!(
+        "One round on a {0} × {0} torus ({1} nodes, loads uniform on 0..=200, {2} capacities)",
+        a.side, report.details.nodes, report.details.capacities
+    );
+    print_report(&report, a.format, &title, &[])
+}
+
+/// Runs `hetlb bench dispatch`.
+pub fn dispatch(a: Dispatch) -> Result<()> {
+    let mut cfg = DispatchConfig::default();
+    (cfg.tasks, cfg.repeat) = (a.tasks, a.repeat);
+    let report = hetlb_bench::dispatch::run(&cfg, &mut counter(REPETITIONS)).map_err(flagged)?;
+    let title = format!(
+        "Dispatch of {} empty tasks, a master that only dispatches and one worker",
+        a.tasks
+    );
+    print_report(&report, a.format, &title, &[])
+}
+
+/// Runs `hetlb bench transmission`.
+pub fn transmission(a: Transmission) -> Result<()> {
+    let mut cfg = TransmissionConfig::default();
+    (cfg.dims, cfg.max_load, cfg.repeat) = (a.dims, a.max_load, a.repeat);
+    let report =
+        hetlb_bench::transmission::run(&cfg, &mut counter(REPETITIONS)).map_err(flagged)?;
+    let title = format!(
+        "Transmission schedules of a {}-cube plan ({} nodes, loads uniform on 0..{})",
+        a.dims,
+        1usize << a.dims,
+        a.max_load
+    );
+    print_report(&report, a.format, &title, &[])
+}
+
+/// Runs `hetlb bench enumeration`.
+pub fn enumeration(a: Enumeration) -> Result<()> {
+    let mut cfg = EnumerationConfig::default();
+    (cfg.procs, cfg.values, cfg.repeat) = (a.procs, a.values, a.repeat);
+    (cfg.baseline_vectors, cfg.threads) = (a.baseline_vectors, a.threads);
+    if a.values >= 1 {
+        crate::limits::check("--procs", "the enumeration", cfg.memory_needed())?;
+    }
+    let report = hetlb_bench::enumeration::run(&cfg, &mut counter(REPETITIONS)).map_err(flagged)?;
+    let d = &report.details;
+    let title = format!(
+        "Exhaustive enumeration, {} processors, loads 0..={}: {} vectors, dem + oem",
+        a.procs,
+        a.values - 1,
+        d.vectors
+    );
+    let notes = [format!(
+        "one by one: {} vectors in {} s ({:.3e} vectors/s), so about {} s for all vectors: {}× slower",
+        d.baseline_vectors,
+        fixed(d.baseline_seconds, 3),
+        d.baseline_vectors_per_second,
+        fixed(d.baseline_extrapolated_seconds, 1),
+        fixed(d.speedup, 1)
+    )];
+    print_report(&report, a.format, &title, &notes)
+}
+
+/// Runs `hetlb bench simulator`.
+pub fn simulator(a: Simulator) -> Result<()> {
+    let mut cfg = SimulatorConfig::default();
+    cfg.dims = crate::input::unique(a.dims, "--dims");
+    (cfg.arrivals, cfg.threshold_max_dims, cfg.repeat) =
+        (a.arrivals, a.threshold_max_dims, a.repeat);
+    let report = hetlb_bench::simulator::run(&cfg, &mut counter(REPETITIONS)).map_err(flagged)?;
+    if a.format != Format::Table {
+        return print_report(&report, a.format, "", &[]);
+    }
+    crate::out!(
+        "Discrete-event engine on hypercubes, {} Poisson arrivals per node (one thread; medians of {})",
+        a.arrivals,
+        a.repeat
+    );
+    let mut t = table([
+        "policy",
+        "nodes",
+        "events",
+        "median s",
+        "events/s",
+        "growth of time per event",
+    ]);
+    for r in &report.details.rows {
+        t.add_row(vec![
+            r.policy.to_string(),
+            r.nodes.to_string(),
+            r.events.to_string(),
+            fixed(r.median_seconds, 3),
+            format!("{:.3e}", r.events_per_second),
+            r.per_event_growth_exponent
+                .map_or(String::new(), |g| format!("N^{}", fixed(g, 2))),
+        ]);
+    }
+    crate::out!("{t}");
+    print_report(
+        &report,
+        Format::Table,
+        "Cost per event against the same system without balancing",
+        &[],
+    )
+}
+
+/// Runs `hetlb bench rebalance`.
+pub fn rebalance(args: Rebalance) -> Result<()> {
+    let mut cfg = RebalanceConfig::default();
+    (cfg.ranks, cfg.items, cfg.calls) = (args.ranks, args.items, args.calls);
+    (cfg.unit_items, cfg.runs) = (args.unit_items, args.runs);
+    let r = hetlb_bench::rebalance::run(&cfg, &mut counter("rebalance against floors"))
+        .map_err(flagged)?;
+    match args.format {
+        Format::Json => print_json(&r),
+        Format::Csv => print_csv(
+            &["kernel", "seconds", "floor", "floor_seconds", "ratio"],
+            [
+                vec![
+                    "cwa move".into(),
+                    format!("{:.6}", r.move_seconds),
+                    "direct channel sends".into(),
+                    format!("{:.6}", r.move_floor_seconds),
+                    format!("{:.3}", r.move_ratio),
+                ],
+                vec![
+                    "cwa move, bytes not counted".into(),
+                    format!("{:.6}", r.move_uncounted_seconds),
+                    "direct channel sends".into(),
+                    format!("{:.6}", r.move_floor_seconds),
+                    format!("{:.3}", r.move_uncounted_ratio),
+                ],
+                vec![
+                    "rebalance, nothing to do".into(),
+                    format!("{:.9}", r.balanced_seconds),
+                    "all-reduce of a u64".into(),
+                    format!("{:.9}", r.balanced_floor_seconds),
+                    format!("{:.3}", r.balanced_ratio),
+                ],
+            ],
+        ),
+        Format::Table => {
+            crate::out!(
+                "Peer rebalancing on {} threads ({} cores), medians of {} runs, kernel and floor \
+                 interleaved:",
+                r.ranks,
+                r.available_parallelism,
+                r.runs
+            );
+            let ms = |s: f64| format!("{} ms", fixed(s * 1e3, 2));
+            let mut t = table(["kernel", "median", "floor", "floor median", "ratio"]);
+            t.add_row(vec![
+                format!("cwa moving {} items of 64 B", r.items),
+                ms(r.move_seconds),
+                "direct channel sends".into(),
+                ms(r.move_floor_seconds),
+                fixed(r.move_ratio, 2),
+            ]);
+            t.add_row(vec![
+                "the same, bytes not counted".into(),
+                ms(r.move_uncounted_seconds),
+                "direct channel sends".into(),
+                ms(r.move_floor_seconds),
+                fixed(r.move_uncounted_ratio, 2),
+            ]);
+            t.add_row(vec![
+                "rebalance with nothing to do".into(),
+                format!("{} µs", fixed(r.balanced_seconds * 1e6, 2)),
+                "all-reduce of a u64".into(),
+                format!("{} µs", fixed(r.balanced_floor_seconds * 1e6, 2)),
+                fixed(r.balanced_ratio, 2),
+            ]);
+            crate::out!("{t}");
+            crate::out!(
+                "Rim et al.'s Figs. 18-19 on 8 threads, {} items per unit, dem: the measured move \
+                 beside the model (steps × the time per unit measured in the same call):",
+                args.unit_items
+            );
+            let mut s = table(["schedule", "model steps", "measured", "model prediction"]);
+            for x in &r.schedules {
+                s.add_row(vec![
+                    x.schedule.name().to_string(),
+                    x.predicted_steps.to_string(),
+                    ms(x.measured_seconds),
+                    ms(x.predicted_seconds),
+                ]);
+            }
+            crate::out!("{s}");
+            Ok(())
+        }
+    }
+}

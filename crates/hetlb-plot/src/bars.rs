@@ -1,0 +1,181 @@
+//! Stacked bar charts.
+
+use crate::palette::palette;
+use crate::scale::Scale;
+use crate::{DrawResult, PlotError, render};
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use std::path::Path;
+
+/// One layer of a stacked bar chart: a value per category.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Stack {
+    /// Legend text.
+    pub label: String,
+    /// One value per category (missing or non-finite values count as 0).
+    pub values: Vec<f64>,
+}
+
+impl Stack {
+    /// A layer labelled `label` with one value per category.
+    pub fn new(label: impl Into<String>, values: Vec<f64>) -> Self {
+        Self {
+            label: label.into(),
+            values,
+        }
+    }
+}
+
+/// A stacked bar chart, one bar per category, written to `path` (`.svg` or `.png`).
+///
+/// # Errors
+/// [`PlotError::Extension`] for another extension, [`PlotError::Write`] when the file cannot
+/// be drawn or written.
+///
+/// # Example
+/// ```
+/// use hetlb_plot::{Stack, stacked_bars};
+/// let path = std::env::temp_dir().join(format!("hetlb-bars-doc-{}.svg", std::process::id()));
+/// let cats = vec!["P0".to_string(), "P1".to_string()];
+/// let stacks = [Stack::new("T_comp", vec![1.0, 2.5]), Stack::new("T_wait", vec![0.5, 0.0])];
+/// stacked_bars(&path, "Time per processor", &cats, "seconds", &stacks).unwrap();
+/// # std::fs::remove_file(&path).ok();
+/// ```
+pub fn stacked_bars(
+    path: &Path,
+    title: &str,
+    categories: &[String],
+    y_label: &str,
+    stacks: &[Stack],
+) -> Result<(), PlotError> {
+    render!(path, |root| draw_panels(
+        &root,
+        title,
+        categories,
+        &[(y_label, stacks)]
+    ))
+}
+
+/// Several stacked bar charts side by side over the same categories, in one file: one panel
+/// per `(y_label, stacks)`.
+///
+/// # Errors
+/// As [`stacked_bars`].
+pub fn stacked_bar_panels(
+    path: &Path,
+    title: &str,
+    categories: &[String],
+    panels: &[(&str, &[Stack])],
+) -> Result<(), PlotError> {
+    render!(path, |root| draw_panels(&root, title, categories, panels))
+}
+
+/// The panels side by side on `root`, presented once (an SVG presented after its first
+/// panel would end there).
+fn draw_panels<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    title: &str,
+    categories: &[String],
+    panels: &[(&str, &[Stack])],
+) -> DrawResult
+where
+    DB::ErrorType: 'static,
+{
+    root.fill(&WHITE)?;
+    let parts = root.split_evenly((1, panels.len().max(1)));
+    for ((y_label, stacks), area) in panels.iter().zip(&parts) {
+        draw_bars(area, title, categories, y_label, stacks)?;
+    }
+    root.present()?;
+    Ok(())
+}
+
+/// One stacked bar per category on `root` (which the caller fills and presents), the
+/// categories labelled under their bars.
+fn draw_bars<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    title: &str,
+    categories: &[String],
+    y_label: &str,
+    stacks: &[Stack],
+) -> DrawResult
+where
+    DB::ErrorType: 'static,
+{
+    let n = categories.len();
+    let top = (0..n)
+        .map(|c| {
+            stacks
+                .iter()
+                .map(|s| s.values.get(c).copied().unwrap_or(0.0))
+                .sum::<f64>()
+        })
+        .filter(|x| x.is_finite())
+        .fold(0.0, f64::max)
+        .max(f64::MIN_POSITIVE);
+    // Room above the bars for the legend, so that it covers none of them.
+    let headroom = 1.1 + 0.09 * stacks.len() as f64;
+    let mut chart = ChartBuilder::on(root)
+        .caption(title, ("sans-serif", 18))
+        .margin(16)
+        .margin_right(24)
+        .x_label_area_size(48)
+        .y_label_area_size(72)
+        .build_cartesian_2d(
+            (0..n.saturating_sub(1)).into_segmented(),
+            0f64..top * headroom,
+        )?;
+    let labels = categories.to_vec();
+    let whole = stacks
+        .iter()
+        .all(|s| s.values.iter().all(|v| v.fract() == 0.0));
+    let scale = if whole { Scale::Integer } else { Scale::Linear };
+    chart
+        .configure_mesh()
+        .disable_x_mesh()
+        .y_label_formatter(&move |v| scale.label(*v))
+        .x_labels(n.max(1))
+        .x_label_formatter(&move |x| match x {
+            SegmentValue::CenterOf(i) => labels.get(*i).cloned().unwrap_or_default(),
+            _ => String::new(),
+        })
+        .y_desc(y_label)
+        .label_style(("sans-serif", 14))
+        .draw()?;
+    let mut base = vec![0.0; n];
+    for (i, s) in stacks.iter().enumerate() {
+        let color = palette(i);
+        let rects: Vec<_> = (0..n)
+            .map(|c| {
+                let v = s
+                    .values
+                    .get(c)
+                    .copied()
+                    .filter(|v| v.is_finite())
+                    .unwrap_or(0.0);
+                let mut r = Rectangle::new(
+                    [
+                        (SegmentValue::Exact(c), base[c]),
+                        (SegmentValue::Exact(c + 1), base[c] + v),
+                    ],
+                    color.filled(),
+                );
+                r.set_margin(0, 0, 6, 6);
+                base[c] += v;
+                r
+            })
+            .collect();
+        chart
+            .draw_series(rects)?
+            .label(s.label.clone())
+            .legend(move |(x, y)| Rectangle::new([(x, y - 6), (x + 14, y + 6)], color.filled()));
+    }
+    chart
+        .configure_series_labels()
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK)
+        .label_font(("sans-serif", 14))
+        .position(SeriesLabelPosition::UpperRight)
+        .draw()?;
+    Ok(())
+}

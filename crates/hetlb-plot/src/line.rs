@@ -1,0 +1,329 @@
+//! Line charts.
+
+use crate::palette::series_colors;
+use crate::scale::{Axes, Scale};
+use crate::{DrawResult, PlotError, render};
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use std::path::Path;
+
+/// One line of a line chart.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Series {
+    /// Legend text. A label that starts with the name of an algorithm or policy (`dishet`,
+    /// `oem (phased)`, `EFP`, …) is drawn in that algorithm's colour, the same in every chart.
+    pub label: String,
+    /// `(x, y)` points, in drawing order.
+    pub points: Vec<(f64, f64)>,
+}
+
+impl Series {
+    /// A line labelled `label` through `points`.
+    pub fn new(label: impl Into<String>, points: Vec<(f64, f64)>) -> Self {
+        Self {
+            label: label.into(),
+            points,
+        }
+    }
+}
+
+/// The most points a line is drawn with: longer series are sampled down (one point per pixel
+/// column is all a chart can show).
+pub const MAX_POINTS: usize = 1200;
+
+/// Height of a line chart's plotting area, pixels (the image less caption, margins and the
+/// x labels).
+const PLOT_HEIGHT: f64 = 470.0;
+
+/// A line chart of `series` written to `path` (`.svg` or `.png`), linear axes.
+///
+/// # Errors
+/// [`PlotError::Extension`] for another extension, [`PlotError::Write`] when the file cannot
+/// be drawn or written.
+pub fn line_chart(
+    path: &Path,
+    title: &str,
+    x_label: &str,
+    y_label: &str,
+    series: &[Series],
+) -> Result<(), PlotError> {
+    line_chart_with(path, title, &Axes::new(x_label, y_label), series)
+}
+
+/// A line chart of `series` with the given axes, written to `path` (`.svg` or `.png`).
+///
+/// Series with exactly the same points are drawn once, their labels joined with ` = ` (four
+/// nodes whose queues never differ are one line, named as four); series longer than
+/// [`MAX_POINTS`] are sampled down (every k-th point, the last kept); points a logarithmic
+/// axis cannot show are left out. The legend sits in a band above the data, on the side
+/// where the data reach least high, so that it covers none of the lines.
+///
+/// # Complexity
+/// `O(S² + P)` for `S` series of `P` points in all (identical series are found pairwise).
+///
+/// # Errors
+/// [`PlotError::Extension`] for another extension, [`PlotError::Write`] when the file cannot
+/// be drawn or written.
+///
+/// # Example
+/// ```
+/// use hetlb_plot::{Axes, Series, line_chart_with};
+/// let path = std::env::temp_dir().join(format!("hetlb-line-doc-{}.png", std::process::id()));
+/// let cubes = Series::new("oem", (1..=6).map(|n| (f64::from(1 << n), f64::from(n))).collect());
+/// line_chart_with(&path, "Phases", &Axes::new("processors", "phases").log2_x(), &[cubes])
+///     .unwrap();
+/// # std::fs::remove_file(&path).ok();
+/// ```
+pub fn line_chart_with(
+    path: &Path,
+    title: &str,
+    axes: &Axes,
+    series: &[Series],
+) -> Result<(), PlotError> {
+    let shown: Vec<Series> = merge_identical(series)
+        .iter()
+        .map(|s| Series {
+            label: s.label.clone(),
+            points: sample(&s.points)
+                .into_iter()
+                .filter_map(|(x, y)| Some((axes.x.forward(x)?, axes.y.forward(y)?)))
+                .filter(|(x, y)| x.is_finite() && y.is_finite())
+                .collect(),
+        })
+        .collect();
+    render!(path, |root| draw_lines(&root, title, axes, &shown))
+}
+
+/// Series with exactly the same points drawn once, their labels joined with ` = `.
+fn merge_identical(series: &[Series]) -> Vec<Series> {
+    let mut out: Vec<Series> = Vec::with_capacity(series.len());
+    for s in series {
+        match out
+            .iter_mut()
+            .find(|o| o.points == s.points && !s.points.is_empty())
+        {
+            Some(o) if !s.label.is_empty() => o.label = format!("{} = {}", o.label, s.label),
+            Some(_) => {}
+            None => out.push(s.clone()),
+        }
+    }
+    out
+}
+
+/// At most [`MAX_POINTS`] of `points`: every k-th, and the last.
+fn sample(points: &[(f64, f64)]) -> Vec<(f64, f64)> {
+    let stride = points.len().div_ceil(MAX_POINTS).max(1);
+    let mut out: Vec<(f64, f64)> = points.iter().step_by(stride).copied().collect();
+    if stride > 1 {
+        if let Some(&last) = points.last() {
+            out.push(last);
+        }
+    }
+    out
+}
+
+fn draw_lines<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    title: &str,
+    axes: &Axes,
+    series: &[Series],
+) -> DrawResult
+where
+    DB::ErrorType: 'static,
+{
+    root.fill(&WHITE)?;
+    let points = series.iter().flat_map(|s| s.points.iter());
+    let (mut x0, mut x1, mut y0, mut y1) = (f64::MAX, f64::MIN, f64::MAX, f64::MIN);
+    for &(x, y) in points {
+        x0 = x0.min(x);
+        x1 = x1.max(x);
+        y0 = y0.min(y);
+        y1 = y1.max(y);
+    }
+    for &m in &axes.marks {
+        if let Some(m) = axes.x.forward(m) {
+            x0 = x0.min(m);
+            x1 = x1.max(m);
+        }
+    }
+    if x0 > x1 {
+        (x0, x1, y0, y1) = (0.0, 1.0, 0.0, 1.0);
+    }
+    // Linear value axes start at 0 (a reader compares heights); log axes at the data.
+    if axes.y != Scale::Log10 {
+        y0 = y0.min(0.0);
+    }
+    if x1 <= x0 {
+        (x0, x1) = (x0 - 0.5, x1 + 0.5);
+    }
+    if y1 <= y0 {
+        y1 = y0 + 1.0;
+    }
+    // A band above the data as tall as the legend, so that the legend covers none of the
+    // lines: the legend takes `f` of the plot's height, the band `h/(1+h)` of it.
+    let labelled =
+        series.iter().filter(|s| !s.label.is_empty()).count() + usize::from(!axes.marks.is_empty());
+    let f = ((labelled as f64 * 19.0 + 24.0) / PLOT_HEIGHT).min(0.6);
+    let top = y1 + (y1 - y0) * f / (1.0 - f);
+    let size = if title.chars().count() > 110 {
+        13
+    } else if title.chars().count() > 90 {
+        16
+    } else if title.chars().count() > 70 {
+        19
+    } else {
+        22
+    };
+    let mut chart = ChartBuilder::on(root)
+        .caption(title, ("sans-serif", size))
+        .margin(16)
+        .margin_right(48)
+        .x_label_area_size(48)
+        .y_label_area_size(84)
+        .build_cartesian_2d(x0..x1, y0..top)?;
+    let (xs, ys) = (axes.x, axes.y);
+    let x_format = move |v: &f64| xs.label(*v);
+    let y_format = move |v: &f64| ys.label(*v);
+    let x_ticks = match axes.x {
+        Scale::Linear => 10,
+        _ => ((x1 - x0).round() as usize + 1).clamp(2, 16),
+    };
+    let y_ticks = match axes.y {
+        Scale::Log10 => ((top - y0).ceil() as usize + 1).clamp(2, 12),
+        _ => 10,
+    };
+    chart
+        .configure_mesh()
+        .x_desc(axes.x_label.as_str())
+        .y_desc(axes.y_label.as_str())
+        .x_labels(x_ticks)
+        .y_labels(y_ticks)
+        .x_label_formatter(&x_format)
+        .y_label_formatter(&y_format)
+        .label_style(("sans-serif", 14))
+        .draw()?;
+    if !axes.marks.is_empty() {
+        let grey = RGBColor(150, 150, 150);
+        for (k, &m) in axes.marks.iter().enumerate() {
+            let Some(m) = axes.x.forward(m) else { continue };
+            let drawn = chart.draw_series(DashedLineSeries::new(
+                [(m, y0), (m, y1)],
+                4,
+                4,
+                grey.stroke_width(1),
+            ))?;
+            if k == 0 {
+                drawn.label(axes.marks_label.clone()).legend(move |(x, y)| {
+                    PathElement::new(vec![(x, y), (x + 18, y)], grey.stroke_width(1))
+                });
+            }
+        }
+    }
+    let colors = series_colors(series);
+    let n = series.len();
+    for (i, s) in series.iter().enumerate() {
+        let color = colors[i];
+        // Lines drawn first are wider, so a line hidden under a later one still shows as
+        // its border (queues of nodes that stay equal, policies that coincide).
+        let width = if n <= 8 {
+            2 + (n - 1 - i).min(4) as u32
+        } else {
+            2
+        };
+        chart
+            .draw_series(LineSeries::new(
+                s.points.iter().copied(),
+                color.stroke_width(width),
+            ))?
+            .label(s.label.clone())
+            .legend(move |(x, y)| {
+                PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(3))
+            });
+        if s.points.len() <= 40 {
+            let style = color.filled();
+            match i % 3 {
+                0 => {
+                    chart.draw_series(s.points.iter().map(|&p| Circle::new(p, 4, style)))?;
+                }
+                1 => {
+                    chart
+                        .draw_series(s.points.iter().map(|&p| TriangleMarker::new(p, 5, style)))?;
+                }
+                _ => {
+                    chart.draw_series(s.points.iter().map(|&p| Cross::new(p, 4, style)))?;
+                }
+            }
+        }
+    }
+    if labelled > 0 {
+        chart
+            .configure_series_labels()
+            .background_style(WHITE.mix(0.9))
+            .border_style(BLACK)
+            .label_font(("sans-serif", 14))
+            .position(legend_corner(series, (x0, x1)))
+            .draw()?;
+    }
+    root.present()?;
+    Ok(())
+}
+
+/// The upper corner for the legend: it sits in the band above the data (see `draw_lines`),
+/// on the side where the data reach least high, so that it covers nothing.
+fn legend_corner(series: &[Series], (x0, x1): (f64, f64)) -> SeriesLabelPosition {
+    let mid = (x0 + x1) / 2.0;
+    let highest = |left: bool| {
+        series
+            .iter()
+            .flat_map(|s| s.points.iter())
+            .filter(|p| (p.0 < mid) == left)
+            .map(|p| p.1)
+            .fold(f64::MIN, f64::max)
+    };
+    if highest(true) < highest(false) {
+        SeriesLabelPosition::UpperLeft
+    } else {
+        SeriesLabelPosition::UpperRight
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn identical_lines_are_drawn_once_and_named_together() {
+        let a = Series::new("node 0", vec![(0.0, 1.0), (1.0, 0.0)]);
+        let b = Series {
+            label: "node 1".into(),
+            ..a.clone()
+        };
+        let c = Series::new("node 2", vec![(0.0, 2.0)]);
+        let merged = merge_identical(&[a, b, c]);
+        assert_eq!(merged.len(), 2);
+        assert_eq!(merged[0].label, "node 0 = node 1");
+    }
+
+    #[test]
+    fn long_series_are_sampled_and_keep_their_last_point() {
+        let points: Vec<(f64, f64)> = (0..100_000).map(|i| (i as f64, i as f64)).collect();
+        let s = sample(&points);
+        assert!(s.len() <= MAX_POINTS + 1);
+        assert_eq!(s.last(), points.last());
+        assert_eq!(sample(&points[..10]).len(), 10);
+    }
+
+    #[test]
+    fn the_legend_goes_where_the_data_are_low() {
+        let rising = [Series::new("a", vec![(0.0, 0.0), (10.0, 5.0)])];
+        assert!(matches!(
+            legend_corner(&rising, (0.0, 10.0)),
+            SeriesLabelPosition::UpperLeft
+        ));
+        let falling = [Series::new("a", vec![(0.0, 5.0), (10.0, 0.0)])];
+        assert!(matches!(
+            legend_corner(&falling, (0.0, 10.0)),
+            SeriesLabelPosition::UpperRight
+        ));
+    }
+}
