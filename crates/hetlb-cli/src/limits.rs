@@ -85,14 +85,14 @@ pub fn transfers_within(fixed: u128) -> u64 {
 /// A planner's error as one line: a plan that outgrew the memory names `--max-memory` (and
 /// the round limit that bounds it); anything else is `option: context: error`.
 pub fn round_error(
-    e: hetlb_core::network_algorithm::NetworkError,
+    e: hetlb_core::algorithm::BalanceError,
     context: &str,
     option: &str,
 ) -> anyhow::Error {
-    use hetlb_core::network_algorithm::NetworkError;
+    use hetlb_core::algorithm::BalanceError;
     use hetlb_core::rounds::RoundError;
     match e {
-        NetworkError::Round(RoundError::TooManyTransfers { limit, round }) => anyhow::anyhow!(
+        BalanceError::Round(RoundError::TooManyTransfers { limit, round }) => anyhow::anyhow!(
             "--max-memory: {context}: the plan passed {limit} transfers (about {}) in round \
              {round}, above the limit of {} (raise it with --max-memory GIB, or bound the run \
              with --max-rounds)",

@@ -3,7 +3,7 @@
 mod common;
 
 use common::{fails_with, hetlb, json};
-use hetlb_core::network_algorithm::NetworkAlgorithm;
+use hetlb_core::algorithm::Algorithm;
 
 use serde_json::Value;
 
@@ -48,10 +48,7 @@ fn json_has_every_balancer_step_and_rank() {
         .map(|b| b["balancer"].as_str().unwrap())
         .collect();
     // Four ranks are a hypercube: every rule, then none.
-    let every: Vec<&str> = NetworkAlgorithm::all()
-        .map(|a| a.name())
-        .chain(["none"])
-        .collect();
+    let every: Vec<&str> = Algorithm::all().map(|a| a.name()).chain(["none"]).collect();
     assert_eq!(names, every);
     for b in balancers {
         assert!(b["total_seconds"].as_f64().unwrap() > 0.0);
@@ -87,7 +84,7 @@ fn six_ranks_run_the_diffusion_rules_on_a_ring() {
         .map(|b| b["balancer"].as_str().unwrap())
         .collect();
     // Six ranks are no hypercube: the rules that run on any network, then none.
-    let diffusion: Vec<&str> = NetworkAlgorithm::DIFFUSION
+    let diffusion: Vec<&str> = Algorithm::DIFFUSION
         .iter()
         .map(|a| a.name())
         .chain(["none"])
@@ -206,10 +203,10 @@ fn bad_arguments_get_one_clear_line() {
     };
     fails_with(
         &args(&with(&["--balancer", "oem", "--workers", "6"])),
-        "--balancer",
+        "--algorithm",
     );
-    fails_with(&args(&with(&["--balancer", "dem-superb"])), "--balancer");
-    fails_with(&args(&with(&["--balancer", "oem,,cwa"])), "--balancer");
+    fails_with(&args(&with(&["--balancer", "dem-superb"])), "--algorithm");
+    fails_with(&args(&with(&["--algorithm", "oem,,cwa"])), "--algorithm");
     fails_with(&args(&with(&["--drift", "hotspot:0"])), "--drift");
     fails_with(&args(&with(&["--drift", "wave"])), "--drift");
     fails_with(&args(&with(&["--schedule", "teleport"])), "--schedule");

@@ -174,7 +174,7 @@ fn bad_arguments_get_one_clear_line() {
     fails_with(&["run", "matmul", "--size", "0"], "--size");
     fails_with(
         &with(&["--policy", "fastest"]),
-        "--policy: unknown policy 'fastest'",
+        "--algorithm: unknown policy 'fastest'",
     );
     fails_with(
         &with(&["--backend", "carrier-pigeon"]),

@@ -269,7 +269,7 @@ fn dishet_response_measures_throughput_and_response_time() {
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let cells = v["cells"].as_array().unwrap();
     // One cell per distribution and policy: none and every diffusion rule by default.
-    let policies = 1 + hetlb_core::network_algorithm::NetworkAlgorithm::DIFFUSION.len();
+    let policies = 1 + hetlb_core::algorithm::Algorithm::DIFFUSION.len();
     assert_eq!(cells.len(), 2 * policies);
     let single = |p: &str| {
         cells

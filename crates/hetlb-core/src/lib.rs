@@ -14,7 +14,7 @@
 //!   heterogeneous DEM, OEM), cube walking (CWA, hybrid), and diffusion on any network
 //!   (DISHET, first-order diffusion and its biased roundings, generalised dimension exchange).
 //! * [`rounds`] — the synchronous round engine of the diffusion rules, with its stopping rule.
-//! * [`network_algorithm`] — every algorithm on every network, by its command-line name.
+//! * [`network_algorithm`] — the older names of the one vocabulary (type aliases).
 //! * [`exchange`] — engines applying a pair rule to a cube: a full [`Plan`] or an in-place,
 //!   cache-blocked, vectorised (runtime CPU dispatch) and threaded balance.
 //! * [`plan`], [`metrics`] — what was decided and what it costs.

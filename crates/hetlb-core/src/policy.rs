@@ -4,7 +4,7 @@
 //! decision code runs in both.
 
 use crate::BalanceError;
-use crate::network_algorithm::NetworkAlgorithm;
+use crate::algorithm::Algorithm;
 use crate::rules::delay_aware::{DelayAwareError, DelayAwareTransfer};
 use crate::topology::Network;
 use serde::Serialize;
@@ -199,14 +199,14 @@ pub enum DiffusionError {
     #[error(
         "{0} is not a diffusion algorithm (expected dishet, dishet-tight, diffusion, random-biasing, dynamic-biasing or gdem)"
     )]
-    NotDiffusion(NetworkAlgorithm),
+    NotDiffusion(Algorithm),
     /// λ outside `(0, 1)`, or given to another rule than `gdem`.
     #[error("λ = {lambda} for {algorithm}: only gdem takes λ, strictly between 0 and 1")]
     Lambda {
         /// The value.
         lambda: f64,
         /// The rule.
-        algorithm: NetworkAlgorithm,
+        algorithm: Algorithm,
     },
     /// An interval that is not positive and finite.
     #[error("interval {0} must be positive and finite")]

@@ -1,8 +1,8 @@
 //! The account of one balance that every face writes: `hetlb balance --format json`, the
 //! Python package's `balance(...)` result, the C API.
 
+use crate::algorithm::Algorithm;
 use crate::metrics::Metrics;
-use crate::network_algorithm::NetworkAlgorithm;
 use crate::plan::{Plan, Transfer};
 use crate::rounds::RoundRun;
 use crate::topology::{Network, Topology};
@@ -37,14 +37,14 @@ impl ReportDetail {
 ///
 /// # Example
 /// ```
-/// use hetlb_core::network_algorithm::{NetworkAlgorithm, NetworkOptions, balance_on};
+/// use hetlb_core::algorithm::{Algorithm, BalanceOptions, balance_on};
 /// use hetlb_core::report::{BalanceReport, ReportDetail};
 /// use hetlb_core::topology::TopologySpec;
 /// use hetlb_core::Metrics;
 /// let network = "hypercube:3".parse::<TopologySpec>().unwrap().build().unwrap();
 /// let loads = [4, 7, 0, 9, 2, 2, 8, 1];
-/// let oem: NetworkAlgorithm = "oem".parse().unwrap();
-/// let run = balance_on(&network, oem, &loads, &NetworkOptions::default()).unwrap();
+/// let oem: Algorithm = "oem".parse().unwrap();
+/// let run = balance_on(&network, oem, &loads, &BalanceOptions::default()).unwrap();
 /// let metrics = Metrics::of(&run.plan, None);
 /// let detail = ReportDetail::for_plan(&run.plan, false, 10_000);
 /// let report = BalanceReport::new(oem, "hypercube:3", &network, &run, &metrics, None, Vec::new(), detail);
@@ -56,7 +56,7 @@ impl ReportDetail {
 #[non_exhaustive]
 pub struct BalanceReport<'a> {
     /// The rule.
-    pub algorithm: NetworkAlgorithm,
+    pub algorithm: Algorithm,
     /// The network, as a spec.
     pub topology: &'a str,
     /// Nodes.
@@ -103,7 +103,7 @@ impl<'a> BalanceReport<'a> {
     #[allow(clippy::too_many_arguments)]
     #[must_use]
     pub fn new(
-        algorithm: NetworkAlgorithm,
+        algorithm: Algorithm,
         topology: &'a str,
         network: &Network,
         run: &'a RoundRun,

@@ -2,9 +2,9 @@
 //! conservation, no negative load (replay), termination within the stated bound, the potential
 //! or lexicographic argument behind it, and `gdem`'s equivalence with `dem` on hypercubes.
 
+use hetlb_core::algorithm::{Algorithm, BalanceOptions, balance_on};
 use hetlb_core::exchange;
 use hetlb_core::model::Capacities;
-use hetlb_core::network_algorithm::{NetworkAlgorithm, NetworkOptions, balance_on};
 use hetlb_core::rounds::{RoundOptions, RoundRun, run_rounds};
 use hetlb_core::rules::diffusion::{Dishet, DishetTight, Gdem};
 use hetlb_core::rules::dimension_exchange::Dem;
@@ -72,17 +72,17 @@ proptest! {
         seed in any::<u64>(),
     ) {
         let algorithm = [
-            NetworkAlgorithm::Diffusion,
-            NetworkAlgorithm::RandomBiasing,
-            NetworkAlgorithm::DynamicBiasing,
-            NetworkAlgorithm::Gdem,
+            Algorithm::Diffusion,
+            Algorithm::RandomBiasing,
+            Algorithm::DynamicBiasing,
+            Algorithm::Gdem,
         ][which];
         let network = Network::from_graph(g);
-        let options = NetworkOptions {
+        let options = BalanceOptions {
             capacities: caps_of(&caps),
             max_rounds: Some(LIMIT),
             seed,
-            ..NetworkOptions::default()
+            ..BalanceOptions::default()
         };
         let run = balance_on(&network, algorithm, &loads, &options).unwrap();
         check_common(&run, &loads)?;
@@ -223,10 +223,10 @@ fn every_algorithm_runs_on_every_topology_kind() {
         let n = network.node_count();
         let loads: Vec<u64> = (0..n).map(|i| (i as u64 * 29) % 50).collect();
         let caps = Capacities::new((0..n).map(|i| 1.0 + (i % 3) as f64).collect()).unwrap();
-        for algorithm in NetworkAlgorithm::all() {
-            let options = NetworkOptions {
+        for algorithm in Algorithm::all() {
+            let options = BalanceOptions {
                 capacities: Some(caps.clone()),
-                ..NetworkOptions::default()
+                ..BalanceOptions::default()
             };
             let result = balance_on(&network, algorithm, &loads, &options);
             if algorithm.needs_hypercube() && !matches!(network, Network::Hypercube(_)) {

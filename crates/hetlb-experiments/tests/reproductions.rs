@@ -2,7 +2,6 @@
 //! the published numbers say.
 
 use hetlb_core::Algorithm;
-use hetlb_core::network_algorithm::NetworkAlgorithm;
 use hetlb_experiments::chau::{ChauTable, compare};
 use hetlb_experiments::chau_hetero::ChauHetero;
 use hetlb_experiments::dishet::response::{Policy, Response};
@@ -145,8 +144,8 @@ fn small_grid() -> Config {
 fn response_cells_cover_the_grid_and_no_run_beats_the_fluid_bound() {
     let policies = vec![
         Policy::None,
-        Policy::Rule(NetworkAlgorithm::Dishet),
-        Policy::Rule(NetworkAlgorithm::Diffusion),
+        Policy::Rule(Algorithm::Dishet),
+        Policy::Rule(Algorithm::Diffusion),
     ];
     let report = Response::new(small_grid(), policies.clone())
         .run(&|| {})
@@ -167,7 +166,7 @@ fn response_cells_cover_the_grid_and_no_run_beats_the_fluid_bound() {
 fn response_does_not_depend_on_the_thread_count() {
     let run = |threads| {
         on_threads(threads, || {
-            let policies = vec![Policy::None, Policy::Rule(NetworkAlgorithm::Dishet)];
+            let policies = vec![Policy::None, Policy::Rule(Algorithm::Dishet)];
             Response::new(small_grid(), policies)
                 .run(&|| {})
                 .unwrap()

@@ -2,7 +2,6 @@
 //! task is eventually executed, and a run is a function of its seed.
 
 use hetlb_core::Algorithm;
-use hetlb_core::network_algorithm::NetworkAlgorithm;
 use hetlb_core::rules::delay_aware::Compensation;
 use hetlb_core::topology::{Hypercube, Network, TopologySpec};
 use hetlb_sim::engine::{Arrivals, Injection, SeriesOptions, Setup};
@@ -53,8 +52,8 @@ prop_compose! {
             4 => PolicySpec::Hypercube { algorithm: Algorithm::Cwa, threshold },
             5 => PolicySpec::DelayAware { compensation: Compensation::None, carry: CarryOut::Neighbourhood },
             6 => PolicySpec::DelayAware { compensation: Compensation::Factor, carry: CarryOut::Neighbourhood },
-            7 => PolicySpec::Diffusion(DiffusionSettings::new(NetworkAlgorithm::Dishet, 0.05, None).unwrap()),
-            _ => PolicySpec::Diffusion(DiffusionSettings::new(NetworkAlgorithm::RandomBiasing, 0.2, None).unwrap()),
+            7 => PolicySpec::Diffusion(DiffusionSettings::new(Algorithm::Dishet, 0.05, None).unwrap()),
+            _ => PolicySpec::Diffusion(DiffusionSettings::new(Algorithm::RandomBiasing, 0.2, None).unwrap()),
         };
         // Hypercube balancing needs a hypercube.
         let links = if matches!(policy, PolicySpec::Hypercube { .. }) && !use_cube {

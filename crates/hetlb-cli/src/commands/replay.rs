@@ -8,7 +8,7 @@
 
 use crate::output::{Format, fixed, print_csv, print_json, table};
 use anyhow::{Context, Result, anyhow, bail};
-use hetlb_core::network_algorithm::NetworkAlgorithm;
+use hetlb_core::algorithm::Algorithm;
 use hetlb_core::topology::{Graph, GraphError, Network, Topology, TopologySpec};
 use hetlb_runtime::workload::iterative::dump::{self, DumpLine};
 use hetlb_runtime::workload::iterative::replay::{self, Outcome, ReplayError};
@@ -25,7 +25,7 @@ const BYTES_PER_RANK: u128 = 256;
 /// Arguments of `hetlb replay`.
 #[derive(Debug, clap::Args)]
 #[command(after_help = "Examples:\n  \
-    hetlb run iterative --balancer dishet --workers 8 --drift hotspot:6 --dump steps.jsonl\n  \
+    hetlb run iterative --algorithm dishet --workers 8 --drift hotspot:6 --dump steps.jsonl\n  \
     hetlb replay steps.jsonl --algorithm dishet,diffusion,gdem,cwa\n  \
     hetlb replay steps.jsonl --algorithm all --format json")]
 pub struct Args {
@@ -170,13 +170,13 @@ fn build(spec: &str, nodes: usize) -> Result<Network> {
 }
 
 /// The rules `--algorithm` names, each fitting the recorded network, or `all` that fit.
-fn rules(spec: &str, network: &Network) -> Result<Vec<NetworkAlgorithm>> {
+fn rules(spec: &str, network: &Network) -> Result<Vec<Algorithm>> {
     if spec == "all" {
         return Ok(replay::rules_for(network));
     }
     spec.split(',')
         .map(|s| {
-            let a: NetworkAlgorithm = s.trim().parse().map_err(|e| anyhow!("--algorithm: {e}"))?;
+            let a: Algorithm = s.trim().parse().map_err(|e| anyhow!("--algorithm: {e}"))?;
             replay::check_rule(a, network).map_err(|e| anyhow!("--algorithm: {e}"))?;
             Ok(a)
         })

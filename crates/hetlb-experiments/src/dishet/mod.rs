@@ -29,8 +29,8 @@ pub mod response;
 
 use hetlb_core::Metrics;
 use hetlb_core::ModelError;
+use hetlb_core::algorithm::{Algorithm, BalanceError, BalanceOptions, balance_on};
 use hetlb_core::model::Capacities;
-use hetlb_core::network_algorithm::{NetworkAlgorithm, NetworkError, NetworkOptions, balance_on};
 use hetlb_core::topology::{GraphError, Network, generators};
 use rand::RngExt;
 use rand_pcg::Pcg64;
@@ -79,12 +79,12 @@ pub enum DishetError {
     #[error("{algorithm} on {trial:?}")]
     Balance {
         /// The rule.
-        algorithm: NetworkAlgorithm,
+        algorithm: Algorithm,
         /// The trial.
         trial: Trial,
         /// What it said.
         #[source]
-        source: NetworkError,
+        source: BalanceError,
     },
     /// A simulation of [`response`] failed.
     #[error(transparent)]
@@ -97,7 +97,7 @@ pub enum DishetError {
         "{0} is not a diffusion rule (expected none, dishet, dishet-tight, random-biasing, \
          dynamic-biasing, diffusion or gdem)"
     )]
-    NotDiffusion(NetworkAlgorithm),
+    NotDiffusion(Algorithm),
     /// No policy to compare in [`response`].
     #[error("give at least one policy")]
     NoPolicy,
@@ -269,7 +269,7 @@ pub struct Config {
     /// Initial distributions (paper: all eight).
     pub distributions: Vec<Distribution>,
     /// Algorithms compared.
-    pub algorithms: Vec<NetworkAlgorithm>,
+    pub algorithms: Vec<Algorithm>,
     /// Trials (graph, capacities, loads) per cell.
     pub seeds: u64,
     /// Mean degree `d` of the random graphs: `p = min(1, d/(n − 1))`.
@@ -311,7 +311,7 @@ impl Config {
 
     /// Sets the algorithms compared.
     #[must_use]
-    pub fn algorithms(mut self, algorithms: Vec<NetworkAlgorithm>) -> Self {
+    pub fn algorithms(mut self, algorithms: Vec<Algorithm>) -> Self {
         self.algorithms = algorithms;
         self
     }
@@ -395,7 +395,7 @@ impl Default for Config {
             sizes: vec![8, 16, 32, 64],
             totals: vec![1000, 2000, 4000, 6000, 8000, 10000],
             distributions: Distribution::ALL.to_vec(),
-            algorithms: NetworkAlgorithm::DIFFUSION.to_vec(),
+            algorithms: Algorithm::DIFFUSION.to_vec(),
             seeds: 5,
             mean_degree: 4.0,
             max_capacity: 4,
@@ -484,7 +484,7 @@ pub struct Outcome {
     /// The trial.
     pub trial: Trial,
     /// The algorithm.
-    pub algorithm: NetworkAlgorithm,
+    pub algorithm: Algorithm,
     /// Rounds to convergence.
     pub rounds: u64,
     /// True when the run reached its fixed point within the round limit.
@@ -504,7 +504,7 @@ pub struct Cell {
     /// Distribution.
     pub distribution: Distribution,
     /// Algorithm.
-    pub algorithm: NetworkAlgorithm,
+    pub algorithm: Algorithm,
     /// Trials.
     pub trials: u64,
     /// Trials that converged.
@@ -573,11 +573,11 @@ pub fn run(config: &Config, tick: &(dyn Fn() + Sync)) -> Result<Vec<Outcome>, Di
                 .algorithms
                 .iter()
                 .map(|&algorithm| {
-                    let options = NetworkOptions {
+                    let options = BalanceOptions {
                         capacities: Some(instance.capacities.clone()),
                         max_rounds: Some(config.max_rounds),
                         seed: instance.seed,
-                        ..NetworkOptions::default()
+                        ..BalanceOptions::default()
                     };
                     let run = balance_on(&instance.network, algorithm, &instance.loads, &options)
                         .map_err(|source| DishetError::Balance {
@@ -603,7 +603,7 @@ pub fn run(config: &Config, tick: &(dyn Fn() + Sync)) -> Result<Vec<Outcome>, Di
 
 /// Averages the outcomes per (size, total, distribution, algorithm), in grid order.
 pub fn aggregate(outcomes: &[Outcome]) -> Vec<Cell> {
-    let mut keys: Vec<(usize, u64, Distribution, NetworkAlgorithm)> = outcomes
+    let mut keys: Vec<(usize, u64, Distribution, Algorithm)> = outcomes
         .iter()
         .map(|o| {
             (
@@ -666,7 +666,7 @@ pub fn mean_over<T>(items: &[T], keep: impl Fn(&T) -> bool, value: impl Fn(&T) -
 #[non_exhaustive]
 pub struct Summary {
     /// The algorithm.
-    pub algorithm: NetworkAlgorithm,
+    pub algorithm: Algorithm,
     /// Trials run.
     pub trials: u64,
     /// Trials that converged.
@@ -688,7 +688,7 @@ pub struct Summary {
 }
 
 /// `algorithm`'s [`Summary`] over `cells`.
-pub fn summarise(cells: &[Cell], algorithm: NetworkAlgorithm) -> Summary {
+pub fn summarise(cells: &[Cell], algorithm: Algorithm) -> Summary {
     let of = |c: &Cell| c.algorithm == algorithm;
     Summary {
         algorithm,
@@ -710,11 +710,7 @@ pub fn summarise(cells: &[Cell], algorithm: NetworkAlgorithm) -> Summary {
 }
 
 /// The mean rounds of `algorithm` over the cells that `keep` selects (NaN when none).
-pub fn mean_rounds(
-    cells: &[Cell],
-    algorithm: NetworkAlgorithm,
-    keep: impl Fn(&Cell) -> bool,
-) -> f64 {
+pub fn mean_rounds(cells: &[Cell], algorithm: Algorithm, keep: impl Fn(&Cell) -> bool) -> f64 {
     mean_over(
         cells,
         |c| c.algorithm == algorithm && keep(c),

@@ -28,7 +28,7 @@
 //! ```
 
 use super::{Config, DishetError, Distribution, Trial, mean_over, trials};
-use hetlb_core::network_algorithm::NetworkAlgorithm;
+use hetlb_core::algorithm::Algorithm;
 use hetlb_sim::Scenario;
 use hetlb_sim::engine::Setup;
 use hetlb_sim::model::{Distribution as Service, LinkParams, Links, Nodes};
@@ -56,7 +56,7 @@ pub enum Policy {
     /// No balancing.
     None,
     /// One round of the rule every interval.
-    Rule(NetworkAlgorithm),
+    Rule(Algorithm),
 }
 
 impl Policy {
@@ -71,7 +71,7 @@ impl Policy {
     /// `none` and every diffusion rule, in that order (the default comparison).
     pub fn all() -> Vec<Policy> {
         std::iter::once(Policy::None)
-            .chain(NetworkAlgorithm::DIFFUSION.iter().map(|&a| Policy::Rule(a)))
+            .chain(Algorithm::DIFFUSION.iter().map(|&a| Policy::Rule(a)))
             .collect()
     }
 }
@@ -88,7 +88,7 @@ impl fmt::Display for Policy {
 pub enum PolicyParseError {
     /// Not a rule at all.
     #[error(transparent)]
-    Unknown(#[from] hetlb_core::network_algorithm::UnknownNetworkAlgorithm),
+    Unknown(#[from] hetlb_core::algorithm::UnknownAlgorithm),
     /// A rule that does not run on graphs in rounds.
     #[error(transparent)]
     NotDiffusion(DishetError),
@@ -100,8 +100,8 @@ impl FromStr for Policy {
         if s == "none" {
             return Ok(Policy::None);
         }
-        let a: NetworkAlgorithm = s.parse()?;
-        if !NetworkAlgorithm::DIFFUSION.contains(&a) {
+        let a: Algorithm = s.parse()?;
+        if !Algorithm::DIFFUSION.contains(&a) {
             return Err(PolicyParseError::NotDiffusion(DishetError::NotDiffusion(a)));
         }
         Ok(Policy::Rule(a))

@@ -2,7 +2,7 @@
 //! (Neelakantan 2012, §§4–5).
 
 use super::{Delivery, Order, Policy, PolicyError, PolicyStats, View};
-use hetlb_core::network_algorithm::NetworkAlgorithm;
+use hetlb_core::algorithm::Algorithm;
 use hetlb_core::policy::DiffusionError;
 use hetlb_core::rules::diffusion::{
     Dishet, DishetTight, FirstOrder, Gdem, NodeRule, NodeView, Rounding, Scratch,
@@ -68,14 +68,14 @@ pub struct DiffusionPolicy {
 /// # Example
 /// ```
 /// use hetlb_sim::policy::DiffusionSettings;
-/// use hetlb_core::network_algorithm::NetworkAlgorithm;
-/// let s = DiffusionSettings::new(NetworkAlgorithm::Gdem, 0.5, Some(0.4)).unwrap();
+/// use hetlb_core::algorithm::Algorithm;
+/// let s = DiffusionSettings::new(Algorithm::Gdem, 0.5, Some(0.4)).unwrap();
 /// assert_eq!(s.interval(), 0.5);
-/// assert!(DiffusionSettings::new(NetworkAlgorithm::Dishet, -1.0, None).is_err());
+/// assert!(DiffusionSettings::new(Algorithm::Dishet, -1.0, None).is_err());
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
 pub struct DiffusionSettings {
-    algorithm: NetworkAlgorithm,
+    algorithm: Algorithm,
     interval: f64,
     lambda: Option<f64>,
 }
@@ -86,15 +86,15 @@ impl DiffusionSettings {
     /// # Errors
     /// [`DiffusionError`] for a hypercube algorithm, a bad λ or interval.
     pub fn new(
-        algorithm: NetworkAlgorithm,
+        algorithm: Algorithm,
         interval: f64,
         lambda: Option<f64>,
     ) -> Result<Self, DiffusionError> {
-        if !NetworkAlgorithm::DIFFUSION.contains(&algorithm) {
+        if !Algorithm::DIFFUSION.contains(&algorithm) {
             return Err(DiffusionError::NotDiffusion(algorithm));
         }
         if let Some(l) = lambda
-            && (algorithm != NetworkAlgorithm::Gdem || !(l > 0.0 && l < 1.0))
+            && (algorithm != Algorithm::Gdem || !(l > 0.0 && l < 1.0))
         {
             return Err(DiffusionError::Lambda {
                 lambda: l,
@@ -112,7 +112,7 @@ impl DiffusionSettings {
     }
 
     /// The rule.
-    pub fn algorithm(&self) -> NetworkAlgorithm {
+    pub fn algorithm(&self) -> Algorithm {
         self.algorithm
     }
 
@@ -151,7 +151,7 @@ impl DiffusionPolicy {
     }
 
     /// The rule.
-    pub fn algorithm(&self) -> NetworkAlgorithm {
+    pub fn algorithm(&self) -> Algorithm {
         self.settings.algorithm
     }
 
@@ -159,7 +159,7 @@ impl DiffusionPolicy {
     /// Called by the first round; a runtime rank calls it once with the static network.
     pub fn prepare(&mut self, network: &Network, capacities: Vec<f64>) {
         let nodes = capacities.len();
-        let colouring = (self.settings.algorithm == NetworkAlgorithm::Gdem).then(|| {
+        let colouring = (self.settings.algorithm == Algorithm::Gdem).then(|| {
             let lambda = self
                 .settings
                 .lambda
@@ -216,18 +216,16 @@ impl DiffusionPolicy {
         state.out.clear();
         let (scratch, out) = (&mut state.scratch, &mut state.out);
         match algorithm {
-            NetworkAlgorithm::Dishet => Dishet.decide(&view, scratch, out),
-            NetworkAlgorithm::DishetTight => DishetTight.decide(&view, scratch, out),
-            NetworkAlgorithm::Diffusion => {
-                FirstOrder::new(Rounding::Nearest).decide(&view, scratch, out)
-            }
-            NetworkAlgorithm::RandomBiasing => {
+            Algorithm::Dishet => Dishet.decide(&view, scratch, out),
+            Algorithm::DishetTight => DishetTight.decide(&view, scratch, out),
+            Algorithm::Diffusion => FirstOrder::new(Rounding::Nearest).decide(&view, scratch, out),
+            Algorithm::RandomBiasing => {
                 FirstOrder::new(Rounding::Random).decide(&view, scratch, out)
             }
-            NetworkAlgorithm::DynamicBiasing => {
+            Algorithm::DynamicBiasing => {
                 FirstOrder::new(Rounding::Biased).decide(&view, scratch, out)
             }
-            NetworkAlgorithm::Gdem => {
+            Algorithm::Gdem => {
                 if let Some((colouring, lambda)) = &state.colouring
                     && let Ok(rule) = Gdem::new(colouring, *lambda)
                 {
@@ -309,7 +307,7 @@ mod tests {
         let loads: Vec<u64> = (0..n as u64).map(|i| (i * 37) % 101).collect();
         let caps: Vec<f64> = (0..n).map(|i| 1.0 + (i % 4) as f64).collect();
         let capacities = hetlb_core::Capacities::new(caps.clone()).unwrap();
-        for algorithm in NetworkAlgorithm::DIFFUSION {
+        for algorithm in Algorithm::DIFFUSION {
             let settings = DiffusionSettings::new(algorithm, 1.0, None).unwrap();
             let mut policy = DiffusionPolicy::new(settings, 9);
             policy.prepare(&network, caps.clone());
@@ -330,11 +328,11 @@ mod tests {
                 FirstOrder::new(Rounding::Biased),
             );
             match algorithm {
-                NetworkAlgorithm::Dishet => core_round!(&Dishet),
-                NetworkAlgorithm::DishetTight => core_round!(&DishetTight),
-                NetworkAlgorithm::Diffusion => core_round!(&nearest),
-                NetworkAlgorithm::RandomBiasing => core_round!(&random),
-                NetworkAlgorithm::DynamicBiasing => core_round!(&biased),
+                Algorithm::Dishet => core_round!(&Dishet),
+                Algorithm::DishetTight => core_round!(&DishetTight),
+                Algorithm::Diffusion => core_round!(&nearest),
+                Algorithm::RandomBiasing => core_round!(&random),
+                Algorithm::DynamicBiasing => core_round!(&biased),
                 _ => core_round!(&gdem),
             }
             let mut orders = Vec::new();
@@ -365,10 +363,10 @@ mod tests {
         let oem = Algorithm::Oem;
         let new = DiffusionSettings::new;
         assert!(new(oem, 1.0, None).is_err());
-        assert!(new(NetworkAlgorithm::Dishet, 0.0, None).is_err());
-        assert!(new(NetworkAlgorithm::Dishet, f64::INFINITY, None).is_err());
-        assert!(new(NetworkAlgorithm::Dishet, 1.0, Some(0.5)).is_err());
-        assert!(new(NetworkAlgorithm::Gdem, 1.0, Some(1.0)).is_err());
-        assert!(new(NetworkAlgorithm::Gdem, 1.0, Some(0.3)).is_ok());
+        assert!(new(Algorithm::Dishet, 0.0, None).is_err());
+        assert!(new(Algorithm::Dishet, f64::INFINITY, None).is_err());
+        assert!(new(Algorithm::Dishet, 1.0, Some(0.5)).is_err());
+        assert!(new(Algorithm::Gdem, 1.0, Some(1.0)).is_err());
+        assert!(new(Algorithm::Gdem, 1.0, Some(0.3)).is_ok());
     }
 }

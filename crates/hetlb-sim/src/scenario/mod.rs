@@ -77,7 +77,6 @@ use crate::policy::{
 use crate::report::Report;
 use file::{File, PolicyKind, TopologyKind};
 use hetlb_core::Algorithm;
-use hetlb_core::network_algorithm::NetworkAlgorithm;
 use hetlb_core::rules::delay_aware::Compensation;
 use hetlb_core::topology::{Graph, Network, Topology, TopologySpec};
 use std::path::{Path, PathBuf};
@@ -634,11 +633,11 @@ impl Validator<'_> {
         };
         let expected =
             "expected dishet, dishet-tight, diffusion, random-biasing, dynamic-biasing or gdem";
-        let alg: NetworkAlgorithm = algorithm
+        let alg: Algorithm = algorithm
             .get_ref()
             .parse()
             .ok()
-            .filter(|a| NetworkAlgorithm::DIFFUSION.contains(a))
+            .filter(|a| Algorithm::DIFFUSION.contains(a))
             .map_or_else(
                 || {
                     self.err(
@@ -657,7 +656,7 @@ impl Validator<'_> {
             None => None,
             Some(l) => {
                 let x = *l.get_ref();
-                if alg != NetworkAlgorithm::Gdem {
+                if alg != Algorithm::Gdem {
                     return self.err(
                         "policy.lambda",
                         span(l),

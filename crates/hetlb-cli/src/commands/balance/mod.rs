@@ -6,13 +6,11 @@ use crate::plot::Downsampler;
 
 mod schedule;
 use anyhow::{Context, Result, anyhow, bail};
-use hetlb_core::network_algorithm::{
-    NetworkAlgorithm, NetworkError, NetworkOptions, balance_on_within,
-};
+use hetlb_core::algorithm::{Algorithm, BalanceError, BalanceOptions, balance_on_within};
 use hetlb_core::report::{BalanceReport, ReportDetail};
 use hetlb_core::rounds::{RoundError, RoundRun};
 use hetlb_core::topology::{Graph, Hypercube, Network, Topology, TopologySpec};
-use hetlb_core::{BalanceError, Capacities, Metrics, ModelError, Plan};
+use hetlb_core::{Capacities, Metrics, ModelError, Plan};
 use std::path::PathBuf;
 
 /// Arguments of `hetlb balance`.
@@ -80,7 +78,7 @@ const SHOWN_TRANSFERS: usize = 10_000;
 
 /// Runs `hetlb balance`.
 pub fn run(args: Args) -> Result<()> {
-    let algorithm: NetworkAlgorithm = args.algorithm.parse().context("--algorithm")?;
+    let algorithm: Algorithm = args.algorithm.parse().context("--algorithm")?;
     let loads = parse_loads(&args.loads, "--loads")?;
     let (network, topology) = network(args.topology.as_deref(), &loads, algorithm)?;
     // What every run holds whatever it does: the loads, the network and a round engine's
@@ -108,10 +106,10 @@ pub fn run(args: Args) -> Result<()> {
             "note: {algorithm} does not use capacities; they only weight the metrics (use dem-hetero, cwa, hybrid or a diffusion algorithm)"
         );
     }
-    if args.seed.is_some() && algorithm != NetworkAlgorithm::RandomBiasing {
+    if args.seed.is_some() && algorithm != Algorithm::RandomBiasing {
         bail!("--seed: only random-biasing draws random numbers, not {algorithm}");
     }
-    let options = NetworkOptions {
+    let options = BalanceOptions {
         capacities,
         procs_per_group: args.procs_per_group,
         max_rounds: args.max_rounds,
@@ -126,21 +124,21 @@ pub fn run(args: Args) -> Result<()> {
         crate::limits::transfers_within(fixed),
     )
     .map_err(|e| {
-        if matches!(e, NetworkError::Round(RoundError::TooManyTransfers { .. })) {
+        if matches!(e, BalanceError::Round(RoundError::TooManyTransfers { .. })) {
             return crate::limits::round_error(e, &format!("{algorithm} on {topology}"), "");
         }
         let field = match &e {
             BalanceError::Model(ModelError::GroupSize { .. })
             | BalanceError::GroupSizeUnused(_) => "--procs-per-group",
             BalanceError::Model(ModelError::CapacityCount { .. })
-            | NetworkError::Round(RoundError::Model(ModelError::CapacityCount { .. })) => {
+            | BalanceError::Round(RoundError::Model(ModelError::CapacityCount { .. })) => {
                 "--capacities"
             }
-            NetworkError::NeedsHypercube(_) => "--algorithm",
-            NetworkError::Lambda(_) => "--lambda",
-            NetworkError::Unused { option, .. } if option.contains('λ') => "--lambda",
-            NetworkError::Unused { option, .. } if option.contains("round") => "--max-rounds",
-            NetworkError::Unused { .. } => "--procs-per-group",
+            BalanceError::NeedsHypercube(_) => "--algorithm",
+            BalanceError::Lambda(_) => "--lambda",
+            BalanceError::Unused { option, .. } if option.contains('λ') => "--lambda",
+            BalanceError::Unused { option, .. } if option.contains("round") => "--max-rounds",
+            BalanceError::Unused { .. } => "--procs-per-group",
             _ => "--loads",
         };
         anyhow!("{field}: {e}")
@@ -290,11 +288,7 @@ fn csv_rows<'a>(
 }
 
 /// The network of `--topology`, or the hypercube of the loads, with its name.
-fn network(
-    spec: Option<&str>,
-    loads: &[u64],
-    algorithm: NetworkAlgorithm,
-) -> Result<(Network, String)> {
+fn network(spec: Option<&str>, loads: &[u64], algorithm: Algorithm) -> Result<(Network, String)> {
     let Some(spec) = spec else {
         let cube = Hypercube::for_nodes(loads.len()).map_err(|e| {
             if algorithm.needs_hypercube() {
@@ -340,7 +334,7 @@ const PLOTTED_NODES: usize = 16;
 /// round at a time so that no per-round table is held.
 fn plot_loads(
     path: &std::path::Path,
-    algorithm: NetworkAlgorithm,
+    algorithm: Algorithm,
     topology: &str,
     run: &RoundRun,
 ) -> Result<()> {
@@ -403,7 +397,7 @@ fn abbreviate(loads: &[u64]) -> String {
 /// Phases listed in full up to this many; longer runs show the first and the last ones.
 const SHOWN_PHASES: usize = 40;
 
-fn print_table(algorithm: NetworkAlgorithm, topology: &str, run: &RoundRun, m: &Metrics) {
+fn print_table(algorithm: Algorithm, topology: &str, run: &RoundRun, m: &Metrics) {
     let plan: &Plan = &run.plan;
     let total: u64 = plan.initial.iter().sum();
     crate::out!(

@@ -24,7 +24,7 @@ pub struct Exchange {
     #[arg(long, default_value_t = 1_000_000, value_parser = whole::<u64>(0, 1 << 40))]
     max_load: u64,
     /// Pair rules to time (dem, dem-fixed, dem-improved, dem-hetero, oem).
-    #[arg(long, value_delimiter = ',', default_values_t = vec!["dem".to_string(), "oem".to_string()])]
+    #[arg(long = "algorithms", visible_alias = "rules", value_delimiter = ',', default_values_t = vec!["dem".to_string(), "oem".to_string()])]
     rules: Vec<String>,
     /// Also time the full planner, which records every transfer (about 12·2^n of them: some
     /// 5 GB at n = 24).
@@ -171,7 +171,7 @@ pub fn exchange(a: Exchange) -> Result<()> {
     cfg.rules = a
         .rules
         .iter()
-        .map(|r| r.parse::<Algorithm>().context("--rules"))
+        .map(|r| r.parse::<Algorithm>().context("--algorithms"))
         .collect::<Result<_>>()?;
     let report = hetlb_bench::exchange::run(&cfg, &mut counter(REPETITIONS)).map_err(flagged)?;
     let d = &report.details;

@@ -5,7 +5,7 @@ use crate::output::{Format, fixed, print_csv, print_json, table};
 use crate::plot::{Series, line_chart};
 use crate::progress;
 use anyhow::{Context, Result, bail};
-use hetlb_core::network_algorithm::NetworkAlgorithm;
+use hetlb_core::algorithm::Algorithm;
 use hetlb_experiments::dishet::{
     Cell, Config, MAX_TOTAL, PAPER_FINDINGS, aggregate, mean_rounds, run, summarise,
 };
@@ -38,7 +38,7 @@ pub struct Args {
 }
 
 fn config(args: &Args) -> Result<Config> {
-    let algorithms: Vec<NetworkAlgorithm> =
+    let algorithms: Vec<Algorithm> =
         crate::input::parse_unique(&args.algorithms, "--algorithms", None)?;
     if let Some(a) = algorithms.iter().find(|a| a.needs_hypercube()) {
         bail!("--algorithms: {a} runs on a hypercube only; the experiment uses random graphs");

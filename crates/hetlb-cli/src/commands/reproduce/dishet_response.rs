@@ -9,7 +9,7 @@ use crate::output::{Format, fixed, print_csv, print_json, table};
 use crate::plot::{Series, line_chart};
 use crate::progress;
 use anyhow::{Context, Result, bail};
-use hetlb_core::network_algorithm::NetworkAlgorithm;
+use hetlb_core::algorithm::Algorithm;
 use hetlb_experiments::dishet::response::{
     Cell, MAX_TOTAL, MAX_TOTAL_WHY, Policy, Response, ResponseReport,
 };
@@ -65,7 +65,7 @@ fn link_rate(s: &str) -> Result<f64, String> {
 /// The experiment, checked before anything runs.
 fn setup(args: &Args) -> Result<Response> {
     let config = args.grid.config(
-        NetworkAlgorithm::DIFFUSION.to_vec(),
+        Algorithm::DIFFUSION.to_vec(),
         hetlb_core::rounds::DEFAULT_MAX_ROUNDS,
         MAX_TOTAL,
         MAX_TOTAL_WHY,
@@ -296,7 +296,7 @@ fn write_plots(dir: &Path, args: &Args, s: &ResponseReport) -> Result<Vec<PathBu
                 .collect();
             // The balancing rules often lie within a fraction of a percent of each other:
             // beside the absolute chart, one of each rule against dishet shows them apart.
-            if s.policies.contains(&Policy::Rule(NetworkAlgorithm::Dishet)) {
+            if s.policies.contains(&Policy::Rule(Algorithm::Dishet)) {
                 let base = series
                     .iter()
                     .find(|x| x.label == "dishet")

@@ -13,7 +13,7 @@ mod rim_dynamic;
 mod rim_overhead;
 
 use anyhow::{Context, Result};
-use hetlb_core::network_algorithm::NetworkAlgorithm;
+use hetlb_core::algorithm::Algorithm;
 use hetlb_experiments::dishet::{Config, DishetError, Distribution};
 use std::path::{Path, PathBuf};
 
@@ -141,7 +141,7 @@ impl DishetGrid {
     /// `max_total` are refused with `why` (say, what the limit protects).
     pub fn config(
         &self,
-        algorithms: Vec<NetworkAlgorithm>,
+        algorithms: Vec<Algorithm>,
         max_rounds: u64,
         max_total: u64,
         why: &'static str,

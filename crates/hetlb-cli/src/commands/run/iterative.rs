@@ -6,7 +6,7 @@ use crate::output::{Format, fixed, print_csv, print_json, table};
 use crate::plot::{Axes, Series, line_chart_with};
 use crate::progress;
 use anyhow::{Context, Result, anyhow, bail};
-use hetlb_core::network_algorithm::NetworkAlgorithm;
+use hetlb_core::algorithm::Algorithm;
 use hetlb_core::transmission::Schedule;
 use hetlb_runtime::Slowdown;
 use hetlb_runtime::peer::{BalancerConfig, Speeds};
@@ -27,10 +27,10 @@ const MAX_CELLS: u64 = 100_000_000;
 /// Arguments of `hetlb run iterative`.
 #[derive(Debug, clap::Args)]
 #[command(after_help = "Examples:\n  \
-    hetlb run iterative --balancer all --procs 4 --slowdown 1,3,3,3\n  \
-    hetlb run iterative --balancer cwa,dishet,none --procs 8 --drift hotspot:6 --plot iterations.svg\n  \
-    hetlb run iterative --balancer oem --procs 4 --schedule pipeline --dump steps.jsonl --format json\n  \
-    mpiexec -n 8 hetlb run iterative --backend mpi --balancer all --slowdown 1,1,3,3,3,3,3,3")]
+    hetlb run iterative --algorithm all --procs 4 --slowdown 1,3,3,3\n  \
+    hetlb run iterative --algorithm cwa,dishet,none --procs 8 --drift hotspot:6 --plot iterations.svg\n  \
+    hetlb run iterative --algorithm oem --procs 4 --schedule pipeline --dump steps.jsonl --format json\n  \
+    mpiexec -n 8 hetlb run iterative --backend mpi --algorithm all --slowdown 1,1,3,3,3,3,3,3")]
 pub struct Args {
     /// Items (cells of work) in all, spread over the ranks in equal blocks at the start.
     #[arg(long, default_value_t = 4096, visible_alias = "cells", value_parser = whole::<u64>(1, MAX_CELLS))]
@@ -43,7 +43,12 @@ pub struct Args {
     every: u64,
     /// Rules to compare, comma-separated (any name `hetlb balance` accepts), `none` for the
     /// run without balancing, or `all`: every rule that fits the rank count, and none.
-    #[arg(long, default_value = "all", value_name = "ALG[,ALG…]|all|none")]
+    #[arg(
+        long = "algorithm",
+        visible_alias = "balancer",
+        default_value = "all",
+        value_name = "ALG[,ALG…]|all|none"
+    )]
     balancer: String,
     /// Ranks (threads; on MPI the number of processes, the default there).
     #[arg(long, visible_alias = "workers", value_name = "P", value_parser = whole::<usize>(1, MAX_THREAD_RANKS))]
@@ -158,18 +163,18 @@ impl Setup {
             other => bail!("--speeds: unknown '{other}' (expected measured or equal)"),
         };
         let names: Vec<String> = match args.balancer.as_str() {
-            "all" => NetworkAlgorithm::all()
+            "all" => Algorithm::all()
                 .filter(|a| ranks.is_power_of_two() || !a.needs_hypercube())
                 .map(|a| a.name().to_string())
                 .chain(std::iter::once("none".to_string()))
                 .collect(),
             list => crate::input::unique(
                 list.split(',').map(|s| s.trim().to_string()).collect(),
-                "--balancer",
+                "--algorithm",
             ),
         };
         if names.is_empty() || names.iter().any(String::is_empty) {
-            bail!("--balancer: an empty name in '{}'", args.balancer);
+            bail!("--algorithm: an empty name in '{}'", args.balancer);
         }
         let mut balancers = Vec::new();
         for name in &names {
@@ -178,14 +183,14 @@ impl Setup {
                 continue;
             }
             // The core's message names every rule once.
-            name.parse::<NetworkAlgorithm>()
-                .map_err(|e| anyhow!("--balancer: {e}, or none"))?;
+            name.parse::<Algorithm>()
+                .map_err(|e| anyhow!("--algorithm: {e}, or none"))?;
             let mut cfg = BalancerConfig::new(name)
-                .map_err(|e| anyhow!("--balancer: {e}"))?
+                .map_err(|e| anyhow!("--algorithm: {e}"))?
                 .speeds(speeds.clone())
                 .schedule(schedule)
                 .timeout(Duration::from_secs_f64(args.timeout));
-            if cfg.algorithm() == NetworkAlgorithm::RandomBiasing {
+            if cfg.algorithm() == Algorithm::RandomBiasing {
                 cfg = cfg.seed(args.seed);
             }
             if let Some(t) = &args.topology {
@@ -198,7 +203,7 @@ impl Setup {
                 let m = e.to_string();
                 match m.strip_prefix("topology: ") {
                     Some(rest) => anyhow!("--topology: {rest}"),
-                    None => anyhow!("--balancer: {m}"),
+                    None => anyhow!("--algorithm: {m}"),
                 }
             })?;
             balancers.push(Some(cfg));

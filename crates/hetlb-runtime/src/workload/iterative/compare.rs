@@ -6,7 +6,7 @@
 use super::{IterationProgress, IterativeConfig, IterativeError, IterativeRun, RankLog, Step};
 use crate::peer::BalancerConfig;
 use crate::speed_check::{Implausible, implausible, speed};
-use hetlb_core::network_algorithm::NetworkAlgorithm;
+use hetlb_core::algorithm::Algorithm;
 use serde::Serialize;
 use std::time::Duration;
 
@@ -246,7 +246,7 @@ pub fn assess(runs: Vec<IterativeRun>, spreads: &[Spread]) -> Assessment {
         .filter(|b| b.items_moved == 0 && b.balancer != "none")
         .filter(|b| {
             b.balancer
-                .parse::<NetworkAlgorithm>()
+                .parse::<Algorithm>()
                 .is_ok_and(|a| !a.uses_capacities())
         })
         .map(|b| b.balancer.clone())

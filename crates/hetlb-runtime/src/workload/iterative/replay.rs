@@ -6,10 +6,8 @@
 use super::dump::DumpLine;
 use crate::peer::imbalance;
 use hetlb_core::Metrics;
+use hetlb_core::algorithm::{Algorithm, BalanceError, BalanceOptions, balance_on_within};
 use hetlb_core::model::{Capacities, ModelError};
-use hetlb_core::network_algorithm::{
-    NetworkAlgorithm, NetworkError, NetworkOptions, balance_on_within,
-};
 use hetlb_core::topology::Network;
 use serde::Serialize;
 use thiserror::Error;
@@ -115,7 +113,7 @@ pub enum ReplayError {
     #[error("{rule} runs on a hypercube only, and the recorded ranks are not one")]
     NotOnHypercube {
         /// The rule.
-        rule: NetworkAlgorithm,
+        rule: Algorithm,
     },
     /// A rule refused the recorded inputs (or outgrew `max_transfers`).
     #[error("step {step}: {rule}")]
@@ -123,10 +121,10 @@ pub enum ReplayError {
         /// The recorded step.
         step: u64,
         /// The rule.
-        rule: NetworkAlgorithm,
+        rule: Algorithm,
         /// The planner's refusal.
         #[source]
-        source: NetworkError,
+        source: BalanceError,
     },
 }
 
@@ -139,9 +137,9 @@ pub enum ReplayError {
 /// let ring = "ring:6".parse::<TopologySpec>().unwrap().build().unwrap();
 /// assert!(rules_for(&ring).iter().all(|r| !r.needs_hypercube()));
 /// ```
-pub fn rules_for(network: &Network) -> Vec<NetworkAlgorithm> {
+pub fn rules_for(network: &Network) -> Vec<Algorithm> {
     let cube = matches!(network, Network::Hypercube(_));
-    NetworkAlgorithm::all()
+    Algorithm::all()
         .filter(|a| cube || !a.needs_hypercube())
         .collect()
 }
@@ -150,7 +148,7 @@ pub fn rules_for(network: &Network) -> Vec<NetworkAlgorithm> {
 ///
 /// # Errors
 /// [`ReplayError::NotOnHypercube`] for a hypercube rule on another network.
-pub fn check_rule(rule: NetworkAlgorithm, network: &Network) -> Result<(), ReplayError> {
+pub fn check_rule(rule: Algorithm, network: &Network) -> Result<(), ReplayError> {
     if rule.needs_hypercube() && !matches!(network, Network::Hypercube(_)) {
         return Err(ReplayError::NotOnHypercube { rule });
     }
@@ -169,13 +167,13 @@ pub fn check_rule(rule: NetworkAlgorithm, network: &Network) -> Result<(), Repla
 ///
 /// # Example
 /// ```
-/// use hetlb_core::network_algorithm::NetworkAlgorithm;
+/// use hetlb_core::algorithm::Algorithm;
 /// use hetlb_core::topology::TopologySpec;
 /// use hetlb_runtime::workload::iterative::{dump, replay};
 /// let text = r#"{"step":1,"algorithm":"cwa","topology":"hypercube:2","capacities":[1,1,1,1],"loads_before":[8,0,0,0],"loads_after":[2,2,2,2]}"#;
 /// let line = dump::read(text.as_bytes()).next().unwrap().unwrap();
 /// let cube = "hypercube:2".parse::<TopologySpec>().unwrap().build().unwrap();
-/// let out = replay::step(&line, &cube, &[NetworkAlgorithm::Dishet], u64::MAX).unwrap();
+/// let out = replay::step(&line, &cube, &[Algorithm::Dishet], u64::MAX).unwrap();
 /// assert_eq!(out[0].algorithm, "cwa (recorded)");
 /// assert_eq!(out[0].units_moved, 6);
 /// assert!(out[1].imbalance_after < out[1].imbalance_before);
@@ -183,7 +181,7 @@ pub fn check_rule(rule: NetworkAlgorithm, network: &Network) -> Result<(), Repla
 pub fn step(
     line: &DumpLine,
     network: &Network,
-    rules: &[NetworkAlgorithm],
+    rules: &[Algorithm],
     max_transfers: u64,
 ) -> Result<Vec<Outcome>, ReplayError> {
     let caps = &line.capacities;
@@ -212,9 +210,9 @@ pub fn step(
                     source,
                 })?,
             );
-        let options = NetworkOptions {
+        let options = BalanceOptions {
             capacities: capacities.clone(),
-            ..NetworkOptions::default()
+            ..BalanceOptions::default()
         };
         let run = balance_on_within(network, rule, &line.loads_before, &options, max_transfers)
             .map_err(|source| ReplayError::Rule {

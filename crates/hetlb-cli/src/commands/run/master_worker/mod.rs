@@ -25,7 +25,7 @@ use std::time::Duration;
 #[derive(Debug, clap::Args)]
 #[command(after_help = "Examples:\n  \
     hetlb run matmul --size 1000 --procs 9 --slowdown 1,3,3,3,3,3,3,3,3\n  \
-    hetlb run matmul --size 1000 --procs 9 --slowdown 1,3,3,3,3,3,3,3,3 --policy all --plot efp.svg\n  \
+    hetlb run matmul --size 1000 --procs 9 --slowdown 1,3,3,3,3,3,3,3,3 --algorithm all --plot efp.svg\n  \
     hetlb run matmul --size 1500 --procs 4 --slowdown-change 2:6@0.5 --format json\n  \
     hetlb run synthetic --size 2000 --cost 20000 --procs 4 --slowdown 1,2,2,4\n  \
     mpiexec -n 4 hetlb run matmul --size 1000 --slowdown 1,3,3,3 --backend mpi")]
@@ -46,7 +46,7 @@ pub struct Args {
     slowdown_change: Option<String>,
     /// efp, static (equal split), proportional (split by capacity), self (one task per
     /// request), or all (each in turn, compared).
-    #[arg(long, default_value = "efp")]
+    #[arg(long = "algorithm", visible_alias = "policy", default_value = "efp")]
     policy: String,
     /// threads (default) or mpi (under mpiexec; needs a build with `--features mpi`).
     #[arg(long, default_value = "threads")]
@@ -83,7 +83,7 @@ pub struct Args {
     #[arg(long, short, value_enum, default_value_t)]
     format: Format,
     /// Bar charts per processor (rows; time split into computation, communication and
-    /// wait), like the paper's Figs. 4–8: `.svg` or `.png`. With `--policy all`, one file per
+    /// wait), like the paper's Figs. 4–8: `.svg` or `.png`. With `--algorithm all`, one file per
     /// policy (`NAME-efp.svg`, …).
     #[arg(long)]
     plot: Option<PathBuf>,
@@ -117,7 +117,7 @@ impl Setup {
             vec![
                 args.policy
                     .parse::<Policy>()
-                    .map_err(|e| anyhow!("--policy: {e}"))?,
+                    .map_err(|e| anyhow!("--algorithm: {e}"))?,
             ]
         };
         let mpi = match args.backend.as_str() {
