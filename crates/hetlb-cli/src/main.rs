@@ -76,6 +76,9 @@ fn command() -> clap::Command {
 enum Command {
     /// Balance one load vector on a hypercube or any network and print the plan and its metrics.
     Balance(commands::balance::Args),
+    /// Predict, before anything moves, whether balancing pays: each rule's gain per iteration
+    /// against the cost of its move, by the paper's routing and by direct routing.
+    Advise(commands::advise::Args),
     /// Recompute a published table and print it beside the paper's numbers.
     Reproduce(commands::reproduce::Args),
     /// Histogram of the final max difference over every non-decreasing load vector.
@@ -151,6 +154,7 @@ fn main() -> ExitCode {
     limits::set_output_mib(cli.max_output);
     let result = match cli.command {
         Command::Balance(args) => commands::balance::run(args),
+        Command::Advise(args) => commands::advise::run(args),
         Command::Reproduce(args) => commands::reproduce::run(args),
         Command::Enumerate(args) => commands::enumerate::run(args),
         Command::Bench(args) => commands::bench::run(args),

@@ -28,6 +28,7 @@
 //! assert_eq!(plan.final_loads.iter().sum::<u64>(), 33);
 //! ```
 
+pub mod advice;
 pub mod algorithm;
 pub mod allocation;
 pub mod exchange;
@@ -38,6 +39,7 @@ pub mod plan;
 pub mod policy;
 pub mod report;
 pub mod rounds;
+pub mod routing;
 pub mod rules;
 pub mod text_file;
 pub mod topology;

@@ -1,5 +1,6 @@
 //! One module per subcommand.
 
+pub mod advise;
 pub mod balance;
 pub mod bench;
 pub mod enumerate;
