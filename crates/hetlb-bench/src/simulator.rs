@@ -8,6 +8,7 @@ use hetlb_core::rules::delay_aware::Compensation;
 use hetlb_core::topology::TopologySpec;
 use hetlb_sim::engine::{Arrivals, Injection, SeriesOptions, Setup};
 use hetlb_sim::model::{Distribution, LinkParams, Links, Nodes};
+use hetlb_sim::policy::DiffusionSettings;
 use hetlb_sim::scenario::{PolicySpec, Scenario};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -17,7 +18,7 @@ use std::hint::black_box;
 pub const MAX_DIMS: u32 = 22;
 
 /// The policy kinds timed, the floor first.
-pub const KINDS: [&str; 3] = ["none", "delay-aware", "threshold"];
+pub const KINDS: [&str; 4] = ["none", "delay-aware", "diffusion", "threshold"];
 
 /// What [`run`] times.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -64,6 +65,9 @@ pub struct SimulatorRow {
     pub events_per_second: f64,
     /// `d log(seconds per event) / d log N` from the previous size.
     pub per_event_growth_exponent: Option<f64>,
+    /// The simulator's memory estimate for the run, per node (tasks, events, node and link
+    /// state: [`Scenario::memory_estimate`]).
+    pub bytes_per_node: f64,
 }
 
 /// The parameters of a simulator benchmark and one row per policy kind and size.
@@ -109,6 +113,28 @@ pub fn scenario(kind: &str, dims: u32, arrivals: u64) -> Result<Scenario, BenchE
                 compensation: Compensation::Factor,
                 carry: hetlb_sim::policy::CarryOut::Centre,
             },
+        ),
+        "diffusion" => (
+            Links::uniform(
+                network,
+                LinkParams {
+                    rate: 100.0,
+                    delay: 0.05,
+                    distribution: Distribution::Exponential,
+                },
+            ),
+            vec![5; n],
+            (0..n / 100 + 1)
+                .map(|i| Injection {
+                    node: (i * 7919) % n,
+                    time: 0.25 * i as f64,
+                    tasks: 200,
+                })
+                .collect(),
+            PolicySpec::Diffusion(
+                DiffusionSettings::new(Algorithm::Dishet, 1.0, None)
+                    .map_err(|e| BenchError::refused("dims", e))?,
+            ),
         ),
         "threshold" => (
             Links::uniform(network, LinkParams::INSTANT),
@@ -164,8 +190,8 @@ pub fn scenario(kind: &str, dims: u32, arrivals: u64) -> Result<Scenario, BenchE
 /// use hetlb_bench::simulator::{self, SimulatorConfig};
 /// let cfg = SimulatorConfig::default().dims(vec![4, 5]).arrivals(3).repeat(1);
 /// let r = simulator::run(&cfg, &mut |_, _| {}).unwrap();
-/// assert_eq!(r.details.rows.len(), 6); // three kinds at two sizes
-/// assert_eq!(r.comparisons.len(), 4); // two balancing kinds at two sizes
+/// assert_eq!(r.details.rows.len(), 8); // four kinds at two sizes
+/// assert_eq!(r.comparisons.len(), 6); // three balancing kinds at two sizes
 /// ```
 pub fn run(
     cfg: &SimulatorConfig,
@@ -179,6 +205,7 @@ pub fn run(
     }
     let mut scenarios = BTreeMap::new();
     let mut events = BTreeMap::new();
+    let mut bytes = BTreeMap::new();
     for &d in &cfg.dims {
         for kind in KINDS {
             if kind == "threshold" && d > cfg.threshold_max_dims {
@@ -187,6 +214,7 @@ pub fn run(
             let s = scenario(kind, d, cfg.arrivals)?;
             let report = s.run()?;
             events.insert((kind, d), report.events);
+            bytes.insert((kind, d), s.memory_estimate() as f64 / (1u64 << d) as f64);
             scenarios.insert((kind, d), s);
         }
     }
@@ -223,6 +251,7 @@ pub fn run(
                 median_seconds: secs,
                 events_per_second: ev as f64 / secs,
                 per_event_growth_exponent: growth,
+                bytes_per_node: bytes[&(kind, d)],
             });
             if kind != "none" {
                 let none = events[&("none", d)];

@@ -104,7 +104,11 @@ fn every_subcommand_prints_kernel_floor_and_ratio() {
         "--format",
         "json",
     ]);
-    check_report(&v, "simulator", &["threshold_5", "delay_aware_4"]);
+    check_report(
+        &v,
+        "simulator",
+        &["threshold_5", "delay_aware_4", "diffusion_5"],
+    );
 }
 
 #[test]

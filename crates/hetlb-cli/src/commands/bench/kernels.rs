@@ -276,6 +276,7 @@ pub fn simulator(a: Simulator) -> Result<()> {
         "median s",
         "events/s",
         "growth of time per event",
+        "bytes/node",
     ]);
     for r in &report.details.rows {
         t.add_row(vec![
@@ -286,6 +287,7 @@ pub fn simulator(a: Simulator) -> Result<()> {
             format!("{:.3e}", r.events_per_second),
             r.per_event_growth_exponent
                 .map_or(String::new(), |g| format!("N^{}", fixed(g, 2))),
+            fixed(r.bytes_per_node, 0),
         ]);
     }
     crate::out!("{t}");
