@@ -573,6 +573,36 @@ impl Mpi<'static> {
     }
 }
 
+impl Mpi<'static> {
+    /// Joins a process whose MPI was started by another runtime — mpi4py, a C or Fortran
+    /// `main` — where no rsmpi [`Universe`](mpi::environment::Universe) exists: as
+    /// [`Mpi::adopt`], on a duplicate of `comm` (collective).
+    ///
+    /// # Errors
+    /// [`TransportError::Mpi`] when the MPI library this crate is linked to is not
+    /// initialised (the other runtime uses another MPI library, or has not started it yet) or
+    /// is already finalised.
+    ///
+    /// # Safety
+    /// The returned value, and every endpoint and balancer opened from it, must be dropped
+    /// before the other runtime finalises MPI (`MPI_Finalize`): nothing ties their lifetime
+    /// to it.
+    #[allow(unsafe_code)]
+    pub unsafe fn adopt_foreign<C: Communicator>(comm: &C) -> Result<Self, TransportError> {
+        if mpi::environment::is_finalized() {
+            return Err(TransportError::Mpi("MPI is already finalised".into()));
+        }
+        if !mpi::environment::is_initialized() {
+            return Err(TransportError::Mpi(
+                "the MPI library hetlb is linked to is not initialised in this process (the \
+                 caller started another MPI library, or none)"
+                    .into(),
+            ));
+        }
+        Ok(Self::adopt_comm(comm))
+    }
+}
+
 impl<'u> Mpi<'u> {
     /// Joins an application that owns MPI: hetlb works on a duplicate of `comm` (a collective
     /// call: every rank of `comm` must make it). Under `MPI_THREAD_MULTIPLE` the engine runs
@@ -588,6 +618,10 @@ impl<'u> Mpi<'u> {
     /// ```
     pub fn adopt<C: Communicator>(universe: &'u mpi::environment::Universe, comm: &C) -> Self {
         let _ = universe;
+        Self::adopt_comm(comm)
+    }
+
+    fn adopt_comm<C: Communicator>(comm: &C) -> Self {
         let local = comm.split_shared(0).size() as usize;
         let (rank, size) = (comm.rank() as usize, comm.size() as usize);
         let engine = Engine::new(raw::OwnedComm::duplicate_on_this_thread(comm), size);

@@ -12,7 +12,7 @@ use hetlb_core::network_algorithm::{
 use hetlb_core::report::{BalanceReport, ReportDetail};
 use hetlb_core::rounds::{RoundError, RoundRun};
 use hetlb_core::topology::{Graph, Hypercube, Network, Topology, TopologySpec};
-use hetlb_core::{BalanceError, Capacities, Metrics, ModelError, Plan};
+use hetlb_core::{Capacities, Metrics, Plan};
 use std::path::PathBuf;
 
 /// Arguments of `hetlb balance`.
@@ -129,21 +129,8 @@ pub fn run(args: Args) -> Result<()> {
         if matches!(e, NetworkError::Round(RoundError::TooManyTransfers { .. })) {
             return crate::limits::round_error(e, &format!("{algorithm} on {topology}"), "");
         }
-        let field = match &e {
-            BalanceError::Model(ModelError::GroupSize { .. })
-            | BalanceError::GroupSizeUnused(_) => "--procs-per-group",
-            BalanceError::Model(ModelError::CapacityCount { .. })
-            | NetworkError::Round(RoundError::Model(ModelError::CapacityCount { .. })) => {
-                "--capacities"
-            }
-            NetworkError::NeedsHypercube(_) => "--algorithm",
-            NetworkError::Lambda(_) => "--lambda",
-            NetworkError::Unused { option, .. } if option.contains('λ') => "--lambda",
-            NetworkError::Unused { option, .. } if option.contains("round") => "--max-rounds",
-            NetworkError::Unused { .. } => "--procs-per-group",
-            _ => "--loads",
-        };
-        anyhow!("{field}: {e}")
+        let field = e.argument();
+        anyhow!("--{field}: {e}")
     })?;
     let plan = &run.plan;
     let metrics = Metrics::of(plan, options.capacities.as_ref());
