@@ -112,7 +112,10 @@ def _check_comm(comm: Any) -> int:
         raise MPIError("comm: the communicator is null (freed, or never created)")
     if comm.Is_inter():
         raise MPIError("comm: an intercommunicator; hetlb balances within one group")
-    return int(MPI._handleof(comm))
+    # The handle as the C type holds it (mpi4py gives it unsigned).
+    bits = 8 * _hetlb.comm_handle_size()
+    handle = int(MPI._handleof(comm)) & ((1 << bits) - 1)
+    return handle - (1 << bits) if handle >> (bits - 1) else handle
 
 
 class Balancer:

@@ -45,9 +45,12 @@ def loads_array(values: Any, what: str = "loads") -> np.ndarray:
             i = int(negative[0])
             raise InvalidInputError(f"{what}: value {i + 1} ({arr[i]}) is negative")
         return np.ascontiguousarray(arr, dtype=np.uint64)
-    if kind == "O":
-        out = np.empty(arr.size, dtype=np.uint64)
-        for i, v in enumerate(arr.tolist()):
+    if kind == "O" or (kind not in "iu" and not isinstance(values, np.ndarray)):
+        # Python ints beyond int64 (NumPy makes them objects or floats), or a mixed list:
+        # one value at a time, exactly.
+        items = values.tolist() if isinstance(values, np.ndarray) else list(values)
+        out = np.empty(len(items), dtype=np.uint64)
+        for i, v in enumerate(items):
             out[i] = _one_load(v, i, what)
         return out
     if kind == "f":
@@ -59,7 +62,9 @@ def loads_array(values: Any, what: str = "loads") -> np.ndarray:
 
 
 def _one_load(v: Any, i: int, what: str) -> int:
-    if isinstance(v, bool) or not isinstance(v, numbers.Integral):
+    if isinstance(v, (bool, np.bool_)):
+        raise InvalidTypeError(f"{what}: value {i + 1} ({v!r}) is not an integer")
+    if not isinstance(v, numbers.Integral):
         if isinstance(v, numbers.Real):
             if v < 0:
                 raise InvalidInputError(f"{what}: value {i + 1} ({v}) is negative")
