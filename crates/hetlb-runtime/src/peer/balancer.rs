@@ -9,10 +9,10 @@ use super::gather::{all_gather, barrier};
 use super::holdings::Aside;
 use super::item::Item;
 use super::migrate::{Failed, carry_out};
-use super::store::{Bytes, ItemKind, RecordBuffer, Records, Store};
 use super::report::Report;
 use super::session::{Mailbox, Session, SessionSettings, TICK};
 use super::speed::SpeedMeter;
+use super::store::{Bytes, ItemKind, RecordBuffer, Records, Store};
 use super::wire::{Msg, RankState, WireOutcome};
 use crate::transport::{Group, Liveness, Transport};
 use hetlb_core::topology::Network;
@@ -254,7 +254,10 @@ impl<K: ItemKind, G: Group> Balancer<K, G> {
     }
 
     /// Decides for a store: [`Balancer::plan`] for any kind of items.
-    fn plan_store<S: Store<Chunk = K::Chunk>>(&mut self, items: &S) -> Result<Migration, PeerError> {
+    fn plan_store<S: Store<Chunk = K::Chunk>>(
+        &mut self,
+        items: &S,
+    ) -> Result<Migration, PeerError> {
         self.begin()?;
         self.decide_now(items.len(), items.units(), items.shape())
     }
@@ -371,7 +374,10 @@ impl<K: ItemKind, G: Group> Balancer<K, G> {
         self.doubt.as_ref().map_or(0, |d| d.aside.len() as u64)
     }
 
-    fn resolve_store<S: Store<Chunk = K::Chunk>>(&mut self, items: &mut S) -> Result<(), PeerError> {
+    fn resolve_store<S: Store<Chunk = K::Chunk>>(
+        &mut self,
+        items: &mut S,
+    ) -> Result<(), PeerError> {
         let Some(doubt) = self.doubt.take() else {
             return Ok(());
         };
@@ -398,7 +404,9 @@ impl<K: ItemKind, G: Group> Balancer<K, G> {
                         Err(PeerError::InDoubt {
                             epoch: self.doubt.as_ref().map_or(0, |d| d.epoch),
                             coordinator: self.doubt.as_ref().map_or(0, |d| d.coordinator),
-                            reason: format!("the outcome is known but the items cannot be put back: {e}"),
+                            reason: format!(
+                                "the outcome is known but the items cannot be put back: {e}"
+                            ),
                             items_aside,
                         })
                     }

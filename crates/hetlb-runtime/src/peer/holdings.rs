@@ -495,4 +495,77 @@ mod tests {
         back.sort_unstable();
         assert_eq!(back, [1, 2, 3, 4, 5]);
     }
+
+    /// A buffer that cannot grow past a fixed capacity (as a foreign buffer whose `realloc`
+    /// fails).
+    struct Capped(Vec<u8>, usize);
+
+    impl super::super::store::RecordBuffer for Capped {
+        fn bytes(&self) -> &[u8] {
+            &self.0
+        }
+        fn bytes_mut(&mut self) -> &mut [u8] {
+            &mut self.0
+        }
+        fn reserve_total(&mut self, total: usize) -> Result<(), StoreError> {
+            if total > self.1 {
+                return Err(StoreError::NoRoom {
+                    items: total,
+                    bytes_each: 1,
+                    reason: "capped".into(),
+                });
+            }
+            self.0.reserve(total.saturating_sub(self.0.len()));
+            Ok(())
+        }
+        fn truncate(&mut self, len: usize) {
+            self.0.truncate(len);
+        }
+        fn extend_from_slice(&mut self, bytes: &[u8]) {
+            self.0.extend_from_slice(bytes);
+        }
+    }
+
+    #[test]
+    fn weighted_records_received_are_forwarded_then_committed_and_a_full_buffer_refuses() {
+        let record = |id: u64, cost: u64| [id, cost, !id].map(u64::to_ne_bytes).concat();
+        let weigh = |b: &[u8]| u64::from_ne_bytes(b[8..16].try_into().unwrap());
+        let mut buf: Vec<u8> = [(1, 2), (2, 2)]
+            .iter()
+            .flat_map(|&(i, c)| record(i, c))
+            .collect();
+        let mut other: Vec<u8> = [(10, 4), (11, 1)]
+            .iter()
+            .flat_map(|&(i, c)| record(i, c))
+            .collect();
+        let incoming = Records::new(&mut other, 24, 0)
+            .unwrap()
+            .with_loads(&weigh)
+            .copy_range(0..2);
+        let mut r = Records::new(&mut buf, 24, 0).unwrap().with_loads(&weigh);
+        let mut h = Holdings::new(&mut r);
+        h.receive(incoming.clone(), 5);
+        let (sent, carried) = h.take(4, 100);
+        assert_eq!(carried, 4);
+        assert_eq!(sent.len(), 1);
+        assert_eq!(h.store().chunk_len(&sent[0]), 1);
+        h.prepare_commit().unwrap();
+        h.commit();
+        assert_eq!(ids(&r), [1, 2, 11]);
+        for i in 0..r.len() {
+            let rec = r.record(i);
+            assert_eq!(rec[16..24], (!r.id(i)).to_ne_bytes());
+        }
+
+        // A buffer that cannot hold what it would receive: preparing the commit fails and the
+        // records stay exactly as they were.
+        let mut capped = Capped((0..2).flat_map(|i| record(i, 1)).collect(), 2 * 24);
+        let before = capped.0.clone();
+        let mut r = Records::new(&mut capped, 24, 0).unwrap();
+        let mut h = Holdings::new(&mut r);
+        h.receive(incoming, 2);
+        assert!(matches!(h.prepare_commit(), Err(StoreError::NoRoom { .. })));
+        h.roll_back();
+        assert_eq!(capped.0, before);
+    }
 }

@@ -8,6 +8,25 @@
 //! `Vec<T>` (serialised item by item with serde); records move chunks of raw bytes — one
 //! copy into the message, one out of it, no allocation per record — which is what the C
 //! interface and other foreign callers use.
+//!
+//! # Records from a foreign caller
+//! A caller whose records live in memory it allocated itself (a C `malloc`'ed array, a
+//! NumPy array) keeps them there:
+//!
+//! 1. implement [`RecordBuffer`] over that memory: [`RecordBuffer::bytes`] and
+//!    [`RecordBuffer::bytes_mut`] view the records held, [`RecordBuffer::reserve_total`] grows
+//!    the allocation (`realloc`) and is the only step allowed to fail — the balancer calls it
+//!    before it votes, so a rank that cannot grow gives the call up and every rank rolls back —
+//!    and [`RecordBuffer::truncate`] and [`RecordBuffer::extend_from_slice`] only move the
+//!    length within the room reserved;
+//! 2. wrap it: `Records::new(&mut buffer, record_size, id_offset)`, then
+//!    [`Records::with_loads`] when records do not all weigh one unit;
+//! 3. call [`Balancer::rebalance_records`](super::Balancer::rebalance_records) on a
+//!    `Balancer<Bytes, _>` (or `plan_records` then `migrate_records`), collectively;
+//! 4. after the call (success or failure) the buffer's length says how many records this rank
+//!    holds: its kept records first, in their order, then the ones received.
+//!
+//! `hetlb-capi`'s `hetlb_rebalance` is this sequence over a `malloc`'ed array.
 
 use super::item::Item;
 use crate::transport::Message;
@@ -572,7 +591,9 @@ mod tests {
     use super::*;
 
     fn buffer(ids: std::ops::Range<u64>) -> Vec<u8> {
-        ids.flat_map(|id| [id, id * 3]).flat_map(u64::to_ne_bytes).collect()
+        ids.flat_map(|id| [id, id * 3])
+            .flat_map(u64::to_ne_bytes)
+            .collect()
     }
 
     #[test]
@@ -591,7 +612,10 @@ mod tests {
     #[test]
     fn bad_shapes_are_refused() {
         let mut b = buffer(0..3);
-        assert_eq!(Records::new(&mut b, 0, 0).unwrap_err(), RecordError::ZeroSize);
+        assert_eq!(
+            Records::new(&mut b, 0, 0).unwrap_err(),
+            RecordError::ZeroSize
+        );
         assert!(matches!(
             Records::new(&mut b, 16, 9),
             Err(RecordError::IdOutOfRange { .. })
