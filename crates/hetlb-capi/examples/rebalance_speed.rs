@@ -50,6 +50,103 @@ fn record(id: u64) -> [u8; SIZE] {
     r
 }
 
+/// Seconds of one `hetlb_rebalance` of this rank's records in a `malloc`'ed array, checked.
+fn c_call(
+    c: *mut hetlb_balancer,
+    ids: &std::ops::Range<u64>,
+    check: &dyn Fn(u64, u64, bool) -> f64,
+) -> f64 {
+    let n = ids.clone().count();
+    // SAFETY: a fresh allocation of n records (at least one byte), filled before use.
+    let mut items: *mut c_void = unsafe { libc::malloc((n * SIZE).max(1)) };
+    assert!(!items.is_null());
+    for (i, id) in ids.clone().enumerate() {
+        // SAFETY: record i lies within the allocation.
+        unsafe {
+            std::ptr::copy_nonoverlapping(
+                record(id).as_ptr(),
+                items.cast::<u8>().add(i * SIZE),
+                SIZE,
+            )
+        };
+    }
+    let mut count = n;
+    check(0, 0, false);
+    let t = Instant::now();
+    // SAFETY: a live balancer and a malloc'ed array of `count` records.
+    let rc = unsafe {
+        hetlb_rebalance(
+            c,
+            &mut items,
+            &mut count,
+            SIZE,
+            0,
+            None,
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+        )
+    };
+    let secs = t.elapsed().as_secs_f64();
+    if rc != 0 {
+        // SAFETY: the thread's message.
+        let m = unsafe { CStr::from_ptr(hetlb::hetlb_last_error()) };
+        panic!("hetlb_rebalance: {}", m.to_string_lossy());
+    }
+    // SAFETY: `count` records in the (possibly moved) array.
+    let held = unsafe { std::slice::from_raw_parts(items.cast::<u8>(), count * SIZE) };
+    let id_sum = held
+        .chunks_exact(SIZE)
+        .map(|r| u64::from_ne_bytes(r[..8].try_into().expect("8 bytes")))
+        .sum();
+    check(count as u64, id_sum, true);
+    // SAFETY: from malloc/realloc.
+    unsafe { libc::free(items) };
+    secs
+}
+
+/// Seconds of one `rebalance_records` of the same records in a `Vec<u8>` of the same
+/// capacity (no spare room, as the `malloc`'ed array), checked.
+fn records_call<G: hetlb_runtime::transport::Group>(
+    b: &mut Balancer<Bytes, G>,
+    ids: &std::ops::Range<u64>,
+    check: &dyn Fn(u64, u64, bool) -> f64,
+) -> f64 {
+    let mut buffer: Vec<u8> = Vec::with_capacity(ids.clone().count() * SIZE);
+    for id in ids.clone() {
+        buffer.extend_from_slice(&record(id));
+    }
+    check(0, 0, false);
+    let t = Instant::now();
+    let mut records = Records::new(&mut buffer, SIZE, 0).expect("records");
+    b.rebalance_records(&mut records)
+        .expect("rebalance_records");
+    let secs = t.elapsed().as_secs_f64();
+    let id_sum = (0..records.len()).map(|i| records.id(i)).sum();
+    check(records.len() as u64, id_sum, true);
+    secs
+}
+
+/// Seconds of one `rebalance` of the same records as a `Vec<Rec>`, checked.
+fn items_call<G: hetlb_runtime::transport::Group>(
+    b: &mut Balancer<Rec, G>,
+    ids: &std::ops::Range<u64>,
+    check: &dyn Fn(u64, u64, bool) -> f64,
+) -> f64 {
+    let mut recs: Vec<Rec> = ids
+        .clone()
+        .map(|id| Rec {
+            id,
+            payload: std::array::from_fn(|k| id.wrapping_mul(k as u64 + 2)),
+        })
+        .collect();
+    check(0, 0, false);
+    let t = Instant::now();
+    b.rebalance(&mut recs).expect("rebalance");
+    let secs = t.elapsed().as_secs_f64();
+    check(recs.len() as u64, recs.iter().map(|r| r.id).sum(), true);
+    secs
+}
+
 fn median(v: &mut [f64]) -> f64 {
     v.sort_by(f64::total_cmp);
     v[v.len() / 2]
@@ -86,95 +183,36 @@ fn main() {
     let mut item_balancer: Balancer<Rec, _> =
         Balancer::new(&transport, config).expect("a balancer");
 
+    let barrier = || world.barrier();
     let slowest = |secs: f64| {
         let mut max = 0.0f64;
         world.all_reduce_into(&secs, &mut max, SystemOperation::max());
         max
     };
-    let check = |n: u64, sum: u64| {
+    // check(n, id_sum, true) checks the records; check(_, _, false) is the barrier before a
+    // timed call.
+    let check = |n: u64, sum: u64, records: bool| {
+        if !records {
+            barrier();
+            return 0.0;
+        }
         let (mut all, mut all_sum) = (0u64, 0u64);
         world.all_reduce_into(&n, &mut all, SystemOperation::sum());
         world.all_reduce_into(&sum, &mut all_sum, SystemOperation::sum());
         assert_eq!(all, total, "records lost or doubled");
         assert_eq!(all_sum, total * (total - 1) / 2, "ids lost or doubled");
+        0.0
     };
     let (mut t_c, mut t_bytes, mut t_items) = (Vec::new(), Vec::new(), Vec::new());
-    for _ in 0..trials {
-        // The C interface on a malloc'ed array.
-        let n = mine as usize;
-        // SAFETY: a fresh allocation of n records (or none), filled before use.
-        let mut items: *mut c_void = unsafe { libc::malloc((n * SIZE).max(1)) };
-        assert!(!items.is_null());
-        for (i, id) in ids.clone().enumerate() {
-            // SAFETY: record i lies within the allocation.
-            unsafe {
-                std::ptr::copy_nonoverlapping(
-                    record(id).as_ptr(),
-                    items.cast::<u8>().add(i * SIZE),
-                    SIZE,
-                )
-            };
+    for trial in 0..trials {
+        // The three calls in turn, starting with a different one each trial.
+        for which in (0..3).map(|k| (k + trial) % 3) {
+            match which {
+                0 => t_c.push(slowest(c_call(c, &ids, &check))),
+                1 => t_bytes.push(slowest(records_call(&mut bytes_balancer, &ids, &check))),
+                _ => t_items.push(slowest(items_call(&mut item_balancer, &ids, &check))),
+            }
         }
-        let mut count = n;
-        world.barrier();
-        let t = Instant::now();
-        // SAFETY: a live balancer and a malloc'ed array of `count` records.
-        let rc = unsafe {
-            hetlb_rebalance(
-                c,
-                &mut items,
-                &mut count,
-                SIZE,
-                0,
-                None,
-                std::ptr::null_mut(),
-                std::ptr::null_mut(),
-            )
-        };
-        let secs = t.elapsed().as_secs_f64();
-        if rc != 0 {
-            // SAFETY: the thread's message.
-            let m = unsafe { CStr::from_ptr(hetlb::hetlb_last_error()) };
-            panic!("hetlb_rebalance: {}", m.to_string_lossy());
-        }
-        t_c.push(slowest(secs));
-        // SAFETY: `count` records in the (possibly moved) array.
-        let held = unsafe { std::slice::from_raw_parts(items.cast::<u8>(), count * SIZE) };
-        let id_sum = held
-            .chunks_exact(SIZE)
-            .map(|r| u64::from_ne_bytes(r[..8].try_into().expect("8 bytes")))
-            .sum();
-        check(count as u64, id_sum);
-        // SAFETY: from malloc/realloc.
-        unsafe { libc::free(items) };
-
-        // The Rust API on byte records.
-        let mut buffer: Vec<u8> = ids.clone().flat_map(record).collect();
-        world.barrier();
-        let t = Instant::now();
-        let mut records = Records::new(&mut buffer, SIZE, 0).expect("records");
-        bytes_balancer
-            .rebalance_records(&mut records)
-            .expect("rebalance_records");
-        let secs = t.elapsed().as_secs_f64();
-        t_bytes.push(slowest(secs));
-        let id_sum = (0..records.len()).map(|i| records.id(i)).sum();
-        check(records.len() as u64, id_sum);
-
-        // The Rust API on items.
-        let mut recs: Vec<Rec> = ids
-            .clone()
-            .map(|id| Rec {
-                id,
-                payload: std::array::from_fn(|k| id.wrapping_mul(k as u64 + 2)),
-            })
-            .collect();
-        world.barrier();
-        let t = Instant::now();
-        item_balancer.rebalance(&mut recs).expect("rebalance");
-        let secs = t.elapsed().as_secs_f64();
-        t_items.push(slowest(secs));
-        check(recs.len() as u64, recs.iter().map(|r| r.id).sum());
     }
     // SAFETY: made above, freed once, before MPI is finalised.
     unsafe { hetlb_balancer_free(c) };
