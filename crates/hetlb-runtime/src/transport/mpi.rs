@@ -574,30 +574,24 @@ impl Mpi<'static> {
 }
 
 impl Mpi<'static> {
-    /// Joins a process whose MPI was started by another runtime — mpi4py, a C or Fortran
-    /// `main` — where no rsmpi [`Universe`](mpi::environment::Universe) exists: as
-    /// [`Mpi::adopt`], on a duplicate of `comm` (collective).
+    /// [`Mpi::adopt`] for a caller that has no rsmpi [`Universe`](mpi::environment::Universe)
+    /// because MPI was initialised by foreign code (a C, C++ or Fortran application that
+    /// embeds hetlb through its C interface): hetlb works on a duplicate of `comm` (collective).
     ///
     /// # Errors
-    /// [`TransportError::Mpi`] when the MPI library this crate is linked to is not
-    /// initialised (the other runtime uses another MPI library, or has not started it yet) or
-    /// is already finalised.
+    /// [`TransportError::Mpi`] when MPI is not initialised, or already finalised.
     ///
     /// # Safety
-    /// The returned value, and every endpoint and balancer opened from it, must be dropped
-    /// before the other runtime finalises MPI (`MPI_Finalize`): nothing ties their lifetime
-    /// to it.
+    /// MPI must stay initialised until the returned value, and every endpoint opened from
+    /// it, are dropped: the caller calls `MPI_Finalize` only after that (the lifetime
+    /// `'static` cannot tie them to a universe that Rust does not own).
     #[allow(unsafe_code)]
     pub unsafe fn adopt_foreign<C: Communicator>(comm: &C) -> Result<Self, TransportError> {
+        if !mpi::environment::is_initialized() {
+            return Err(TransportError::Mpi("MPI is not initialised".into()));
+        }
         if mpi::environment::is_finalized() {
             return Err(TransportError::Mpi("MPI is already finalised".into()));
-        }
-        if !mpi::environment::is_initialized() {
-            return Err(TransportError::Mpi(
-                "the MPI library hetlb is linked to is not initialised in this process (the \
-                 caller started another MPI library, or none)"
-                    .into(),
-            ));
         }
         Ok(Self::adopt_comm(comm))
     }
