@@ -5,7 +5,9 @@
 use super::packed::{MAX_ITEMS, Packed, id_of, own_index};
 use crate::errors::{Kind, raise, raise_with};
 use hetlb_core::transmission::Schedule;
-use hetlb_runtime::peer::{Balancer, BalancerConfig, Holding, PeerError, PeerFailure, Speeds};
+use hetlb_runtime::peer::{
+    Balancer, BalancerConfig, Bytes, Holding, PeerError, PeerFailure, Records, Speeds,
+};
 use hetlb_runtime::transport::mpi::Mpi;
 use mpi::raw::FromRaw;
 use mpi::topology::SimpleCommunicator;
@@ -32,6 +34,7 @@ pub fn comm_handle_size() -> usize {
 /// first.
 struct Live {
     balancer: Balancer<Packed, Mpi<'static>>,
+    records: Balancer<Bytes, Mpi<'static>>,
     _mpi: Mpi<'static>,
 }
 
@@ -203,13 +206,16 @@ impl NativeBalancer {
             Mpi::adopt_foreign(&*comm)
         }
         .map_err(|e| raise(py, Kind::Mpi, e.to_string()))?;
-        let balancer = Balancer::new(&mpi, config).map_err(|e| peer_error(py, &e))?;
+        // Two endpoints, opened in the same order on every rank: pickled objects, and rows.
+        let balancer = Balancer::new(&mpi, config.clone()).map_err(|e| peer_error(py, &e))?;
+        let records = Balancer::new(&mpi, config).map_err(|e| peer_error(py, &e))?;
         Ok(Self {
             rank: balancer.rank(),
             size: balancer.size(),
             topology: balancer.topology().to_string(),
             live: Some(Live {
                 balancer,
+                records,
                 _mpi: mpi,
             }),
         })
@@ -242,7 +248,9 @@ impl NativeBalancer {
                 format!("seconds: {seconds} is not a non-negative number"),
             ));
         }
-        self.live(py)?.balancer.record(units, seconds);
+        let live = self.live(py)?;
+        live.balancer.record(units, seconds);
+        live.records.record(units, seconds);
         Ok(())
     }
 
@@ -292,9 +300,10 @@ impl NativeBalancer {
     }
 
     /// Rebalances the rows of `rows` (a 2-D `uint8` array, one row per item) weighing
-    /// `loads` (one per row, or `None` for one unit each). Returns `(rows, report_json,
-    /// error)`: the rows this rank holds now (its kept rows in order, then the received
-    /// ones), and the report or the error.
+    /// `loads` (one per row, or `None` for one unit each). The rows move as byte records
+    /// (`peer::Records`): each row with an 8-byte id (and its load) appended, one copy into a
+    /// message and one out. Returns `(rows, report_json, error)`: the rows this rank holds
+    /// now (its kept rows in order, then the received ones), and the report or the error.
     #[pyo3(signature = (rows, loads=None))]
     fn rebalance_rows<'py>(
         &mut self,
@@ -311,7 +320,7 @@ impl NativeBalancer {
                 "arr: too many rows on one rank".into(),
             ));
         }
-        let loads: Option<Vec<u64>> = loads.map(|l| l.as_array().to_vec());
+        let loads = loads.map(|l| l.as_array().to_vec());
         if let Some(l) = &loads
             && l.len() != n
         {
@@ -321,27 +330,57 @@ impl NativeBalancer {
                 format!("load: {} loads given for {n} rows", l.len()),
             ));
         }
-        let rank = self.rank;
-        let packed: Vec<Packed> = view
-            .outer_iter()
-            .enumerate()
-            .map(|(i, row)| Packed {
-                id: id_of(rank, i),
-                load: loads.as_ref().map_or(1, |l| l[i]),
-                data: row.to_vec(),
-            })
-            .collect();
-        drop(rows);
-        let (held, result) = self.run(py, packed)?;
-        let mut flat = Vec::with_capacity(held.len() * width);
-        for p in &held {
-            flat.extend_from_slice(&p.data);
+        let weighted = loads.is_some();
+        let size = width + if weighted { 16 } else { 8 };
+        let mut buffer: Vec<u8> = Vec::with_capacity(n * size);
+        for (i, row) in view.outer_iter().enumerate() {
+            match row.as_slice() {
+                Some(bytes) => buffer.extend_from_slice(bytes),
+                None => buffer.extend(row.iter().copied()),
+            }
+            buffer.extend_from_slice(&id_of(self.rank, i).to_ne_bytes());
+            if let Some(l) = &loads {
+                buffer.extend_from_slice(&l[i].to_ne_bytes());
+            }
         }
-        let out = numpy::ndarray::Array2::from_shape_vec((held.len(), width), flat)
+        drop(rows);
+        let live = OnThisThread(self.live(py)?);
+        let (buffer, result) = py.detach(move || {
+            let live = live;
+            let mut buffer = buffer;
+            let weigh = move |r: &[u8]| {
+                r.get(width + 8..width + 16)
+                    .and_then(|b| <[u8; 8]>::try_from(b).ok())
+                    .map_or(0, u64::from_ne_bytes)
+            };
+            let result = Records::new(&mut buffer, size, width)
+                .map_err(|e| PeerError::Config(format!("arr: {e}")))
+                .and_then(|records| {
+                    let mut records = if weighted {
+                        records.with_loads(&weigh)
+                    } else {
+                        records
+                    };
+                    live.0.records.rebalance_records(&mut records)
+                });
+            (buffer, result)
+        });
+        let held = buffer.len() / size;
+        let mut flat = Vec::with_capacity(held * width);
+        for record in buffer.chunks_exact(size) {
+            flat.extend_from_slice(&record[..width]);
+        }
+        let out = numpy::ndarray::Array2::from_shape_vec((held, width), flat)
             .map_err(|e| raise(py, Kind::Other, format!("rows: {e}")))?;
         let (report, error) = match result {
-            Ok(r) => (Some(r), None),
-            Err(e) => (None, Some(e)),
+            Ok(r) => match serde_json::to_string(&r) {
+                Ok(json) => (Some(json), None),
+                Err(e) => (
+                    None,
+                    Some(raise(py, Kind::Other, format!("serialising: {e}"))),
+                ),
+            },
+            Err(e) => (None, Some(peer_error(py, &e))),
         };
         Ok((PyArray2::from_owned_array(py, out), report, error))
     }
