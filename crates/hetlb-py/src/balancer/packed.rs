@@ -34,7 +34,7 @@ pub fn id_of(rank: usize, index: usize) -> u64 {
 
 /// The index of an item `rank` packed itself, or `None` for an item from another rank.
 pub fn own_index(rank: usize, id: u64) -> Option<usize> {
-    (id >> INDEX_BITS == rank as u64).then(|| (id & ((1 << INDEX_BITS) - 1)) as usize)
+    (id >> INDEX_BITS == rank as u64).then_some((id & ((1 << INDEX_BITS) - 1)) as usize)
 }
 
 /// The most items one rank can pack in a call.

@@ -30,6 +30,9 @@ pub fn comm_handle_size() -> usize {
     std::mem::size_of::<mpi::ffi::MPI_Comm>()
 }
 
+/// What a rebalance hands back: what this rank holds, and the report (JSON) or the error.
+type Outcome<H> = (H, Option<String>, Option<PyErr>);
+
 /// The balancer and the MPI it works on (kept alive for it); dropped together, the balancer
 /// first.
 struct Live {
@@ -266,7 +269,7 @@ impl NativeBalancer {
         &mut self,
         py: Python<'py>,
         items: Vec<(Vec<u8>, u64)>,
-    ) -> PyResult<(Bound<'py, PyList>, Option<String>, Option<PyErr>)> {
+    ) -> PyResult<Outcome<Bound<'py, PyList>>> {
         if items.len() >= MAX_ITEMS {
             return Err(raise(
                 py,
@@ -310,7 +313,7 @@ impl NativeBalancer {
         py: Python<'py>,
         rows: PyReadonlyArray2<'py, u8>,
         loads: Option<PyReadonlyArray1<'py, u64>>,
-    ) -> PyResult<(Bound<'py, PyArray2<u8>>, Option<String>, Option<PyErr>)> {
+    ) -> PyResult<Outcome<Bound<'py, PyArray2<u8>>>> {
         let view = rows.as_array();
         let (n, width) = view.dim();
         if n >= MAX_ITEMS {
