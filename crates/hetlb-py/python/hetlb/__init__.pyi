@@ -156,6 +156,7 @@ class Balancer:
         seed: int = 0,
         lambda_: Optional[float] = None,
         window: int = 5,
+        fault: Optional[str] = None,
     ) -> None: ...
     @property
     def rank(self) -> int:

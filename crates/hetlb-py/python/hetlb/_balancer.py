@@ -136,6 +136,10 @@ class Balancer:
             no limit; a busy peer is never declared dead).
         procs_per_group, max_rounds, seed, lambda_: as in :func:`hetlb.balance`.
         window: reports the measured speed is the median of.
+        fault: a fault to inject into this rank's calls, for tests and demonstrations (as
+            the Rust ``BalancerConfig::fault``): ``"leave-after-sends:K"`` (give the call up
+            after sending ``K`` item messages, as a rank that hits an error of its own: the
+            call is rolled back on every rank) or ``"leave-after-vote"``.
 
     Raises:
         MPIError: no MPI in this build, mpi4py on another MPI library, a null (freed)
@@ -166,6 +170,7 @@ class Balancer:
         seed: int = 0,
         lambda_: Optional[float] = None,
         window: int = 5,
+        fault: Optional[str] = None,
     ) -> None:
         self._native = None
         if not isinstance(rule, str):
@@ -192,6 +197,7 @@ class Balancer:
             None if max_rounds is None else one_load(max_rounds, "max_rounds"),
             one_load(seed, "seed"),
             None if lambda_ is None else float(lambda_),
+            fault,
         )
         _live.add(self)
 

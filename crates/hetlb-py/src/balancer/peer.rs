@@ -6,7 +6,7 @@ use super::packed::{MAX_ITEMS, Packed, id_of, own_index};
 use crate::errors::{Kind, raise, raise_with};
 use hetlb_core::transmission::Schedule;
 use hetlb_runtime::peer::{
-    Balancer, BalancerConfig, Bytes, Holding, PeerError, PeerFailure, Records, Speeds,
+    Balancer, BalancerConfig, Bytes, Fault, Holding, PeerError, PeerFailure, Records, Speeds,
 };
 use hetlb_runtime::transport::mpi::Mpi;
 use mpi::raw::FromRaw;
@@ -132,7 +132,7 @@ impl NativeBalancer {
     /// MPI library this extension is linked to, checked by the caller). Collective.
     #[new]
     #[pyo3(signature = (handle, rule, speeds, capacities, window, topology, schedule_name,
-        timeout, entry_timeout, procs_per_group, max_rounds, seed, lambda_))]
+        timeout, entry_timeout, procs_per_group, max_rounds, seed, lambda_, fault=None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -149,6 +149,7 @@ impl NativeBalancer {
         max_rounds: Option<u64>,
         seed: u64,
         lambda_: Option<f64>,
+        fault: Option<&str>,
     ) -> PyResult<Self> {
         let bad = |m: String| raise(py, Kind::InvalidInput, m);
         let mut config = BalancerConfig::new(rule)
@@ -187,7 +188,8 @@ impl NativeBalancer {
             .procs_per_group(procs_per_group)
             .max_rounds(max_rounds)
             .seed(seed)
-            .lambda(lambda_);
+            .lambda(lambda_)
+            .fault(parse_fault(py, fault)?);
         // MPICH's handles are C ints.
         let raw = std::os::raw::c_int::try_from(handle)
             .map(mpi::ffi::MPI_Comm)
@@ -432,6 +434,28 @@ impl NativeBalancer {
     fn closed(&self) -> bool {
         self.live.is_none()
     }
+}
+
+/// A fault to inject (tests and demonstrations): `leave-after-sends:K` (give the call up
+/// after sending `K` item messages, as a rank that hits an error of its own) or
+/// `leave-after-vote`.
+fn parse_fault(py: Python<'_>, fault: Option<&str>) -> PyResult<Fault> {
+    let Some(f) = fault else {
+        return Ok(Fault::None);
+    };
+    if f == "leave-after-vote" {
+        return Ok(Fault::LeaveAfterVote);
+    }
+    f.strip_prefix("leave-after-sends:")
+        .and_then(|k| k.parse().ok())
+        .map(Fault::LeaveAfterSends)
+        .ok_or_else(|| {
+            raise(
+                py,
+                Kind::InvalidInput,
+                format!("fault: '{f}' is not leave-after-sends:K or leave-after-vote"),
+            )
+        })
 }
 
 /// Wraps a raw communicator handle (world and self by their own constructors).

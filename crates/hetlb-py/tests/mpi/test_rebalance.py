@@ -149,3 +149,21 @@ def test_a_communicator_of_the_application_is_duplicated():
         # The application's own messages on its communicator are untouched by hetlb's.
         assert sub.allreduce(len(items)) == 10
     sub.Free()
+
+
+@pytest.mark.skipif(SIZE < 2, reason="a peer failure needs two ranks")
+def test_a_peer_failure_leaves_every_item_where_it_was():
+    rule = RULES[0]
+    fault = "leave-after-sends:1" if RANK == 0 else None
+    with hetlb.Balancer(COMM, rule, timeout=20.0, fault=fault) as b:
+        items = [RANK * 1000 + i for i in range(300 if RANK == 0 else 0)]
+        before = list(items)
+        with pytest.raises(hetlb.PeerError) as e:
+            b.rebalance(items)
+        assert e.value.holding == "before"
+        assert e.value.failed_rank == 0, str(e.value)
+        assert items == before
+        assert _every_id_once(items) == list(range(300))
+        arr = np.arange(300 if RANK == 0 else 0, dtype=np.int64)
+        with pytest.raises(hetlb.PeerError):
+            b.rebalance_array(arr)
