@@ -337,15 +337,37 @@ impl NativeBalancer {
         }
         let weighted = loads.is_some();
         let size = width + if weighted { 16 } else { 8 };
-        let mut buffer: Vec<u8> = Vec::with_capacity(n * size);
-        for (i, row) in view.outer_iter().enumerate() {
-            match row.as_slice() {
-                Some(bytes) => buffer.extend_from_slice(bytes),
-                None => buffer.extend(row.iter().copied()),
-            }
-            buffer.extend_from_slice(&id_of(self.rank, i).to_ne_bytes());
+        let rank = self.rank;
+        let mut buffer: Vec<u8> = vec![0; n * size];
+        let append = |i: usize, record: &mut [u8]| {
+            record[width..width + 8].copy_from_slice(&id_of(rank, i).to_ne_bytes());
             if let Some(l) = &loads {
-                buffer.extend_from_slice(&l[i].to_ne_bytes());
+                record[width + 8..].copy_from_slice(&l[i].to_ne_bytes());
+            }
+        };
+        match view.as_slice() {
+            // The usual case (the caller passes a C-contiguous array): one slice per row.
+            Some(all) if width > 0 => {
+                for (i, (record, row)) in buffer
+                    .chunks_exact_mut(size)
+                    .zip(all.chunks_exact(width))
+                    .enumerate()
+                {
+                    record[..width].copy_from_slice(row);
+                    append(i, record);
+                }
+            }
+            _ => {
+                for (i, (record, row)) in buffer
+                    .chunks_exact_mut(size)
+                    .zip(view.outer_iter())
+                    .enumerate()
+                {
+                    for (b, x) in record[..width].iter_mut().zip(row.iter()) {
+                        *b = *x;
+                    }
+                    append(i, record);
+                }
             }
         }
         drop(rows);
@@ -371,9 +393,11 @@ impl NativeBalancer {
             (buffer, result)
         });
         let held = buffer.len() / size;
-        let mut flat = Vec::with_capacity(held * width);
-        for record in buffer.chunks_exact(size) {
-            flat.extend_from_slice(&record[..width]);
+        let mut flat = vec![0u8; held * width];
+        if width > 0 {
+            for (row, record) in flat.chunks_exact_mut(width).zip(buffer.chunks_exact(size)) {
+                row.copy_from_slice(&record[..width]);
+            }
         }
         let out = numpy::ndarray::Array2::from_shape_vec((held, width), flat)
             .map_err(|e| raise(py, Kind::Other, format!("rows: {e}")))?;
