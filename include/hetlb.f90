@@ -34,7 +34,11 @@ module hetlb
 
   public :: hetlb_version, hetlb_last_error, hetlb_balance
   public :: hetlb_balancer_create, hetlb_record, hetlb_rebalance, hetlb_resolve
-  public :: hetlb_balancer_free, hetlb_alloc, hetlb_free
+  public :: hetlb_balancer_free, hetlb_alloc, hetlb_free, hetlb_balancer_rank
+  ! The two-step form (C names and arguments; callbacks by c_funloc of bind(c) procedures,
+  ! local indices from 0 as in C).
+  public :: hetlb_plan_create, hetlb_plan_exports, hetlb_plan_imports, hetlb_migrate
+  public :: hetlb_plan_free
 
   interface
     function c_strlen(s) bind(c, name='strlen') result(n)
@@ -112,6 +116,63 @@ module hetlb
       import :: c_ptr
       type(c_ptr), value :: b
     end subroutine hetlb_balancer_free
+
+    !> This rank in the balancer's communicator.
+    function hetlb_balancer_rank(b) bind(c, name='hetlb_balancer_rank') result(rank)
+      import :: c_ptr, c_int
+      type(c_ptr), value :: b
+      integer(c_int) :: rank
+    end function hetlb_balancer_rank
+
+    !> Decides where this rank's n items go (collective); loads: c_loc of n integer(c_int64_t)
+    !> values, or c_null_ptr for 1 each.
+    function hetlb_plan_create(b, n, loads, plan) bind(c, name='hetlb_plan_create') result(rc)
+      import :: c_ptr, c_size_t, c_int
+      type(c_ptr), value :: b
+      integer(c_size_t), value :: n
+      type(c_ptr), value :: loads
+      type(c_ptr), intent(out) :: plan
+      integer(c_int) :: rc
+    end function hetlb_plan_create
+
+    !> The exports: n items leave; local_index and dest_rank point to n values each
+    !> (integer(c_size_t) and integer(c_int); view them with c_f_pointer).
+    function hetlb_plan_exports(plan, n, local_index, dest_rank) &
+        bind(c, name='hetlb_plan_exports') result(rc)
+      import :: c_ptr, c_size_t, c_int
+      type(c_ptr), value :: plan
+      integer(c_size_t), intent(out) :: n
+      type(c_ptr), intent(out) :: local_index, dest_rank
+      integer(c_int) :: rc
+    end function hetlb_plan_exports
+
+    !> The imports: n items arrive; from_rank points to `ranks` integer(c_size_t) counts.
+    function hetlb_plan_imports(plan, n, from_rank, ranks) &
+        bind(c, name='hetlb_plan_imports') result(rc)
+      import :: c_ptr, c_size_t, c_int
+      type(c_ptr), value :: plan
+      integer(c_size_t), intent(out) :: n
+      type(c_ptr), intent(out) :: from_rank
+      integer(c_int), intent(out) :: ranks
+      integer(c_int) :: rc
+    end function hetlb_plan_imports
+
+    !> Carries out a plan (collective) through the application's callbacks:
+    !> size_of(index, ctx) -> integer(c_size_t); pack(index, buf, size, ctx) -> integer(c_int);
+    !> unpack(from_rank, buf, size, ctx) -> integer(c_int) (all arguments by value).
+    function hetlb_migrate(b, plan, size_of, pack, unpack, ctx) bind(c, name='hetlb_migrate') &
+        result(rc)
+      import :: c_ptr, c_funptr, c_int
+      type(c_ptr), value :: b, plan, ctx
+      type(c_funptr), value :: size_of, pack, unpack
+      integer(c_int) :: rc
+    end function hetlb_migrate
+
+    !> Frees a plan.
+    subroutine hetlb_plan_free(plan) bind(c, name='hetlb_plan_free')
+      import :: c_ptr
+      type(c_ptr), value :: plan
+    end subroutine hetlb_plan_free
 
     !> malloc(bytes): memory for the records of hetlb_rebalance.
     function hetlb_alloc(bytes) bind(c, name='hetlb_alloc') result(p)

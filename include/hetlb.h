@@ -148,16 +148,16 @@ typedef size_t (*hetlb_size_fn)(size_t local_index, void *ctx);
 
 #if defined(HETLB_MPI)
 /**
- * Packs exported item `local_index` into `buf` (`size` bytes, as `size_of` said); 0 on
- * success.
+ * Packs exported item `local_index` into `buf` (`size` bytes, as `size_of` said, with no
+ * particular alignment: copy into it with `memcpy`); 0 on success.
  */
 typedef int (*hetlb_pack_fn)(size_t local_index, void *buf, size_t size, void *ctx);
 #endif
 
 #if defined(HETLB_MPI)
 /**
- * Unpacks one item from `from_rank` (`size` bytes at `buf`), adding it to the application's
- * items; 0 on success.
+ * Unpacks one item from `from_rank` (`size` bytes at `buf`, with no particular alignment:
+ * copy it out with `memcpy`), adding it to the application's items; 0 on success.
  */
 typedef int (*hetlb_unpack_fn)(int from_rank, const void *buf, size_t size, void *ctx);
 #endif

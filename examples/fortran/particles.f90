@@ -1,5 +1,7 @@
 ! Particles whose cost drifts, rebalanced every few steps through hetlb's Fortran module,
-! with a check after every rebalance that every particle id survives exactly once.
+! with a check after every rebalance that every particle id survives exactly once; at the end
+! the same particles move once more through the two-step form (a plan, then pack/unpack
+! callbacks), checked the same way.
 !
 ! Build and run (after installing hetlb, see docs/c-api.md):
 !   mpifort -I$PREFIX/include $PREFIX/include/hetlb.f90 examples/fortran/particles.f90 \
@@ -13,6 +15,10 @@ module particles_mod
     integer(c_int64_t) :: id
     real(c_double) :: x, v, cost
   end type particle
+  !> The two-step form's state: the particles being packed, those unpacked.
+  type(particle), pointer :: packing(:) => null()
+  type(particle), allocatable :: arrived(:)
+  integer :: narrived = 0
 contains
   !> A particle's load: its cost in whole units (at least 1).
   function cost_of(item, ctx) bind(c, name='particle_cost') result(units)
@@ -23,6 +29,44 @@ contains
     units = max(1_c_int64_t, int(p%cost, c_int64_t))
     if (c_associated(ctx)) units = units ! no context is used
   end function cost_of
+
+  !> The packed size of a particle.
+  function particle_size(index, ctx) bind(c, name='particle_size') result(bytes)
+    integer(c_size_t), value :: index
+    type(c_ptr), value :: ctx
+    integer(c_size_t) :: bytes
+    bytes = 32
+    if (c_associated(ctx) .or. index < 0) bytes = 32 ! no context is used
+  end function particle_size
+
+  !> Packs particle `index` (from 0) into buf.
+  function particle_pack(index, buf, bytes, ctx) bind(c, name='particle_pack') result(rc)
+    integer(c_size_t), value :: index, bytes
+    type(c_ptr), value :: buf, ctx
+    integer(c_int) :: rc
+    integer(c_int8_t), pointer :: out(:)
+    call c_f_pointer(buf, out, [bytes])
+    out = transfer(packing(index + 1), out, size(out))
+    rc = 0
+    if (c_associated(ctx)) rc = 0 ! no context is used
+  end function particle_pack
+
+  !> Unpacks one particle (buf may be unaligned: copied byte by byte).
+  function particle_unpack(from, buf, bytes, ctx) bind(c, name='particle_unpack') result(rc)
+    integer(c_int), value :: from
+    type(c_ptr), value :: buf, ctx
+    integer(c_size_t), value :: bytes
+    integer(c_int) :: rc
+    integer(c_int8_t), pointer :: in(:)
+    type(particle) :: p
+    rc = 1
+    if (bytes /= 32 .or. from < 0 .or. c_associated(ctx)) return
+    call c_f_pointer(buf, in, [bytes])
+    p = transfer(in, p)
+    narrived = narrived + 1
+    arrived(narrived) = p
+    rc = 0
+  end function particle_unpack
 end module particles_mod
 
 program particles
@@ -30,7 +74,7 @@ program particles
   use hetlb
   use particles_mod
   implicit none
-  integer, parameter :: steps = 12, every = 4
+  integer, parameter :: steps = 14, every = 4
   integer :: ierr, rank, nranks, step, i, rc
   integer(c_int64_t) :: total, first, mine
   integer(c_size_t) :: count
@@ -38,7 +82,14 @@ program particles
   type(c_ptr) :: b, items
   type(particle), pointer :: parts(:)
   type(hetlb_report) :: report
-  type(c_funptr) :: load_of
+  type(c_funptr) :: load_of, size_fn, pack_fn, unpack_fn
+  type(c_ptr) :: plan, index_p, dest_p, from_p, new_items
+  integer(c_size_t) :: n_exports, n_imports, kept
+  integer(c_size_t), pointer :: export_index(:)
+  integer(c_int) :: n_ranks
+  integer(c_int64_t), allocatable, target :: loads(:)
+  logical, allocatable :: keep(:)
+  type(particle), pointer :: moved(:)
   character(len=16) :: rule
 
   call MPI_Init(ierr)
@@ -82,6 +133,39 @@ program particles
           report%imbalance_before, ' -> ', report%imbalance_after
     end if
   end do
+
+  ! The two-step form: a plan by cost, then the particles move through the callbacks into a
+  ! new array (the kept ones, then those that arrived).
+  allocate(loads(max(count, 1_c_size_t)))
+  do i = 1, int(count)
+    loads(i) = max(1_c_int64_t, int(parts(i)%cost, c_int64_t))
+  end do
+  call check(hetlb_plan_create(b, count, c_loc(loads), plan), 'hetlb_plan_create')
+  call check(hetlb_plan_exports(plan, n_exports, index_p, dest_p), 'hetlb_plan_exports')
+  call check(hetlb_plan_imports(plan, n_imports, from_p, n_ranks), 'hetlb_plan_imports')
+  call c_f_pointer(index_p, export_index, [n_exports])
+  packing => parts
+  allocate(arrived(max(n_imports, 1_c_size_t)))
+  size_fn = c_funloc(particle_size)
+  pack_fn = c_funloc(particle_pack)
+  unpack_fn = c_funloc(particle_unpack)
+  call check(hetlb_migrate(b, plan, size_fn, pack_fn, unpack_fn, c_null_ptr), 'hetlb_migrate')
+  allocate(keep(count))
+  keep = .true.
+  if (n_exports > 0) keep(export_index + 1) = .false.
+  kept = count - n_exports
+  new_items = hetlb_alloc(max(kept + n_imports, 1_c_size_t) * item_size)
+  call c_f_pointer(new_items, moved, [kept + n_imports])
+  moved(1:kept) = pack(parts(1:count), keep)
+  if (narrived > 0) moved(kept + 1:) = arrived(1:narrived)
+  call hetlb_plan_free(plan)
+  call hetlb_free(items)
+  items = new_items
+  count = kept + n_imports
+  parts => moved
+  call check_ids()
+  call MPI_Reduce(int(n_exports), i, 1, MPI_INTEGER, MPI_SUM, 0, MPI_COMM_WORLD, ierr)
+  if (rank == 0) print '(a,i0,a)', 'two-step: ', i, ' particles moved'
 
   call hetlb_free(items)
   call hetlb_balancer_free(b)

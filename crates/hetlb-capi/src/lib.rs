@@ -18,6 +18,7 @@
 pub mod balance;
 pub mod error;
 mod ffi_util;
+pub mod malloc_buffer;
 pub mod memory;
 pub mod options;
 

@@ -4,7 +4,8 @@
 
 use crate::balancer::{hetlb_balancer, peer_error};
 use crate::error::{CapiError, guard};
-use hetlb_runtime::peer::{RecordBuffer, Records, StoreError};
+use crate::malloc_buffer::MallocBuffer;
+use hetlb_runtime::peer::Records;
 use std::ffi::{c_int, c_void};
 use std::time::Instant;
 
@@ -31,89 +32,6 @@ pub struct hetlb_report {
 /// A record's load, from the application: `load_of(record, ctx)`.
 #[allow(non_camel_case_types)]
 pub type hetlb_load_fn = Option<unsafe extern "C" fn(item: *const c_void, ctx: *mut c_void) -> u64>;
-
-/// The application's `malloc`'ed array as a [`RecordBuffer`]: grows with `realloc`, never
-/// shrinks; `len` bytes are records.
-pub(crate) struct MallocBuffer {
-    ptr: *mut u8,
-    len: usize,
-    cap: usize,
-}
-
-impl MallocBuffer {
-    /// The array at `ptr` holding `len` bytes (its allocation is at least that).
-    ///
-    /// # Safety
-    /// `ptr` is NULL (with `len == 0`) or a pointer from `malloc`/`realloc` to at least `len`
-    /// bytes, which this value may `realloc`.
-    pub(crate) unsafe fn new(ptr: *mut u8, len: usize) -> Self {
-        Self { ptr, len, cap: len }
-    }
-
-    /// The (possibly moved) array and its length in bytes.
-    pub(crate) fn into_raw(self) -> (*mut u8, usize) {
-        (self.ptr, self.len)
-    }
-}
-
-impl RecordBuffer for MallocBuffer {
-    fn bytes(&self) -> &[u8] {
-        if self.len == 0 {
-            return &[];
-        }
-        // SAFETY: `ptr` holds `len` initialised bytes (the constructor's contract, kept by
-        // every method).
-        unsafe { std::slice::from_raw_parts(self.ptr, self.len) }
-    }
-
-    fn bytes_mut(&mut self) -> &mut [u8] {
-        if self.len == 0 {
-            return &mut [];
-        }
-        // SAFETY: as above; `&mut self` makes it exclusive.
-        unsafe { std::slice::from_raw_parts_mut(self.ptr, self.len) }
-    }
-
-    fn reserve_total(&mut self, total: usize) -> Result<(), StoreError> {
-        if total <= self.cap {
-            return Ok(());
-        }
-        // SAFETY: `ptr` is NULL or from malloc/realloc (the constructor's contract).
-        let p = unsafe { libc::realloc(self.ptr.cast(), total) };
-        if p.is_null() {
-            return Err(StoreError::NoRoom {
-                items: total,
-                bytes_each: 1,
-                reason: "realloc failed".into(),
-            });
-        }
-        self.ptr = p.cast();
-        self.cap = total;
-        Ok(())
-    }
-
-    fn truncate(&mut self, len: usize) {
-        self.len = self.len.min(len);
-    }
-
-    fn extend_from_slice(&mut self, bytes: &[u8]) {
-        let end = self.len + bytes.len();
-        if end > self.cap {
-            // Outside the room reserved (the protocol never does this): grow, or stop loudly
-            // (a panic, turned into HETLB_ERR_INTERNAL at the boundary).
-            let grown = end.max(self.cap.saturating_mul(2));
-            if self.reserve_total(grown).is_err() {
-                panic!("records: no room for {end} bytes outside the reserved room");
-            }
-        }
-        // SAFETY: `ptr` has room for `end` bytes; `bytes` cannot overlap our allocation
-        // beyond `len` (it is a distinct buffer).
-        unsafe {
-            std::ptr::copy_nonoverlapping(bytes.as_ptr(), self.ptr.add(self.len), bytes.len());
-        }
-        self.len = end;
-    }
-}
 
 /// The arguments of `hetlb_rebalance` and `hetlb_resolve`, checked.
 struct Args<'a> {

@@ -312,8 +312,8 @@ pub unsafe extern "C" fn hetlb_plan_free(p: *mut hetlb_plan) {
 #[allow(non_camel_case_types)]
 pub type hetlb_size_fn =
     Option<unsafe extern "C" fn(local_index: usize, ctx: *mut c_void) -> usize>;
-/// Packs exported item `local_index` into `buf` (`size` bytes, as `size_of` said); 0 on
-/// success.
+/// Packs exported item `local_index` into `buf` (`size` bytes, as `size_of` said, with no
+/// particular alignment: copy into it with `memcpy`); 0 on success.
 #[allow(non_camel_case_types)]
 pub type hetlb_pack_fn = Option<
     unsafe extern "C" fn(
@@ -323,8 +323,8 @@ pub type hetlb_pack_fn = Option<
         ctx: *mut c_void,
     ) -> c_int,
 >;
-/// Unpacks one item from `from_rank` (`size` bytes at `buf`), adding it to the application's
-/// items; 0 on success.
+/// Unpacks one item from `from_rank` (`size` bytes at `buf`, with no particular alignment:
+/// copy it out with `memcpy`), adding it to the application's items; 0 on success.
 #[allow(non_camel_case_types)]
 pub type hetlb_unpack_fn = Option<
     unsafe extern "C" fn(

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static int failures = 0;
 static int rank = 0, size = 1;
@@ -359,6 +360,42 @@ done:
     free(g.ids);
 }
 
+/* A peer failure: rank 1 reaches the call long after the others' entry timeout (this
+ * program runs below MPI_THREAD_MULTIPLE, so no thread answers for it meanwhile). The others
+ * judge it stopped and the call is rolled back everywhere: every rank gets HETLB_ERR_PEER,
+ * keeps exactly its records, and the message says so. On a machine so loaded that the others
+ * do not judge it within the sleep, the call succeeds instead; either way every record is
+ * held exactly once, and the next call succeeds. */
+static void test_peer_failure(void) {
+    if (size < 2) return;
+    hetlb_balancer *b = NULL;
+    const char *rule = (size & (size - 1)) == 0 ? "dem" : "diffusion";
+    EXPECT(hetlb_balancer_create(MPI_COMM_WORLD, rule, "timeout=1;entry_timeout=1", &b),
+           HETLB_OK);
+    if (!b) return;
+    const size_t n0 = 1000;
+    size_t count = rank == 0 ? n0 : 0, before = count;
+    void *items = make_records(count, 0);
+    if (rank == 1) sleep(5);
+    int rc = hetlb_rebalance(b, &items, &count, sizeof(record), 8, NULL, NULL, NULL);
+    int peer = rc == HETLB_ERR_PEER, all_peer = 0, any_peer = 0;
+    MPI_Allreduce(&peer, &all_peer, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    MPI_Allreduce(&peer, &any_peer, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    CHECK(rc == HETLB_OK || rc == HETLB_ERR_PEER, "a peer failure or a success: %d", rc);
+    CHECK(all_peer == any_peer, "every rank sees the failure, or none");
+    if (peer) {
+        CHECK(count == before, "a rolled-back call keeps every record");
+        CHECK(strstr(hetlb_last_error(), "holds the") != NULL, "the message says what is held");
+        CHECK(strstr(hetlb_last_error(), "rank 1") != NULL, "the message names rank 1");
+    }
+    check_exactly_once(items, count, n0, "after a peer failure");
+    EXPECT(hetlb_rebalance(b, &items, &count, sizeof(record), 8, NULL, NULL, NULL), HETLB_OK);
+    check_exactly_once(items, count, n0, "after the next call");
+    if (rank == 0) printf("test_api: the late rank was %s\n", all_peer ? "judged stopped" : "in time");
+    free(items);
+    hetlb_balancer_free(b);
+}
+
 int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -371,6 +408,7 @@ int main(int argc, char **argv) {
         test_two_step(b);
         hetlb_balancer_free(b);
     }
+    test_peer_failure();
     int all = 0;
     MPI_Allreduce(&failures, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     if (rank == 0) printf("test_api: %d ranks, %d failed checks\n", size, all);
