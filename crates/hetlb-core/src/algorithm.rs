@@ -291,6 +291,38 @@ pub enum BalanceError {
         algorithm: Algorithm,
     },
 }
+impl BalanceError {
+    /// The argument the error is about, as every face names it: `loads`, `capacities`,
+    /// `procs-per-group`, `algorithm`, `lambda` or `max-rounds` (the command line prefixes
+    /// `--`; the Python package writes `_` for `-`).
+    ///
+    /// # Example
+    /// ```
+    /// use hetlb_core::{balance, Algorithm, BalanceOptions};
+    /// let o = BalanceOptions { procs_per_group: Some(2), ..BalanceOptions::default() };
+    /// let e = balance(Algorithm::Oem, &[1, 2], &o).unwrap_err();
+    /// assert_eq!(e.argument(), "procs-per-group");
+    /// assert_eq!(balance(Algorithm::Oem, &[1, 2, 3], &Default::default()).unwrap_err().argument(), "loads");
+    /// ```
+    #[must_use]
+    pub fn argument(&self) -> &'static str {
+        match self {
+            BalanceError::Model(ModelError::GroupSize { .. })
+            | BalanceError::GroupSizeUnused(_) => "procs-per-group",
+            BalanceError::Model(ModelError::CapacityCount { .. })
+            | BalanceError::Round(RoundError::Model(ModelError::CapacityCount { .. })) => {
+                "capacities"
+            }
+            BalanceError::NeedsHypercube(_) => "algorithm",
+            BalanceError::Lambda(_) => "lambda",
+            BalanceError::Unused { option, .. } if option.contains('λ') => "lambda",
+            BalanceError::Unused { option, .. } if option.contains("round") => "max-rounds",
+            BalanceError::Unused { .. } => "procs-per-group",
+            _ => "loads",
+        }
+    }
+}
+
 /// Balances `loads` on the hypercube of their count with `algorithm` (any rule: the
 /// diffusion rules run on the hypercube's graph). [`balance_on`] takes any network.
 ///

@@ -10,8 +10,10 @@
 //!
 //! Faults: a panic (a crash), giving up, and a freeze longer or shorter than the timeout,
 //! after `k` item messages or right after the vote; one or two victims; every rule, every
-//! schedule, unit and weighted items, 2 to 8 ranks. `HETLB_FAULT_TRIALS` sets the number of
-//! trials (1,000 by default) and `HETLB_FAULT_SEED` the first seed.
+//! schedule, unit and weighted items, 2 to 8 ranks. The same trials run twice: with the
+//! items in a `Vec` of an `Item` type, and as byte records in one buffer (`Records`, the
+//! path of the C interface). `HETLB_FAULT_TRIALS` sets the number of trials of each (1,000
+//! by default) and `HETLB_FAULT_SEED` the first seed.
 //!
 //! Nothing here depends on timing: a freeze that happens to outlast the timeout on a loaded
 //! machine turns a call that would have committed into one that rolls back, and both must
@@ -19,7 +21,9 @@
 
 use hetlb_core::network_algorithm::NetworkAlgorithm;
 use hetlb_core::transmission::Schedule;
-use hetlb_runtime::peer::{Balancer, BalancerConfig, Fault, Item, PeerError, Report, Speeds};
+use hetlb_runtime::peer::{
+    Balancer, BalancerConfig, Bytes, Fault, Item, PeerError, Records, Report, Speeds,
+};
 use hetlb_runtime::transport::threads;
 use rand::{RngExt, SeedableRng};
 use rand_pcg::Pcg64;
@@ -134,28 +138,84 @@ fn trial(seed: u64) -> Trial {
 
 type Outcome = Option<(Result<Report, PeerError>, Vec<Job>)>;
 
+/// How the trial's ranks hold their items.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Storage {
+    /// A `Vec<Job>`.
+    Items,
+    /// Byte records of 24 bytes: the id, the cost, and a word derived from the id (checked
+    /// when the records are read back, so that a record torn in transit is caught).
+    Records,
+}
+
+const RECORD: usize = 24;
+
+fn to_records(jobs: &[Job]) -> Vec<u8> {
+    jobs.iter()
+        .flat_map(|j| [j.id, j.cost, !j.id])
+        .flat_map(u64::to_ne_bytes)
+        .collect()
+}
+
+fn from_records(bytes: &[u8]) -> Vec<Job> {
+    bytes
+        .chunks_exact(RECORD)
+        .map(|r| {
+            let w = |k: usize| u64::from_ne_bytes(r[8 * k..8 * k + 8].try_into().expect("8"));
+            assert_eq!(w(2), !w(0), "a record arrived torn");
+            Job {
+                id: w(0),
+                cost: w(1),
+            }
+        })
+        .collect()
+}
+
+fn record_cost(r: &[u8]) -> u64 {
+    u64::from_ne_bytes(r[8..16].try_into().expect("8"))
+}
+
+fn config(t: &Trial, rank: usize) -> BalancerConfig {
+    let mut cfg = BalancerConfig::for_algorithm(t.algorithm)
+        .topology(&format!("hypercube:{}", t.ranks.trailing_zeros()))
+        .expect("a hypercube")
+        .schedule(t.schedule)
+        .timeout(TIMEOUT);
+    if let Some(c) = &t.capacities {
+        cfg = cfg.speeds(Speeds::Fixed(c.clone()));
+    }
+    if let Some(&f) = t.faults.get(&rank) {
+        cfg = cfg.fault(f);
+    }
+    cfg
+}
+
 /// Runs the trial; `None` for a rank that panicked.
-fn run(t: &Trial) -> Vec<Outcome> {
+fn run(t: &Trial, storage: Storage) -> Vec<Outcome> {
+    let weighted = t.items.iter().flatten().any(|j| j.cost != 1);
     let handles: Vec<_> = threads::group(t.ranks)
         .into_iter()
         .zip(t.items.clone())
         .enumerate()
         .map(|(rank, (member, mut mine))| {
-            let mut cfg = BalancerConfig::for_algorithm(t.algorithm)
-                .topology(&format!("hypercube:{}", t.ranks.trailing_zeros()))
-                .expect("a hypercube")
-                .schedule(t.schedule)
-                .timeout(TIMEOUT);
-            if let Some(c) = &t.capacities {
-                cfg = cfg.speeds(Speeds::Fixed(c.clone()));
-            }
-            if let Some(&f) = t.faults.get(&rank) {
-                cfg = cfg.fault(f);
-            }
-            std::thread::spawn(move || {
-                let mut b = Balancer::new(&member, cfg).expect("a valid configuration");
-                let r = b.rebalance(&mut mine);
-                (r, mine)
+            let cfg = config(t, rank);
+            std::thread::spawn(move || match storage {
+                Storage::Items => {
+                    let mut b = Balancer::new(&member, cfg).expect("a valid configuration");
+                    let r = b.rebalance(&mut mine);
+                    (r, mine)
+                }
+                Storage::Records => {
+                    let mut b: Balancer<Bytes, _> =
+                        Balancer::new(&member, cfg).expect("a valid configuration");
+                    let mut buffer = to_records(&mine);
+                    let mut records = Records::new(&mut buffer, RECORD, 0).expect("records");
+                    if weighted {
+                        records = records.with_loads(&record_cost);
+                    }
+                    let r = b.rebalance_records(&mut records);
+                    (r, from_records(&buffer))
+                }
             })
         })
         .collect();
@@ -275,8 +335,7 @@ fn check(t: &Trial, out: &[Outcome]) -> Result<bool, String> {
     Ok(committed)
 }
 
-#[test]
-fn every_fault_keeps_every_item_exactly_once_and_every_result_true() {
+fn fault_trials(storage: Storage) {
     quiet_injected_panics();
     let trials: u64 = std::env::var("HETLB_FAULT_TRIALS")
         .ok()
@@ -291,7 +350,7 @@ fn every_fault_keeps_every_item_exactly_once_and_every_result_true() {
     let mut failures = Vec::new();
     for seed in first..first + trials {
         let t = trial(seed);
-        let out = run(&t);
+        let out = run(&t, storage);
         match check(&t, &out) {
             Ok(true) => committed += 1,
             Ok(false) => rolled_back += 1,
@@ -299,13 +358,23 @@ fn every_fault_keeps_every_item_exactly_once_and_every_result_true() {
         }
     }
     eprintln!(
-        "{trials} fault trials: {committed} committed, {rolled_back} rolled back or moved \
-         nothing, {} violations",
+        "{trials} fault trials ({storage:?}): {committed} committed, {rolled_back} rolled back \
+         or moved nothing, {} violations",
         failures.len()
     );
     assert!(failures.is_empty(), "{}", failures.join("\n"));
     // The harness exercises both outcomes.
     assert!(trials < 50 || (committed > 0 && rolled_back > 0));
+}
+
+#[test]
+fn every_fault_keeps_every_item_exactly_once_and_every_result_true() {
+    fault_trials(Storage::Items);
+}
+
+#[test]
+fn every_fault_keeps_every_record_exactly_once_and_every_result_true() {
+    fault_trials(Storage::Records);
 }
 
 #[test]

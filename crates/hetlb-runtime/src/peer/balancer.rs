@@ -12,16 +12,17 @@ use super::migrate::{Failed, carry_out};
 use super::report::Report;
 use super::session::{Mailbox, Session, SessionSettings, TICK};
 use super::speed::SpeedMeter;
+use super::store::{Bytes, ItemKind, RecordBuffer, Records, Store};
 use super::wire::{Msg, RankState, WireOutcome};
 use crate::transport::{Group, Liveness, Transport};
 use hetlb_core::topology::Network;
 use std::time::Instant;
 
 /// A call whose outcome this rank does not know yet, and the items it keeps aside meanwhile.
-struct Doubt<T> {
+struct Doubt<C> {
     epoch: u64,
     coordinator: usize,
-    aside: Aside<T>,
+    aside: Aside<C>,
 }
 
 /// One rank's balancer: built once, called at the same point of every rank's loop.
@@ -31,6 +32,10 @@ struct Doubt<T> {
 /// `crate::transport::mpi::Mpi` over the application's MPI communicator) and calls
 /// [`Balancer::rebalance`] collectively. Each balancer opens its own endpoint of the group's
 /// transport: build them in the same order on every rank.
+///
+/// `K` is what it moves ([`ItemKind`]): the application's [`Item`] type, kept in a `Vec`
+/// ([`Balancer::rebalance`]), or [`Bytes`], fixed-size byte records kept in one buffer
+/// ([`Balancer::rebalance_records`]). Both run the same protocol with the same guarantees.
 ///
 /// # Example
 /// Four threads, one holding every item, balanced with the odd–even method:
@@ -54,8 +59,8 @@ struct Doubt<T> {
 /// all.sort_unstable();
 /// assert_eq!(all, (0..30).collect::<Vec<u64>>()); // every item exactly once
 /// ```
-pub struct Balancer<T: Item, G: Group> {
-    ep: G::Endpoint<Msg<T>>,
+pub struct Balancer<K: ItemKind, G: Group> {
+    ep: G::Endpoint<Msg<K::Chunk>>,
     rank: usize,
     size: usize,
     backend: &'static str,
@@ -64,12 +69,12 @@ pub struct Balancer<T: Item, G: Group> {
     network: Network,
     fingerprint: u64,
     epoch: u64,
-    mailbox: Mailbox<T>,
+    mailbox: Mailbox<K::Chunk>,
     meter: SpeedMeter,
-    doubt: Option<Doubt<T>>,
+    doubt: Option<Doubt<K::Chunk>>,
 }
 
-impl<T: Item, G: Group> std::fmt::Debug for Balancer<T, G> {
+impl<K: ItemKind, G: Group> std::fmt::Debug for Balancer<K, G> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Balancer")
             .field("rank", &self.rank)
@@ -81,7 +86,7 @@ impl<T: Item, G: Group> std::fmt::Debug for Balancer<T, G> {
     }
 }
 
-impl<T: Item, G: Group> Balancer<T, G> {
+impl<K: ItemKind, G: Group> Balancer<K, G> {
     /// A balancer for this rank of `group`. Checks the configuration against the group's
     /// size and opens the balancer's endpoint; nothing is sent.
     ///
@@ -97,7 +102,7 @@ impl<T: Item, G: Group> Balancer<T, G> {
             _ => 1,
         };
         let fingerprint = fingerprint(&config, &label, size);
-        let ep = group.open::<Msg<T>>()?;
+        let ep = group.open::<Msg<K::Chunk>>()?;
         Ok(Self {
             ep,
             rank: group.rank(),
@@ -145,7 +150,7 @@ impl<T: Item, G: Group> Balancer<T, G> {
         self.meter.speed()
     }
 
-    fn session(&mut self) -> Session<'_, T, G::Endpoint<Msg<T>>> {
+    fn session(&mut self) -> Session<'_, K::Chunk, G::Endpoint<Msg<K::Chunk>>> {
         Session::new(
             &self.ep,
             &mut self.mailbox,
@@ -173,42 +178,31 @@ impl<T: Item, G: Group> Balancer<T, G> {
         Ok(())
     }
 
-    /// Decides without moving anything: gathers every rank's load (and speed) and runs the
-    /// rule. Collective: every rank must call it. Every rank gets the same [`Migration`].
-    ///
-    /// # Errors
-    /// [`PeerError::Mismatch`] when the ranks' configurations differ; [`PeerError::Plan`]
-    /// when the rule refuses the loads; failures of peers (see [`PeerError`]);
-    /// [`PeerError::Unresolved`] while an earlier call is in doubt.
-    ///
-    /// # Complexity
-    /// `⌈log₂ P⌉` message rounds, then the rule on `P` loads (`O(P log P)` for the hypercube
-    /// rules, `O(R·E)` for `R` rounds of a diffusion rule on `E` links), on every rank.
-    pub fn plan(&mut self, items: &[T]) -> Result<Migration, PeerError> {
-        self.begin()?;
-        self.decide_now(items)
-    }
-
-    fn decide_now(&mut self, items: &[T]) -> Result<Migration, PeerError> {
+    fn decide_now(
+        &mut self,
+        items: usize,
+        units: Option<u64>,
+        shape: u64,
+    ) -> Result<Migration, PeerError> {
         let start = Instant::now();
-        let units = items
-            .iter()
-            .try_fold(0u64, |a, it| a.checked_add(it.load()));
         let me = self.rank;
         let Some(units) = units else {
             // The others wait for this rank's load: tell them.
             let mut session = self.session();
             return Err(session.give_up(PeerError::Plan(format!("rank {me}'s units overflow u64"))));
         };
+        // The store's shape (the record size) joins the digest: ranks holding records of
+        // different sizes disagree before anything moves.
+        let fingerprint = self.fingerprint ^ shape.wrapping_mul(0x9e37_79b9_7f4a_7c15);
         let mine = RankState {
             rank: me as u32,
             units,
-            items: items.len() as u64,
+            items: items as u64,
             speed: match self.config.speeds {
                 Speeds::Measured { .. } => self.meter.speed(),
                 _ => None,
             },
-            fingerprint: self.fingerprint,
+            fingerprint,
         };
         let mut session = self.session();
         let states = match all_gather(&mut session, mine) {
@@ -216,10 +210,10 @@ impl<T: Item, G: Group> Balancer<T, G> {
             Err(e) => return Err(session.give_up(e)),
         };
         session.finish();
-        if let Some(s) = states.iter().find(|s| s.fingerprint != self.fingerprint) {
+        if let Some(s) = states.iter().find(|s| s.fingerprint != fingerprint) {
             return Err(PeerError::Mismatch(format!(
                 "rank {} is configured differently from rank {} (rule, topology, speeds, \
-                 schedule or options)",
+                 schedule, options or record size)",
                 s.rank, me
             )));
         }
@@ -259,19 +253,19 @@ impl<T: Item, G: Group> Balancer<T, G> {
         Ok(migration)
     }
 
-    /// Carries out a migration decided by [`Balancer::plan`] in the same call: moves this
-    /// rank's part of it, votes, and waits for the call's outcome. Collective.
-    ///
-    /// On success every rank holds its new share (its kept items in their order, then the
-    /// items received). On failure the call is rolled back on every rank: `items` holds
-    /// exactly the items it held before — except after [`PeerError::InDoubt`] (see
-    /// [`PeerError::holding`]).
-    ///
-    /// # Errors
-    /// [`PeerError::Mismatch`] for a migration of another call; failures of peers.
-    pub fn migrate(
+    /// Decides for a store: [`Balancer::plan`] for any kind of items.
+    fn plan_store<S: Store<Chunk = K::Chunk>>(
         &mut self,
-        items: &mut Vec<T>,
+        items: &S,
+    ) -> Result<Migration, PeerError> {
+        self.begin()?;
+        self.decide_now(items.len(), items.units(), items.shape())
+    }
+
+    /// Carries out `migration` on a store: [`Balancer::migrate`] for any kind of items.
+    fn migrate_store<S: Store<Chunk = K::Chunk>>(
+        &mut self,
+        items: &mut S,
         migration: &Migration,
     ) -> Result<Report, PeerError> {
         let me = self.rank;
@@ -325,7 +319,7 @@ impl<T: Item, G: Group> Balancer<T, G> {
             items_before,
             items_after: items.len() as u64,
             units_before,
-            units_after: items.iter().map(Item::load).sum(),
+            units_after: items.units().unwrap_or(u64::MAX),
             items_sent: stats.items_sent,
             items_received: stats.items_received,
             units_sent: stats.units_sent,
@@ -359,26 +353,31 @@ impl<T: Item, G: Group> Balancer<T, G> {
         })
     }
 
-    /// Decides and moves in one collective call: [`Balancer::plan`] then
-    /// [`Balancer::migrate`] (after [`Balancer::resolve`], if an earlier call is in doubt).
-    /// When the rule finds nothing to do, the call costs one all-gather.
-    ///
-    /// # Errors
-    /// As [`Balancer::plan`] and [`Balancer::migrate`].
-    pub fn rebalance(&mut self, items: &mut Vec<T>) -> Result<Report, PeerError> {
-        self.resolve(items)?;
-        let migration = self.plan(items)?;
-        self.migrate(items, &migration)
+    fn rebalance_store<S: Store<Chunk = K::Chunk>>(
+        &mut self,
+        items: &mut S,
+    ) -> Result<Report, PeerError> {
+        self.resolve_store(items)?;
+        let migration = self.plan_store(items)?;
+        self.migrate_store(items, &migration)
     }
 
-    /// Settles a call whose outcome was in doubt ([`PeerError::InDoubt`]): waits (up to the
-    /// timeout) for the deciding rank's decision, then puts back into `items` the items the
-    /// outcome gives this rank. Does nothing when no call is in doubt.
-    ///
-    /// # Errors
-    /// [`PeerError::InDoubt`] again when the deciding rank is still silent (the items stay
-    /// aside); transport errors.
-    pub fn resolve(&mut self, items: &mut Vec<T>) -> Result<(), PeerError> {
+    /// True while a call's outcome is in doubt on this rank ([`PeerError::InDoubt`]): the
+    /// items it involves are kept aside until [`Balancer::resolve`] (or
+    /// [`Balancer::resolve_records`]) settles it.
+    pub fn in_doubt(&self) -> bool {
+        self.doubt.is_some()
+    }
+
+    /// Items kept aside by a call in doubt (0 when none is).
+    pub fn items_aside(&self) -> u64 {
+        self.doubt.as_ref().map_or(0, |d| d.aside.len() as u64)
+    }
+
+    fn resolve_store<S: Store<Chunk = K::Chunk>>(
+        &mut self,
+        items: &mut S,
+    ) -> Result<(), PeerError> {
         let Some(doubt) = self.doubt.take() else {
             return Ok(());
         };
@@ -393,9 +392,25 @@ impl<T: Item, G: Group> Balancer<T, G> {
                         ..
                     }
                 );
-                self.mailbox.doubt = None;
-                doubt.aside.settle(items, committed);
-                return Ok(());
+                return match doubt.aside.settle(items, committed) {
+                    Ok(()) => {
+                        self.mailbox.doubt = None;
+                        Ok(())
+                    }
+                    Err((aside, e)) => {
+                        // The decision stays in the mailbox: a later resolve settles it.
+                        let items_aside = aside.len() as u64;
+                        self.doubt = Some(Doubt { aside, ..doubt });
+                        Err(PeerError::InDoubt {
+                            epoch: self.doubt.as_ref().map_or(0, |d| d.epoch),
+                            coordinator: self.doubt.as_ref().map_or(0, |d| d.coordinator),
+                            reason: format!(
+                                "the outcome is known but the items cannot be put back: {e}"
+                            ),
+                            items_aside,
+                        })
+                    }
+                };
             }
             let now = Instant::now();
             let silence = self.ep.liveness(doubt.coordinator).silence();
@@ -480,6 +495,147 @@ impl<T: Item, G: Group> Balancer<T, G> {
             }
         }
         super::sync_point::check_peers(&self.ep, self.config.timeout)
+    }
+}
+
+impl<T: Item, G: Group> Balancer<T, G> {
+    /// Decides without moving anything: gathers every rank's load (and speed) and runs the
+    /// rule. Collective: every rank must call it. Every rank gets the same [`Migration`].
+    ///
+    /// # Errors
+    /// [`PeerError::Mismatch`] when the ranks' configurations differ; [`PeerError::Plan`]
+    /// when the rule refuses the loads; failures of peers (see [`PeerError`]);
+    /// [`PeerError::Unresolved`] while an earlier call is in doubt.
+    ///
+    /// # Complexity
+    /// `⌈log₂ P⌉` message rounds, then the rule on `P` loads (`O(P log P)` for the hypercube
+    /// rules, `O(R·E)` for `R` rounds of a diffusion rule on `E` links), on every rank.
+    pub fn plan(&mut self, items: &[T]) -> Result<Migration, PeerError> {
+        self.begin()?;
+        let units = items
+            .iter()
+            .try_fold(0u64, |a, it| a.checked_add(it.load()));
+        self.decide_now(items.len(), units, 0)
+    }
+
+    /// Carries out a migration decided by [`Balancer::plan`] in the same call: moves this
+    /// rank's part of it, votes, and waits for the call's outcome. Collective.
+    ///
+    /// On success every rank holds its new share (its kept items in their order, then the
+    /// items received). On failure the call is rolled back on every rank: `items` holds
+    /// exactly the items it held before — except after [`PeerError::InDoubt`] (see
+    /// [`PeerError::holding`]).
+    ///
+    /// # Errors
+    /// [`PeerError::Mismatch`] for a migration of another call; failures of peers;
+    /// [`PeerError::Storage`] when this rank cannot make room for what it would receive.
+    pub fn migrate(
+        &mut self,
+        items: &mut Vec<T>,
+        migration: &Migration,
+    ) -> Result<Report, PeerError> {
+        self.migrate_store(items, migration)
+    }
+
+    /// Decides and moves in one collective call: [`Balancer::plan`] then
+    /// [`Balancer::migrate`] (after [`Balancer::resolve`], if an earlier call is in doubt).
+    /// When the rule finds nothing to do, the call costs one all-gather.
+    ///
+    /// # Errors
+    /// As [`Balancer::plan`] and [`Balancer::migrate`].
+    pub fn rebalance(&mut self, items: &mut Vec<T>) -> Result<Report, PeerError> {
+        self.rebalance_store(items)
+    }
+
+    /// Settles a call whose outcome was in doubt ([`PeerError::InDoubt`]): waits (up to the
+    /// timeout) for the deciding rank's decision, then puts back into `items` the items the
+    /// outcome gives this rank. Does nothing when no call is in doubt.
+    ///
+    /// # Errors
+    /// [`PeerError::InDoubt`] again when the deciding rank is still silent (the items stay
+    /// aside); transport errors.
+    pub fn resolve(&mut self, items: &mut Vec<T>) -> Result<(), PeerError> {
+        self.resolve_store(items)
+    }
+}
+
+/// Byte records: the same calls over [`Records`], fixed-size records in one buffer, moved as
+/// plain bytes (the path of the C interface).
+///
+/// # Example
+/// Two threads, one holding 1,000 records of 24 bytes (an id and two more words):
+/// ```
+/// use hetlb_runtime::peer::{Balancer, BalancerConfig, Bytes, Records};
+/// use hetlb_runtime::transport::threads;
+/// let handles: Vec<_> = threads::group(2)
+///     .into_iter()
+///     .map(|member| {
+///         std::thread::spawn(move || {
+///             let ids = if member.rank() == 0 { 0..1000u64 } else { 0..0 };
+///             let mut buffer: Vec<u8> =
+///                 ids.flat_map(|id| [id, 2 * id, 3 * id]).flat_map(u64::to_ne_bytes).collect();
+///             let mut b: Balancer<Bytes, _> =
+///                 Balancer::new(&member, BalancerConfig::new("dem").unwrap()).unwrap();
+///             let mut records = Records::new(&mut buffer, 24, 0).unwrap();
+///             b.rebalance_records(&mut records).unwrap();
+///             (0..records.len()).map(|i| records.id(i)).collect::<Vec<u64>>()
+///         })
+///     })
+///     .collect();
+/// let per_rank: Vec<Vec<u64>> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+/// assert_eq!((per_rank[0].len(), per_rank[1].len()), (500, 500));
+/// let mut all: Vec<u64> = per_rank.concat();
+/// all.sort_unstable();
+/// assert_eq!(all, (0..1000).collect::<Vec<u64>>());
+/// ```
+impl<G: Group> Balancer<Bytes, G> {
+    /// [`Balancer::plan`] for records. Ranks holding records of different sizes get
+    /// [`PeerError::Mismatch`] before anything moves.
+    ///
+    /// # Errors
+    /// As [`Balancer::plan`].
+    pub fn plan_records<B: RecordBuffer + ?Sized>(
+        &mut self,
+        records: &Records<'_, B>,
+    ) -> Result<Migration, PeerError> {
+        self.plan_store(records)
+    }
+
+    /// [`Balancer::migrate`] for records: on success the sent records have left the buffer
+    /// (the others keep their order) and the received ones follow them; on failure the buffer
+    /// holds exactly the records it held before (after [`PeerError::InDoubt`], those the
+    /// move did not touch).
+    ///
+    /// # Errors
+    /// As [`Balancer::migrate`]; [`PeerError::Storage`] when the buffer cannot grow.
+    pub fn migrate_records<B: RecordBuffer + ?Sized>(
+        &mut self,
+        records: &mut Records<'_, B>,
+        migration: &Migration,
+    ) -> Result<Report, PeerError> {
+        self.migrate_store(records, migration)
+    }
+
+    /// [`Balancer::rebalance`] for records: decides and moves in one collective call.
+    ///
+    /// # Errors
+    /// As [`Balancer::rebalance`].
+    pub fn rebalance_records<B: RecordBuffer + ?Sized>(
+        &mut self,
+        records: &mut Records<'_, B>,
+    ) -> Result<Report, PeerError> {
+        self.rebalance_store(records)
+    }
+
+    /// [`Balancer::resolve`] for records.
+    ///
+    /// # Errors
+    /// As [`Balancer::resolve`].
+    pub fn resolve_records<B: RecordBuffer + ?Sized>(
+        &mut self,
+        records: &mut Records<'_, B>,
+    ) -> Result<(), PeerError> {
+        self.resolve_store(records)
     }
 }
 

@@ -109,6 +109,11 @@ pub enum PeerError {
     /// A message could not be moved.
     #[error("transport: {0}")]
     Transport(#[from] TransportError),
+    /// This rank could not make room for the items it would hold after the move (memory ran
+    /// out, or a foreign buffer could not grow); it gave the call up, and the call was rolled
+    /// back.
+    #[error("item storage: {0}")]
+    Storage(String),
     /// An injected fault made this rank give up the call (tests and demonstrations).
     #[error("rank {rank} gave up the call (injected fault)")]
     GaveUp {

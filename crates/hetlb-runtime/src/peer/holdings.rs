@@ -15,7 +15,7 @@
 //! on failure nothing needs restoring, and the received items are dropped. So each item is
 //! copied once by its sender and once by its receiver, as a plain send would.
 
-use super::item::Item;
+use super::store::{Store, StoreError};
 
 /// Where the sent own items are.
 enum Sent {
@@ -25,27 +25,32 @@ enum Sent {
     Mask(Vec<bool>),
 }
 
-pub(crate) struct Holdings<'a, T> {
-    own: &'a mut Vec<T>,
+pub(crate) struct Holdings<'a, S: Store> {
+    own: &'a mut S,
     sent: Sent,
     /// Items received in this call and not forwarded, in chunks as they arrived.
-    received: Vec<Vec<T>>,
+    received: Vec<S::Chunk>,
     received_items: usize,
     own_units: u64,
     received_units: u64,
     unit_items: bool,
 }
 
-impl<'a, T: Item> Holdings<'a, T> {
-    pub(crate) fn new(own: &'a mut Vec<T>) -> Self {
-        let mut own_units = 0u64;
-        let mut unit_items = true;
-        for it in own.iter() {
-            let l = it.load();
-            unit_items &= l == 1;
-            own_units = own_units.saturating_add(l);
-        }
+impl<'a, S: Store> Holdings<'a, S> {
+    pub(crate) fn new(own: &'a mut S) -> Self {
         let kept = own.len();
+        let (own_units, unit_items) = if own.unit_loads() {
+            (kept as u64, true)
+        } else {
+            let mut units = 0u64;
+            let mut unit = true;
+            for i in 0..kept {
+                let l = own.load(i);
+                unit &= l == 1;
+                units = units.saturating_add(l);
+            }
+            (units, unit)
+        };
         Self {
             own,
             sent: Sent::Tail { kept },
@@ -64,11 +69,14 @@ impl<'a, T: Item> Holdings<'a, T> {
 
     /// Items held now.
     pub(crate) fn items(&self) -> u64 {
-        let own = match &self.sent {
+        (self.own_items() + self.received_items) as u64
+    }
+
+    fn own_items(&self) -> usize {
+        match &self.sent {
             Sent::Tail { kept } => *kept,
             Sent::Mask(mask) => mask.iter().filter(|&&s| !s).count(),
-        };
-        (own + self.received_items) as u64
+        }
     }
 
     /// True while every item held has one unit.
@@ -76,102 +84,123 @@ impl<'a, T: Item> Holdings<'a, T> {
         self.unit_items
     }
 
+    /// The store's view of chunks (lengths, loads).
+    pub(crate) fn store(&self) -> &S {
+        self.own
+    }
+
     /// Adds items received in this call.
-    pub(crate) fn receive(&mut self, items: Vec<T>, units: u64) {
-        if self.unit_items && items.iter().any(|i| i.load() != 1) {
+    pub(crate) fn receive(&mut self, items: S::Chunk, units: u64) {
+        let n = self.own.chunk_len(&items);
+        if self.unit_items
+            && !self.own.unit_loads()
+            && (0..n).any(|i| self.own.chunk_load(&items, i) != 1)
+        {
             self.unit_items = false;
         }
         self.received_units = self.received_units.saturating_add(units);
-        self.received_items += items.len();
-        if !items.is_empty() {
+        self.received_items += n;
+        if n > 0 {
             self.received.push(items);
         }
     }
 
     /// Takes items carrying about `units` units (see the module documentation), in chunks of
     /// at most `chunk` items; returns the chunks and the units they carry.
-    pub(crate) fn take(&mut self, units: u64, chunk: usize) -> (Vec<Vec<T>>, u64) {
+    pub(crate) fn take(&mut self, units: u64, chunk: usize) -> (Vec<S::Chunk>, u64) {
         if units == 0 {
             return (Vec::new(), 0);
         }
+        let chunk = chunk.max(1);
         if self.unit_items {
-            self.take_unit(units, chunk.max(1))
+            self.take_unit(units, chunk)
         } else {
-            let (items, carried) = self.take_weighted(units);
+            let (mut items, carried) = self.take_weighted(units);
             let mut chunks = Vec::new();
-            let mut items = items;
-            while items.len() > chunk.max(1) {
-                let rest = items.split_off(items.len() - chunk.max(1));
+            let mut len = self.own.chunk_len(&items);
+            while len > chunk {
+                let rest = self.own.split_chunk(&mut items, len - chunk);
                 chunks.push(rest);
+                len -= chunk;
             }
-            if !items.is_empty() {
+            if len > 0 {
                 chunks.push(items);
             }
             (chunks, carried)
         }
     }
 
-    fn take_unit(&mut self, units: u64, chunk: usize) -> (Vec<Vec<T>>, u64) {
+    fn take_unit(&mut self, units: u64, chunk: usize) -> (Vec<S::Chunk>, u64) {
         let mut want = usize::try_from(units).unwrap_or(usize::MAX);
-        let mut out: Vec<Vec<T>> = Vec::new();
+        let mut out: Vec<S::Chunk> = Vec::new();
         let mut carried = 0u64;
         // Received items first, whole chunks moved without copying.
         while want > 0 {
             let Some(last) = self.received.last_mut() else {
                 break;
             };
-            let n = want.min(last.len()).min(chunk);
-            let piece = if n == last.len() {
-                self.received.pop().unwrap_or_default()
+            let len = self.own.chunk_len(last);
+            let n = want.min(len).min(chunk);
+            let piece = if n == len {
+                match self.received.pop() {
+                    Some(p) => p,
+                    None => break,
+                }
             } else {
-                last.split_off(last.len() - n)
+                self.own.split_chunk(last, len - n)
             };
             want -= n;
             carried += n as u64;
             self.received_items -= n;
-            self.received_units -= n as u64;
+            self.received_units = self.received_units.saturating_sub(n as u64);
             out.push(piece);
         }
-        // Then own items from the end: cloned; the originals stay until the call ends.
+        // Then own items from the end: copied; the originals stay until the call ends.
         let Sent::Tail { kept } = &mut self.sent else {
             unreachable!("unit items are always taken from the tail");
         };
         let mut n = want.min(*kept);
         while n > 0 {
             let k = n.min(chunk);
-            out.push(self.own[*kept - k..*kept].to_vec());
+            out.push(self.own.copy_range(*kept - k..*kept));
             *kept -= k;
             n -= k;
             carried += k as u64;
-            self.own_units -= k as u64;
+            self.own_units = self.own_units.saturating_sub(k as u64);
         }
         (out, carried)
     }
 
-    fn take_weighted(&mut self, units: u64) -> (Vec<T>, u64) {
+    fn take_weighted(&mut self, units: u64) -> (S::Chunk, u64) {
+        let own_len = self.own.len();
         let mask = match &mut self.sent {
             Sent::Mask(m) => m,
             Sent::Tail { kept } => {
                 let kept = *kept;
-                self.sent = Sent::Mask((0..self.own.len()).map(|i| i >= kept).collect());
+                self.sent = Sent::Mask((0..own_len).map(|i| i >= kept).collect());
                 let Sent::Mask(m) = &mut self.sent else {
                     unreachable!("just set");
                 };
                 m
             }
         };
-        let received: Vec<T> = self.received.drain(..).flatten().collect();
-        // (load, pool, index): pool 0 = received, 1 = own.
-        let mut candidates: Vec<(u64, u8, usize)> = received
+        let received = std::mem::take(&mut self.received);
+        let store = &*self.own;
+        // Received items, numbered across their chunks: (chunk, index in it).
+        let positions: Vec<(usize, usize)> = received
             .iter()
             .enumerate()
-            .map(|(i, it)| (it.load(), 0u8, i))
+            .flat_map(|(k, c)| (0..store.chunk_len(c)).map(move |i| (k, i)))
+            .collect();
+        // (load, pool, index): pool 0 = received (index into `positions`), 1 = own.
+        let mut candidates: Vec<(u64, u8, usize)> = positions
+            .iter()
+            .enumerate()
+            .map(|(p, &(k, i))| (store.chunk_load(&received[k], i), 0u8, p))
             .chain(
-                self.own
-                    .iter()
-                    .enumerate()
-                    .filter(|(i, _)| !mask[*i])
-                    .map(|(i, it)| (it.load(), 1u8, i)),
+                (0..own_len)
+                    .filter(|&i| !mask[i])
+                    .map(|i| (store.load(i), 1u8, i)),
             )
             .filter(|&(l, _, _)| l > 0)
             .collect();
@@ -198,112 +227,140 @@ impl<'a, T: Item> Holdings<'a, T> {
                 }
             }
         }
-        let mut take_received = vec![false; received.len()];
-        let mut out = Vec::new();
+        let mut take_received = vec![false; positions.len()];
+        let mut own_out = store.new_chunk();
         let mut carried = 0u64;
+        let mut own_taken = 0u64;
         for (k, &(load, pool, i)) in candidates.iter().enumerate() {
             if !chosen[k] {
                 continue;
             }
-            carried += load;
+            carried = carried.saturating_add(load);
             if pool == 0 {
                 take_received[i] = true;
             } else {
                 mask[i] = true;
-                self.own_units -= load;
-                out.push(self.own[i].clone());
+                own_taken = own_taken.saturating_add(load);
+                store.push_own(&mut own_out, i);
             }
         }
-        let mut kept = Vec::with_capacity(received.len());
+        let mut forwarded = store.new_chunk();
+        let mut kept = store.new_chunk();
         let mut moved_units = 0u64;
-        let mut forwarded = Vec::new();
-        for (it, t) in received.into_iter().zip(&take_received) {
-            if *t {
-                moved_units += it.load();
-                forwarded.push(it);
+        let mut kept_items = 0usize;
+        for (p, &(k, i)) in positions.iter().enumerate() {
+            if take_received[p] {
+                moved_units = moved_units.saturating_add(store.chunk_load(&received[k], i));
+                store.push_from(&mut forwarded, &received[k], i);
             } else {
-                kept.push(it);
+                store.push_from(&mut kept, &received[k], i);
+                kept_items += 1;
             }
         }
-        self.received_units -= moved_units;
-        self.received_items = kept.len();
-        if !kept.is_empty() {
+        let own_n = store.chunk_len(&own_out);
+        for i in 0..own_n {
+            store.push_from(&mut forwarded, &own_out, i);
+        }
+        self.own_units = self.own_units.saturating_sub(own_taken);
+        self.received_units = self.received_units.saturating_sub(moved_units);
+        self.received_items = kept_items;
+        if kept_items > 0 {
             self.received.push(kept);
         }
-        forwarded.extend(out);
         (forwarded, carried)
     }
 
-    /// The call succeeded: the sent originals leave the application's vector and the received
-    /// items join it.
+    /// Makes room in the store for what it will hold if the call commits, so that committing
+    /// cannot fail. Called before this rank votes: a rank that cannot make room gives the call
+    /// up.
+    pub(crate) fn prepare_commit(&mut self) -> Result<(), StoreError> {
+        let total = self.own_items() + self.received_items;
+        self.own.reserve_total(total.max(self.own.len()))
+    }
+
+    /// The call succeeded: the sent originals leave the application's items and the received
+    /// items join them (after [`Holdings::prepare_commit`]).
     pub(crate) fn commit(self) {
         match self.sent {
             Sent::Tail { kept } => self.own.truncate(kept),
-            Sent::Mask(mask) => {
-                let mut i = 0;
-                self.own.retain(|_| {
-                    let keep = !mask[i];
-                    i += 1;
-                    keep
-                });
-            }
+            Sent::Mask(mask) => self.own.remove_marked(&mask),
         }
-        self.own.reserve(self.received_items);
         for chunk in self.received {
-            self.own.extend(chunk);
+            self.own.append(chunk);
         }
     }
 
-    /// The call failed: the application's vector still holds exactly what it held before; the
-    /// items received are dropped.
+    /// The call failed: the application's items are exactly what they were before; the items
+    /// received are dropped.
     pub(crate) fn roll_back(self) {}
 
-    /// The call's outcome is not known: the sent originals leave the application's vector,
-    /// and they and the items received are kept aside until it is.
-    pub(crate) fn set_aside(self) -> Aside<T> {
+    /// The call's outcome is not known: the sent originals leave the application's items, and
+    /// they and the items received are kept aside until it is.
+    pub(crate) fn set_aside(self) -> Aside<S::Chunk> {
         let sent = match self.sent {
-            Sent::Tail { kept } => self.own.split_off(kept.min(self.own.len())),
-            Sent::Mask(mask) => {
-                let mut sent = Vec::new();
-                let mut kept = Vec::with_capacity(self.own.len());
-                for (it, s) in self.own.drain(..).zip(mask) {
-                    if s { sent.push(it) } else { kept.push(it) }
-                }
-                *self.own = kept;
+            Sent::Tail { kept } => {
+                let len = self.own.len();
+                let kept = kept.min(len);
+                let sent = self.own.copy_range(kept..len);
+                self.own.truncate(kept);
                 sent
             }
+            Sent::Mask(mask) => self.own.take_marked(&mask),
         };
+        let sent_items = self.own.chunk_len(&sent);
         Aside {
-            sent,
-            received: self.received.into_iter().flatten().collect(),
+            sent: vec![sent],
+            received: self.received,
+            sent_items,
+            received_items: self.received_items,
         }
     }
 }
 
-/// The items of a call whose outcome is not known yet: kept out of the application's vector
+/// The items of a call whose outcome is not known yet: kept out of the application's items
 /// so that no item is held twice, whichever way the call ends.
 #[derive(Debug)]
-pub(crate) struct Aside<T> {
+pub(crate) struct Aside<C> {
     /// This rank's originals of the items it sent (its own again if the call aborted).
-    pub(crate) sent: Vec<T>,
+    sent: Vec<C>,
     /// The items it received and kept (its own if the call committed).
-    pub(crate) received: Vec<T>,
+    received: Vec<C>,
+    sent_items: usize,
+    received_items: usize,
 }
 
-impl<T> Aside<T> {
+impl<C> Aside<C> {
     /// Items kept aside.
     pub(crate) fn len(&self) -> usize {
-        self.sent.len() + self.received.len()
+        self.sent_items + self.received_items
     }
 
-    /// Puts back into `items` what the outcome gives this rank.
-    pub(crate) fn settle(self, items: &mut Vec<T>, committed: bool) {
-        items.extend(if committed { self.received } else { self.sent });
+    /// Puts back into `items` what the outcome gives this rank; when the store cannot make
+    /// room, nothing changes and the items stay aside.
+    pub(crate) fn settle<S: Store<Chunk = C>>(
+        self,
+        items: &mut S,
+        committed: bool,
+    ) -> Result<(), (Self, StoreError)> {
+        let n = if committed {
+            self.received_items
+        } else {
+            self.sent_items
+        };
+        if let Err(e) = items.reserve_total(items.len() + n) {
+            return Err((self, e));
+        }
+        for c in if committed { self.received } else { self.sent } {
+            items.append(c);
+        }
+        Ok(())
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use super::super::item::Item;
+    use super::super::store::Records;
     use super::*;
     use serde::{Deserialize, Serialize};
 
@@ -347,7 +404,7 @@ mod tests {
             let aside = h.set_aside();
             assert_eq!(own, vec![0, 1, 2, 3]);
             assert_eq!(aside.len(), 2);
-            aside.settle(&mut own, committed);
+            aside.settle(&mut own, committed).unwrap();
             let expected: Vec<u64> = if committed {
                 vec![0, 1, 2, 3]
             } else {
@@ -399,5 +456,116 @@ mod tests {
         assert_eq!((flat(sent), carried), (vec![W(10, 4)], 4));
         h.commit();
         assert_eq!(own, vec![W(1, 2), W(2, 2), W(11, 1)]);
+    }
+
+    fn ids(r: &Records<'_>) -> Vec<u64> {
+        (0..r.len()).map(|i| r.id(i)).collect()
+    }
+
+    #[test]
+    fn records_move_like_items() {
+        let record = |id: u64, cost: u64| [id, cost, 7].map(u64::to_ne_bytes).concat();
+        // Unit records: the last ones leave, received ones are forwarded first.
+        let mut buf: Vec<u8> = (0..6).flat_map(|i| record(i, 1)).collect();
+        let mut r = Records::new(&mut buf, 24, 0).unwrap();
+        let mut h = Holdings::new(&mut r);
+        let mut other: Vec<u8> = (10..12).flat_map(|i| record(i, 1)).collect();
+        let incoming = Records::new(&mut other, 24, 0).unwrap().copy_range(0..2);
+        h.receive(incoming, 2);
+        let (sent, carried) = h.take(3, 2);
+        assert_eq!((sent.len(), carried), (2, 3));
+        h.prepare_commit().unwrap();
+        h.commit();
+        assert_eq!(ids(&r), [0, 1, 2, 3, 4]);
+        // Weighted records: the load function reads the second word.
+        let weigh = |b: &[u8]| u64::from_ne_bytes(b[8..16].try_into().unwrap());
+        let mut buf: Vec<u8> = [(1, 5), (2, 3), (3, 3), (4, 1), (5, 8)]
+            .iter()
+            .flat_map(|&(i, c)| record(i, c))
+            .collect();
+        let mut r = Records::new(&mut buf, 24, 0).unwrap().with_loads(&weigh);
+        let mut h = Holdings::new(&mut r);
+        let (_, carried) = h.take(7, 100);
+        assert_eq!(carried, 6); // as with items: 5 + 1
+        let aside = h.set_aside();
+        assert_eq!(aside.len(), 2);
+        assert_eq!(ids(&r), [2, 3, 5]);
+        aside.settle(&mut r, false).unwrap();
+        let mut back = ids(&r);
+        back.sort_unstable();
+        assert_eq!(back, [1, 2, 3, 4, 5]);
+    }
+
+    /// A buffer that cannot grow past a fixed capacity (as a foreign buffer whose `realloc`
+    /// fails).
+    struct Capped(Vec<u8>, usize);
+
+    impl super::super::store::RecordBuffer for Capped {
+        fn bytes(&self) -> &[u8] {
+            &self.0
+        }
+        fn bytes_mut(&mut self) -> &mut [u8] {
+            &mut self.0
+        }
+        fn reserve_total(&mut self, total: usize) -> Result<(), StoreError> {
+            if total > self.1 {
+                return Err(StoreError::NoRoom {
+                    items: total,
+                    bytes_each: 1,
+                    reason: "capped".into(),
+                });
+            }
+            self.0.reserve(total.saturating_sub(self.0.len()));
+            Ok(())
+        }
+        fn truncate(&mut self, len: usize) {
+            self.0.truncate(len);
+        }
+        fn extend_from_slice(&mut self, bytes: &[u8]) {
+            self.0.extend_from_slice(bytes);
+        }
+    }
+
+    #[test]
+    fn weighted_records_received_are_forwarded_then_committed_and_a_full_buffer_refuses() {
+        let record = |id: u64, cost: u64| [id, cost, !id].map(u64::to_ne_bytes).concat();
+        let weigh = |b: &[u8]| u64::from_ne_bytes(b[8..16].try_into().unwrap());
+        let mut buf: Vec<u8> = [(1, 2), (2, 2)]
+            .iter()
+            .flat_map(|&(i, c)| record(i, c))
+            .collect();
+        let mut other: Vec<u8> = [(10, 4), (11, 1)]
+            .iter()
+            .flat_map(|&(i, c)| record(i, c))
+            .collect();
+        let incoming = Records::new(&mut other, 24, 0)
+            .unwrap()
+            .with_loads(&weigh)
+            .copy_range(0..2);
+        let mut r = Records::new(&mut buf, 24, 0).unwrap().with_loads(&weigh);
+        let mut h = Holdings::new(&mut r);
+        h.receive(incoming.clone(), 5);
+        let (sent, carried) = h.take(4, 100);
+        assert_eq!(carried, 4);
+        assert_eq!(sent.len(), 1);
+        assert_eq!(h.store().chunk_len(&sent[0]), 1);
+        h.prepare_commit().unwrap();
+        h.commit();
+        assert_eq!(ids(&r), [1, 2, 11]);
+        for i in 0..r.len() {
+            let rec = r.record(i);
+            assert_eq!(rec[16..24], (!r.id(i)).to_ne_bytes());
+        }
+
+        // A buffer that cannot hold what it would receive: preparing the commit fails and the
+        // records stay exactly as they were.
+        let mut capped = Capped((0..2).flat_map(|i| record(i, 1)).collect(), 2 * 24);
+        let before = capped.0.clone();
+        let mut r = Records::new(&mut capped, 24, 0).unwrap();
+        let mut h = Holdings::new(&mut r);
+        h.receive(incoming, 2);
+        assert!(matches!(h.prepare_commit(), Err(StoreError::NoRoom { .. })));
+        h.roll_back();
+        assert_eq!(capped.0, before);
     }
 }

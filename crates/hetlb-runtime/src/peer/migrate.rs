@@ -28,8 +28,8 @@ use super::config::Fault;
 use super::decide::{Migration, PlannedTransfer};
 use super::error::PeerError;
 use super::holdings::{Aside, Holdings};
-use super::item::Item;
 use super::session::Session;
+use super::store::Store;
 use super::wire::{DoneSummary, Msg};
 use crate::transport::Transport;
 use hetlb_core::transmission::Schedule;
@@ -72,25 +72,32 @@ struct Incoming {
 }
 
 /// How a move ended for this rank, when it did not commit.
-pub(crate) struct Failed<T> {
+pub(crate) struct Failed<C> {
     pub(crate) error: PeerError,
     /// The items in doubt, when the outcome is not known here.
-    pub(crate) aside: Option<Aside<T>>,
+    pub(crate) aside: Option<Aside<C>>,
 }
 
 /// Carries out this rank's part of `m`; on success `items` holds the new distribution, on
 /// failure exactly what it held before (or, when the outcome is not known here, what the
 /// move did not touch, the rest being returned aside).
-pub(crate) fn carry_out<T: Item, E: Transport<Msg<T>>>(
-    session: &mut Session<'_, T, E>,
-    items: &mut Vec<T>,
+pub(crate) fn carry_out<S: Store, E: Transport<Msg<S::Chunk>>>(
+    session: &mut Session<'_, S::Chunk, E>,
+    items: &mut S,
     m: &Migration,
     fault: Fault,
-) -> Result<MoveStats, Failed<T>> {
+) -> Result<MoveStats, Failed<S::Chunk>> {
     let start = Instant::now();
     let mut holdings = Holdings::new(items);
     let mut stats = MoveStats::default();
-    if let Err(e) = move_items(session, &mut holdings, m, fault, &mut stats, start) {
+    let moved = move_items(session, &mut holdings, m, fault, &mut stats, start).and_then(|()| {
+        // Room for what this rank holds if the call commits, before it votes: committing
+        // then cannot fail.
+        holdings
+            .prepare_commit()
+            .map_err(|e| PeerError::Storage(e.to_string()))
+    });
+    if let Err(e) = moved {
         holdings.roll_back();
         return Err(Failed {
             error: session.give_up(e),
@@ -136,8 +143,8 @@ pub(crate) fn carry_out<T: Item, E: Transport<Msg<T>>>(
 /// with what it holds), a freeze, or giving up — which, after a vote, is never a decision of
 /// its own: where the group shares a ledger the ledger settles it, elsewhere the rank only
 /// stops waiting and keeps the items in doubt aside.
-fn agree_with_fault<T: Item, E: Transport<Msg<T>>>(
-    session: &mut Session<'_, T, E>,
+fn agree_with_fault<C: serde::Serialize, E: Transport<Msg<C>>>(
+    session: &mut Session<'_, C, E>,
     mine: DoneSummary,
     fault: Fault,
 ) -> Verdict {
@@ -161,9 +168,9 @@ struct LinkTiming {
     units: u64,
 }
 
-fn move_items<T: Item, E: Transport<Msg<T>>>(
-    session: &mut Session<'_, T, E>,
-    holdings: &mut Holdings<'_, T>,
+fn move_items<S: Store, E: Transport<Msg<S::Chunk>>>(
+    session: &mut Session<'_, S::Chunk, E>,
+    holdings: &mut Holdings<'_, S>,
     m: &Migration,
     fault: Fault,
     stats: &mut MoveStats,
@@ -225,7 +232,8 @@ fn move_items<T: Item, E: Transport<Msg<T>>>(
                 Schedule::Pipeline if held > 0 => (remaining.min(held), held >= remaining),
                 _ => break,
             };
-            let (chunks, carried) = holdings.take(amount.min(held), MAX_ITEMS_PER_MESSAGE);
+            let per_message = holdings.store().max_chunk_items();
+            let (chunks, carried) = holdings.take(amount.min(held), per_message);
             if chunks.is_empty() && !last {
                 break;
             }
@@ -237,12 +245,14 @@ fn move_items<T: Item, E: Transport<Msg<T>>>(
             let unit_items = holdings.unit_items();
             let mut chunks = chunks.into_iter();
             for k in 0..count {
-                let items = chunks.next().unwrap_or_default();
-                stats.items_sent += items.len() as u64;
+                let store = holdings.store();
+                let items = chunks.next().unwrap_or_else(|| store.new_chunk());
+                let n = store.chunk_len(&items);
+                stats.items_sent += n as u64;
                 let units = if unit_items {
-                    items.len() as u64
+                    n as u64
                 } else {
-                    items.iter().map(Item::load).sum()
+                    (0..n).fold(0u64, |a, i| a.saturating_add(store.chunk_load(&items, i)))
                 };
                 stats.units_sent += units;
                 session.send(
@@ -295,7 +305,10 @@ fn move_items<T: Item, E: Transport<Msg<T>>>(
                         "rank {from} sent items for transfer {transfer} out of turn"
                     )));
                 }
-                stats.items_received += items.len() as u64;
+                if let Err(why) = holdings.store().check_chunk(&items) {
+                    return Err(PeerError::Mismatch(format!("rank {from}: {why}")));
+                }
+                stats.items_received += holdings.store().chunk_len(&items) as u64;
                 stats.units_received += units;
                 holdings.receive(items, units);
                 if last {
@@ -338,8 +351,8 @@ fn move_items<T: Item, E: Transport<Msg<T>>>(
 }
 
 /// Applies an injected fault after this rank's `sent`-th item message.
-fn inject<T: Item, E: Transport<Msg<T>>>(
-    session: &mut Session<'_, T, E>,
+fn inject<C: serde::Serialize, E: Transport<Msg<C>>>(
+    session: &mut Session<'_, C, E>,
     fault: Fault,
     sent: u32,
 ) -> Result<(), PeerError> {

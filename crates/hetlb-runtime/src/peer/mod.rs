@@ -45,6 +45,7 @@ mod migrate;
 mod report;
 mod session;
 mod speed;
+mod store;
 mod sync_point;
 mod wire;
 
@@ -55,4 +56,7 @@ pub use error::{Holding, PeerError, PeerFailure};
 pub use item::Item;
 pub use report::Report;
 pub use speed::SpeedMeter;
+pub use store::{
+    ByteChunk, Bytes, ItemKind, LoadFn, RecordBuffer, RecordError, Records, StoreError,
+};
 pub use sync_point::SyncPoint;

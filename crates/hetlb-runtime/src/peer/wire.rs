@@ -33,7 +33,8 @@ pub(crate) struct DoneSummary {
     pub(crate) link_units: u64,
 }
 
-/// One message of the protocol. `T` is the application's item.
+/// One message of the protocol. `T` is what carries items: a chunk of the balancer's store
+/// (`Vec<Item>`, or a run of byte records).
 #[derive(Debug, Serialize, Deserialize)]
 pub(crate) enum Msg<T> {
     /// One step of the all-gather of the ranks' states.
@@ -49,7 +50,7 @@ pub(crate) enum Msg<T> {
         /// True on the transfer's last message.
         last: bool,
         units: u64,
-        items: Vec<T>,
+        items: T,
     },
     /// A transfer fully received.
     Ack { epoch: u64, transfer: u32 },

@@ -573,6 +573,30 @@ impl Mpi<'static> {
     }
 }
 
+impl Mpi<'static> {
+    /// [`Mpi::adopt`] for a caller that has no rsmpi [`Universe`](mpi::environment::Universe)
+    /// because MPI was initialised by foreign code (a C, C++ or Fortran application that
+    /// embeds hetlb through its C interface): hetlb works on a duplicate of `comm` (collective).
+    ///
+    /// # Errors
+    /// [`TransportError::Mpi`] when MPI is not initialised, or already finalised.
+    ///
+    /// # Safety
+    /// MPI must stay initialised until the returned value, and every endpoint opened from
+    /// it, are dropped: the caller calls `MPI_Finalize` only after that (the lifetime
+    /// `'static` cannot tie them to a universe that Rust does not own).
+    #[allow(unsafe_code)]
+    pub unsafe fn adopt_foreign<C: Communicator>(comm: &C) -> Result<Self, TransportError> {
+        if !mpi::environment::is_initialized() {
+            return Err(TransportError::Mpi("MPI is not initialised".into()));
+        }
+        if mpi::environment::is_finalized() {
+            return Err(TransportError::Mpi("MPI is already finalised".into()));
+        }
+        Ok(Self::adopt_comm(comm))
+    }
+}
+
 impl<'u> Mpi<'u> {
     /// Joins an application that owns MPI: hetlb works on a duplicate of `comm` (a collective
     /// call: every rank of `comm` must make it). Under `MPI_THREAD_MULTIPLE` the engine runs
@@ -588,6 +612,10 @@ impl<'u> Mpi<'u> {
     /// ```
     pub fn adopt<C: Communicator>(universe: &'u mpi::environment::Universe, comm: &C) -> Self {
         let _ = universe;
+        Self::adopt_comm(comm)
+    }
+
+    fn adopt_comm<C: Communicator>(comm: &C) -> Self {
         let local = comm.split_shared(0).size() as usize;
         let (rank, size) = (comm.rank() as usize, comm.size() as usize);
         let engine = Engine::new(raw::OwnedComm::duplicate_on_this_thread(comm), size);

@@ -10,7 +10,7 @@ use hetlb_core::algorithm::{Algorithm, BalanceError, BalanceOptions, balance_on_
 use hetlb_core::report::{BalanceReport, ReportDetail};
 use hetlb_core::rounds::{RoundError, RoundRun};
 use hetlb_core::topology::{Graph, Hypercube, Network, Topology, TopologySpec};
-use hetlb_core::{Capacities, Metrics, ModelError, Plan};
+use hetlb_core::{Capacities, Metrics, Plan};
 use std::path::PathBuf;
 
 /// Arguments of `hetlb balance`.
@@ -127,21 +127,8 @@ pub fn run(args: Args) -> Result<()> {
         if matches!(e, BalanceError::Round(RoundError::TooManyTransfers { .. })) {
             return crate::limits::round_error(e, &format!("{algorithm} on {topology}"), "");
         }
-        let field = match &e {
-            BalanceError::Model(ModelError::GroupSize { .. })
-            | BalanceError::GroupSizeUnused(_) => "--procs-per-group",
-            BalanceError::Model(ModelError::CapacityCount { .. })
-            | BalanceError::Round(RoundError::Model(ModelError::CapacityCount { .. })) => {
-                "--capacities"
-            }
-            BalanceError::NeedsHypercube(_) => "--algorithm",
-            BalanceError::Lambda(_) => "--lambda",
-            BalanceError::Unused { option, .. } if option.contains('λ') => "--lambda",
-            BalanceError::Unused { option, .. } if option.contains("round") => "--max-rounds",
-            BalanceError::Unused { .. } => "--procs-per-group",
-            _ => "--loads",
-        };
-        anyhow!("{field}: {e}")
+        let field = e.argument();
+        anyhow!("--{field}: {e}")
     })?;
     let plan = &run.plan;
     let metrics = Metrics::of(plan, options.capacities.as_ref());

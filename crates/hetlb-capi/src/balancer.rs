@@ -1,0 +1,235 @@
+//! A balancer on the application's MPI communicator: `hetlb_balancer_create` (and its
+//! Fortran form), `hetlb_record`, `hetlb_balancer_free`.
+#![allow(unsafe_code)]
+
+use crate::error::{CapiError, guard};
+use crate::ffi_util::{opt_str, req_str};
+use crate::options;
+use hetlb_runtime::peer::{Balancer, Bytes, PeerError};
+use hetlb_runtime::transport::mpi::Mpi;
+use mpi::ffi::{MPI_Comm, MPI_Fint};
+use mpi::raw::FromRaw;
+use mpi::topology::SimpleCommunicator;
+use std::ffi::{c_char, c_int};
+
+/// One rank's balancer, opaque to C: made by `hetlb_balancer_create` on every rank of a
+/// communicator, freed by `hetlb_balancer_free`.
+#[allow(non_camel_case_types)]
+pub struct hetlb_balancer {
+    // Fields drop in this order: the balancers' endpoints before the transport they use,
+    // the transport before MPI's own duplicate.
+    /// Moves the application's records (`hetlb_rebalance`).
+    pub(crate) records: Balancer<Bytes, Mpi<'static>>,
+    /// Moves the proxies of the two-step form (`hetlb_plan_create`): its own epochs, so that
+    /// a plan in doubt never mixes with the application's records.
+    pub(crate) plans: Balancer<Bytes, Mpi<'static>>,
+    /// The record size of the `records` call in doubt, if one is.
+    pub(crate) doubt_size: Option<usize>,
+    /// Plans made so far (the next plan's serial): every rank makes them in the same order.
+    pub(crate) plan_serial: u64,
+    pub(crate) mpi: Mpi<'static>,
+    /// hetlb's duplicate of the application's communicator for the two-step form's
+    /// collectives (counts and payloads of `hetlb_migrate`).
+    pub(crate) comm: SimpleCommunicator,
+}
+
+impl hetlb_balancer {
+    /// This rank.
+    pub(crate) fn rank(&self) -> usize {
+        self.mpi.rank()
+    }
+
+    /// Ranks of the communicator.
+    pub(crate) fn size(&self) -> usize {
+        self.mpi.size()
+    }
+}
+
+/// The C error for a failed collective, with what this rank holds now (`held` records in
+/// the caller's array).
+pub(crate) fn peer_error(e: &PeerError, held: usize, noun: &str) -> CapiError {
+    let holding = match e {
+        PeerError::InDoubt { items_aside, .. } | PeerError::Unresolved { items_aside, .. } => {
+            format!(
+                "this rank holds {held} {noun} in its array and {items_aside} more kept aside \
+                 until hetlb_resolve settles the call"
+            )
+        }
+        _ => format!("this rank holds the {held} {noun} it held before the call"),
+    };
+    let message = format!("{e}; {holding}");
+    match e {
+        PeerError::Config(_) => CapiError::Invalid(message),
+        PeerError::Mismatch(_) => CapiError::Mismatch(message),
+        PeerError::Plan(_) => CapiError::Plan(message),
+        PeerError::InDoubt { .. } | PeerError::Unresolved { .. } => CapiError::InDoubt(message),
+        PeerError::Storage(_) => CapiError::NoMem(message),
+        PeerError::Transport(_) => CapiError::Mpi(message),
+        _ => CapiError::Peer(message),
+    }
+}
+
+/// Creates this rank's balancer on `comm` (collective: every rank of `comm` calls it, with
+/// the same `rule` and `options`). hetlb works on a duplicate of `comm`; the application
+/// keeps using `comm`. MPI must be initialised, and stay so until `hetlb_balancer_free`.
+///
+/// `rule`: any name `hetlb balance --algorithm` takes (`dem`, `oem`, `cwa`, `dishet`,
+/// `diffusion`, …). `options`: NULL or `"key=value;..."`, e.g.
+/// `"speeds=measured;timeout=10;topology=ring:8"` (keys in `docs/c-api.md`).
+///
+/// Returns 0 and sets `*out`, or a negative `HETLB_ERR_*` code (and `*out` is NULL).
+///
+/// # Safety
+/// `comm` is a live intra-communicator; `rule` and `options` are NULL or NUL-terminated
+/// strings; `out` is NULL or points to writable memory for a pointer.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn hetlb_balancer_create(
+    comm: MPI_Comm,
+    rule: *const c_char,
+    options: *const c_char,
+    out: *mut *mut hetlb_balancer,
+) -> c_int {
+    guard(|| {
+        if out.is_null() {
+            return Err(CapiError::Null("out"));
+        }
+        // SAFETY: `out` is writable (the caller's contract).
+        unsafe { *out = std::ptr::null_mut() };
+        // SAFETY: the caller's contract.
+        let (rule, options) = unsafe { (req_str(rule, "rule")?, opt_str(options, "options")?) };
+        let config = options::config(rule, options)?;
+        let b = create(comm, config)?;
+        // SAFETY: as above.
+        unsafe { *out = Box::into_raw(Box::new(b)) };
+        Ok(())
+    })
+}
+
+/// `hetlb_balancer_create` with a Fortran communicator handle (an `integer`, converted
+/// with `MPI_Comm_f2c`): what the Fortran module calls.
+///
+/// # Safety
+/// As `hetlb_balancer_create`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn hetlb_balancer_create_f(
+    comm: MPI_Fint,
+    rule: *const c_char,
+    options: *const c_char,
+    out: *mut *mut hetlb_balancer,
+) -> c_int {
+    if !mpi::environment::is_initialized() || mpi::environment::is_finalized() {
+        return guard(|| Err(CapiError::Mpi("MPI is not initialised".into())));
+    }
+    // SAFETY: MPI is initialised; the conversion reads a handle.
+    let comm = unsafe { mpi::ffi::RSMPI_Comm_f2c(comm) };
+    // SAFETY: the caller's contract.
+    unsafe { hetlb_balancer_create(comm, rule, options, out) }
+}
+
+fn create(
+    comm: MPI_Comm,
+    config: hetlb_runtime::peer::BalancerConfig,
+) -> Result<hetlb_balancer, CapiError> {
+    if !mpi::environment::is_initialized() {
+        return Err(CapiError::Mpi(
+            "MPI is not initialised (call MPI_Init first)".into(),
+        ));
+    }
+    if mpi::environment::is_finalized() {
+        return Err(CapiError::Mpi("MPI is already finalised".into()));
+    }
+    // SAFETY: RSMPI_COMM_NULL is a constant of the MPI library.
+    if comm == unsafe { mpi::ffi::RSMPI_COMM_NULL } {
+        return Err(CapiError::Invalid("comm is MPI_COMM_NULL".into()));
+    }
+    let mut inter: c_int = 0;
+    // SAFETY: `comm` is a live communicator (the caller's contract); `inter` is writable.
+    let rc = unsafe { mpi::ffi::MPI_Comm_test_inter(comm, &mut inter) };
+    if rc != 0 {
+        return Err(CapiError::Mpi(format!("MPI_Comm_test_inter failed ({rc})")));
+    }
+    if inter != 0 {
+        return Err(CapiError::Invalid("comm is an inter-communicator".into()));
+    }
+    // SAFETY: RSMPI_COMM_NULL is a constant of the MPI library.
+    let mut dup = unsafe { mpi::ffi::RSMPI_COMM_NULL };
+    // SAFETY: as above; `dup` is writable. Collective over `comm`.
+    let rc = unsafe { mpi::ffi::MPI_Comm_dup(comm, &mut dup) };
+    if rc != 0 {
+        return Err(CapiError::Mpi(format!("MPI_Comm_dup failed ({rc})")));
+    }
+    // SAFETY: `dup` is a live intra-communicator that hetlb alone owns (freed on drop).
+    let comm = unsafe { SimpleCommunicator::from_raw(dup) };
+    // SAFETY: the C contract: MPI stays initialised until hetlb_balancer_free, which drops
+    // the transport.
+    let mpi = unsafe { Mpi::adopt_foreign(&comm) }.map_err(|e| CapiError::Mpi(e.to_string()))?;
+    let records = Balancer::new(&mpi, config.clone()).map_err(|e| peer_error(&e, 0, "records"));
+    let plans = Balancer::new(&mpi, config).map_err(|e| peer_error(&e, 0, "records"));
+    // Every rank checked the same configuration against the same size: they fail alike.
+    let (records, plans) = (records?, plans?);
+    Ok(hetlb_balancer {
+        records,
+        plans,
+        doubt_size: None,
+        plan_serial: 0,
+        mpi,
+        comm,
+    })
+}
+
+/// Reports that this rank processed `units` units of work in `seconds` (used by
+/// `speeds=measured`, ignored otherwise). Call it once per step of the application's loop.
+///
+/// Returns 0, or `HETLB_ERR_NULL` / `HETLB_ERR_INVALID` (seconds not positive and finite).
+///
+/// # Safety
+/// `b` is NULL or a balancer from `hetlb_balancer_create`, not freed.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn hetlb_record(b: *mut hetlb_balancer, units: u64, seconds: f64) -> c_int {
+    guard(|| {
+        // SAFETY: the caller's contract.
+        let b = unsafe { b.as_mut() }.ok_or(CapiError::Null("b"))?;
+        if !(seconds.is_finite() && seconds > 0.0) {
+            return Err(CapiError::Invalid(format!(
+                "seconds: {seconds} is not a positive, finite time"
+            )));
+        }
+        b.records.record(units, seconds);
+        b.plans.record(units, seconds);
+        Ok(())
+    })
+}
+
+/// This rank's number in the balancer's communicator (as `MPI_Comm_rank`), or a negative
+/// code for NULL.
+///
+/// # Safety
+/// As `hetlb_record`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn hetlb_balancer_rank(b: *const hetlb_balancer) -> c_int {
+    let mut rank = 0;
+    let rc = guard(|| {
+        // SAFETY: the caller's contract.
+        let b = unsafe { b.as_ref() }.ok_or(CapiError::Null("b"))?;
+        rank = c_int::try_from(b.rank()).map_err(|_| CapiError::Internal("rank".into()))?;
+        Ok(())
+    });
+    if rc == 0 { rank } else { rc }
+}
+
+/// Frees a balancer (collective: every rank frees its own, before `MPI_Finalize`). Records in
+/// doubt (after `HETLB_ERR_IN_DOUBT`, not resolved) are lost with it. NULL is ignored.
+///
+/// # Safety
+/// `b` is NULL or a balancer from `hetlb_balancer_create`, not freed yet.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn hetlb_balancer_free(b: *mut hetlb_balancer) {
+    if b.is_null() {
+        return;
+    }
+    let _ = guard(|| {
+        // SAFETY: made by Box::into_raw in hetlb_balancer_create, freed once (the contract).
+        drop(unsafe { Box::from_raw(b) });
+        Ok(())
+    });
+}

@@ -1,0 +1,164 @@
+//! The options string of `hetlb_balancer_create`: `key=value` pairs separated by `;`.
+//!
+//! | key | value | default |
+//! | --- | --- | --- |
+//! | `topology` | a spec: `hypercube:3`, `ring:8`, `torus:2x4`, `file:PATH`, … | hypercube (power-of-two ranks), else ring |
+//! | `speeds` | `equal`, `measured`, `measured:WINDOW`, `fixed:C0,C1,…` (one per rank) | `equal` |
+//! | `schedule` | `phased`, `overlap`, `pipeline` | `phased` |
+//! | `timeout` | seconds of silence after which a peer is judged stopped | 10 |
+//! | `entry_timeout` | seconds to wait for a peer that has not reached the call, or `none` | `none` |
+//! | `procs_per_group` | `P` of `hybrid` | `2^⌊n/2⌋` |
+//! | `max_rounds` | round limit of the diffusion rules | 100000 |
+//! | `seed` | seed of `random-biasing` | 0 |
+//! | `lambda` | `λ` of `gdem` | the network's |
+//!
+//! Spaces around keys and values are ignored, and so are empty pairs (`"a=1;;b=2;"`).
+
+use crate::error::CapiError;
+use hetlb_core::transmission::Schedule;
+use hetlb_runtime::peer::{BalancerConfig, Speeds};
+use std::time::Duration;
+
+/// The window of `speeds=measured` without one.
+pub(crate) const DEFAULT_SPEED_WINDOW: usize = 5;
+
+/// A balancer configuration for `rule` with `options` (`None`: every default).
+///
+/// # Errors
+/// [`CapiError::Invalid`] for an unknown rule, an unknown key, a pair without `=`, a key
+/// given twice, or a value that cannot be parsed.
+pub fn config(rule: &str, options: Option<&str>) -> Result<BalancerConfig, CapiError> {
+    let invalid = |m: String| CapiError::Invalid(m);
+    let mut cfg = BalancerConfig::new(rule).map_err(|e| invalid(format!("rule: {e}")))?;
+    let mut seen: Vec<&str> = Vec::new();
+    for pair in options.unwrap_or("").split(';') {
+        let pair = pair.trim();
+        if pair.is_empty() {
+            continue;
+        }
+        let Some((key, value)) = pair.split_once('=') else {
+            return Err(invalid(format!(
+                "options: '{pair}' is not key=value (pairs are separated by ';')"
+            )));
+        };
+        let (key, value) = (key.trim(), value.trim());
+        if seen.contains(&key) {
+            return Err(invalid(format!("options: {key} is given twice")));
+        }
+        seen.push(key);
+        let bad = |why: &str| invalid(format!("options: {key}={value}: {why}"));
+        cfg = match key {
+            "topology" => cfg.topology(value).map_err(|e| bad(&e.to_string()))?,
+            "speeds" => cfg.speeds(speeds(value).map_err(|w| bad(&w))?),
+            "schedule" => {
+                let s: Schedule = value
+                    .parse()
+                    .map_err(|_| bad("expected phased, overlap or pipeline"))?;
+                cfg.schedule(s)
+            }
+            "timeout" => cfg.timeout(seconds(value).map_err(|w| bad(&w))?),
+            "entry_timeout" => cfg.entry_timeout(if value == "none" {
+                None
+            } else {
+                Some(seconds(value).map_err(|w| bad(&w))?)
+            }),
+            "procs_per_group" => cfg.procs_per_group(Some(
+                value
+                    .parse()
+                    .map_err(|_| bad("expected a positive integer"))?,
+            )),
+            "max_rounds" => cfg.max_rounds(Some(
+                value
+                    .parse()
+                    .map_err(|_| bad("expected a positive integer"))?,
+            )),
+            "seed" => cfg.seed(value.parse().map_err(|_| bad("expected an integer"))?),
+            "lambda" => {
+                let l: f64 = value.parse().map_err(|_| bad("expected a number"))?;
+                if !l.is_finite() {
+                    return Err(bad("expected a finite number"));
+                }
+                cfg.lambda(Some(l))
+            }
+            _ => {
+                return Err(invalid(format!(
+                    "options: unknown key '{key}' (known: topology, speeds, schedule, timeout, \
+                     entry_timeout, procs_per_group, max_rounds, seed, lambda)"
+                )));
+            }
+        };
+    }
+    Ok(cfg)
+}
+
+fn seconds(value: &str) -> Result<Duration, String> {
+    let s: f64 = value
+        .parse()
+        .map_err(|_| "expected seconds (a number)".to_string())?;
+    if !(s.is_finite() && s > 0.0 && s <= 1e9) {
+        return Err("expected positive seconds, at most 1e9".into());
+    }
+    Ok(Duration::from_secs_f64(s))
+}
+
+fn speeds(value: &str) -> Result<Speeds, String> {
+    match value.split_once(':') {
+        None if value == "equal" => Ok(Speeds::Equal),
+        None if value == "measured" => Ok(Speeds::Measured {
+            window: DEFAULT_SPEED_WINDOW,
+        }),
+        Some(("measured", w)) => match w.parse::<usize>() {
+            Ok(window) if window > 0 => Ok(Speeds::Measured { window }),
+            _ => Err("the window must be a positive integer".into()),
+        },
+        Some(("fixed", list)) => {
+            let c: Result<Vec<f64>, _> = list.split(',').map(|x| x.trim().parse::<f64>()).collect();
+            match c {
+                Ok(c) if c.iter().all(|x| x.is_finite() && *x > 0.0) => Ok(Speeds::Fixed(c)),
+                _ => Err("fixed speeds are positive numbers separated by commas".into()),
+            }
+        }
+        _ => Err("expected equal, measured, measured:WINDOW or fixed:C0,C1,...".into()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_issue_example_parses() {
+        let c = config("dishet", Some("speeds=measured;timeout=10;topology=ring:8")).unwrap();
+        assert_eq!(c.algorithm().name(), "dishet");
+        assert_eq!(c.timeout_value(), Duration::from_secs(10));
+        assert_eq!(c.speeds_kind(), &Speeds::Measured { window: 5 });
+        let c = config("oem", Some(" schedule = pipeline ; speeds=fixed:1,2.5 ;")).unwrap();
+        assert_eq!(c.schedule_kind(), Schedule::Pipeline);
+        assert_eq!(c.speeds_kind(), &Speeds::Fixed(vec![1.0, 2.5]));
+        assert!(config("dem", None).is_ok());
+        assert!(config("dem", Some("")).is_ok());
+    }
+
+    #[test]
+    fn bad_strings_are_refused_with_the_reason() {
+        for (rule, options, needle) in [
+            ("dem-superb", None, "dem-superb"),
+            ("dem", Some("timeout"), "not key=value"),
+            ("dem", Some("colour=blue"), "unknown key 'colour'"),
+            ("dem", Some("timeout=-1"), "positive seconds"),
+            ("dem", Some("timeout=nan"), "positive seconds"),
+            ("dem", Some("timeout=1;timeout=2"), "twice"),
+            ("dem", Some("speeds=fast"), "expected equal"),
+            ("dem", Some("speeds=fixed:1,0"), "positive numbers"),
+            ("dem", Some("speeds=measured:0"), "window"),
+            ("dem", Some("schedule=sometimes"), "phased"),
+            ("dem", Some("topology=ring:x"), "topology"),
+            ("dem", Some("seed=-3"), "integer"),
+            ("gdem", Some("lambda=inf"), "finite"),
+        ] {
+            let e = config(rule, options).unwrap_err();
+            assert!(matches!(e, CapiError::Invalid(_)));
+            assert!(e.to_string().contains(needle), "{options:?}: {e}");
+        }
+    }
+}

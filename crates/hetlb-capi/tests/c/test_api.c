@@ -1,0 +1,417 @@
+/* Every function of hetlb.h and every error path: NULL pointers, unknown rule, bad options
+ * strings, zero-size items, id_offset out of range, mismatched ranks, failing callbacks.
+ * Run under MPI with any number of ranks (CI: mpiexec -n 4); exits non-zero on a failure. */
+#include "hetlb.h"
+
+#include <mpi.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static int failures = 0;
+static int rank = 0, size = 1;
+
+#define CHECK(cond, ...)                                                                   \
+    do {                                                                                   \
+        if (!(cond)) {                                                                     \
+            fprintf(stderr, "rank %d: %s:%d: check failed: %s: ", rank, __FILE__, __LINE__, \
+                    #cond);                                                                \
+            fprintf(stderr, __VA_ARGS__);                                                  \
+            fprintf(stderr, " (last error: %s)\n", hetlb_last_error());                   \
+            failures++;                                                                    \
+        }                                                                                  \
+    } while (0)
+
+#define EXPECT(call, code) CHECK((call) == (code), "expected %s", #code)
+
+/* A record of 64 bytes: the id at byte 8, a cost, and a check word derived from the id. */
+typedef struct {
+    double x;
+    uint64_t id;
+    uint64_t cost;
+    uint64_t check;
+    double pad[4];
+} record;
+
+static uint64_t cost_of(const void *item, void *ctx) {
+    (void)ctx;
+    return ((const record *)item)->cost;
+}
+
+static record *make_records(size_t n, uint64_t first) {
+    record *r = n ? malloc(n * sizeof(record)) : NULL;
+    for (size_t i = 0; i < n; i++) {
+        memset(&r[i], 0, sizeof(record));
+        r[i].id = first + i;
+        r[i].cost = 1 + (first + i) % 5;
+        r[i].check = ~(first + i);
+        r[i].x = (double)(first + i);
+    }
+    return r;
+}
+
+/* Every id in [0, total) held by exactly one rank, every record intact. */
+static void check_exactly_once(const record *r, size_t n, uint64_t total, const char *what) {
+    int mine = (int)n;
+    int *counts = malloc(sizeof(int) * (size_t)size);
+    MPI_Allgather(&mine, 1, MPI_INT, counts, 1, MPI_INT, MPI_COMM_WORLD);
+    int *displs = malloc(sizeof(int) * (size_t)size);
+    int all = 0;
+    for (int k = 0; k < size; k++) {
+        displs[k] = all;
+        all += counts[k];
+    }
+    uint64_t *ids = malloc(sizeof(uint64_t) * (n ? n : 1));
+    for (size_t i = 0; i < n; i++) {
+        ids[i] = r[i].id;
+        CHECK(r[i].check == ~r[i].id && r[i].x == (double)r[i].id, "%s: record %llu torn", what,
+              (unsigned long long)r[i].id);
+    }
+    uint64_t *every = malloc(sizeof(uint64_t) * (size_t)(all ? all : 1));
+    MPI_Allgatherv(ids, mine, MPI_UINT64_T, every, counts, displs, MPI_UINT64_T, MPI_COMM_WORLD);
+    CHECK((uint64_t)all == total, "%s: %d records in all, %llu expected", what, all,
+          (unsigned long long)total);
+    unsigned char *seen = calloc(total ? total : 1, 1);
+    for (int k = 0; k < all; k++) {
+        CHECK(every[k] < total && !seen[every[k]], "%s: id %llu duplicated or unknown", what,
+              (unsigned long long)every[k]);
+        if (every[k] < total) seen[every[k]] = 1;
+    }
+    free(seen);
+    free(every);
+    free(ids);
+    free(displs);
+    free(counts);
+}
+
+static void test_no_mpi_functions(void) {
+    CHECK(strlen(hetlb_version()) > 0, "version");
+    uint64_t loads[8] = {5, 0, 3, 9, 2, 2, 8, 1}, out[8];
+    double caps[8] = {1, 2, 1, 2, 1, 2, 1, 2};
+    EXPECT(hetlb_balance("cwa", NULL, 8, loads, NULL, out), HETLB_OK);
+    uint64_t sum = 0;
+    for (int i = 0; i < 8; i++) sum += out[i];
+    CHECK(sum == 30, "balance conserves the total");
+    CHECK(strcmp(hetlb_last_error(), "") == 0, "success clears the last error");
+    EXPECT(hetlb_balance("dem-hetero", NULL, 8, loads, caps, out), HETLB_OK);
+    EXPECT(hetlb_balance("diffusion", "ring:8", 8, loads, NULL, out), HETLB_OK);
+    EXPECT(hetlb_balance(NULL, NULL, 8, loads, NULL, out), HETLB_ERR_NULL);
+    CHECK(strstr(hetlb_last_error(), "algorithm") != NULL, "the message names the argument");
+    EXPECT(hetlb_balance("cwa", NULL, 8, NULL, NULL, out), HETLB_ERR_NULL);
+    EXPECT(hetlb_balance("cwa", NULL, 8, loads, NULL, NULL), HETLB_ERR_NULL);
+    EXPECT(hetlb_balance("no-such-rule", NULL, 8, loads, NULL, out), HETLB_ERR_INVALID);
+    CHECK(strstr(hetlb_last_error(), "no-such-rule") != NULL, "unknown rule named");
+    EXPECT(hetlb_balance("cwa", "ring:x", 8, loads, NULL, out), HETLB_ERR_INVALID);
+    EXPECT(hetlb_balance("dem", "ring:8", 8, loads, NULL, out), HETLB_ERR_INVALID);
+    EXPECT(hetlb_balance("cwa", NULL, 6, loads, NULL, out), HETLB_ERR_INVALID);
+    EXPECT(hetlb_balance("cwa", NULL, 0, loads, NULL, out), HETLB_ERR_INVALID);
+    void *p = hetlb_alloc(100);
+    CHECK(p != NULL, "alloc");
+    hetlb_free(p);
+    hetlb_free(NULL);
+    CHECK(hetlb_alloc(0) == NULL, "alloc of 0 bytes");
+}
+
+static void test_create(hetlb_balancer **b) {
+    hetlb_balancer *x = (hetlb_balancer *)1;
+    EXPECT(hetlb_balancer_create(MPI_COMM_WORLD, "dem", NULL, NULL), HETLB_ERR_NULL);
+    EXPECT(hetlb_balancer_create(MPI_COMM_WORLD, NULL, NULL, &x), HETLB_ERR_NULL);
+    CHECK(x == NULL, "*out is NULL after an error");
+    EXPECT(hetlb_balancer_create(MPI_COMM_WORLD, "dem-superb", NULL, &x), HETLB_ERR_INVALID);
+    CHECK(strstr(hetlb_last_error(), "dem-superb") != NULL, "unknown rule named");
+    EXPECT(hetlb_balancer_create(MPI_COMM_WORLD, "dem", "timeout", &x), HETLB_ERR_INVALID);
+    EXPECT(hetlb_balancer_create(MPI_COMM_WORLD, "dem", "colour=blue", &x), HETLB_ERR_INVALID);
+    CHECK(strstr(hetlb_last_error(), "colour") != NULL, "unknown key named");
+    EXPECT(hetlb_balancer_create(MPI_COMM_WORLD, "dem", "timeout=-2", &x), HETLB_ERR_INVALID);
+    EXPECT(hetlb_balancer_create(MPI_COMM_WORLD, "dem", "speeds=fast", &x), HETLB_ERR_INVALID);
+    EXPECT(hetlb_balancer_create(MPI_COMM_WORLD, "dem", "topology=ring:x", &x), HETLB_ERR_INVALID);
+    EXPECT(hetlb_balancer_create(MPI_COMM_NULL, "dem", NULL, &x), HETLB_ERR_INVALID);
+    /* A topology of the wrong size is refused by every rank alike. */
+    EXPECT(hetlb_balancer_create(MPI_COMM_WORLD, "diffusion", "topology=ring:3", &x),
+           size == 3 ? HETLB_OK : HETLB_ERR_INVALID);
+    if (x) hetlb_balancer_free(x);
+    hetlb_balancer_free(NULL);
+    const char *rule = (size & (size - 1)) == 0 ? "dem" : "diffusion";
+    EXPECT(hetlb_balancer_create(MPI_COMM_WORLD, rule, "speeds=measured:3; timeout=20;", b),
+           HETLB_OK);
+    CHECK(*b != NULL, "a balancer");
+    CHECK(hetlb_balancer_rank(*b) == rank, "rank");
+    CHECK(hetlb_balancer_rank(NULL) == HETLB_ERR_NULL, "rank of NULL");
+    EXPECT(hetlb_record(NULL, 10, 1.0), HETLB_ERR_NULL);
+    EXPECT(hetlb_record(*b, 10, -1.0), HETLB_ERR_INVALID);
+    EXPECT(hetlb_record(*b, 10, 0.0 / 0.0), HETLB_ERR_INVALID);
+    EXPECT(hetlb_record(*b, 1000, 1.0), HETLB_OK); /* equal measured speeds */
+}
+
+static void test_rebalance(hetlb_balancer *b) {
+    const size_t n0 = 5000;
+    size_t count = rank == 0 ? n0 : 0;
+    void *items = make_records(count, 0);
+    hetlb_report report;
+    memset(&report, 0, sizeof report);
+    /* Argument errors: nothing changes. */
+    EXPECT(hetlb_rebalance(NULL, &items, &count, sizeof(record), 8, NULL, NULL, NULL),
+           HETLB_ERR_NULL);
+    EXPECT(hetlb_rebalance(b, NULL, &count, sizeof(record), 8, NULL, NULL, NULL), HETLB_ERR_NULL);
+    EXPECT(hetlb_rebalance(b, &items, NULL, sizeof(record), 8, NULL, NULL, NULL), HETLB_ERR_NULL);
+    EXPECT(hetlb_rebalance(b, &items, &count, 0, 0, NULL, NULL, NULL), HETLB_ERR_INVALID);
+    CHECK(strstr(hetlb_last_error(), "item_size") != NULL, "zero size named");
+    EXPECT(hetlb_rebalance(b, &items, &count, sizeof(record), 57, NULL, NULL, NULL),
+           HETLB_ERR_INVALID);
+    CHECK(strstr(hetlb_last_error(), "id_offset") != NULL, "id_offset named");
+    EXPECT(hetlb_rebalance(b, &items, &count, sizeof(record), SIZE_MAX, NULL, NULL, NULL),
+           HETLB_ERR_INVALID);
+    void *none = NULL;
+    size_t three = 3;
+    EXPECT(hetlb_rebalance(b, &none, &three, sizeof(record), 8, NULL, NULL, NULL),
+           HETLB_ERR_NULL);
+    EXPECT(hetlb_rebalance(b, &items, &count, SIZE_MAX / 2, 8, NULL, NULL, NULL),
+           HETLB_ERR_INVALID); /* records too large for a message, or sizes that overflow */
+    CHECK(count == (rank == 0 ? n0 : 0), "argument errors leave the records alone");
+    check_exactly_once(items, count, n0, "after argument errors");
+
+    /* Mismatched ranks: rank 0 says the records are 72 bytes (8 more than they are,
+     * counting one record fewer), the others 64: every rank refuses before anything moves. */
+    if (size > 1) {
+        size_t c = rank == 0 ? (count * sizeof(record)) / 72 : count;
+        size_t before = c;
+        void *rec = items;
+        if (rank == 0) {
+            /* A copy trimmed to a whole number of 72-byte records. */
+            rec = malloc(c * 72);
+            memcpy(rec, items, c * 72);
+        }
+        int rc = hetlb_rebalance(b, &rec, &c, rank == 0 ? 72 : sizeof(record), 8, NULL, NULL,
+                                 NULL);
+        EXPECT(rc, HETLB_ERR_MISMATCH);
+        CHECK(strstr(hetlb_last_error(), "holds the") != NULL, "the message says what is held");
+        CHECK(c == before, "a refused call keeps every record");
+        if (rank == 0) free(rec);
+        else items = rec;
+    }
+
+    /* Unit records. */
+    EXPECT(hetlb_rebalance(b, &items, &count, sizeof(record), 8, NULL, NULL, &report), HETLB_OK);
+    check_exactly_once(items, count, n0, "unit records");
+    if (size > 1 && (size & (size - 1)) == 0) {
+        CHECK(count == n0 / (size_t)size, "an even share: %zu", count);
+        CHECK(report.imbalance_before > report.imbalance_after, "the imbalance falls");
+    }
+    CHECK(report.seconds > 0.0, "the report's time");
+    uint64_t sent = report.items_sent, got = report.items_received, total_sent = 0, total_got = 0;
+    MPI_Allreduce(&sent, &total_sent, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+    MPI_Allreduce(&got, &total_got, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+    CHECK(total_sent == total_got && (size == 1 || total_sent > 0), "sent = received");
+
+    /* Weighted records: costs 1 to 5, so an even count is not an even load. */
+    EXPECT(hetlb_rebalance(b, &items, &count, sizeof(record), 8, cost_of, NULL, &report),
+           HETLB_OK);
+    check_exactly_once(items, count, n0, "weighted records");
+    uint64_t load = 0, max = 0, sum = 0;
+    for (size_t i = 0; i < count; i++) load += ((record *)items)[i].cost;
+    MPI_Allreduce(&load, &max, 1, MPI_UINT64_T, MPI_MAX, MPI_COMM_WORLD);
+    MPI_Allreduce(&load, &sum, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+    CHECK(max * (uint64_t)size <= sum + (uint64_t)size * 5 * 8, "weighted loads near even");
+
+    /* Nothing in doubt: resolve is a no-op. */
+    size_t held = count;
+    EXPECT(hetlb_resolve(b, &items, &count, sizeof(record), 8, NULL, NULL), HETLB_OK);
+    CHECK(count == held, "resolve with nothing in doubt");
+    EXPECT(hetlb_resolve(NULL, &items, &count, sizeof(record), 8, NULL, NULL), HETLB_ERR_NULL);
+    EXPECT(hetlb_resolve(b, &items, &count, 0, 0, NULL, NULL), HETLB_ERR_INVALID);
+    free(items);
+}
+
+/* The two-step form on items of varying size: strings "item <id>" with some padding. */
+typedef struct {
+    char **text;
+    uint64_t *ids;
+    size_t n, cap;
+    int fail_pack;
+} bag;
+
+static size_t item_size_cb(size_t i, void *ctx) {
+    bag *g = ctx;
+    return sizeof(uint64_t) + strlen(g->text[i]) + 1;
+}
+
+static int pack_cb(size_t i, void *buf, size_t sz, void *ctx) {
+    bag *g = ctx;
+    if (g->fail_pack) return 7;
+    memcpy(buf, &g->ids[i], sizeof(uint64_t));
+    memcpy((char *)buf + sizeof(uint64_t), g->text[i], sz - sizeof(uint64_t));
+    return 0;
+}
+
+static int unpack_cb(int from, const void *buf, size_t sz, void *ctx) {
+    bag *g = ctx;
+    (void)from;
+    if (g->n == g->cap) {
+        g->cap = g->cap ? 2 * g->cap : 16;
+        g->text = realloc(g->text, g->cap * sizeof(char *));
+        g->ids = realloc(g->ids, g->cap * sizeof(uint64_t));
+    }
+    memcpy(&g->ids[g->n], buf, sizeof(uint64_t));
+    g->text[g->n] = malloc(sz - sizeof(uint64_t));
+    memcpy(g->text[g->n], (const char *)buf + sizeof(uint64_t), sz - sizeof(uint64_t));
+    g->n++;
+    return 0;
+}
+
+static void test_two_step(hetlb_balancer *b) {
+    bag g = {0};
+    size_t n0 = rank == 0 ? 999 : (size_t)(rank * 7);
+    uint64_t first = 0;
+    for (int k = 0; k < rank; k++) first += k == 0 ? 999 : (uint64_t)(k * 7);
+    uint64_t total = 0;
+    uint64_t mine64 = n0;
+    MPI_Allreduce(&mine64, &total, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+    g.cap = n0 ? n0 : 1;
+    g.text = malloc(g.cap * sizeof(char *));
+    g.ids = malloc(g.cap * sizeof(uint64_t));
+    for (size_t i = 0; i < n0; i++) {
+        g.ids[i] = first + i;
+        g.text[i] = malloc(32 + i % 13);
+        snprintf(g.text[i], 32 + i % 13, "item %llu", (unsigned long long)(first + i));
+    }
+    g.n = n0;
+
+    hetlb_plan *p = (hetlb_plan *)1, *q = NULL;
+    EXPECT(hetlb_plan_create(NULL, g.n, NULL, &p), HETLB_ERR_NULL);
+    CHECK(p == NULL, "*out is NULL after an error");
+    EXPECT(hetlb_plan_create(b, g.n, NULL, NULL), HETLB_ERR_NULL);
+    EXPECT(hetlb_plan_create(b, g.n, NULL, &p), HETLB_OK);
+    size_t nexp = 0, nimp = 0;
+    const size_t *idx = NULL, *from = NULL;
+    const int *dest = NULL;
+    int ranks = 0;
+    EXPECT(hetlb_plan_exports(NULL, &nexp, &idx, &dest), HETLB_ERR_NULL);
+    EXPECT(hetlb_plan_exports(p, NULL, &idx, &dest), HETLB_ERR_NULL);
+    EXPECT(hetlb_plan_imports(NULL, &nimp, &from, &ranks), HETLB_ERR_NULL);
+    EXPECT(hetlb_plan_imports(p, &nimp, NULL, &ranks), HETLB_ERR_NULL);
+    EXPECT(hetlb_plan_exports(p, &nexp, &idx, &dest), HETLB_OK);
+    EXPECT(hetlb_plan_imports(p, &nimp, &from, &ranks), HETLB_OK);
+    CHECK(ranks == size, "imports per rank");
+    uint64_t e = nexp, i_ = nimp, te = 0, ti = 0;
+    MPI_Allreduce(&e, &te, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+    MPI_Allreduce(&i_, &ti, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+    CHECK(te == ti, "exports = imports in all");
+    for (size_t k = 0; k < nexp; k++)
+        CHECK(idx[k] < g.n && dest[k] >= 0 && dest[k] < size && dest[k] != rank, "export %zu", k);
+
+    /* NULL callbacks, a failing pack on one rank, plans of different calls: nothing moves. */
+    EXPECT(hetlb_migrate(b, p, NULL, pack_cb, unpack_cb, &g), HETLB_ERR_NULL);
+    EXPECT(hetlb_migrate(NULL, p, item_size_cb, pack_cb, unpack_cb, &g), HETLB_ERR_NULL);
+    EXPECT(hetlb_migrate(b, NULL, item_size_cb, pack_cb, unpack_cb, &g), HETLB_ERR_NULL);
+    if (size > 1) {
+        g.fail_pack = rank == 0 && nexp > 0;
+        int any = g.fail_pack, some = 0;
+        MPI_Allreduce(&any, &some, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+        EXPECT(hetlb_migrate(b, p, item_size_cb, pack_cb, unpack_cb, &g),
+               some ? HETLB_ERR_CALLBACK : HETLB_OK);
+        g.fail_pack = 0;
+        CHECK(g.n == n0 || !some, "nothing moved after a failing pack");
+        if (!some) goto done; /* nothing was exported on rank 0: the plan was carried out */
+        EXPECT(hetlb_plan_create(b, g.n, NULL, &q), HETLB_OK);
+        EXPECT(hetlb_migrate(b, rank == 0 ? p : q, item_size_cb, pack_cb, unpack_cb, &g),
+               HETLB_ERR_MISMATCH);
+        CHECK(g.n == n0, "nothing moved after mismatched plans");
+        hetlb_plan_free(q);
+    }
+    EXPECT(hetlb_migrate(b, p, item_size_cb, pack_cb, unpack_cb, &g), HETLB_OK);
+done:
+    /* Remove the exported items (the export list names them). */
+    {
+        unsigned char *gone = calloc(n0 ? n0 : 1, 1);
+        for (size_t k = 0; k < nexp; k++) gone[idx[k]] = 1;
+        size_t kept = 0;
+        for (size_t k = 0; k < g.n; k++) {
+            if (k < n0 && gone[k]) {
+                free(g.text[k]);
+                continue;
+            }
+            g.text[kept] = g.text[k];
+            g.ids[kept] = g.ids[k];
+            kept++;
+        }
+        g.n = kept;
+        free(gone);
+    }
+    CHECK(g.n == n0 - nexp + nimp, "held after migrate: %zu", g.n);
+    for (size_t k = 0; k < g.n; k++) {
+        char want[64];
+        snprintf(want, sizeof want, "item %llu", (unsigned long long)g.ids[k]);
+        CHECK(strcmp(want, g.text[k]) == 0, "item %zu intact", k);
+    }
+    record *r = malloc(sizeof(record) * (g.n ? g.n : 1));
+    for (size_t k = 0; k < g.n; k++) {
+        r[k].id = g.ids[k];
+        r[k].check = ~g.ids[k];
+        r[k].x = (double)g.ids[k];
+    }
+    check_exactly_once(r, g.n, total, "two-step");
+    free(r);
+    hetlb_plan_free(p);
+    hetlb_plan_free(NULL);
+    for (size_t k = 0; k < g.n; k++) free(g.text[k]);
+    free(g.text);
+    free(g.ids);
+}
+
+/* A peer failure: rank 1 reaches the call long after the others' entry timeout (this
+ * program runs below MPI_THREAD_MULTIPLE, so no thread answers for it meanwhile). The others
+ * judge it stopped and the call is rolled back everywhere: every rank gets HETLB_ERR_PEER,
+ * keeps exactly its records, and the message says so. On a machine so loaded that the others
+ * do not judge it within the sleep, the call succeeds instead; either way every record is
+ * held exactly once, and the next call succeeds. */
+static void test_peer_failure(void) {
+    if (size < 2) return;
+    hetlb_balancer *b = NULL;
+    const char *rule = (size & (size - 1)) == 0 ? "dem" : "diffusion";
+    EXPECT(hetlb_balancer_create(MPI_COMM_WORLD, rule, "timeout=1;entry_timeout=1", &b),
+           HETLB_OK);
+    if (!b) return;
+    const size_t n0 = 1000;
+    size_t count = rank == 0 ? n0 : 0, before = count;
+    void *items = make_records(count, 0);
+    if (rank == 1) sleep(5);
+    int rc = hetlb_rebalance(b, &items, &count, sizeof(record), 8, NULL, NULL, NULL);
+    int peer = rc == HETLB_ERR_PEER, all_peer = 0, any_peer = 0;
+    MPI_Allreduce(&peer, &all_peer, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    MPI_Allreduce(&peer, &any_peer, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    CHECK(rc == HETLB_OK || rc == HETLB_ERR_PEER, "a peer failure or a success: %d", rc);
+    CHECK(all_peer == any_peer, "every rank sees the failure, or none");
+    if (peer) {
+        CHECK(count == before, "a rolled-back call keeps every record");
+        CHECK(strstr(hetlb_last_error(), "holds the") != NULL, "the message says what is held");
+        CHECK(strstr(hetlb_last_error(), "rank 1") != NULL, "the message names rank 1");
+    }
+    check_exactly_once(items, count, n0, "after a peer failure");
+    EXPECT(hetlb_rebalance(b, &items, &count, sizeof(record), 8, NULL, NULL, NULL), HETLB_OK);
+    check_exactly_once(items, count, n0, "after the next call");
+    if (rank == 0) printf("test_api: the late rank was %s\n", all_peer ? "judged stopped" : "in time");
+    free(items);
+    hetlb_balancer_free(b);
+}
+
+int main(int argc, char **argv) {
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    test_no_mpi_functions();
+    hetlb_balancer *b = NULL;
+    test_create(&b);
+    if (b) {
+        test_rebalance(b);
+        test_two_step(b);
+        hetlb_balancer_free(b);
+    }
+    test_peer_failure();
+    int all = 0;
+    MPI_Allreduce(&failures, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    if (rank == 0) printf("test_api: %d ranks, %d failed checks\n", size, all);
+    MPI_Finalize();
+    return all ? 1 : 0;
+}

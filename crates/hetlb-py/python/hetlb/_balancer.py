@@ -1,0 +1,358 @@
+"""hetlb.Balancer: the peer balancer of an mpi4py application.
+
+Every rank builds a Balancer on the same communicator with the same options and calls
+:meth:`Balancer.rebalance` (or :meth:`Balancer.rebalance_array`) at the same point of its
+loop. hetlb works on its own duplicate of the communicator, so its messages never mix with
+the application's.
+"""
+
+from __future__ import annotations
+
+import atexit
+import pickle
+import weakref
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
+
+import numpy as np
+
+from . import _hetlb
+from ._convert import capacities_list, one_load
+from ._errors import InvalidInputError, InvalidTypeError, MPIError
+
+__all__ = ["Balancer", "RebalanceReport"]
+
+_VECTORS = ("loads_before", "planned_after", "loads_after", "items_after_all")
+
+_live: "weakref.WeakSet[Balancer]" = weakref.WeakSet()
+
+
+@atexit.register
+def _close_all() -> None:
+    # Before mpi4py finalises MPI (it does so after the interpreter's exit handlers).
+    for b in list(_live):
+        try:
+            b.close()
+        except Exception:  # noqa: BLE001 - leaving anyway
+            pass
+
+
+class RebalanceReport:
+    """One rank's account of a rebalance (the Rust ``peer::Report``).
+
+    Attributes (the vectors are the whole group's, NumPy ``uint64``, equal on every rank):
+        epoch, rank, backend, algorithm, topology, schedule,
+        items_before, items_after, units_before, units_after,
+        items_sent, items_received, units_sent, units_received, bytes_sent, bytes_received,
+        items_moved (= items_sent: items that left this rank, a forwarded item at every hop),
+        messages_sent, phases, imbalance_before, imbalance_after, planned_imbalance_after,
+        balanced, converged, residual, decide_seconds, move_seconds, slowest_move_seconds,
+        predicted_steps, seconds_per_unit, predicted_move_seconds, capacities,
+        measured_speeds, loads_before, planned_after, loads_after, items_after_all,
+        implausible_speeds.
+    """
+
+    def __init__(self, fields: Dict[str, Any]) -> None:
+        self._fields = dict(fields)
+        self._fields["items_moved"] = self._fields.get("items_sent", 0)
+        for k in _VECTORS:
+            if k in self._fields:
+                self._fields[k] = np.asarray(self._fields[k], dtype=np.uint64)
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return self.__dict__["_fields"][name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+    def as_dict(self) -> Dict[str, Any]:
+        """Every field, the vectors as lists."""
+        return {
+            k: (v.tolist() if isinstance(v, np.ndarray) else v) for k, v in self._fields.items()
+        }
+
+    def __repr__(self) -> str:
+        f = self._fields
+        return (
+            f"RebalanceReport(rank {f.get('rank')}, {f.get('algorithm')} on {f.get('topology')}, "
+            f"imbalance {f.get('imbalance_before'):.3f} -> {f.get('imbalance_after'):.3f}, "
+            f"{f.get('items_moved')} items sent)"
+        )
+
+
+def _check_comm(comm: Any) -> int:
+    """The C handle of ``comm`` after checking that hetlb can use it."""
+    if not _hetlb.has_mpi():
+        raise MPIError(
+            "this build of hetlb has no MPI: reinstall it with the mpi feature "
+            '(MATURIN_PEP517_ARGS="--features mpi" pip install ./crates/hetlb-py)'
+        )
+    try:
+        from mpi4py import MPI
+    except ImportError as e:
+        raise MPIError(f"Balancer needs mpi4py ({e})") from None
+    if not isinstance(comm, MPI.Comm):
+        raise InvalidTypeError(
+            f"comm: expected an mpi4py communicator, not {type(comm).__name__}"
+        )
+    if MPI.Is_finalized():
+        raise MPIError("MPI is already finalised")
+    if not MPI.Is_initialized():
+        raise MPIError("MPI is not initialised")
+    ours = _hetlb.mpi_library_version().strip()
+    theirs = MPI.Get_library_version().strip()
+    if ours != theirs or MPI._sizeof(MPI.Comm) != _hetlb.comm_handle_size():
+        first = lambda s: s.splitlines()[0] if s else "(unknown)"  # noqa: E731
+        raise MPIError(
+            "mpi4py uses another MPI library than the one hetlb is linked to:\n"
+            f"  mpi4py: {first(theirs)}\n  hetlb:  {first(ours)}\n"
+            "build mpi4py against the same MPICH (MPICC=mpicc pip install --no-binary "
+            "mpi4py mpi4py), or hetlb against mpi4py's MPI"
+        )
+    if comm == MPI.COMM_NULL:
+        raise MPIError("comm: the communicator is null (freed, or never created)")
+    if comm.Is_inter():
+        raise MPIError("comm: an intercommunicator; hetlb balances within one group")
+    # The handle as the C type holds it (mpi4py gives it unsigned).
+    bits = 8 * _hetlb.comm_handle_size()
+    handle = int(MPI._handleof(comm)) & ((1 << bits) - 1)
+    return handle - (1 << bits) if handle >> (bits - 1) else handle
+
+
+class Balancer:
+    """hetlb's peer balancer on one rank of an mpi4py communicator.
+
+    Args:
+        comm: an mpi4py intra-communicator (``MPI.COMM_WORLD``, or one the application
+            made). Collective: every rank of ``comm`` builds its balancer, in the same
+            order. hetlb duplicates it for its own messages.
+        rule: a name from :func:`hetlb.algorithms`.
+        speeds: ``"equal"``, ``"measured"`` (from :meth:`record`, median of the last
+            ``window`` reports) or one capacity per rank.
+        timeout: seconds of silence after which a peer is judged to have stopped.
+        topology: the ranks' network (``ring:8``, …); default a hypercube when the rank
+            count is a power of two, a ring otherwise.
+        schedule: ``phased``, ``overlap`` or ``pipeline``.
+        entry_timeout: how long to wait for a peer that has not reached the call (default:
+            no limit; a busy peer is never declared dead).
+        procs_per_group, max_rounds, seed, lambda_: as in :func:`hetlb.balance`.
+        window: reports the measured speed is the median of.
+        fault: a fault to inject into this rank's calls, for tests and demonstrations (as
+            the Rust ``BalancerConfig::fault``): ``"leave-after-sends:K"`` (give the call up
+            after sending ``K`` item messages, as a rank that hits an error of its own: the
+            call is rolled back on every rank) or ``"leave-after-vote"``.
+
+    Raises:
+        MPIError: no MPI in this build, mpi4py on another MPI library, a null (freed)
+            communicator, MPI finalised.
+        InvalidInputError / UnknownAlgorithmError: bad options (checked against the rank
+            count: a hypercube rule needs a power of two of ranks).
+
+    Example:
+        >>> from mpi4py import MPI
+        >>> b = hetlb.Balancer(MPI.COMM_WORLD, "cwa", speeds="measured", timeout=10.0)
+        >>> b.record(units=1000, seconds=0.5)
+        >>> report = b.rebalance(items)            # items: a list, changed in place
+        >>> arr, report = b.rebalance_array(arr)   # rows move as bytes
+    """
+
+    def __init__(
+        self,
+        comm: Any,
+        rule: str = "cwa",
+        *,
+        speeds: Union[str, Sequence[float]] = "equal",
+        timeout: float = 10.0,
+        topology: Optional[str] = None,
+        schedule: str = "phased",
+        entry_timeout: Optional[float] = None,
+        procs_per_group: Optional[int] = None,
+        max_rounds: Optional[int] = None,
+        seed: int = 0,
+        lambda_: Optional[float] = None,
+        window: int = 5,
+        fault: Optional[str] = None,
+    ) -> None:
+        self._native = None
+        if not isinstance(rule, str):
+            raise InvalidTypeError(f"rule: expected a string, not {type(rule).__name__}")
+        if isinstance(speeds, str):
+            kind, caps = speeds, None
+        else:
+            kind, caps = "fixed", capacities_list(speeds, "speeds")
+        for name, v in (("timeout", timeout), ("entry_timeout", entry_timeout)):
+            if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float))):
+                raise InvalidTypeError(f"{name}: expected seconds, not {type(v).__name__}")
+        handle = _check_comm(comm)
+        self._native = _hetlb.NativeBalancer(
+            handle,
+            rule,
+            kind,
+            caps,
+            one_load(window, "window"),
+            topology,
+            schedule,
+            float(timeout),
+            None if entry_timeout is None else float(entry_timeout),
+            None if procs_per_group is None else one_load(procs_per_group, "procs_per_group"),
+            None if max_rounds is None else one_load(max_rounds, "max_rounds"),
+            one_load(seed, "seed"),
+            None if lambda_ is None else float(lambda_),
+            fault,
+        )
+        _live.add(self)
+
+    @property
+    def rank(self) -> int:
+        """This rank."""
+        return self._n().rank
+
+    @property
+    def size(self) -> int:
+        """The number of ranks."""
+        return self._n().size
+
+    @property
+    def topology(self) -> str:
+        """The ranks' network as a spec (``hypercube:3``, ``ring:6``, …)."""
+        return self._n().topology
+
+    def _n(self) -> Any:
+        if self._native is None:
+            raise MPIError("the balancer was not created")
+        return self._native
+
+    def record(self, units: int, seconds: float) -> None:
+        """Reports that this rank processed ``units`` units of work in ``seconds`` (measured
+        speeds; ignored otherwise). Call it once per step of the loop."""
+        if isinstance(seconds, bool) or not isinstance(seconds, (int, float)):
+            raise InvalidTypeError(f"seconds: expected a number, not {type(seconds).__name__}")
+        self._n().record(one_load(units, "units"), float(seconds))
+
+    def speed(self) -> Optional[float]:
+        """This rank's measured speed (units per second), once it has one."""
+        return self._n().speed()
+
+    def rebalance(
+        self, items: List[Any], load: Optional[Callable[[Any], int]] = None
+    ) -> RebalanceReport:
+        """Moves picklable ``items`` between ranks so that every rank's load follows the
+        rule. Collective. ``items`` is changed in place: this rank's kept items in their
+        order, then the ones received (unpickled).
+
+        Args:
+            items: a list of picklable objects.
+            load: ``None`` (one unit each) or a callable giving an item's load, a
+                non-negative integer.
+
+        Raises:
+            PeerError / PeerTimeoutError: a peer failed; ``failed_rank`` names it and
+                ``holding`` says what this rank holds (``"before"``: exactly its items before
+                the call, the list unchanged).
+            InvalidInputError, InvalidTypeError: a bad load, or not a list.
+        """
+        if not isinstance(items, list):
+            raise InvalidTypeError(f"items: expected a list, not {type(items).__name__}")
+        packed = []
+        for i, it in enumerate(items):
+            w = 1 if load is None else one_load(load(it), f"load of item {i}")
+            try:
+                data = pickle.dumps(it, protocol=pickle.HIGHEST_PROTOCOL)
+            except Exception as e:  # noqa: BLE001 - any pickling failure
+                raise InvalidInputError(f"items: item {i} cannot be pickled ({e})") from None
+            packed.append((data, w))
+        layout, report, error = self._n().rebalance_packed(packed)
+        if error is None or getattr(error, "holding", "before") != "before":
+            items[:] = [items[x] if isinstance(x, int) else pickle.loads(x) for x in layout]
+        if error is not None:
+            raise error
+        return RebalanceReport(_json_loads(report))
+
+    def rebalance_array(
+        self, arr: np.ndarray, load: Union[None, np.ndarray, Callable[[np.ndarray], Any]] = None
+    ) -> Tuple[np.ndarray, RebalanceReport]:
+        """Moves the rows of ``arr`` between ranks as bytes. Collective. Returns the rows this
+        rank holds now (a new array of the same dtype and row shape: kept rows in their
+        order, then the received ones) and the report.
+
+        Args:
+            arr: a NumPy array of at least one dimension (structured, or 2-D, …); each
+                ``arr[i]`` is one item. Every rank must use the same dtype and row shape.
+            load: ``None`` (one unit per row), an integer array of one load per row, or a
+                callable taking ``arr`` and returning that array.
+
+        Raises:
+            As :meth:`rebalance`. On a failure with ``holding == "before"`` this rank holds
+            exactly ``arr``.
+        """
+        if not isinstance(arr, np.ndarray):
+            raise InvalidTypeError(f"arr: expected a NumPy array, not {type(arr).__name__}")
+        if arr.ndim == 0:
+            raise InvalidInputError("arr: a 0-dimensional array has no rows")
+        if arr.dtype.hasobject:
+            raise InvalidInputError("arr: rows holding Python objects cannot move as bytes")
+        n = arr.shape[0]
+        loads = None
+        if load is not None:
+            values = load(arr) if callable(load) else load
+            from ._convert import loads_array
+
+            if n == 0:
+                loads = np.zeros(0, dtype=np.uint64)
+            else:
+                loads = loads_array(values, "load")
+            if loads.shape[0] != n:
+                raise InvalidInputError(f"load: {loads.shape[0]} loads given for {n} rows")
+        row_shape = arr.shape[1:]
+        flat = np.ascontiguousarray(arr).reshape(n, -1).view(np.uint8).reshape(n, -1) if n else np.zeros(
+            (0, arr.dtype.itemsize * int(np.prod(row_shape, dtype=np.int64))), dtype=np.uint8
+        )
+        rows, report, error = self._n().rebalance_rows(flat, loads)
+        if error is not None:
+            if getattr(error, "holding", "before") != "before":
+                error.held = _unflatten(rows, arr.dtype, row_shape)
+            raise error
+        return _unflatten(rows, arr.dtype, row_shape), RebalanceReport(_json_loads(report))
+
+    def resolve(self, items: List[Any]) -> None:
+        """Settles a call whose outcome was in doubt (``PeerError.holding == "in_doubt"``):
+        waits up to the timeout for the outcome, then appends to ``items`` the items it gives
+        this rank."""
+        items.extend(pickle.loads(b) for b in self._n().resolve())
+
+    def barrier(self) -> None:
+        """A timed barrier: returns when every rank has called it, or raises
+        :class:`PeerError` naming the rank that stopped."""
+        self._n().barrier()
+
+    def close(self) -> None:
+        """Ends hetlb's use of the communicator (frees its duplicate). Collective; called
+        for every open balancer when the interpreter exits, before mpi4py finalises MPI."""
+        if self._native is not None:
+            self._native.close()
+
+    @property
+    def closed(self) -> bool:
+        """True once :meth:`close` was called."""
+        return self._native is None or self._native.closed
+
+    def __enter__(self) -> "Balancer":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        if self.closed:
+            return "Balancer(closed)"
+        return f"Balancer(rank {self.rank} of {self.size}, {self.topology})"
+
+
+def _unflatten(rows: np.ndarray, dtype: np.dtype, row_shape: Tuple[int, ...]) -> np.ndarray:
+    n = rows.shape[0]
+    return rows.reshape(-1).view(dtype).reshape((n,) + tuple(row_shape))
+
+
+def _json_loads(text: str) -> Dict[str, Any]:
+    import json
+
+    return json.loads(text)

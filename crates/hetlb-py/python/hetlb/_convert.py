@@ -1,0 +1,115 @@
+"""Argument checks shared by the package's functions: integer load vectors and capacities
+become contiguous NumPy arrays, or a clear error names the argument and the value."""
+
+from __future__ import annotations
+
+import numbers
+from typing import Any, Optional
+
+import numpy as np
+
+from ._errors import InvalidInputError, InvalidTypeError
+
+_U64_MAX = (1 << 64) - 1
+
+
+def _name(value: Any) -> str:
+    return type(value).__name__
+
+
+def loads_array(values: Any, what: str = "loads") -> np.ndarray:
+    """``values`` (a sequence of non-negative integers, or an integer NumPy array) as a
+    contiguous ``uint64`` array; refuses negative, fractional and too large values, and
+    non-integer types, naming the first bad value (counted from 1, as the CLI)."""
+    if isinstance(values, (str, bytes)) or not hasattr(values, "__len__"):
+        raise InvalidTypeError(
+            f"{what}: expected a sequence of integers or an integer NumPy array, "
+            f"not {_name(values)}"
+        )
+    arr = values if isinstance(values, np.ndarray) else None
+    if arr is None:
+        try:
+            arr = np.asarray(values)
+        except (ValueError, TypeError, OverflowError) as e:
+            raise InvalidTypeError(f"{what}: not a sequence of integers ({e})") from None
+    if arr.ndim != 1:
+        raise InvalidInputError(f"{what}: expected one dimension, not {arr.ndim}")
+    if arr.size == 0:
+        raise InvalidInputError(f"{what}: no values given")
+    kind = arr.dtype.kind
+    if kind == "u":
+        return np.ascontiguousarray(arr, dtype=np.uint64)
+    if kind == "i":
+        negative = np.flatnonzero(arr < 0)
+        if negative.size:
+            i = int(negative[0])
+            raise InvalidInputError(f"{what}: value {i + 1} ({arr[i]}) is negative")
+        return np.ascontiguousarray(arr, dtype=np.uint64)
+    if kind == "O" or (kind not in "iu" and not isinstance(values, np.ndarray)):
+        # Python ints beyond int64 (NumPy makes them objects or floats), or a mixed list:
+        # one value at a time, exactly.
+        items = values.tolist() if isinstance(values, np.ndarray) else list(values)
+        out = np.empty(len(items), dtype=np.uint64)
+        for i, v in enumerate(items):
+            out[i] = _one_load(v, i, what)
+        return out
+    if kind == "f":
+        for i, v in enumerate(arr.tolist()):
+            _one_load(v, i, what)
+    if kind == "b":
+        raise InvalidTypeError(f"{what}: expected integers, not booleans")
+    raise InvalidTypeError(f"{what}: expected integers, not {arr.dtype}")
+
+
+def _one_load(v: Any, i: int, what: str) -> int:
+    if isinstance(v, (bool, np.bool_)):
+        raise InvalidTypeError(f"{what}: value {i + 1} ({v!r}) is not an integer")
+    if not isinstance(v, numbers.Integral):
+        if isinstance(v, numbers.Real):
+            if v < 0:
+                raise InvalidInputError(f"{what}: value {i + 1} ({v}) is negative")
+            raise InvalidInputError(
+                f"{what}: value {i + 1} ({v}) is not a whole number of units"
+            )
+        raise InvalidTypeError(f"{what}: value {i + 1} ({v!r}) is not an integer")
+    v = int(v)
+    if v < 0:
+        raise InvalidInputError(f"{what}: value {i + 1} ({v}) is negative")
+    if v > _U64_MAX:
+        raise InvalidInputError(f"{what}: value {i + 1} ({v}) is larger than {_U64_MAX}")
+    return v
+
+
+def one_load(v: Any, what: str = "load") -> int:
+    """One item's load: a non-negative integer below 2^64."""
+    if isinstance(v, bool) or not isinstance(v, numbers.Integral):
+        raise InvalidTypeError(f"{what}: {v!r} is not an integer")
+    v = int(v)
+    if v < 0:
+        raise InvalidInputError(f"{what}: {v} is negative")
+    if v > _U64_MAX:
+        raise InvalidInputError(f"{what}: {v} is larger than {_U64_MAX}")
+    return v
+
+
+def capacities_list(values: Any, what: str = "capacities") -> Optional[list]:
+    """``values`` as a list of floats (checked positive and finite by the library)."""
+    if values is None:
+        return None
+    if isinstance(values, (str, bytes)) or not hasattr(values, "__len__"):
+        raise InvalidTypeError(
+            f"{what}: expected a sequence of numbers, not {_name(values)}"
+        )
+    out = []
+    for i, v in enumerate(np.asarray(values).ravel().tolist() if isinstance(values, np.ndarray) else values):
+        if isinstance(v, bool) or not isinstance(v, numbers.Real):
+            raise InvalidTypeError(f"{what}: value {i + 1} ({v!r}) is not a number")
+        out.append(float(v))
+    return out
+
+
+def optional_int(v: Any, what: str) -> Optional[int]:
+    """``None``, or a non-negative integer."""
+    if v is None:
+        return None
+    return one_load(v, what)

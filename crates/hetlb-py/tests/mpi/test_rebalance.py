@@ -1,0 +1,169 @@
+"""The peer Balancer over mpi4py keeps every item exactly once. Collective: run under
+`mpiexec -n N python -m pytest tests/mpi` (N = 2, 4, 8; one process works too). Every rank
+runs the same tests in the same order."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import hetlb
+
+if not hetlb.has_mpi():
+    pytest.skip("this build of hetlb has no MPI", allow_module_level=True)
+MPI = pytest.importorskip("mpi4py.MPI")
+
+COMM = MPI.COMM_WORLD
+RANK, SIZE = COMM.Get_rank(), COMM.Get_size()
+RULES = ["cwa", "oem", "dishet"] if SIZE & (SIZE - 1) == 0 else ["dishet", "gdem"]
+
+
+def _every_id_once(mine):
+    everyone = [i for part in COMM.allgather(sorted(mine)) for i in part]
+    return sorted(everyone)
+
+
+class Particle:
+    """A picklable item with a cost."""
+
+    def __init__(self, ident: int, cost: int) -> None:
+        self.ident, self.cost = ident, cost
+        self.payload = [float(ident)] * 3
+
+
+@pytest.fixture(scope="module")
+def balancers():
+    made = {rule: hetlb.Balancer(COMM, rule, timeout=20.0) for rule in RULES}
+    yield made
+    for b in made.values():
+        b.close()
+
+
+@pytest.mark.parametrize("rule", RULES)
+def test_unit_items_exactly_once(balancers, rule):
+    b = balancers[rule]
+    count = 40 * (RANK + 1) ** 2
+    base = sum(40 * (r + 1) ** 2 for r in range(RANK))
+    items = [Particle(base + i, 1) for i in range(count)]
+    total = sum(40 * (r + 1) ** 2 for r in range(SIZE))
+    report = b.rebalance(items)
+    assert _every_id_once([p.ident for p in items]) == list(range(total))
+    assert all(p.payload == [float(p.ident)] * 3 for p in items)
+    assert len(items) == report.items_after
+    assert report.loads_after.tolist() == report.planned_after.tolist()
+    assert int(report.loads_after.sum()) == total
+    assert report.imbalance_after <= report.imbalance_before
+    assert report.items_moved == report.items_sent
+    loads = hetlb.balance(report.loads_before, rule, topology=b.topology).final_loads
+    assert report.planned_after.tolist() == loads.tolist()
+
+
+@pytest.mark.parametrize("rule", RULES)
+def test_weighted_items_exactly_once(balancers, rule):
+    b = balancers[rule]
+    rng = np.random.default_rng(RANK)
+    count = 30 if RANK == 0 else 5
+    ids = [RANK * 1000 + i for i in range(count)]
+    items = [Particle(i, int(rng.integers(1, 6))) for i in ids]
+    units = sum(p.cost for p in items)
+    report = b.rebalance(items, load=lambda p: p.cost)
+    every = _every_id_once([p.ident for p in items])
+    assert every == sorted(r * 1000 + i for r in range(SIZE) for i in range(30 if r == 0 else 5))
+    assert sum(p.cost for p in items) == report.units_after
+    assert int(report.loads_after.sum()) == COMM.allreduce(units)
+
+
+@pytest.mark.parametrize("rule", RULES[:1])
+def test_array_rows_exactly_once(balancers, rule):
+    b = balancers[rule]
+    row = np.dtype([("id", np.int64), ("x", np.float64, (3,)), ("cost", np.int32)])
+    n = 100 * (RANK + 1)
+    arr = np.zeros(n, dtype=row)
+    arr["id"] = RANK * 100_000 + np.arange(n)
+    arr["x"] = arr["id"][:, None] * 0.5
+    arr["cost"] = 1 + arr["id"] % 3
+    units = int(arr["cost"].sum())
+    out, report = b.rebalance_array(arr, load=lambda a: a["cost"])
+    assert out.dtype == row
+    ids = _every_id_once(out["id"].tolist())
+    assert ids == sorted(r * 100_000 + i for r in range(SIZE) for i in range(100 * (r + 1)))
+    assert np.array_equal(out["x"], np.repeat(out["id"][:, None] * 0.5, 3, axis=1))
+    assert int(report.loads_after.sum()) == COMM.allreduce(units)
+    flat = np.arange(RANK * 64, RANK * 64 + 8 * (RANK + 1), dtype=np.float64).reshape(-1, 8)
+    out2, _ = b.rebalance_array(flat)
+    assert out2.shape[1:] == (8,)
+    assert _every_id_once(out2[:, 0].tolist()) == sorted(
+        COMM.allreduce(flat[:, 0].tolist())
+    )
+
+
+def test_measured_speeds_and_fixed_capacities():
+    caps = [1.0 + r for r in range(SIZE)]
+    with hetlb.Balancer(COMM, RULES[0], speeds=caps) as b:
+        items = list(range(RANK * 1000, RANK * 1000 + 50))
+        report = b.rebalance(items)
+        assert report.capacities == caps
+        assert _every_id_once(items) == sorted(r * 1000 + i for r in range(SIZE) for i in range(50))
+    with hetlb.Balancer(COMM, RULES[0], speeds="measured", window=3) as b:
+        b.record(units=100 * (RANK + 1), seconds=1.0)
+        items = list(range(RANK * 1000, RANK * 1000 + 50))
+        report = b.rebalance(items)
+        assert report.measured_speeds is not None
+        assert _every_id_once(items) == sorted(r * 1000 + i for r in range(SIZE) for i in range(50))
+
+
+def test_errors():
+    with pytest.raises(hetlb.UnknownAlgorithmError):
+        hetlb.Balancer(COMM, "oem2")
+    with pytest.raises(hetlb.InvalidInputError, match="capacities"):
+        hetlb.Balancer(COMM, RULES[0], speeds=[1.0] * (SIZE + 1))
+    with pytest.raises(hetlb.InvalidTypeError):
+        hetlb.Balancer("world", RULES[0])
+    with pytest.raises(hetlb.MPIError, match="null"):
+        hetlb.Balancer(MPI.COMM_NULL, RULES[0])
+    dup = COMM.Dup()
+    dup.Free()
+    with pytest.raises(hetlb.MPIError, match="null"):
+        hetlb.Balancer(dup, RULES[0])
+    b = hetlb.Balancer(COMM, RULES[0])
+    with pytest.raises(hetlb.InvalidInputError, match="negative"):
+        b.rebalance([1, 2, 3], load=lambda x: -x)
+    with pytest.raises(hetlb.InvalidTypeError):
+        b.rebalance((1, 2, 3))
+    with pytest.raises(hetlb.InvalidInputError, match="pickled"):
+        b.rebalance([lambda: 0])
+    with pytest.raises(hetlb.InvalidInputError, match="2 loads given for 3 rows"):
+        b.rebalance_array(np.zeros((3, 2)), load=np.array([1, 2]))
+    b.close()
+    assert b.closed
+    with pytest.raises(hetlb.MPIError, match="closed"):
+        b.rebalance([1])
+
+
+def test_a_communicator_of_the_application_is_duplicated():
+    sub = COMM.Split(0, SIZE - 1 - RANK)
+    with hetlb.Balancer(sub, "dishet" if SIZE > 2 and SIZE & (SIZE - 1) else RULES[0]) as b:
+        assert b.rank == SIZE - 1 - RANK and b.size == SIZE
+        items = [RANK] * (10 if RANK == 0 else 0)
+        b.rebalance(items)
+        # The application's own messages on its communicator are untouched by hetlb's.
+        assert sub.allreduce(len(items)) == 10
+    sub.Free()
+
+
+@pytest.mark.skipif(SIZE < 2, reason="a peer failure needs two ranks")
+def test_a_peer_failure_leaves_every_item_where_it_was():
+    rule = RULES[0]
+    fault = "leave-after-sends:1" if RANK == 0 else None
+    with hetlb.Balancer(COMM, rule, timeout=20.0, fault=fault) as b:
+        items = [RANK * 1000 + i for i in range(300 if RANK == 0 else 0)]
+        before = list(items)
+        with pytest.raises(hetlb.PeerError) as e:
+            b.rebalance(items)
+        assert e.value.holding == "before"
+        assert e.value.failed_rank == 0, str(e.value)
+        assert items == before
+        assert _every_id_once(items) == list(range(300))
+        arr = np.arange(300 if RANK == 0 else 0, dtype=np.int64)
+        with pytest.raises(hetlb.PeerError):
+            b.rebalance_array(arr)

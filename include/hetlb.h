@@ -1,0 +1,418 @@
+/* hetlb's C interface. Generated from crates/hetlb-capi by cbindgen: do not edit.
+ *
+ * Every function returns 0 (HETLB_OK) or a negative HETLB_ERR_* code, with the message in
+ * hetlb_last_error() (per thread). No function aborts or panics on bad arguments.
+ *
+ * MPI ABI: libhetlb is built against MPICH (MPI_Comm and MPI_Fint are MPICH's `int`
+ * handles). Link it into programs built with the same MPICH (mpicc/mpifort of the MPI the
+ * library was built with), or an MPICH-ABI-compatible MPI (Intel MPI, Cray MPICH,
+ * MVAPICH); not Open MPI.
+ *
+ * The MPI functions are declared when HETLB_MPI is defined, which this header does unless
+ * HETLB_NO_MPI is defined before it is included (for a library built without the `mpi`
+ * feature, which holds only hetlb_version, hetlb_last_error, hetlb_balance, hetlb_alloc
+ * and hetlb_free). */
+
+#ifndef HETLB_H
+#define HETLB_H
+
+#include <stddef.h>
+#include <stdint.h>
+#if !defined(HETLB_NO_MPI) && !defined(HETLB_MPI)
+#define HETLB_MPI 1
+#endif
+#if defined(HETLB_MPI)
+#include <mpi.h>
+#endif
+
+
+/**
+ * Success.
+ */
+#define HETLB_OK 0
+
+/**
+ * A pointer argument that must not be NULL was NULL.
+ */
+#define HETLB_ERR_NULL -1
+
+/**
+ * An invalid argument: an unknown rule, a bad options string or topology, zero-size records,
+ * an id offset out of range, a string that is not UTF-8, sizes that overflow.
+ */
+#define HETLB_ERR_INVALID -2
+
+/**
+ * The ranks disagree: different rules, options or record sizes, or a plan of another call.
+ */
+#define HETLB_ERR_MISMATCH -3
+
+/**
+ * The rule refused the loads (a total that overflows, say).
+ */
+#define HETLB_ERR_PLAN -4
+
+/**
+ * A peer failed (stopped answering, or gave the call up): the call was rolled back and this
+ * rank holds exactly the items it held before (the message says how many).
+ */
+#define HETLB_ERR_PEER -5
+
+/**
+ * The call's outcome is not known on this rank yet: the items it involves are kept aside
+ * until `hetlb_resolve` settles it (the message says how many are aside).
+ */
+#define HETLB_ERR_IN_DOUBT -6
+
+/**
+ * Memory could not be had (a `realloc` of the records failed): the call was rolled back.
+ */
+#define HETLB_ERR_NOMEM -7
+
+/**
+ * MPI refused, or is not initialised, or the transport failed.
+ */
+#define HETLB_ERR_MPI -8
+
+/**
+ * An application callback returned non-zero (the two-step form).
+ */
+#define HETLB_ERR_CALLBACK -9
+
+/**
+ * A bug in hetlb (a panic caught at the boundary); the message says where.
+ */
+#define HETLB_ERR_INTERNAL -10
+
+#if defined(HETLB_MPI)
+/**
+ * One rank's balancer, opaque to C: made by `hetlb_balancer_create` on every rank of a
+ * communicator, freed by `hetlb_balancer_free`.
+ */
+typedef struct hetlb_balancer hetlb_balancer;
+#endif
+
+#if defined(HETLB_MPI)
+/**
+ * A plan made by `hetlb_plan_create`, opaque to C; freed by `hetlb_plan_free`.
+ */
+typedef struct hetlb_plan hetlb_plan;
+#endif
+
+#if defined(HETLB_MPI)
+/**
+ * A record's load, from the application: `load_of(record, ctx)`.
+ */
+typedef uint64_t (*hetlb_load_fn)(const void *item, void *ctx);
+#endif
+
+#if defined(HETLB_MPI)
+/**
+ * What `hetlb_rebalance` reports (when its `report` argument is not NULL), filled on
+ * success.
+ */
+typedef struct hetlb_report {
+  /**
+   * Max/mean of the ranks' loads (relative to their capacities) before the call.
+   */
+  double imbalance_before;
+  /**
+   * The same after the call.
+   */
+  double imbalance_after;
+  /**
+   * Records this rank sent (forwarded ones included).
+   */
+  uint64_t items_sent;
+  /**
+   * Records this rank received.
+   */
+  uint64_t items_received;
+  /**
+   * Bytes this rank sent.
+   */
+  uint64_t bytes_sent;
+  /**
+   * Seconds the call took on this rank.
+   */
+  double seconds;
+} hetlb_report;
+#endif
+
+#if defined(HETLB_MPI)
+/**
+ * The size in bytes of exported item `local_index` once packed.
+ */
+typedef size_t (*hetlb_size_fn)(size_t local_index, void *ctx);
+#endif
+
+#if defined(HETLB_MPI)
+/**
+ * Packs exported item `local_index` into `buf` (`size` bytes, as `size_of` said, with no
+ * particular alignment: copy into it with `memcpy`); 0 on success.
+ */
+typedef int (*hetlb_pack_fn)(size_t local_index, void *buf, size_t size, void *ctx);
+#endif
+
+#if defined(HETLB_MPI)
+/**
+ * Unpacks one item from `from_rank` (`size` bytes at `buf`, with no particular alignment:
+ * copy it out with `memcpy`), adding it to the application's items; 0 on success.
+ */
+typedef int (*hetlb_unpack_fn)(int from_rank, const void *buf, size_t size, void *ctx);
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif // __cplusplus
+
+/**
+ * The library's version, as a static NUL-terminated string ("0.1.0").
+ */
+const char *hetlb_version(void);
+
+/**
+ * This thread's last error message, `""` when the last hetlb call on this thread succeeded
+ * (or none was made). The pointer stays valid until the next hetlb call on this thread.
+ */
+const char *hetlb_last_error(void);
+
+/**
+ * Balances `n` loads with the rule `algorithm` (any name `hetlb balance --algorithm` takes:
+ * `dem`, `oem`, `cwa`, `dishet`, `diffusion`, …) on `topology` (a spec such as `ring:8` or
+ * `torus:2x4`; NULL for the hypercube of `n` nodes) and writes the `n` loads after
+ * balancing to `final_loads`. `capacities` are the nodes' relative speeds (NULL: equal).
+ * No MPI: this is the plan `hetlb balance` prints.
+ *
+ * Returns 0, or a negative `HETLB_ERR_*` code with the message in `hetlb_last_error()`.
+ *
+ * # Safety
+ * `algorithm` and `topology` are NULL or NUL-terminated strings; `loads`, `capacities`
+ * (when not NULL) and `final_loads` point to `n` values each.
+ */
+int hetlb_balance(const char *algorithm,
+                  const char *topology,
+                  size_t n,
+                  const uint64_t *loads,
+                  const double *capacities,
+                  uint64_t *final_loads);
+
+/**
+ * `malloc(bytes)`: an array `hetlb_rebalance` may `realloc`. NULL when it cannot be had
+ * (or `bytes` is 0).
+ */
+void *hetlb_alloc(size_t bytes);
+
+/**
+ * `free(p)`: frees an array from `hetlb_alloc` or `hetlb_rebalance`. NULL is ignored.
+ *
+ * # Safety
+ * `p` is NULL or from `malloc`/`realloc`/`hetlb_alloc`, not freed yet.
+ */
+void hetlb_free(void *p);
+
+#if defined(HETLB_MPI)
+/**
+ * Creates this rank's balancer on `comm` (collective: every rank of `comm` calls it, with
+ * the same `rule` and `options`). hetlb works on a duplicate of `comm`; the application
+ * keeps using `comm`. MPI must be initialised, and stay so until `hetlb_balancer_free`.
+ *
+ * `rule`: any name `hetlb balance --algorithm` takes (`dem`, `oem`, `cwa`, `dishet`,
+ * `diffusion`, …). `options`: NULL or `"key=value;..."`, e.g.
+ * `"speeds=measured;timeout=10;topology=ring:8"` (keys in `docs/c-api.md`).
+ *
+ * Returns 0 and sets `*out`, or a negative `HETLB_ERR_*` code (and `*out` is NULL).
+ *
+ * # Safety
+ * `comm` is a live intra-communicator; `rule` and `options` are NULL or NUL-terminated
+ * strings; `out` is NULL or points to writable memory for a pointer.
+ */
+int hetlb_balancer_create(MPI_Comm comm,
+                          const char *rule,
+                          const char *options,
+                          struct hetlb_balancer **out);
+#endif
+
+#if defined(HETLB_MPI)
+/**
+ * `hetlb_balancer_create` with a Fortran communicator handle (an `integer`, converted
+ * with `MPI_Comm_f2c`): what the Fortran module calls.
+ *
+ * # Safety
+ * As `hetlb_balancer_create`.
+ */
+int hetlb_balancer_create_f(MPI_Fint comm,
+                            const char *rule,
+                            const char *options,
+                            struct hetlb_balancer **out);
+#endif
+
+#if defined(HETLB_MPI)
+/**
+ * Reports that this rank processed `units` units of work in `seconds` (used by
+ * `speeds=measured`, ignored otherwise). Call it once per step of the application's loop.
+ *
+ * Returns 0, or `HETLB_ERR_NULL` / `HETLB_ERR_INVALID` (seconds not positive and finite).
+ *
+ * # Safety
+ * `b` is NULL or a balancer from `hetlb_balancer_create`, not freed.
+ */
+int hetlb_record(struct hetlb_balancer *b, uint64_t units, double seconds);
+#endif
+
+#if defined(HETLB_MPI)
+/**
+ * This rank's number in the balancer's communicator (as `MPI_Comm_rank`), or a negative
+ * code for NULL.
+ *
+ * # Safety
+ * As `hetlb_record`.
+ */
+int hetlb_balancer_rank(const struct hetlb_balancer *b);
+#endif
+
+#if defined(HETLB_MPI)
+/**
+ * Frees a balancer (collective: every rank frees its own, before `MPI_Finalize`). Records in
+ * doubt (after `HETLB_ERR_IN_DOUBT`, not resolved) are lost with it. NULL is ignored.
+ *
+ * # Safety
+ * `b` is NULL or a balancer from `hetlb_balancer_create`, not freed yet.
+ */
+void hetlb_balancer_free(struct hetlb_balancer *b);
+#endif
+
+#if defined(HETLB_MPI)
+/**
+ * Rebalances this rank's records with the others' (collective: every rank of the balancer's
+ * communicator calls it, with the same `item_size`).
+ *
+ * The records are `*count` records of `item_size` bytes end to end in `*items`, an array from
+ * `malloc` (NULL when `*count` is 0). Each carries a `uint64_t` id at byte `id_offset`
+ * (native byte order; for checks, never routing). `load_of(record, ctx)` gives a record's
+ * load (NULL: 1 per record) and must give it the same value on every rank. On return
+ * `*items` may have been `realloc`'ed and `*count` changed: the records this rank kept, in
+ * their order, then those it received. `report`, when not NULL, is filled on success.
+ *
+ * Returns 0, or a negative `HETLB_ERR_*` code; on every return `*items`/`*count` describe
+ * exactly the records this rank holds (after `HETLB_ERR_IN_DOUBT`, some are kept aside until
+ * `hetlb_resolve`; the message says how many).
+ *
+ * # Safety
+ * `b` is a live balancer; `items` and `count` point to the array's pointer and count;
+ * `load_of` is NULL or a function that reads one record; `report` is NULL or writable.
+ */
+int hetlb_rebalance(struct hetlb_balancer *b,
+                    void **items,
+                    size_t *count,
+                    size_t item_size,
+                    size_t id_offset,
+                    hetlb_load_fn load_of,
+                    void *ctx,
+                    struct hetlb_report *report);
+#endif
+
+#if defined(HETLB_MPI)
+/**
+ * Settles a call that ended in `HETLB_ERR_IN_DOUBT`: waits (up to the timeout) for the
+ * outcome and puts the records it gives this rank back into `*items` (`realloc`'ed as
+ * needed). Does nothing when no call is in doubt. Same arguments as `hetlb_rebalance`.
+ *
+ * Returns 0, `HETLB_ERR_IN_DOUBT` again when the outcome is still unknown, or another
+ * negative code.
+ *
+ * # Safety
+ * As `hetlb_rebalance`.
+ */
+int hetlb_resolve(struct hetlb_balancer *b,
+                  void **items,
+                  size_t *count,
+                  size_t item_size,
+                  size_t id_offset,
+                  hetlb_load_fn load_of,
+                  void *ctx);
+#endif
+
+#if defined(HETLB_MPI)
+/**
+ * Decides where this rank's `n` items go (collective). `loads` gives each item's load (NULL:
+ * 1 each). Nothing moves: read the plan with `hetlb_plan_exports` and `hetlb_plan_imports`,
+ * then call `hetlb_migrate` (or not). Returns 0 and sets `*out`, or a negative code (`*out`
+ * is then NULL).
+ *
+ * # Safety
+ * `b` is a live balancer; `loads` is NULL or points to `n` values; `out` is writable.
+ */
+int hetlb_plan_create(struct hetlb_balancer *b,
+                      size_t n,
+                      const uint64_t *loads,
+                      struct hetlb_plan **out);
+#endif
+
+#if defined(HETLB_MPI)
+/**
+ * The plan's exports: `*n` items leave this rank; `(*local_index)[k]` goes to
+ * `(*dest_rank)[k]` (sorted by destination, then index). The arrays belong to the plan and
+ * live until `hetlb_plan_free`.
+ *
+ * # Safety
+ * `p` is a live plan; `n`, `local_index` and `dest_rank` are writable.
+ */
+int hetlb_plan_exports(const struct hetlb_plan *p,
+                       size_t *n,
+                       const size_t **local_index,
+                       const int **dest_rank);
+#endif
+
+#if defined(HETLB_MPI)
+/**
+ * The plan's imports: `*n` items arrive in all; `(*from_rank)[r]` of them from rank `r`, for
+ * the `*ranks` ranks of the communicator. The array belongs to the plan.
+ *
+ * # Safety
+ * `p` is a live plan; `n`, `from_rank` and `ranks` are writable.
+ */
+int hetlb_plan_imports(const struct hetlb_plan *p, size_t *n, const size_t **from_rank, int *ranks);
+#endif
+
+#if defined(HETLB_MPI)
+/**
+ * Frees a plan. NULL is ignored.
+ *
+ * # Safety
+ * `p` is NULL or a plan from `hetlb_plan_create`, not freed yet.
+ */
+void hetlb_plan_free(struct hetlb_plan *p);
+#endif
+
+#if defined(HETLB_MPI)
+/**
+ * Carries out plan `p` (collective, with every rank's plan of the same call): packs every
+ * exported item with `size_of` and `pack`, sends them straight to their destinations, and
+ * calls `unpack` for every item received (by source rank, then in the sender's export
+ * order). The exported items stay in the application's hands: once this returns 0 they
+ * belong to their destinations, and the application removes them (the export list names
+ * them).
+ *
+ * Returns 0; `HETLB_ERR_CALLBACK` when a `size_of` or `pack` on any rank failed (nothing
+ * moved on any rank) or an `unpack` on this rank failed (the message says which items were
+ * not unpacked); `HETLB_ERR_MISMATCH` when the ranks passed plans of different calls
+ * (nothing moved).
+ *
+ * # Safety
+ * `b` and `p` are live; the callbacks are NULL or functions of the given signatures;
+ * `ctx` is passed to them untouched.
+ */
+int hetlb_migrate(struct hetlb_balancer *b,
+                  const struct hetlb_plan *p,
+                  hetlb_size_fn size_of,
+                  hetlb_pack_fn pack,
+                  hetlb_unpack_fn unpack,
+                  void *ctx);
+#endif
+
+#ifdef __cplusplus
+}  // extern "C"
+#endif  // __cplusplus
+
+#endif  /* HETLB_H */
