@@ -335,18 +335,22 @@ impl<C> Aside<C> {
         self.sent_items + self.received_items
     }
 
-    /// Puts back into `items` what the outcome gives this rank; when the store cannot make
-    /// room, nothing changes and the items stay aside.
+    /// Puts back into `items` what the outcome gives this rank; when the items cannot join
+    /// the store (records of another size) or it cannot make room, nothing changes and the
+    /// items stay aside.
     pub(crate) fn settle<S: Store<Chunk = C>>(
         self,
         items: &mut S,
         committed: bool,
     ) -> Result<(), (Self, StoreError)> {
-        let n = if committed {
-            self.received_items
+        let (n, chunks) = if committed {
+            (self.received_items, &self.received)
         } else {
-            self.sent_items
+            (self.sent_items, &self.sent)
         };
+        if let Some(why) = chunks.iter().find_map(|c| items.check_chunk(c).err()) {
+            return Err((self, StoreError::Mismatch(why)));
+        }
         if let Err(e) = items.reserve_total(items.len() + n) {
             return Err((self, e));
         }
@@ -490,6 +494,16 @@ mod tests {
         let aside = h.set_aside();
         assert_eq!(aside.len(), 2);
         assert_eq!(ids(&r), [2, 3, 5]);
+        // Records of another size cannot be settled into this store: they stay aside and the
+        // store is untouched.
+        let mut other_size: Vec<u8> = (0..2)
+            .flat_map(|i| [i, 0].map(u64::to_ne_bytes).concat())
+            .collect();
+        let mut wrong = Records::new(&mut other_size, 16, 0).unwrap();
+        let (aside, e) = aside.settle(&mut wrong, false).unwrap_err();
+        assert!(matches!(e, StoreError::Mismatch(_)), "{e}");
+        assert_eq!(ids(&wrong), [0, 1]);
+        assert_eq!(aside.len(), 2);
         aside.settle(&mut r, false).unwrap();
         let mut back = ids(&r);
         back.sort_unstable();

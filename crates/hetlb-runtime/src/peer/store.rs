@@ -214,6 +214,9 @@ pub enum StoreError {
         /// What the allocator said.
         reason: String,
     },
+    /// Items of another shape (records of another size) cannot join the store.
+    #[error("{0}")]
+    Mismatch(String),
 }
 
 impl<T: Item> Store for Vec<T> {
@@ -547,13 +550,14 @@ impl<B: RecordBuffer + ?Sized> Store for Records<'_, B> {
             bytes_each: self.size,
             reason: "the size overflows".into(),
         })?;
-        self.buffer
-            .reserve_total(bytes)
-            .map_err(|StoreError::NoRoom { reason, .. }| StoreError::NoRoom {
+        self.buffer.reserve_total(bytes).map_err(|e| match e {
+            StoreError::NoRoom { reason, .. } => StoreError::NoRoom {
                 items: total,
                 bytes_each: self.size,
                 reason,
-            })
+            },
+            other => other,
+        })
     }
     fn truncate(&mut self, len: usize) {
         self.buffer.truncate(len * self.size);
