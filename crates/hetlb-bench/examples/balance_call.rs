@@ -8,7 +8,7 @@
 //! prints one line per rule: `rule median`, then every run's seconds.
 
 use hetlb_bench::timing::median;
-use hetlb_core::network_algorithm::{NetworkOptions, balance_on_within};
+use hetlb_core::algorithm::{BalanceOptions, balance_on_within};
 use hetlb_core::topology::{Hypercube, Network};
 use hetlb_core::{Algorithm, Metrics};
 use std::time::Instant;
@@ -26,7 +26,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .map(|l| l.trim().parse::<u64>())
         .collect::<Result<_, _>>()?;
     let network = Network::Hypercube(Hypercube::for_nodes(loads.len())?);
-    let options = NetworkOptions::default();
+    let options = BalanceOptions::default();
     for name in rules.split(',') {
         let algorithm: Algorithm = name.parse()?;
         // One run not counted: the thread pool starts and the allocator warms up, as in a

@@ -4,7 +4,7 @@
 //! the argument an error is about, and hands the result to Python.
 
 use crate::errors::{Kind, raise};
-use hetlb_core::network_algorithm::{NetworkAlgorithm, NetworkOptions, balance_on_within};
+use hetlb_core::algorithm::{Algorithm, BalanceOptions, balance_on_within};
 use hetlb_core::report::{BalanceReport, ReportDetail};
 use hetlb_core::rounds::{RoundError, RoundRun};
 use hetlb_core::topology::{Hypercube, Network, Topology, TopologySpec};
@@ -29,7 +29,7 @@ const TRANSFER_BYTES: u128 = 32;
 /// `as_dict()` is the whole document `hetlb balance --format json` prints.
 #[pyclass(module = "hetlb", frozen)]
 pub struct BalanceResult {
-    algorithm: NetworkAlgorithm,
+    algorithm: Algorithm,
     topology: String,
     network: Network,
     run: RoundRun,
@@ -161,7 +161,7 @@ fn network(
     py: Python<'_>,
     spec: Option<&str>,
     nodes: usize,
-    algorithm: NetworkAlgorithm,
+    algorithm: Algorithm,
 ) -> PyResult<(Network, String)> {
     let Some(spec) = spec else {
         let cube = Hypercube::for_nodes(nodes).map_err(|e| {
@@ -222,7 +222,7 @@ pub fn balance(
     rounds: bool,
     max_memory_bytes: u64,
 ) -> PyResult<BalanceResult> {
-    let algorithm: NetworkAlgorithm = algorithm
+    let algorithm: Algorithm = algorithm
         .parse()
         .map_err(|e| raise(py, Kind::UnknownAlgorithm, format!("algorithm: {e}")))?;
     let loads: Vec<u64> = loads.as_array().iter().copied().collect();
@@ -265,7 +265,7 @@ pub fn balance(
                 .map_err(|e| raise(py, Kind::InvalidInput, format!("capacities: {e}")))
         })
         .transpose()?;
-    if seed.is_some() && algorithm != NetworkAlgorithm::RandomBiasing {
+    if seed.is_some() && algorithm != Algorithm::RandomBiasing {
         return Err(raise(
             py,
             Kind::InvalidInput,
@@ -273,7 +273,7 @@ pub fn balance(
         ));
     }
     let schedules = schedules(py, &schedule, &network)?;
-    let options = NetworkOptions {
+    let options = BalanceOptions {
         capacities,
         procs_per_group,
         max_rounds,

@@ -19,7 +19,7 @@
 //! machine turns a call that would have committed into one that rolls back, and both must
 //! keep the promises.
 
-use hetlb_core::network_algorithm::NetworkAlgorithm;
+use hetlb_core::algorithm::Algorithm;
 use hetlb_core::transmission::Schedule;
 use hetlb_runtime::peer::{
     Balancer, BalancerConfig, Bytes, Fault, Item, PeerError, Records, Report, Speeds,
@@ -71,7 +71,7 @@ struct Trial {
     #[allow(dead_code)] // printed with the trial
     seed: u64,
     ranks: usize,
-    algorithm: NetworkAlgorithm,
+    algorithm: Algorithm,
     schedule: Schedule,
     capacities: Option<Vec<f64>>,
     items: Vec<Vec<Job>>,
@@ -98,7 +98,7 @@ fn random_fault(rng: &mut Pcg64) -> Fault {
 fn trial(seed: u64) -> Trial {
     let mut rng = Pcg64::seed_from_u64(seed);
     let ranks = 1usize << rng.random_range(1..4u32);
-    let rules: Vec<NetworkAlgorithm> = NetworkAlgorithm::all().collect();
+    let rules: Vec<Algorithm> = Algorithm::all().collect();
     let algorithm = rules[rng.random_range(0..rules.len())];
     let schedule = Schedule::ALL[rng.random_range(0..Schedule::ALL.len())];
     let capacities = rng.random_bool(0.3).then(|| {

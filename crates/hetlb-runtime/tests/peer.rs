@@ -1,8 +1,8 @@
 //! Peer rebalancing on threads: the decisions are the planner's, every item is held exactly
 //! once, and failures are reported without losing anything.
 
+use hetlb_core::algorithm::{Algorithm, BalanceOptions, balance_on};
 use hetlb_core::model::Capacities;
-use hetlb_core::network_algorithm::{NetworkAlgorithm, NetworkOptions, balance_on};
 use hetlb_core::topology::TopologySpec;
 use hetlb_core::transmission::Schedule;
 use hetlb_runtime::peer::{Balancer, BalancerConfig, Fault, Item, PeerError, Report, Speeds};
@@ -63,14 +63,14 @@ fn unit_items(loads: &[u64]) -> Vec<Vec<u64>> {
 
 fn planner_final(
     spec: &str,
-    algorithm: NetworkAlgorithm,
+    algorithm: Algorithm,
     loads: &[u64],
     caps: Option<&[f64]>,
 ) -> Vec<u64> {
     let network = spec.parse::<TopologySpec>().unwrap().build().unwrap();
-    let options = NetworkOptions {
+    let options = BalanceOptions {
         capacities: caps.map(|c| Capacities::new(c.to_vec()).unwrap()),
-        ..NetworkOptions::default()
+        ..BalanceOptions::default()
     };
     balance_on(&network, algorithm, loads, &options)
         .unwrap()
@@ -90,7 +90,7 @@ fn assert_exactly_once(before: &[Vec<u64>], after: &[(Result<Report, PeerError>,
 fn unit_counts_equal_the_planner_for_every_rule_and_schedule() {
     let loads = [13u64, 0, 7, 22, 1, 9, 30, 4];
     let caps = [1.0, 2.0, 1.0, 3.0, 1.0, 1.0, 2.0, 1.0];
-    for algorithm in NetworkAlgorithm::all() {
+    for algorithm in Algorithm::all() {
         let spec = "hypercube:3";
         for schedule in Schedule::ALL {
             for capacities in [None, Some(&caps[..])] {
@@ -131,7 +131,7 @@ fn diffusion_rules_on_other_networks_equal_the_planner() {
         ("path:5", vec![25u64, 0, 0, 0, 1]),
         ("random:7:0.5:3", vec![9u64, 0, 0, 21, 0, 0, 2]),
     ] {
-        for algorithm in NetworkAlgorithm::all().filter(|a| !a.needs_hypercube()) {
+        for algorithm in Algorithm::all().filter(|a| !a.needs_hypercube()) {
             let expected = planner_final(spec, algorithm, &loads, None);
             let items = unit_items(&loads);
             let out = run_group(items.clone(), |_| {
@@ -355,7 +355,7 @@ proptest! {
         use_caps in any::<bool>(),
     ) {
         let ranks = 1usize << dims;
-        let algorithm = NetworkAlgorithm::all().nth(rule).unwrap();
+        let algorithm = Algorithm::all().nth(rule).unwrap();
         let mut items: Vec<Vec<Work>> = vec![Vec::new(); ranks];
         for (id, &(owner, cost)) in costs.iter().enumerate() {
             items[owner % ranks].push(Work { id: id as u64, cost, payload: [0; 8] });

@@ -19,8 +19,8 @@ mod common;
 
 use common::mpiexec;
 
+use hetlb_core::algorithm::{Algorithm, BalanceOptions, balance_on};
 use hetlb_core::model::Capacities;
-use hetlb_core::network_algorithm::{NetworkAlgorithm, NetworkOptions, balance_on};
 use hetlb_core::transmission::Schedule;
 use hetlb_runtime::peer::{Balancer, BalancerConfig, Fault, Holding, PeerError, Speeds};
 use hetlb_runtime::transport::mpi::Mpi;
@@ -102,7 +102,7 @@ fn child_rules(level: Threading) -> ExitCode {
         .build()
         .unwrap();
     let mut next_id = 0u64;
-    for algorithm in NetworkAlgorithm::all() {
+    for algorithm in Algorithm::all() {
         for schedule in Schedule::ALL {
             for with_caps in [false, true] {
                 let start: u64 = loads[..rank].iter().sum();
@@ -130,9 +130,9 @@ fn child_rules(level: Threading) -> ExitCode {
                     &network,
                     algorithm,
                     &loads,
-                    &NetworkOptions {
+                    &BalanceOptions {
                         capacities: with_caps.then(|| Capacities::new(caps.clone()).unwrap()),
-                        ..NetworkOptions::default()
+                        ..BalanceOptions::default()
                     },
                 )
                 .unwrap()

@@ -2,7 +2,7 @@
 //! the transmission schedule and the timeouts.
 
 use super::error::PeerError;
-use hetlb_core::network_algorithm::NetworkAlgorithm;
+use hetlb_core::algorithm::Algorithm;
 use hetlb_core::topology::{Network, Topology, TopologySpec};
 use hetlb_core::transmission::Schedule;
 use std::time::Duration;
@@ -78,7 +78,7 @@ pub enum Fault {
 /// ```
 #[derive(Debug, Clone)]
 pub struct BalancerConfig {
-    pub(crate) algorithm: NetworkAlgorithm,
+    pub(crate) algorithm: Algorithm,
     pub(crate) topology: Option<(String, Network)>,
     pub(crate) speeds: Speeds,
     pub(crate) schedule: Schedule,
@@ -101,10 +101,10 @@ impl BalancerConfig {
     /// # Errors
     /// [`PeerError::Config`] for an unknown rule.
     pub fn new(rule: &str) -> Result<Self, PeerError> {
-        let algorithm = rule.parse::<NetworkAlgorithm>().map_err(|e| {
+        let algorithm = rule.parse::<Algorithm>().map_err(|e| {
             PeerError::Config(format!(
                 "{e}; known rules: {}",
-                NetworkAlgorithm::all()
+                Algorithm::all()
                     .map(|a| a.name())
                     .collect::<Vec<_>>()
                     .join(", ")
@@ -114,7 +114,7 @@ impl BalancerConfig {
     }
 
     /// A configuration for an already parsed rule.
-    pub fn for_algorithm(algorithm: NetworkAlgorithm) -> Self {
+    pub fn for_algorithm(algorithm: Algorithm) -> Self {
         Self {
             algorithm,
             topology: None,
@@ -239,7 +239,7 @@ impl BalancerConfig {
     }
 
     /// The rule.
-    pub fn algorithm(&self) -> NetworkAlgorithm {
+    pub fn algorithm(&self) -> Algorithm {
         self.algorithm
     }
 
@@ -340,7 +340,7 @@ impl BalancerConfig {
             ));
         }
         if let Some(l) = self.lambda {
-            if self.algorithm != NetworkAlgorithm::Gdem {
+            if self.algorithm != Algorithm::Gdem {
                 return bad(format!("lambda: only gdem has one, not {}", self.algorithm));
             }
             if !(l.is_finite() && l > 0.0 && l < 1.0) {

@@ -2,8 +2,8 @@
 
 use super::error::PeerError;
 use super::wire::RankState;
+use hetlb_core::algorithm::{Algorithm, BalanceOptions, balance_on};
 use hetlb_core::model::Capacities;
-use hetlb_core::network_algorithm::{NetworkAlgorithm, NetworkOptions, balance_on};
 use hetlb_core::plan::Plan;
 use hetlb_core::topology::Network;
 use hetlb_core::transmission::{Schedule, transmit};
@@ -35,7 +35,7 @@ pub struct Migration {
     /// The call this decision belongs to.
     pub epoch: u64,
     /// The rule.
-    pub algorithm: NetworkAlgorithm,
+    pub algorithm: Algorithm,
     /// The ranks' topology, as a spec.
     pub topology: String,
     /// The capacities the rule used (`None`: equal ranks).
@@ -122,7 +122,7 @@ pub fn imbalance(loads: &[u64], capacities: &[f64]) -> f64 {
 
 /// The options the rule runs with: those `hetlb balance` would use for the same arguments.
 pub(crate) struct RuleInputs<'a> {
-    pub(crate) algorithm: NetworkAlgorithm,
+    pub(crate) algorithm: Algorithm,
     pub(crate) network: &'a Network,
     pub(crate) label: &'a str,
     pub(crate) capacities: Option<Vec<f64>>,
@@ -152,7 +152,7 @@ pub(crate) fn decide(
         .map(|c| Capacities::new(c.clone()))
         .transpose()
         .map_err(|e| PeerError::Plan(format!("capacities: {e}")))?;
-    let options = NetworkOptions {
+    let options = BalanceOptions {
         capacities,
         procs_per_group: inputs.procs_per_group,
         max_rounds: inputs.max_rounds,

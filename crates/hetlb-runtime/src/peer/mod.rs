@@ -13,7 +13,7 @@
 //!             moved as the schedule says  ──►  acknowledgements  ──►  agreement  ──►  report
 //! ```
 //!
-//! * The decision is the core's, unchanged ([`hetlb_core::network_algorithm::balance_on`]):
+//! * The decision is the core's, unchanged ([`hetlb_core::algorithm::balance_on`]):
 //!   with unit items every rank's count after the call equals the `final` of `hetlb balance`
 //!   for the same rule, loads, capacities and topology.
 //! * Speeds are equal, fixed, or measured from what the application reports
