@@ -70,6 +70,9 @@ pub struct RebalanceConfig {
     pub unit_items: u64,
     /// Timed repetitions (kernel and floor interleaved), 1 to 1000.
     pub runs: usize,
+    /// Rank counts of the scale sweep ([`scale`]), each a power of two from 2 to
+    /// [`MAX_RANKS`]; empty: no sweep.
+    pub procs: Vec<usize>,
 }
 
 impl Default for RebalanceConfig {
@@ -80,6 +83,7 @@ impl Default for RebalanceConfig {
             calls: 2000,
             unit_items: 20_000,
             runs: 5,
+            procs: Vec::new(),
         }
     }
 }
@@ -89,7 +93,8 @@ crate::setters!(RebalanceConfig {
     items: u64,
     calls: usize,
     unit_items: u64,
-    runs: usize
+    runs: usize,
+    procs: Vec<usize>
 });
 
 /// One schedule's move on real workers beside the model.
@@ -138,6 +143,30 @@ pub struct RebalanceReport {
     pub balanced_ratio: f64,
     /// Each schedule's measured move beside the model.
     pub schedules: Vec<ScheduleTiming>,
+    /// The scale sweep, one row per rank count of [`RebalanceConfig::procs`].
+    pub scale: Vec<ScaleRow>,
+}
+
+/// One rank count of the scale sweep: a cwa rebalance of a few unit items per rank (random
+/// loads, so every dimension moves something) beside an all-reduce of a `u64` by recursive
+/// doubling (⌈log₂ P⌉ messages per rank: the floor of any agreement).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[non_exhaustive]
+pub struct ScaleRow {
+    /// Ranks (threads).
+    pub ranks: usize,
+    /// `log₂ ranks`.
+    pub log2_ranks: u32,
+    /// Median seconds of one rebalance call (rank 0, between barriers).
+    pub seconds: f64,
+    /// Median seconds of one all-reduce.
+    pub floor_seconds: f64,
+    /// `seconds / floor_seconds`.
+    pub ratio: f64,
+    /// The most messages one rank sent in the call (median over runs).
+    pub max_messages_per_rank: u64,
+    /// Messages per rank, on average over ranks (median over runs).
+    pub mean_messages_per_rank: f64,
 }
 
 /// Runs one thread per element of `per_rank`: `prepare(rank, resource)` sets the rank up and
@@ -282,6 +311,87 @@ fn time_direct(ranks: usize, per_sender: u64) -> Result<f64, BenchError> {
         })
     })
     .map(|((), secs)| secs)
+}
+
+/// One run of the scale sweep on `ranks` threads: `(seconds of one cwa rebalance, the most
+/// messages a rank sent, the mean)`; every item is checked to be held exactly once.
+///
+/// # Errors
+/// As [`move_items`]; [`BenchError::Check`] when an item is lost or held twice.
+pub fn spread(ranks: usize) -> Result<(f64, u64, f64), BenchError> {
+    check_ranks(ranks)?;
+    let loads: Vec<u64> = (0..ranks as u64).map(|r| (r * 7919 + 13) % 23).collect();
+    let total: u64 = loads.iter().sum();
+    let starts: Vec<u64> = loads
+        .iter()
+        .scan(0, |acc, &l| {
+            let s = *acc;
+            *acc += l;
+            Some(s)
+        })
+        .collect();
+    let held = Arc::new(std::sync::Mutex::new(Vec::<(u64, Vec<u64>)>::new()));
+    let sink = Arc::clone(&held);
+    let (_, secs) = on_ranks(threads::group(ranks), move |r, member| {
+        let mut mine: Vec<u64> = (starts[r]..starts[r] + loads[r]).collect();
+        let mut b = Balancer::new(&member, BalancerConfig::new("cwa")?)?;
+        let sink = Arc::clone(&sink);
+        Ok(move || {
+            let report = b.rebalance(&mut mine)?;
+            sink.lock()
+                .map_err(|_| BenchError::Check("a rank panicked".into()))?
+                .push((report.messages_sent, mine));
+            Ok(())
+        })
+    })?;
+    let held = std::mem::take(
+        &mut *held
+            .lock()
+            .map_err(|_| BenchError::Check("a rank panicked".into()))?,
+    );
+    if held.len() != ranks {
+        return Err(BenchError::Check(format!(
+            "{} of {ranks} ranks reported",
+            held.len()
+        )));
+    }
+    let mut ids: Vec<u64> = held.iter().flat_map(|(_, v)| v.iter().copied()).collect();
+    ids.sort_unstable();
+    if ids != (0..total).collect::<Vec<_>>() {
+        return Err(BenchError::Check(format!(
+            "{ranks} ranks: {} items held after the call, {total} before (or some twice)",
+            ids.len()
+        )));
+    }
+    let most = held.iter().map(|(m, _)| *m).max().unwrap_or(0);
+    let mean = held.iter().map(|(m, _)| *m as f64).sum::<f64>() / ranks as f64;
+    Ok((secs, most, mean))
+}
+
+/// The scale sweep at `ranks` threads: medians over `runs` of [`spread`] and of one
+/// all-reduce, interleaved.
+///
+/// # Errors
+/// As [`spread`].
+pub fn scale(ranks: usize, runs: usize) -> Result<ScaleRow, BenchError> {
+    let (mut secs, mut floors, mut most, mut mean) = (vec![], vec![], vec![], vec![]);
+    for _ in 0..runs.max(1) {
+        let (s, m, a) = spread(ranks)?;
+        secs.push(s);
+        most.push(m as f64);
+        mean.push(a);
+        floors.push(time_allreduce(ranks, 1)?);
+    }
+    let (seconds, floor_seconds) = (median(&secs), median(&floors));
+    Ok(ScaleRow {
+        ranks,
+        log2_ranks: ranks.trailing_zeros(),
+        seconds,
+        floor_seconds,
+        ratio: seconds / floor_seconds,
+        max_messages_per_rank: median(&most) as u64,
+        mean_messages_per_rank: median(&mean),
+    })
 }
 
 /// Seconds per call, averaged over `calls` calls, of a `rebalance` that finds nothing to do
@@ -451,7 +561,13 @@ pub fn run(cfg: &RebalanceConfig, progress: Progress<'_>) -> Result<RebalanceRep
             format!("{} is not between 1 and 1000000", cfg.calls),
         ));
     }
-    let total = cfg.runs as u64 * 3;
+    if let Some(&p) = cfg.procs.iter().find(|&&p| check_ranks(p).is_err()) {
+        return Err(BenchError::setting(
+            "procs",
+            format!("{p} is not a power of two from 2 to {MAX_RANKS}"),
+        ));
+    }
+    let total = cfg.runs as u64 * (3 + cfg.procs.len() as u64);
     let mut done = 0;
     let mut tick = || {
         done += 1;
@@ -467,6 +583,13 @@ pub fn run(cfg: &RebalanceConfig, progress: Progress<'_>) -> Result<RebalanceRep
         tick();
     }
     let schedules = schedules(cfg.unit_items, cfg.runs)?;
+    let mut scale_rows = Vec::new();
+    for &p in &cfg.procs {
+        scale_rows.push(scale(p, cfg.runs)?);
+        for _ in 0..cfg.runs {
+            tick();
+        }
+    }
     let med = |v: &[(f64, f64)], second: bool| {
         let x: Vec<f64> = v.iter().map(|p| if second { p.1 } else { p.0 }).collect();
         median(&x)
@@ -490,6 +613,7 @@ pub fn run(cfg: &RebalanceConfig, progress: Progress<'_>) -> Result<RebalanceRep
         balanced_floor_seconds: med(&balanced, true),
         balanced_ratio: med(&balanced, false) / med(&balanced, true),
         schedules,
+        scale: scale_rows,
     })
 }
 

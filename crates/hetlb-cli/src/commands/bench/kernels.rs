@@ -155,6 +155,10 @@ pub struct Rebalance {
     /// Timed repetitions (kernel and floor interleaved); medians are reported.
     #[arg(long, default_value_t = 5, visible_alias = "repeat", value_parser = whole::<usize>(1, 1000))]
     runs: usize,
+    /// Also sweep rank counts (powers of two, 2 to 1024): seconds and messages per rank of
+    /// one cwa call against an all-reduce, e.g. `--procs 8,64,512,1024`.
+    #[arg(long, value_delimiter = ',', value_parser = whole::<usize>(2, 1024))]
+    procs: Vec<usize>,
     /// Output format.
     #[arg(long, short, value_enum, default_value_t)]
     format: Format,
@@ -304,6 +308,7 @@ pub fn rebalance(args: Rebalance) -> Result<()> {
     let mut cfg = RebalanceConfig::default();
     (cfg.ranks, cfg.items, cfg.calls) = (args.ranks, args.items, args.calls);
     (cfg.unit_items, cfg.runs) = (args.unit_items, args.runs);
+    cfg.procs = crate::input::unique(args.procs.clone(), "--procs");
     let r = hetlb_bench::rebalance::run(&cfg, &mut counter("rebalance against floors"))
         .map_err(flagged)?;
     match args.format {
@@ -332,7 +337,17 @@ pub fn rebalance(args: Rebalance) -> Result<()> {
                     format!("{:.9}", r.balanced_floor_seconds),
                     format!("{:.3}", r.balanced_ratio),
                 ],
-            ],
+            ]
+            .into_iter()
+            .chain(r.scale.iter().map(|x| {
+                vec![
+                    format!("cwa call, {} ranks", x.ranks),
+                    format!("{:.9}", x.seconds),
+                    "all-reduce of a u64".into(),
+                    format!("{:.9}", x.floor_seconds),
+                    format!("{:.3}", x.ratio),
+                ]
+            })),
         ),
         Format::Table => {
             crate::out!(
@@ -381,6 +396,34 @@ pub fn rebalance(args: Rebalance) -> Result<()> {
                 ]);
             }
             crate::out!("{s}");
+            if !r.scale.is_empty() {
+                crate::out!(
+                    "The agreement as the group grows: one cwa call on P threads (a few unit \
+                     items per rank, random loads) against an all-reduce of a u64 by recursive \
+                     doubling (log2 P messages per rank):"
+                );
+                let mut g = table([
+                    "ranks",
+                    "log2 P",
+                    "messages per rank (most)",
+                    "(mean)",
+                    "call",
+                    "all-reduce",
+                    "ratio",
+                ]);
+                for x in &r.scale {
+                    g.add_row(vec![
+                        x.ranks.to_string(),
+                        x.log2_ranks.to_string(),
+                        x.max_messages_per_rank.to_string(),
+                        fixed(x.mean_messages_per_rank, 1),
+                        ms(x.seconds),
+                        ms(x.floor_seconds),
+                        fixed(x.ratio, 2),
+                    ]);
+                }
+                crate::out!("{g}");
+            }
             Ok(())
         }
     }
