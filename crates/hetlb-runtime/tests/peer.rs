@@ -1,6 +1,7 @@
 //! Peer rebalancing on threads: the decisions are the planner's, every item is held exactly
 //! once, and failures are reported without losing anything.
 
+use hetlb_core::advice::{CostModel, Trigger};
 use hetlb_core::algorithm::{Algorithm, BalanceOptions, balance_on};
 use hetlb_core::model::Capacities;
 use hetlb_core::topology::TopologySpec;
@@ -506,4 +507,111 @@ fn messages_per_rank_grow_as_log_p() {
             "{ranks} ranks: a rank sent {most} messages"
         );
     }
+}
+
+/// One call on four threads, each recording 100 units per second, with `trigger` and `cost`.
+fn triggered(
+    loads: &[u64],
+    trigger: Trigger,
+    cost: CostModel,
+) -> Vec<(Result<Report, PeerError>, Vec<u64>)> {
+    run_group(unit_items(loads), move |_| {
+        BalancerConfig::new("cwa")
+            .unwrap()
+            .speeds(Speeds::Measured { window: 1 })
+            .trigger(trigger)
+            .cost_model(cost)
+    })
+    .into_iter()
+    .collect()
+}
+
+#[test]
+fn the_trigger_holds_back_a_move_that_does_not_pay_and_lets_one_that_does() {
+    // 400 units on rank 0 at 100 units/s: 4 s per iteration, 1 s after the move. The move
+    // (cwa: 300 units out of rank 0 over two phases) is priced at 1 s per unit.
+    let loads = [400, 0, 0, 0];
+    let dear = CostModel {
+        seconds_per_message: 0.0,
+        seconds_per_byte: 1.0,
+    };
+    let cheap = CostModel {
+        seconds_per_message: 1e-6,
+        seconds_per_byte: 1e-9,
+    };
+    let auto = |horizon| Trigger::Auto {
+        horizon,
+        margin: 1.0,
+    };
+    for (trigger, cost, moves) in [
+        (auto(10), dear, false),  // 30 s of gain against 300 s of moving
+        (auto(1000), dear, true), // 3,000 s of gain
+        (auto(1), cheap, true),   // a move that costs nothing
+        (Trigger::Always, dear, true),
+    ] {
+        let items = unit_items(&loads);
+        let out = triggered_recorded(&loads, trigger, cost);
+        assert_exactly_once(&items, &out);
+        for (rank, (report, mine)) in out.iter().enumerate() {
+            let r = report.as_ref().unwrap();
+            let p = r.prediction.expect("every speed is measured");
+            assert_eq!(p.iteration_seconds_before, 4.0);
+            assert_eq!(p.iteration_seconds_after, 1.0);
+            assert_eq!(r.held_back, !moves, "{trigger}");
+            let expected = if moves { 100 } else { loads[rank] };
+            assert_eq!(mine.len() as u64, expected, "{trigger}: rank {rank}");
+        }
+    }
+}
+
+/// As [`triggered`], each rank first recording 100 units in one second.
+fn triggered_recorded(
+    loads: &[u64],
+    trigger: Trigger,
+    cost: CostModel,
+) -> Vec<(Result<Report, PeerError>, Vec<u64>)> {
+    let members = threads::group(loads.len());
+    let handles: Vec<_> = members
+        .into_iter()
+        .zip(unit_items(loads))
+        .map(|(member, mut mine)| {
+            std::thread::spawn(move || {
+                let cfg = BalancerConfig::new("cwa")
+                    .unwrap()
+                    .speeds(Speeds::Measured { window: 1 })
+                    .trigger(trigger)
+                    .cost_model(cost);
+                let mut b = Balancer::new(&member, cfg).unwrap();
+                b.record(100, 1.0);
+                let r = b.rebalance(&mut mine);
+                (r, mine)
+            })
+        })
+        .collect();
+    handles.into_iter().map(|h| h.join().unwrap()).collect()
+}
+
+#[test]
+fn without_measured_speeds_the_trigger_moves_as_always_or_is_refused() {
+    // No rank has recorded a speed yet: no prediction, the call moves.
+    let loads = [40, 0, 0, 0];
+    let out = triggered(
+        &loads,
+        Trigger::Auto {
+            horizon: 1,
+            margin: 1e9,
+        },
+        CostModel::FREE,
+    );
+    assert_exactly_once(&unit_items(&loads), &out);
+    assert!(out.iter().all(|(r, m)| {
+        let r = r.as_ref().unwrap();
+        r.prediction.is_none() && !r.held_back && m.len() == 10
+    }));
+    // Auto with fixed speeds cannot weigh seconds: refused before anything moves.
+    let cfg = BalancerConfig::new("cwa").unwrap().trigger(Trigger::Auto {
+        horizon: 10,
+        margin: 1.0,
+    });
+    assert!(matches!(cfg.check(4), Err(PeerError::Config(m)) if m.contains("measured speeds")));
 }

@@ -247,6 +247,8 @@ impl<K: ItemKind, G: Group> Balancer<K, G> {
                 seed: self.config.seed,
                 lambda: self.config.lambda,
                 schedule: self.config.schedule,
+                trigger: self.config.trigger,
+                cost_model: self.config.cost_model,
             },
         )?;
         migration.decide_seconds = start.elapsed().as_secs_f64();
@@ -350,6 +352,8 @@ impl<K: ItemKind, G: Group> Balancer<K, G> {
             loads_after,
             items_after_all,
             implausible_speeds: migration.implausible_speeds(),
+            prediction: migration.prediction,
+            held_back: false,
         })
     }
 
@@ -653,13 +657,16 @@ fn fingerprint(config: &BalancerConfig, label: &str, size: usize) -> u64 {
         Speeds::Measured { window } => format!("measured:{window}"),
     };
     let text = format!(
-        "{}|{label}|{size}|{speeds}|{}|{:?}|{:?}|{}|{:?}",
+        "{}|{label}|{size}|{speeds}|{}|{:?}|{:?}|{}|{:?}|{}|{}|{}",
         config.algorithm.name(),
         config.schedule.name(),
         config.procs_per_group,
         config.max_rounds,
         config.seed,
         config.lambda.map(f64::to_bits),
+        config.trigger,
+        config.cost_model.seconds_per_message.to_bits(),
+        config.cost_model.seconds_per_byte.to_bits(),
     );
     text.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
         (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)

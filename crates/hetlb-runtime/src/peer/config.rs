@@ -2,6 +2,7 @@
 //! the transmission schedule and the timeouts.
 
 use super::error::PeerError;
+use hetlb_core::advice::{CostModel, Trigger};
 use hetlb_core::algorithm::Algorithm;
 use hetlb_core::topology::{Network, Topology, TopologySpec};
 use hetlb_core::transmission::Schedule;
@@ -90,6 +91,8 @@ pub struct BalancerConfig {
     pub(crate) lambda: Option<f64>,
     pub(crate) fault: Fault,
     pub(crate) count_bytes: bool,
+    pub(crate) trigger: Trigger,
+    pub(crate) cost_model: CostModel,
 }
 
 impl BalancerConfig {
@@ -128,6 +131,8 @@ impl BalancerConfig {
             lambda: None,
             fault: Fault::None,
             count_bytes: true,
+            trigger: Trigger::Always,
+            cost_model: CostModel::FREE,
         }
     }
 
@@ -224,6 +229,31 @@ impl BalancerConfig {
         self
     }
 
+    /// When a call moves ([`Trigger`]): `Always` (the default, every call carries out its
+    /// plan) or `Auto { horizon, margin }`: the call moves only when the gain predicted over
+    /// `horizon` iterations exceeds `margin` times the move's predicted cost
+    /// ([`hetlb_core::advice`]); otherwise every rank keeps its items and the report says
+    /// `held_back`. `Auto` needs measured speeds ([`Speeds::Measured`]): the gain is in
+    /// seconds. Until every rank has a measured speed the call moves as with `Always`.
+    pub fn trigger(mut self, trigger: Trigger) -> Self {
+        self.trigger = trigger;
+        self
+    }
+
+    /// The cost of moving that the trigger weighs: seconds per message and per *unit* of
+    /// load (Hockney's α and β, with units in place of bytes), the same on every rank.
+    /// Default: free ([`CostModel::FREE`]), so `Auto` moves whenever the predicted gain is
+    /// positive.
+    pub fn cost_model(mut self, model: CostModel) -> Self {
+        self.cost_model = model;
+        self
+    }
+
+    /// The trigger.
+    pub fn trigger_kind(&self) -> Trigger {
+        self.trigger
+    }
+
     /// Checks the configuration against a group of `ranks` ranks, as
     /// [`Balancer::new`](super::Balancer::new) does.
     ///
@@ -257,6 +287,17 @@ impl BalancerConfig {
     /// network. Nothing has moved when this fails.
     pub(crate) fn resolve(&self, ranks: usize) -> Result<(String, Network), PeerError> {
         let bad = |m: String| Err(PeerError::Config(m));
+        if matches!(self.trigger, Trigger::Auto { .. })
+            && !matches!(self.speeds, Speeds::Measured { .. })
+        {
+            return bad(
+                "trigger auto weighs seconds: it needs measured speeds (Speeds::Measured)"
+                    .to_string(),
+            );
+        }
+        if let Err(e) = self.cost_model.validate() {
+            return bad(e.to_string());
+        }
         if self.schedule == Schedule::PipelinePerProcessor {
             return bad(
                 "schedule pipeline-per-processor models the literal reading of Rim et al.'s \

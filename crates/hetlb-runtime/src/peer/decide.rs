@@ -2,6 +2,7 @@
 
 use super::error::PeerError;
 use super::wire::RankState;
+use hetlb_core::advice::{CostModel, Prediction, Trigger};
 use hetlb_core::algorithm::{Algorithm, BalanceOptions, balance_on};
 use hetlb_core::model::Capacities;
 use hetlb_core::plan::Plan;
@@ -62,6 +63,11 @@ pub struct Migration {
     pub predicted_steps: Option<u64>,
     /// Seconds spent deciding on this rank (gather and rule).
     pub decide_seconds: f64,
+    /// The plan's predicted gain and cost (`hetlb_core::advice`, units in place of bytes),
+    /// when every rank's speed is measured.
+    pub prediction: Option<Prediction>,
+    /// True when the trigger held the plan back: the migration moves nothing.
+    pub held_back: bool,
 }
 
 impl Migration {
@@ -132,6 +138,8 @@ pub(crate) struct RuleInputs<'a> {
     pub(crate) seed: u64,
     pub(crate) lambda: Option<f64>,
     pub(crate) schedule: Schedule,
+    pub(crate) trigger: Trigger,
+    pub(crate) cost_model: CostModel,
 }
 
 /// Runs the rule on the gathered states and lists the plan's transfers.
@@ -161,6 +169,17 @@ pub(crate) fn decide(
     };
     let run = balance_on(inputs.network, inputs.algorithm, &loads, &options)
         .map_err(|e| PeerError::Plan(e.to_string()))?;
+    let prediction = inputs
+        .measured_speeds
+        .as_deref()
+        .and_then(|speeds| Prediction::of(&run.plan, speeds, 1, &inputs.cost_model).ok());
+    // Every rank decides the same: the same gathered loads and speeds, the same trigger and
+    // cost model (both in the configuration's fingerprint).
+    let held_back = prediction.is_some_and(|p| !inputs.trigger.moves(&p));
+    let mut run = run;
+    if held_back {
+        run.plan = Plan::identity(&loads);
+    }
     let transfers = number_transfers(&run.plan)?;
     let phases = run
         .plan
@@ -184,6 +203,8 @@ pub(crate) fn decide(
         schedule: inputs.schedule,
         predicted_steps,
         decide_seconds: 0.0,
+        prediction,
+        held_back,
     })
 }
 

@@ -87,6 +87,13 @@ pub struct Report {
     /// Measured speeds that cannot be right (a work loop the compiler removed, a step timed
     /// below the clock's resolution): the rule weighed them anyway, so the move is suspect.
     pub implausible_speeds: Vec<crate::speed_check::Implausible>,
+    /// What the move was predicted to bring and cost (`hetlb_core::advice`), when every
+    /// rank's speed is measured: compare `gain_per_iteration` with the iteration times the
+    /// application sees next, and `move_seconds` with `slowest_move_seconds`.
+    pub prediction: Option<hetlb_core::advice::Prediction>,
+    /// True when the trigger held the move back (predicted gain below the cost × margin):
+    /// nothing moved.
+    pub held_back: bool,
 }
 
 impl Report {
@@ -132,6 +139,8 @@ impl Report {
             loads_after: m.loads_before.clone(),
             items_after_all: m.items_before.clone(),
             implausible_speeds: m.implausible_speeds(),
+            prediction: m.prediction,
+            held_back: m.held_back,
         }
     }
 }
