@@ -80,6 +80,30 @@ pub struct SimulatorDetails {
     pub rows: Vec<SimulatorRow>,
 }
 
+/// Links of 100 tasks/s after an exponential delay of mean 0.05 s (the balancing kinds that
+/// move tasks over links).
+fn delayed_links(network: hetlb_core::topology::Network) -> Links {
+    Links::uniform(
+        network,
+        LinkParams {
+            rate: 100.0,
+            delay: 0.05,
+            distribution: Distribution::Exponential,
+        },
+    )
+}
+
+/// One injection of 200 tasks per 100 nodes, spread over nodes and time.
+fn spread_injections(n: usize) -> Vec<Injection> {
+    (0..n / 100 + 1)
+        .map(|i| Injection {
+            node: (i * 7919) % n,
+            time: 0.25 * i as f64,
+            tasks: 200,
+        })
+        .collect()
+}
+
 /// The benchmark's system: a `2^dims`-node cube with Poisson arrivals and the policy `kind`
 /// (one of [`KINDS`]).
 ///
@@ -92,45 +116,18 @@ pub fn scenario(kind: &str, dims: u32, arrivals: u64) -> Result<Scenario, BenchE
         .map_err(|e| BenchError::refused("dims", e))?;
     let (links, initial, injections, policy) = match kind {
         "delay-aware" => (
-            Links::uniform(
-                network,
-                LinkParams {
-                    rate: 100.0,
-                    delay: 0.05,
-                    distribution: Distribution::Exponential,
-                },
-            ),
+            delayed_links(network),
             vec![5; n],
-            // one injection per 100 nodes, spread over nodes and time
-            (0..n / 100 + 1)
-                .map(|i| Injection {
-                    node: (i * 7919) % n,
-                    time: 0.25 * i as f64,
-                    tasks: 200,
-                })
-                .collect(),
+            spread_injections(n),
             PolicySpec::DelayAware {
                 compensation: Compensation::Factor,
                 carry: hetlb_sim::policy::CarryOut::Centre,
             },
         ),
         "diffusion" => (
-            Links::uniform(
-                network,
-                LinkParams {
-                    rate: 100.0,
-                    delay: 0.05,
-                    distribution: Distribution::Exponential,
-                },
-            ),
+            delayed_links(network),
             vec![5; n],
-            (0..n / 100 + 1)
-                .map(|i| Injection {
-                    node: (i * 7919) % n,
-                    time: 0.25 * i as f64,
-                    tasks: 200,
-                })
-                .collect(),
+            spread_injections(n),
             PolicySpec::Diffusion(
                 DiffusionSettings::new(Algorithm::Dishet, 1.0, None)
                     .map_err(|e| BenchError::refused("dims", e))?,
