@@ -383,3 +383,66 @@ fn every_count_has_a_range_and_repeats_run_once() {
         "{help}"
     );
 }
+
+#[test]
+fn a_move_priced_above_its_gain_is_held_back_and_a_free_one_is_not() {
+    // Measured speeds make every rebalance carry a prediction; a move priced at 10 s per
+    // unit never pays within 2 iterations, a free one always moves (the slowdowns make the
+    // group unbalanced).
+    let run = |cost: &str| {
+        let v = iterative(&[
+            "--algorithm",
+            "cwa",
+            "--workers",
+            "4",
+            "--slowdown",
+            "1,3,3,3",
+            "--trigger",
+            "auto:2:1",
+            "--move-cost",
+            cost,
+            "--format",
+            "json",
+        ]);
+        json(&args(&v))["balancers"][0].clone()
+    };
+    let dear = run("0,10");
+    let steps = dear["steps"].as_array().unwrap();
+    assert!(!steps.is_empty());
+    for s in steps {
+        assert_eq!(s["report"]["held_back"], true);
+        assert!(s["report"]["prediction"]["move_seconds"].as_f64().unwrap() > 0.0);
+        assert_eq!(s["items_moved"], 0);
+    }
+    let items: u64 = dear["ranks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["items"].as_u64().unwrap())
+        .sum();
+    assert_eq!(items, 256, "every item exactly once");
+    let free = run("0,0");
+    let steps = free["steps"].as_array().unwrap();
+    assert!(steps.iter().all(|s| s["report"]["held_back"] == false));
+    let moved: u64 = steps
+        .iter()
+        .map(|s| s["items_moved"].as_u64().unwrap())
+        .sum();
+    assert!(moved > 0, "a free move of an unbalanced group goes ahead");
+}
+
+#[test]
+fn trigger_errors_name_their_flag() {
+    let with = |extra: &[&str]| {
+        let mut v = iterative(&["--algorithm", "cwa", "--workers", "4"]);
+        v.extend(extra.iter().map(|s| s.to_string()));
+        v
+    };
+    fails_with(&args(&with(&["--trigger", "soon"])), "--trigger");
+    fails_with(
+        &args(&with(&["--trigger", "auto", "--speeds", "equal"])),
+        "--trigger",
+    );
+    fails_with(&args(&with(&["--move-cost", "1"])), "--move-cost");
+    fails_with(&args(&with(&["--move-cost", "-1,0"])), "--move-cost");
+}

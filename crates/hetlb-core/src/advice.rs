@@ -241,7 +241,7 @@ impl CostModel {
 }
 
 /// What a plan is predicted to bring and to cost.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct Prediction {
     /// Seconds per iteration before the move: `max_i x_i / s_i`.

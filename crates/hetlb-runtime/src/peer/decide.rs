@@ -175,7 +175,8 @@ pub(crate) fn decide(
         .and_then(|speeds| Prediction::of(&run.plan, speeds, 1, &inputs.cost_model).ok());
     // Every rank decides the same: the same gathered loads and speeds, the same trigger and
     // cost model (both in the configuration's fingerprint).
-    let held_back = prediction.is_some_and(|p| !inputs.trigger.moves(&p));
+    let moves_something = run.plan.transfers().any(|t| t.units > 0);
+    let held_back = moves_something && prediction.is_some_and(|p| !inputs.trigger.moves(&p));
     let mut run = run;
     if held_back {
         run.plan = Plan::identity(&loads);

@@ -6,6 +6,7 @@ use crate::output::{Format, fixed, print_csv, print_json, table};
 use crate::plot::{Axes, Series, line_chart_with};
 use crate::progress;
 use anyhow::{Context, Result, anyhow, bail};
+use hetlb_core::advice::{CostModel, Trigger};
 use hetlb_core::algorithm::Algorithm;
 use hetlb_core::transmission::Schedule;
 use hetlb_runtime::Slowdown;
@@ -76,6 +77,15 @@ pub struct Args {
     /// reports) or `equal`.
     #[arg(long, default_value = "measured")]
     speeds: String,
+    /// When a rebalance moves: `always`, or `auto[:HORIZON[:MARGIN]]` — only when the gain
+    /// predicted over HORIZON iterations exceeds MARGIN × the move's predicted cost (needs
+    /// `--speeds measured`; docs/advise.md).
+    #[arg(long, default_value = "always")]
+    trigger: String,
+    /// The move's cost that `--trigger auto` weighs: seconds per message and per unit of load
+    /// (`ALPHA,BETA`; default free, so auto moves whenever the predicted gain is positive).
+    #[arg(long, value_name = "ALPHA,BETA", default_value = "0,0", allow_hyphen_values = true)]
+    move_cost: String,
     /// Topology of the ranks for the diffusion rules (`ring:6`, `torus:2x4`, …); default a
     /// hypercube when the rank count is a power of two, a ring otherwise.
     #[arg(long)]
@@ -162,6 +172,20 @@ impl Setup {
             "equal" => Speeds::Equal,
             other => bail!("--speeds: unknown '{other}' (expected measured or equal)"),
         };
+        let trigger: Trigger = args
+            .trigger
+            .parse()
+            .map_err(|e| anyhow!("--trigger: {e}"))?;
+        let move_cost = match crate::input::parse_capacities(&args.move_cost, "--move-cost")?[..] {
+            [alpha, beta] => CostModel {
+                seconds_per_message: alpha,
+                seconds_per_byte: beta,
+            },
+            _ => bail!("--move-cost: expected ALPHA,BETA (seconds per message, per unit)"),
+        };
+        move_cost
+            .validate()
+            .map_err(|e| anyhow!("--move-cost: {e}"))?;
         let names: Vec<String> = match args.balancer.as_str() {
             "all" => Algorithm::all()
                 .filter(|a| ranks.is_power_of_two() || !a.needs_hypercube())
@@ -189,7 +213,9 @@ impl Setup {
                 .map_err(|e| anyhow!("--algorithm: {e}"))?
                 .speeds(speeds.clone())
                 .schedule(schedule)
-                .timeout(Duration::from_secs_f64(args.timeout));
+                .timeout(Duration::from_secs_f64(args.timeout))
+                .trigger(trigger)
+                .cost_model(move_cost);
             if cfg.algorithm() == Algorithm::RandomBiasing {
                 cfg = cfg.seed(args.seed);
             }
@@ -203,6 +229,9 @@ impl Setup {
                 let m = e.to_string();
                 match m.strip_prefix("topology: ") {
                     Some(rest) => anyhow!("--topology: {rest}"),
+                    None if m.contains("trigger") => {
+                        anyhow!("--trigger: auto weighs seconds, so it needs --speeds measured")
+                    }
                     None => anyhow!("--algorithm: {m}"),
                 }
             })?;
@@ -580,6 +609,17 @@ fn print_table(doc: &RunJson) {
                 } else {
                     String::new()
                 }
+            );
+        }
+    }
+    for b in doc.balancers {
+        let held = b.steps.iter().filter(|s| s.report.held_back).count();
+        if held > 0 {
+            crate::out!(
+                "{}: the trigger held back {held} of {} rebalances (predicted gain below the \
+                 move's cost × margin).",
+                b.balancer,
+                b.steps.len()
             );
         }
     }

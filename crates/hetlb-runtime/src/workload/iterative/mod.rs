@@ -290,6 +290,12 @@ pub struct ReportRecord {
     pub phases: usize,
     /// The model's steps.
     pub predicted_steps: Option<u64>,
+    /// True when the trigger held the move back.
+    #[serde(default)]
+    pub held_back: bool,
+    /// The predicted gain and cost (`hetlb_core::advice`), when every speed was measured.
+    #[serde(default)]
+    pub prediction: Option<hetlb_core::advice::Prediction>,
 }
 
 impl From<&Report> for ReportRecord {
@@ -304,6 +310,8 @@ impl From<&Report> for ReportRecord {
             loads_after: r.loads_after.clone(),
             phases: r.phases,
             predicted_steps: r.predicted_steps,
+            held_back: r.held_back,
+            prediction: r.prediction,
         }
     }
 }
