@@ -11,10 +11,13 @@
 //! | `max_rounds` | round limit of the diffusion rules | 100000 |
 //! | `seed` | seed of `random-biasing` | 0 |
 //! | `lambda` | `λ` of `gdem` | the network's |
+//! | `trigger` | `always`, or `auto[:HORIZON[:MARGIN]]`: move only when the gain predicted over HORIZON iterations exceeds MARGIN × the move's cost (needs measured speeds) | `always` |
+//! | `move_cost` | `ALPHA,BETA`: seconds per message and per unit of load the trigger weighs | `0,0` |
 //!
 //! Spaces around keys and values are ignored, and so are empty pairs (`"a=1;;b=2;"`).
 
 use crate::error::CapiError;
+use hetlb_core::advice::{CostModel, Trigger};
 use hetlb_core::transmission::Schedule;
 use hetlb_runtime::peer::{BalancerConfig, Speeds};
 use std::time::Duration;
@@ -80,15 +83,35 @@ pub fn config(rule: &str, options: Option<&str>) -> Result<BalancerConfig, CapiE
                 }
                 cfg.lambda(Some(l))
             }
+            "trigger" => cfg.trigger(value.parse::<Trigger>().map_err(|e| bad(&e))?),
+            "move_cost" => cfg.cost_model(move_cost(value).map_err(|w| bad(&w))?),
             _ => {
                 return Err(invalid(format!(
                     "options: unknown key '{key}' (known: topology, speeds, schedule, timeout, \
-                     entry_timeout, procs_per_group, max_rounds, seed, lambda)"
+                     entry_timeout, procs_per_group, max_rounds, seed, lambda, trigger, \
+                     move_cost)"
                 )));
             }
         };
     }
     Ok(cfg)
+}
+
+fn move_cost(value: &str) -> Result<CostModel, String> {
+    let parts: Vec<f64> = value
+        .split(',')
+        .map(|p| p.trim().parse::<f64>())
+        .collect::<Result<_, _>>()
+        .map_err(|_| "expected ALPHA,BETA (two numbers)".to_string())?;
+    let [alpha, beta] = parts[..] else {
+        return Err("expected ALPHA,BETA (two numbers)".into());
+    };
+    let model = CostModel {
+        seconds_per_message: alpha,
+        seconds_per_byte: beta,
+    };
+    model.validate().map_err(|e| e.to_string())?;
+    Ok(model)
 }
 
 fn seconds(value: &str) -> Result<Duration, String> {
@@ -136,6 +159,18 @@ mod tests {
         assert_eq!(c.schedule_kind(), Schedule::Pipeline);
         assert_eq!(c.speeds_kind(), &Speeds::Fixed(vec![1.0, 2.5]));
         assert!(config("dem", None).is_ok());
+        let c = config(
+            "cwa",
+            Some("speeds=measured;trigger=auto:20:1.5;move_cost=1e-4,1e-7"),
+        )
+        .unwrap();
+        assert_eq!(
+            c.trigger_kind(),
+            Trigger::Auto {
+                horizon: 20,
+                margin: 1.5
+            }
+        );
         assert!(config("dem", Some("")).is_ok());
     }
 
@@ -155,6 +190,10 @@ mod tests {
             ("dem", Some("topology=ring:x"), "topology"),
             ("dem", Some("seed=-3"), "integer"),
             ("gdem", Some("lambda=inf"), "finite"),
+            ("dem", Some("trigger=soon"), "not a trigger"),
+            ("dem", Some("trigger=auto:0"), "horizon"),
+            ("dem", Some("move_cost=1"), "ALPHA,BETA"),
+            ("dem", Some("move_cost=-1,0"), "not negative"),
         ] {
             let e = config(rule, options).unwrap_err();
             assert!(matches!(e, CapiError::Invalid(_)));

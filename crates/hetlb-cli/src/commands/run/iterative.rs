@@ -84,7 +84,12 @@ pub struct Args {
     trigger: String,
     /// The move's cost that `--trigger auto` weighs: seconds per message and per unit of load
     /// (`ALPHA,BETA`; default free, so auto moves whenever the predicted gain is positive).
-    #[arg(long, value_name = "ALPHA,BETA", default_value = "0,0", allow_hyphen_values = true)]
+    #[arg(
+        long,
+        value_name = "ALPHA,BETA",
+        default_value = "0,0",
+        allow_hyphen_values = true
+    )]
     move_cost: String,
     /// Topology of the ranks for the diffusion rules (`ring:6`, `torus:2x4`, …); default a
     /// hypercube when the rank count is a power of two, a ring otherwise.
