@@ -134,6 +134,8 @@ class RebalanceReport:
     loads_after: npt.NDArray[np.uint64]
     items_after_all: npt.NDArray[np.uint64]
     implausible_speeds: List[Dict[str, Any]]
+    prediction: Optional[Dict[str, Any]]
+    held_back: bool
     def __init__(self, fields: Dict[str, Any]) -> None: ...
     def as_dict(self) -> Dict[str, Any]:
         """Every field, the vectors as lists."""
@@ -157,6 +159,8 @@ class Balancer:
         lambda_: Optional[float] = None,
         window: int = 5,
         fault: Optional[str] = None,
+        trigger: str = "always",
+        move_cost: Tuple[float, float] = (0.0, 0.0),
     ) -> None: ...
     @property
     def rank(self) -> int:

@@ -48,7 +48,9 @@ class RebalanceReport:
         balanced, converged, residual, decide_seconds, move_seconds, slowest_move_seconds,
         predicted_steps, seconds_per_unit, predicted_move_seconds, capacities,
         measured_speeds, loads_before, planned_after, loads_after, items_after_all,
-        implausible_speeds.
+        implausible_speeds, prediction (a dict: iteration_seconds_before/after,
+        gain_per_iteration, move_seconds, units_moved, bytes_moved, messages; None until
+        every speed is measured), held_back (True when the trigger kept the move back).
     """
 
     def __init__(self, fields: Dict[str, Any]) -> None:
@@ -136,6 +138,11 @@ class Balancer:
             no limit; a busy peer is never declared dead).
         procs_per_group, max_rounds, seed, lambda_: as in :func:`hetlb.balance`.
         window: reports the measured speed is the median of.
+        trigger: ``"always"`` (default) or ``"auto[:HORIZON[:MARGIN]]"``: move only when
+            the gain predicted over HORIZON iterations exceeds MARGIN × the move's predicted
+            cost (needs ``speeds="measured"``; see docs/advise.md).
+        move_cost: ``(alpha, beta)``, seconds per message and per unit of load that the
+            trigger weighs (default free).
         fault: a fault to inject into this rank's calls, for tests and demonstrations (as
             the Rust ``BalancerConfig::fault``): ``"leave-after-sends:K"`` (give the call up
             after sending ``K`` item messages, as a rank that hits an error of its own: the
@@ -171,6 +178,8 @@ class Balancer:
         lambda_: Optional[float] = None,
         window: int = 5,
         fault: Optional[str] = None,
+        trigger: str = "always",
+        move_cost: Tuple[float, float] = (0.0, 0.0),
     ) -> None:
         self._native = None
         if not isinstance(rule, str):
@@ -198,6 +207,8 @@ class Balancer:
             one_load(seed, "seed"),
             None if lambda_ is None else float(lambda_),
             fault,
+            trigger,
+            _move_cost(move_cost),
         )
         _live.add(self)
 
@@ -356,3 +367,14 @@ def _json_loads(text: str) -> Dict[str, Any]:
     import json
 
     return json.loads(text)
+
+
+def _move_cost(value: Any) -> Tuple[float, float]:
+    """``(alpha, beta)`` as two floats, or InvalidTypeError."""
+    try:
+        alpha, beta = value
+        return float(alpha), float(beta)
+    except (TypeError, ValueError):
+        raise InvalidTypeError(
+            f"move_cost: expected (alpha, beta), two numbers, not {value!r}"
+        ) from None

@@ -4,6 +4,7 @@
 
 use super::packed::{MAX_ITEMS, Packed, id_of, own_index};
 use crate::errors::{Kind, raise, raise_with};
+use hetlb_core::advice::{CostModel, Trigger};
 use hetlb_core::transmission::Schedule;
 use hetlb_runtime::peer::{
     Balancer, BalancerConfig, Bytes, Fault, Holding, PeerError, PeerFailure, Records, Speeds,
@@ -132,7 +133,8 @@ impl NativeBalancer {
     /// MPI library this extension is linked to, checked by the caller). Collective.
     #[new]
     #[pyo3(signature = (handle, rule, speeds, capacities, window, topology, schedule_name,
-        timeout, entry_timeout, procs_per_group, max_rounds, seed, lambda_, fault=None))]
+        timeout, entry_timeout, procs_per_group, max_rounds, seed, lambda_, fault=None,
+        trigger=None, move_cost=None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -150,6 +152,8 @@ impl NativeBalancer {
         seed: u64,
         lambda_: Option<f64>,
         fault: Option<&str>,
+        trigger: Option<&str>,
+        move_cost: Option<(f64, f64)>,
     ) -> PyResult<Self> {
         let bad = |m: String| raise(py, Kind::InvalidInput, m);
         let mut config = BalancerConfig::new(rule)
@@ -190,6 +194,22 @@ impl NativeBalancer {
             .seed(seed)
             .lambda(lambda_)
             .fault(parse_fault(py, fault)?);
+        if let Some(t) = trigger {
+            config = config.trigger(
+                t.parse::<Trigger>()
+                    .map_err(|e| bad(format!("trigger: {e}")))?,
+            );
+        }
+        if let Some((alpha, beta)) = move_cost {
+            let model = CostModel {
+                seconds_per_message: alpha,
+                seconds_per_byte: beta,
+            };
+            model
+                .validate()
+                .map_err(|e| bad(format!("move_cost: {e}")))?;
+            config = config.cost_model(model);
+        }
         // MPICH's handles are C ints.
         let raw = std::os::raw::c_int::try_from(handle)
             .map(mpi::ffi::MPI_Comm)

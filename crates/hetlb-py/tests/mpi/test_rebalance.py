@@ -167,3 +167,39 @@ def test_a_peer_failure_leaves_every_item_where_it_was():
         arr = np.arange(300 if RANK == 0 else 0, dtype=np.int64)
         with pytest.raises(hetlb.PeerError):
             b.rebalance_array(arr)
+
+
+def test_the_trigger_holds_back_a_move_that_does_not_pay():
+    # Every item on rank 0 at 100 units/s; moving is priced at 10 s per unit, so no horizon
+    # of 10 iterations repays it: every rank keeps its items and says so. With free moves
+    # the same call goes ahead.
+    for move_cost, held in (((0.0, 10.0), True), ((0.0, 0.0), False)):
+        b = hetlb.Balancer(
+            COMM, "dishet", speeds="measured", window=1, timeout=20.0,
+            trigger="auto:10:1", move_cost=move_cost,
+        )
+        b.record(100, 1.0)
+        items = list(range(40 * SIZE)) if RANK == 0 else []
+        before = len(items)
+        report = b.rebalance(items)
+        b.close()
+        assert _every_id_once(items) == list(range(40 * SIZE))
+        if SIZE == 1:
+            continue
+        assert report.prediction is not None
+        assert report.held_back is held
+        if held:
+            assert len(items) == before
+        else:
+            assert report.loads_after.tolist() == report.planned_after.tolist()
+
+
+def test_trigger_errors_are_value_errors():
+    with pytest.raises(ValueError, match="trigger"):
+        hetlb.Balancer(COMM, "cwa", speeds="measured", trigger="soon")
+    with pytest.raises(ValueError, match="move_cost"):
+        hetlb.Balancer(COMM, "cwa", speeds="measured", trigger="auto", move_cost=(-1.0, 0.0))
+    with pytest.raises(ValueError, match="trigger"):
+        hetlb.Balancer(COMM, "cwa", trigger="auto")  # auto needs measured speeds
+    with pytest.raises(TypeError, match="move_cost"):
+        hetlb.Balancer(COMM, "cwa", speeds="measured", move_cost=3)
