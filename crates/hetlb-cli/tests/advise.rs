@@ -95,7 +95,7 @@ fn bad_arguments_get_one_clear_line() {
     );
     fails_with(
         &["advise", "--loads", "1,2,3,4", "--speeds", "1,0,1,1"],
-        "speeds",
+        "--speeds: value 2",
     );
     fails_with(
         &["advise", "--loads", "1,2,3,4", "--routing", "teleport"],

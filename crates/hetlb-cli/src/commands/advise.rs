@@ -78,6 +78,16 @@ pub fn run(args: Args) -> Result<()> {
             loads.len()
         ),
     };
+    if let Some((i, s)) = speeds
+        .iter()
+        .enumerate()
+        .find(|(_, s)| !s.is_finite() || **s <= 0.0)
+    {
+        bail!(
+            "--speeds: value {} ({s}) must be positive and finite",
+            i + 1
+        );
+    }
     let trigger: Trigger = args
         .trigger
         .parse()
