@@ -31,6 +31,7 @@
 pub mod advice;
 pub mod algorithm;
 pub mod allocation;
+pub mod destinations;
 pub mod exchange;
 pub mod metrics;
 pub mod model;

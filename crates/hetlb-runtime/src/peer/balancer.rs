@@ -2,12 +2,13 @@
 //! [`Balancer::migrate`] separately; [`Balancer::barrier`] and [`Balancer::check`] between
 //! calls.
 
-use super::config::{BalancerConfig, Speeds};
+use super::config::{BalancerConfig, LEARNED_SAMPLES, Speeds};
 use super::decide::{Migration, RuleInputs, decide, imbalance};
 use super::error::{PeerError, PeerFailure};
 use super::gather::{all_gather, barrier};
 use super::holdings::Aside;
 use super::item::Item;
+use super::learning::{CostLearner, PendingOutcome};
 use super::migrate::{Failed, carry_out};
 use super::report::Report;
 use super::session::{Mailbox, Session, SessionSettings, TICK};
@@ -72,6 +73,9 @@ pub struct Balancer<K: ItemKind, G: Group> {
     mailbox: Mailbox<K::Chunk>,
     meter: SpeedMeter,
     doubt: Option<Doubt<K::Chunk>>,
+    learner: CostLearner,
+    pending: PendingOutcome,
+    last_step_seconds: Option<f64>,
 }
 
 impl<K: ItemKind, G: Group> std::fmt::Debug for Balancer<K, G> {
@@ -101,7 +105,7 @@ impl<K: ItemKind, G: Group> Balancer<K, G> {
             Speeds::Measured { window } => window,
             _ => 1,
         };
-        let fingerprint = fingerprint(&config, &label, size);
+        let fingerprint = fingerprint(&config, &label, &network, size);
         let ep = group.open::<Msg<K::Chunk>>()?;
         Ok(Self {
             ep,
@@ -116,6 +120,9 @@ impl<K: ItemKind, G: Group> Balancer<K, G> {
             mailbox: Mailbox::new(size),
             meter: SpeedMeter::new(window),
             doubt: None,
+            learner: CostLearner::new(LEARNED_SAMPLES),
+            pending: PendingOutcome::default(),
+            last_step_seconds: None,
         })
     }
 
@@ -143,6 +150,9 @@ impl<K: ItemKind, G: Group> Balancer<K, G> {
     /// ignored otherwise). Call it once per step of the application's loop.
     pub fn record(&mut self, units: u64, seconds: f64) {
         self.meter.record(units, seconds);
+        if seconds.is_finite() && seconds >= 0.0 {
+            self.last_step_seconds = Some(seconds);
+        }
     }
 
     /// This rank's measured speed (units per second), once it has one.
@@ -203,6 +213,8 @@ impl<K: ItemKind, G: Group> Balancer<K, G> {
                 _ => None,
             },
             fingerprint,
+            model: self.learner.model().filter(|_| self.config.learn_cost),
+            step_seconds: self.last_step_seconds,
         };
         let mut session = self.session();
         let states = match all_gather(&mut session, mine) {
@@ -233,11 +245,18 @@ impl<K: ItemKind, G: Group> Balancer<K, G> {
                 (capacities, speeds)
             }
         };
+        // Rank 0's learned model is the group's, so that every rank predicts alike.
+        let cost_model = match states.first().and_then(|s| s.model) {
+            Some(learned) if self.config.learn_cost => learned,
+            _ => self.config.cost_model,
+        };
         let mut migration = decide(
             self.epoch,
             &states,
             RuleInputs {
                 algorithm: self.config.algorithm,
+                candidates: self.config.candidate_list(&self.network),
+                routing: self.config.routing,
                 network: &self.network,
                 label: &self.label,
                 capacities,
@@ -248,7 +267,7 @@ impl<K: ItemKind, G: Group> Balancer<K, G> {
                 lambda: self.config.lambda,
                 schedule: self.config.schedule,
                 trigger: self.config.trigger,
-                cost_model: self.config.cost_model,
+                cost_model,
             },
         )?;
         migration.decide_seconds = start.elapsed().as_secs_f64();
@@ -278,8 +297,11 @@ impl<K: ItemKind, G: Group> Balancer<K, G> {
             )));
         }
         let backend = self.backend;
+        let outcome = self.pending.measure(migration.step_seconds);
         if migration.is_empty() {
-            return Ok(Report::unchanged(migration, me, backend));
+            let mut report = Report::unchanged(migration, me, backend);
+            report.outcome = outcome;
+            return Ok(report);
         }
         let units_before = migration.loads_before[me];
         let items_before = items.len() as u64;
@@ -311,6 +333,9 @@ impl<K: ItemKind, G: Group> Balancer<K, G> {
         let link_units: u64 = dones.iter().map(|d| d.link_units).sum();
         let seconds_per_unit = (link_units > 0).then(|| link_seconds / link_units as f64);
         let weights = migration.weights();
+        let slowest_move_seconds = dones.iter().map(|d| d.move_seconds).fold(0.0, f64::max);
+        self.learner.observe(migration, slowest_move_seconds);
+        self.pending.moved(migration, slowest_move_seconds);
         Ok(Report {
             epoch: migration.epoch,
             rank: me,
@@ -338,7 +363,7 @@ impl<K: ItemKind, G: Group> Balancer<K, G> {
             residual: stats.residual,
             decide_seconds: migration.decide_seconds,
             move_seconds,
-            slowest_move_seconds: dones.iter().map(|d| d.move_seconds).fold(0.0, f64::max),
+            slowest_move_seconds,
             predicted_steps: migration.predicted_steps,
             seconds_per_unit,
             predicted_move_seconds: migration
@@ -354,6 +379,10 @@ impl<K: ItemKind, G: Group> Balancer<K, G> {
             implausible_speeds: migration.implausible_speeds(),
             prediction: migration.prediction,
             held_back: false,
+            alternatives: migration.alternatives.clone(),
+            routing: migration.routing,
+            cost_model: migration.cost_model,
+            outcome,
         })
     }
 
@@ -644,7 +673,7 @@ impl<G: Group> Balancer<Bytes, G> {
 }
 
 /// A digest of everything the ranks must agree on (FNV-1a over a canonical text).
-fn fingerprint(config: &BalancerConfig, label: &str, size: usize) -> u64 {
+fn fingerprint(config: &BalancerConfig, label: &str, network: &Network, size: usize) -> u64 {
     let speeds = match &config.speeds {
         Speeds::Equal => "equal".to_string(),
         Speeds::Fixed(c) => format!(
@@ -667,6 +696,14 @@ fn fingerprint(config: &BalancerConfig, label: &str, size: usize) -> u64 {
         config.trigger,
         config.cost_model.seconds_per_message.to_bits(),
         config.cost_model.seconds_per_byte.to_bits(),
+    ) + &format!(
+        "|{}|{:?}|{}",
+        config
+            .candidate_list(network)
+            .map(|l| l.iter().map(|a| a.name()).collect::<Vec<_>>().join(","))
+            .unwrap_or_default(),
+        config.routing,
+        config.learn_cost,
     );
     text.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
         (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)

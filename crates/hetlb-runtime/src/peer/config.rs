@@ -4,12 +4,21 @@
 use super::error::PeerError;
 use hetlb_core::advice::{CostModel, Trigger};
 use hetlb_core::algorithm::Algorithm;
+use hetlb_core::routing::Routing;
 use hetlb_core::topology::{Network, Topology, TopologySpec};
 use hetlb_core::transmission::Schedule;
 use std::time::Duration;
 
 /// The largest topology file a balancer reads (64 MiB: a graph of millions of links).
 pub const MAX_TOPOLOGY_FILE_BYTES: u64 = 64 << 20;
+
+/// The name of the rule that picks, at every call, the candidate with the best prediction
+/// ([`BalancerConfig::candidates`]).
+pub const AUTO: &str = "auto";
+
+/// How many measured moves the learned cost model is fitted to
+/// ([`BalancerConfig::learn_cost`]).
+pub const LEARNED_SAMPLES: usize = 16;
 
 /// The default silence after which a peer is judged to have stopped answering.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -93,6 +102,9 @@ pub struct BalancerConfig {
     pub(crate) count_bytes: bool,
     pub(crate) trigger: Trigger,
     pub(crate) cost_model: CostModel,
+    pub(crate) candidates: Option<Vec<Algorithm>>,
+    pub(crate) routing: Routing,
+    pub(crate) learn_cost: bool,
 }
 
 impl BalancerConfig {
@@ -104,9 +116,12 @@ impl BalancerConfig {
     /// # Errors
     /// [`PeerError::Config`] for an unknown rule.
     pub fn new(rule: &str) -> Result<Self, PeerError> {
+        if rule == AUTO {
+            return Ok(Self::for_algorithm(Algorithm::Cwa).candidates(Vec::new()));
+        }
         let algorithm = rule.parse::<Algorithm>().map_err(|e| {
             PeerError::Config(format!(
-                "{e}; known rules: {}",
+                "{e}; known rules: {}, {AUTO}",
                 Algorithm::all()
                     .map(|a| a.name())
                     .collect::<Vec<_>>()
@@ -133,7 +148,98 @@ impl BalancerConfig {
             count_bytes: true,
             trigger: Trigger::Always,
             cost_model: CostModel::FREE,
+            candidates: None,
+            routing: Routing::Paper,
+            learn_cost: false,
         }
+    }
+
+    /// Rule `auto`: at every call, plan each of `candidates` on the gathered loads, predict
+    /// each at the measured speeds ([`hetlb_core::advice::Prediction`]) and follow the one
+    /// with the best predicted net gain over the trigger's horizon (1 iteration with
+    /// [`Trigger::Always`]). An empty list means the default set for the network: `cwa`,
+    /// `dem-hetero`, `oem` and `dishet` on a hypercube, `dishet` and `gdem` elsewhere.
+    /// Until every rank has a measured speed the first candidate runs alone. Needs measured
+    /// speeds ([`Speeds::Measured`]).
+    pub fn candidates(mut self, candidates: Vec<Algorithm>) -> Self {
+        if let Some(&first) = candidates.first() {
+            self.algorithm = first;
+        }
+        self.candidates = Some(candidates);
+        self
+    }
+
+    /// How the plan's units travel ([`Routing`]): hop by hop as the rule moves them (the
+    /// papers' routing, the default), or each unit once, straight from the rank that holds
+    /// it to the rank where the plan ends it — every rank reaches every other on threads and
+    /// on MPI. Direct routing moves the fewest units the start and end vectors allow
+    /// ([`hetlb_core::routing::direct`]) in one phase.
+    pub fn routing(mut self, routing: Routing) -> Self {
+        self.routing = routing;
+        self
+    }
+
+    /// Learns the cost model on line: after every committed move, the seconds per message
+    /// and per unit are refitted ([`CostModel::learn`], least squares) to the last
+    /// [`LEARNED_SAMPLES`] moves — the busiest rank's messages and units, as
+    /// [`CostModel::predict`] counts them, against the slowest rank's measured move. The
+    /// configured [`BalancerConfig::cost_model`] is the prior, used until a move has been
+    /// measured (the first move is the probe). Every rank uses rank 0's model, which reaches
+    /// it in the call's gather, so the ranks decide alike.
+    pub fn learn_cost(mut self, on: bool) -> Self {
+        self.learn_cost = on;
+        self
+    }
+
+    /// The rule's name as configured: `auto`, or the algorithm's name.
+    pub fn rule_name(&self) -> &'static str {
+        if self.candidates.is_some() {
+            AUTO
+        } else {
+            self.algorithm.name()
+        }
+    }
+
+    /// The routing.
+    pub fn routing_kind(&self) -> Routing {
+        self.routing
+    }
+
+    /// True when the rule (or a candidate named for `auto`) runs on a hypercube only.
+    fn needs_hypercube(&self) -> bool {
+        match &self.candidates {
+            None => self.algorithm.needs_hypercube(),
+            Some(list) => list.iter().any(|a| a.needs_hypercube()),
+        }
+    }
+
+    /// The first rule that needs a hypercube, for messages.
+    fn hypercube_rule_name(&self) -> &'static str {
+        match &self.candidates {
+            Some(list) => list
+                .iter()
+                .find(|a| a.needs_hypercube())
+                .map_or(AUTO, |a| a.name()),
+            None => self.algorithm.name(),
+        }
+    }
+
+    /// The candidates of rule `auto` on `network` (`None` for a single rule).
+    pub(crate) fn candidate_list(&self, network: &Network) -> Option<Vec<Algorithm>> {
+        let list = self.candidates.as_ref()?;
+        if !list.is_empty() {
+            return Some(list.clone());
+        }
+        Some(if matches!(network, Network::Hypercube(_)) {
+            vec![
+                Algorithm::Cwa,
+                Algorithm::DemHetero,
+                Algorithm::Oem,
+                Algorithm::Dishet,
+            ]
+        } else {
+            vec![Algorithm::Dishet, Algorithm::Gdem]
+        })
     }
 
     /// The ranks' topology as a spec (`ring:8`, `torus:2x4`, `hypercube:3`, `random:8:0.5:1`,
@@ -295,6 +401,13 @@ impl BalancerConfig {
                     .to_string(),
             );
         }
+        if self.candidates.is_some() && !matches!(self.speeds, Speeds::Measured { .. }) {
+            return bad(
+                "rule auto compares predicted seconds: it needs measured speeds \
+                 (Speeds::Measured)"
+                    .to_string(),
+            );
+        }
         if let Err(e) = self.cost_model.validate() {
             return bad(e.to_string());
         }
@@ -344,11 +457,11 @@ impl BalancerConfig {
                         .map_err(|e| PeerError::Config(format!("topology: {e}")))?,
                 )
             }
-            None if self.algorithm.needs_hypercube() => {
+            None if self.needs_hypercube() => {
                 return bad(format!(
                     "{} needs a hypercube: a power-of-two number of ranks, not {ranks} (use a \
                      diffusion rule such as dishet or gdem on other counts)",
-                    self.algorithm
+                    self.hypercube_rule_name()
                 ));
             }
             None => {
@@ -367,31 +480,37 @@ impl BalancerConfig {
                 network.node_count()
             ));
         }
-        if self.algorithm.needs_hypercube() && !matches!(network, Network::Hypercube(_)) {
+        if self.needs_hypercube() && !matches!(network, Network::Hypercube(_)) {
             return bad(format!(
                 "{} runs on a hypercube only, not on {label} (use gdem, dishet or diffusion on \
                  other networks)",
-                self.algorithm
+                self.hypercube_rule_name()
             ));
         }
-        if self.procs_per_group.is_some() && self.algorithm.name() != "hybrid" {
+        let rules = self
+            .candidate_list(&network)
+            .unwrap_or_else(|| vec![self.algorithm]);
+        if self.procs_per_group.is_some() && !rules.contains(&Algorithm::Hybrid) {
             return bad(format!(
                 "procs_per_group: only hybrid has groups, not {}",
-                self.algorithm
+                self.rule_name()
             ));
         }
         if let Some(l) = self.lambda {
-            if self.algorithm != Algorithm::Gdem {
-                return bad(format!("lambda: only gdem has one, not {}", self.algorithm));
+            if !rules.contains(&Algorithm::Gdem) {
+                return bad(format!(
+                    "lambda: only gdem has one, not {}",
+                    self.rule_name()
+                ));
             }
             if !(l.is_finite() && l > 0.0 && l < 1.0) {
                 return bad(format!("lambda: {l} is not in (0, 1)"));
             }
         }
-        if self.max_rounds.is_some() && self.algorithm.needs_hypercube() {
+        if self.max_rounds.is_some() && rules.iter().all(|a| a.needs_hypercube()) {
             return bad(format!(
                 "max_rounds: {} runs one phase per dimension and has no round limit",
-                self.algorithm
+                self.rule_name()
             ));
         }
         Ok((label, network))

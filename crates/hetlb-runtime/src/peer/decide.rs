@@ -2,10 +2,11 @@
 
 use super::error::PeerError;
 use super::wire::RankState;
-use hetlb_core::advice::{CostModel, Prediction, Trigger};
-use hetlb_core::algorithm::{Algorithm, BalanceOptions, balance_on};
+use hetlb_core::advice::{CostModel, MoveSample, Prediction, Trigger, best};
+use hetlb_core::algorithm::{Algorithm, BalanceOptions, Family, balance_on};
 use hetlb_core::model::Capacities;
 use hetlb_core::plan::Plan;
+use hetlb_core::routing::Routing;
 use hetlb_core::topology::Network;
 use hetlb_core::transmission::{Schedule, transmit};
 use serde::Serialize;
@@ -68,6 +69,18 @@ pub struct Migration {
     pub prediction: Option<Prediction>,
     /// True when the trigger held the plan back: the migration moves nothing.
     pub held_back: bool,
+    /// Rule `auto`: every candidate's prediction, in the order tried (empty for one rule).
+    pub alternatives: Vec<CandidatePrediction>,
+    /// How the units travel.
+    pub routing: Routing,
+    /// The cost model the prediction used (the configured one, or the learned one).
+    pub cost_model: CostModel,
+    /// The busiest rank's messages and units over the plan's phases, as the cost model
+    /// counts them (`None` when nothing moves): what a measured move is fitted against.
+    pub busiest: Option<MoveSample>,
+    /// The slowest rank's last step before the call (seconds), when every rank reported
+    /// one ([`Balancer::record`](super::Balancer::record)).
+    pub step_seconds: Option<f64>,
 }
 
 impl Migration {
@@ -92,6 +105,32 @@ impl Migration {
             let speeds: Vec<Option<f64>> = v.iter().copied().map(Some).collect();
             crate::speed_check::implausible(&speeds)
         })
+    }
+
+    /// Where each of this rank's items goes when the load moves straight from where it is
+    /// to where the plan ends it ([`hetlb_core::destinations::of_node`]): `Some(rank)` or
+    /// `None` (it stays), one per entry of `item_loads` — this rank's items' loads, in the
+    /// order the application holds them. For an application that moves its own data
+    /// (Zoltan's export lists) instead of calling [`Balancer::migrate`]; every item is sent
+    /// at most once, and with unit items the ranks end exactly on `planned_after`.
+    ///
+    /// # Errors
+    /// [`PeerError::Plan`] when `rank` is not in the group.
+    ///
+    /// [`Balancer::migrate`]: super::Balancer::migrate
+    pub fn destinations(
+        &self,
+        rank: usize,
+        item_loads: &[u64],
+    ) -> Result<Vec<Option<usize>>, PeerError> {
+        if rank >= self.loads_before.len() {
+            return Err(PeerError::Plan(format!(
+                "rank {rank} is not in a group of {}",
+                self.loads_before.len()
+            )));
+        }
+        hetlb_core::destinations::of_node(&self.loads_before, &self.planned_after, rank, item_loads)
+            .map_err(|e| PeerError::Plan(e.to_string()))
     }
 
     /// The capacities weighing the imbalance: those the rule used, or all 1.
@@ -129,6 +168,9 @@ pub fn imbalance(loads: &[u64], capacities: &[f64]) -> f64 {
 /// The options the rule runs with: those `hetlb balance` would use for the same arguments.
 pub(crate) struct RuleInputs<'a> {
     pub(crate) algorithm: Algorithm,
+    /// Rule `auto`'s candidates (`None`: `algorithm` alone).
+    pub(crate) candidates: Option<Vec<Algorithm>>,
+    pub(crate) routing: Routing,
     pub(crate) network: &'a Network,
     pub(crate) label: &'a str,
     pub(crate) capacities: Option<Vec<f64>>,
@@ -142,7 +184,45 @@ pub(crate) struct RuleInputs<'a> {
     pub(crate) cost_model: CostModel,
 }
 
-/// Runs the rule on the gathered states and lists the plan's transfers.
+/// One candidate of rule `auto`, as predicted at the call.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[non_exhaustive]
+pub struct CandidatePrediction {
+    /// The rule.
+    pub algorithm: Algorithm,
+    /// Its plan's prediction at the measured speeds.
+    pub prediction: Prediction,
+}
+
+/// A rule's plan with the options that rule takes, routed as configured.
+fn plan_for(
+    algorithm: Algorithm,
+    loads: &[u64],
+    capacities: Option<&Capacities>,
+    inputs: &RuleInputs<'_>,
+) -> Result<(Plan, bool), PeerError> {
+    let options = BalanceOptions {
+        capacities: capacities.cloned(),
+        procs_per_group: inputs
+            .procs_per_group
+            .filter(|_| algorithm == Algorithm::Hybrid),
+        max_rounds: inputs
+            .max_rounds
+            .filter(|_| algorithm.family() == Family::Diffusion),
+        seed: inputs.seed,
+        lambda: inputs.lambda.filter(|_| algorithm == Algorithm::Gdem),
+    };
+    let run = balance_on(inputs.network, algorithm, loads, &options)
+        .map_err(|e| PeerError::Plan(e.to_string()))?;
+    let plan = inputs
+        .routing
+        .route(run.plan)
+        .map_err(|e| PeerError::Plan(e.to_string()))?;
+    Ok((plan, run.converged))
+}
+
+/// Runs the rule on the gathered states and lists the plan's transfers. Rule `auto` plans
+/// every candidate and follows the one with the best predicted net gain.
 ///
 /// # Errors
 /// [`PeerError::Plan`] when the rule refuses the loads (an overflowing total), or when the
@@ -160,52 +240,99 @@ pub(crate) fn decide(
         .map(|c| Capacities::new(c.clone()))
         .transpose()
         .map_err(|e| PeerError::Plan(format!("capacities: {e}")))?;
-    let options = BalanceOptions {
-        capacities,
-        procs_per_group: inputs.procs_per_group,
-        max_rounds: inputs.max_rounds,
-        seed: inputs.seed,
-        lambda: inputs.lambda,
+    let predict_plan = |plan: &Plan| {
+        inputs
+            .measured_speeds
+            .as_deref()
+            .and_then(|speeds| Prediction::of(plan, speeds, 1, &inputs.cost_model).ok())
     };
-    let run = balance_on(inputs.network, inputs.algorithm, &loads, &options)
-        .map_err(|e| PeerError::Plan(e.to_string()))?;
-    let prediction = inputs
-        .measured_speeds
-        .as_deref()
-        .and_then(|speeds| Prediction::of(&run.plan, speeds, 1, &inputs.cost_model).ok());
-    // Every rank decides the same: the same gathered loads and speeds, the same trigger and
-    // cost model (both in the configuration's fingerprint).
-    let moves_something = run.plan.transfers().any(|t| t.units > 0);
-    let held_back = moves_something && prediction.is_some_and(|p| !inputs.trigger.moves(&p));
-    let mut run = run;
-    if held_back {
-        run.plan = Plan::identity(&loads);
+    // Rule auto compares predictions, so it needs them: until every speed is measured, its
+    // first candidate runs alone.
+    let candidates = match (&inputs.candidates, &inputs.measured_speeds) {
+        (Some(list), Some(_)) if !list.is_empty() => list.clone(),
+        (Some(list), None) if !list.is_empty() => vec![list[0]],
+        _ => vec![inputs.algorithm],
+    };
+    let mut planned = Vec::with_capacity(candidates.len());
+    for &algorithm in &candidates {
+        let (plan, converged) = plan_for(algorithm, &loads, capacities.as_ref(), &inputs)?;
+        let prediction = predict_plan(&plan);
+        planned.push((algorithm, plan, converged, prediction));
     }
-    let transfers = number_transfers(&run.plan)?;
-    let phases = run
-        .plan
+    let horizon = match inputs.trigger {
+        Trigger::Auto { horizon, .. } => horizon,
+        _ => 1,
+    };
+    let predictions: Vec<Prediction> = planned.iter().filter_map(|p| p.3).collect();
+    let choice = if predictions.len() == planned.len() && planned.len() > 1 {
+        // The best net gain; when none gains, the least loss (moving nothing is the
+        // trigger's business).
+        best(&predictions, horizon).unwrap_or_else(|| {
+            (0..predictions.len())
+                .max_by(|&a, &b| {
+                    predictions[a]
+                        .net_gain(horizon)
+                        .total_cmp(&predictions[b].net_gain(horizon))
+                        .then(b.cmp(&a))
+                })
+                .unwrap_or(0)
+        })
+    } else {
+        0
+    };
+    let alternatives: Vec<CandidatePrediction> = if planned.len() > 1 {
+        planned
+            .iter()
+            .filter_map(|p| {
+                p.3.map(|prediction| CandidatePrediction {
+                    algorithm: p.0,
+                    prediction,
+                })
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let (algorithm, mut plan, converged, prediction) = planned.swap_remove(choice);
+    // Every rank decides the same: the same gathered loads and speeds, the same trigger and
+    // cost model (in the configuration's fingerprint, or rank 0's learned one).
+    let moves_something = plan.transfers().any(|t| t.units > 0);
+    let held_back = moves_something && prediction.is_some_and(|p| !inputs.trigger.moves(&p));
+    if held_back {
+        plan = Plan::identity(&loads);
+    }
+    let transfers = number_transfers(&plan)?;
+    let phases = plan
         .phases
         .iter()
         .filter(|p| p.transfers.iter().any(|t| t.units > 0))
         .count();
-    let predicted_steps = predict(&run.plan, inputs.network, inputs.schedule);
+    let predicted_steps = predict(&plan, inputs.network, inputs.schedule);
+    let busiest = (!transfers.is_empty()).then(|| inputs.cost_model.predict(&plan, 1).1);
+    let step_seconds: Option<Vec<f64>> = states.iter().map(|s| s.step_seconds).collect();
+    let step_seconds = step_seconds.map(|v| v.into_iter().fold(0.0, f64::max));
     Ok(Migration {
         epoch,
-        algorithm: inputs.algorithm,
+        algorithm,
         topology: inputs.label.to_string(),
         capacities: inputs.capacities,
         measured_speeds: inputs.measured_speeds,
         loads_before: loads,
         items_before,
-        planned_after: run.plan.final_loads.clone(),
+        planned_after: plan.final_loads.clone(),
         transfers,
         phases,
-        converged: run.converged,
+        converged,
         schedule: inputs.schedule,
         predicted_steps,
         decide_seconds: 0.0,
         prediction,
         held_back,
+        alternatives,
+        routing: inputs.routing,
+        cost_model: inputs.cost_model,
+        busiest,
+        step_seconds,
     })
 }
 

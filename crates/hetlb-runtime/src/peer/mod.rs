@@ -41,6 +41,7 @@ mod error;
 mod gather;
 mod holdings;
 mod item;
+mod learning;
 mod migrate;
 mod report;
 mod session;
@@ -50,10 +51,11 @@ mod sync_point;
 mod wire;
 
 pub use balancer::Balancer;
-pub use config::{BalancerConfig, DEFAULT_TIMEOUT, Fault, Speeds};
-pub use decide::{Migration, PlannedTransfer, imbalance};
+pub use config::{AUTO, BalancerConfig, DEFAULT_TIMEOUT, Fault, LEARNED_SAMPLES, Speeds};
+pub use decide::{CandidatePrediction, Migration, PlannedTransfer, imbalance};
 pub use error::{Holding, PeerError, PeerFailure};
 pub use item::Item;
+pub use learning::Outcome;
 pub use report::Report;
 pub use speed::SpeedMeter;
 pub use store::{

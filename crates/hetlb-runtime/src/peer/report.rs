@@ -94,6 +94,15 @@ pub struct Report {
     /// True when the trigger held the move back (predicted gain below the cost × margin):
     /// nothing moved.
     pub held_back: bool,
+    /// Rule `auto`: every candidate's prediction (empty for one rule); `algorithm` names the
+    /// one followed.
+    pub alternatives: Vec<super::decide::CandidatePrediction>,
+    /// How the units travelled.
+    pub routing: hetlb_core::routing::Routing,
+    /// The cost model of the prediction (configured, or learned on line).
+    pub cost_model: hetlb_core::advice::CostModel,
+    /// How the previous move's prediction turned out, measured at this call.
+    pub outcome: Option<super::learning::Outcome>,
 }
 
 impl Report {
@@ -141,6 +150,10 @@ impl Report {
             implausible_speeds: m.implausible_speeds(),
             prediction: m.prediction,
             held_back: m.held_back,
+            alternatives: m.alternatives.clone(),
+            routing: m.routing,
+            cost_model: m.cost_model,
+            outcome: None,
         }
     }
 }

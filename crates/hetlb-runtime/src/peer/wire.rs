@@ -16,6 +16,10 @@ pub(crate) struct RankState {
     pub(crate) speed: Option<f64>,
     /// A digest of its configuration; every rank's must be equal.
     pub(crate) fingerprint: u64,
+    /// Its learned cost model, when it learns one (rank 0's is the group's).
+    pub(crate) model: Option<hetlb_core::advice::CostModel>,
+    /// Seconds of its last recorded step, when it recorded one.
+    pub(crate) step_seconds: Option<f64>,
 }
 
 /// What one rank reports when it has finished its part of the move (its vote).

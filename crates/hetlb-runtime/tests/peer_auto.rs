@@ -1,0 +1,307 @@
+//! Rule `auto`, direct routing, the learned cost model and per-item destinations on threads:
+//! the decisions are those the predictions give, and every item is held exactly once.
+
+use hetlb_core::advice::{CostModel, Prediction, Trigger};
+use hetlb_core::algorithm::{Algorithm, BalanceOptions, balance_on};
+use hetlb_core::model::Capacities;
+use hetlb_core::routing::{Routing, minimum_units};
+use hetlb_core::topology::TopologySpec;
+use hetlb_runtime::peer::{AUTO, Balancer, BalancerConfig, PeerError, Report, Speeds};
+use hetlb_runtime::transport::threads;
+use proptest::prelude::*;
+
+fn unit_items(loads: &[u64]) -> Vec<Vec<u64>> {
+    let mut next = 0u64;
+    loads
+        .iter()
+        .map(|&l| {
+            let v: Vec<u64> = (next..next + l).collect();
+            next += l;
+            v
+        })
+        .collect()
+}
+
+/// `calls` rebalances on `loads.len()` threads; before each, rank `r` records
+/// `speeds[r]` units in one second. Returns every rank's reports and items after.
+fn run(
+    loads: &[u64],
+    speeds: &[f64],
+    calls: usize,
+    config: impl Fn() -> BalancerConfig + Send + Sync + Clone + 'static,
+) -> Vec<(Vec<Result<Report, PeerError>>, Vec<u64>)> {
+    run_recording(loads, speeds, calls, config, |_, speed, _| {
+        (speed as u64, 1.0)
+    })
+}
+
+/// As [`run`], rank `r` recording `step(call, speeds[r], items held)` before each call.
+fn run_recording(
+    loads: &[u64],
+    speeds: &[f64],
+    calls: usize,
+    config: impl Fn() -> BalancerConfig + Send + Sync + Clone + 'static,
+    step: fn(usize, f64, usize) -> (u64, f64),
+) -> Vec<(Vec<Result<Report, PeerError>>, Vec<u64>)> {
+    let speeds = speeds.to_vec();
+    let handles: Vec<_> = threads::group(loads.len())
+        .into_iter()
+        .zip(unit_items(loads))
+        .enumerate()
+        .map(|(rank, (member, mut mine))| {
+            let config = config.clone();
+            let speed = speeds[rank];
+            std::thread::spawn(move || {
+                let mut b = Balancer::new(&member, config()).unwrap();
+                let mut reports = Vec::new();
+                for call in 0..calls {
+                    let (units, seconds) = step(call, speed, mine.len());
+                    b.record(units, seconds);
+                    reports.push(b.rebalance(&mut mine));
+                }
+                (reports, mine)
+            })
+        })
+        .collect();
+    handles.into_iter().map(|h| h.join().unwrap()).collect()
+}
+
+fn assert_exactly_once(loads: &[u64], out: &[(Vec<Result<Report, PeerError>>, Vec<u64>)]) {
+    let mut all: Vec<u64> = out.iter().flat_map(|(_, v)| v.iter().copied()).collect();
+    all.sort_unstable();
+    let total: u64 = loads.iter().sum();
+    assert_eq!(
+        all,
+        (0..total).collect::<Vec<u64>>(),
+        "every item exactly once"
+    );
+}
+
+/// The prediction of `algorithm` on `loads`, computed here from the core alone.
+fn predicted(spec: &str, algorithm: Algorithm, loads: &[u64], speeds: &[f64]) -> Prediction {
+    let network = spec.parse::<TopologySpec>().unwrap().build().unwrap();
+    let slowest = speeds.iter().copied().fold(f64::INFINITY, f64::min);
+    let caps = Capacities::new(speeds.iter().map(|s| s / slowest).collect()).unwrap();
+    let options = BalanceOptions {
+        capacities: Some(caps),
+        ..BalanceOptions::default()
+    };
+    let plan = balance_on(&network, algorithm, loads, &options)
+        .unwrap()
+        .plan;
+    Prediction::of(&plan, speeds, 1, &CostModel::FREE).unwrap()
+}
+
+#[test]
+fn auto_follows_the_candidate_with_the_best_predicted_gain() {
+    let loads = [300, 0, 0, 40, 0, 0, 0, 100];
+    let speeds = [100.0, 200.0, 300.0, 400.0, 100.0, 200.0, 300.0, 800.0];
+    let out = run(&loads, &speeds, 1, || {
+        BalancerConfig::new(AUTO)
+            .unwrap()
+            .speeds(Speeds::Measured { window: 1 })
+    });
+    assert_exactly_once(&loads, &out);
+    let candidates = [
+        Algorithm::Cwa,
+        Algorithm::DemHetero,
+        Algorithm::Oem,
+        Algorithm::Dishet,
+    ];
+    let gains: Vec<f64> = candidates
+        .iter()
+        .map(|&a| predicted("hypercube:3", a, &loads, &speeds).gain_per_iteration)
+        .collect();
+    let best = (0..gains.len())
+        .max_by(|&a, &b| gains[a].total_cmp(&gains[b]).then(b.cmp(&a)))
+        .unwrap();
+    for (reports, _) in &out {
+        let r = reports[0].as_ref().unwrap();
+        assert_eq!(r.algorithm, candidates[best].name());
+        let listed: Vec<Algorithm> = r.alternatives.iter().map(|c| c.algorithm).collect();
+        assert_eq!(listed, candidates);
+        for (c, g) in r.alternatives.iter().zip(&gains) {
+            assert_eq!(c.prediction.gain_per_iteration, *g, "{}", c.algorithm);
+        }
+        assert_eq!(r.loads_after, r.planned_after);
+    }
+}
+
+#[test]
+fn auto_runs_its_first_candidate_until_speeds_are_measured() {
+    let loads = [40, 0, 0, 0];
+    let handles: Vec<_> = threads::group(4)
+        .into_iter()
+        .zip(unit_items(&loads))
+        .map(|(member, mut mine)| {
+            std::thread::spawn(move || {
+                let cfg = BalancerConfig::new(AUTO)
+                    .unwrap()
+                    .speeds(Speeds::Measured { window: 1 });
+                let mut b = Balancer::new(&member, cfg).unwrap();
+                let r = b.rebalance(&mut mine).unwrap();
+                (r, mine)
+            })
+        })
+        .collect();
+    for h in handles {
+        let (r, mine) = h.join().unwrap();
+        assert_eq!(r.algorithm, "cwa");
+        assert!(r.alternatives.is_empty() && r.prediction.is_none());
+        assert_eq!(mine.len(), 10);
+    }
+}
+
+#[test]
+fn auto_is_configured_for_any_rank_count_and_refused_without_measured_speeds() {
+    let auto = BalancerConfig::new(AUTO).unwrap();
+    assert_eq!(auto.rule_name(), AUTO);
+    let e = auto.check(4).unwrap_err().to_string();
+    assert!(e.contains("measured speeds"), "{e}");
+    let measured = auto.speeds(Speeds::Measured { window: 2 });
+    measured.check(6).unwrap(); // a ring: the diffusion candidates
+    measured.check(8).unwrap();
+    let cube_only = BalancerConfig::new(AUTO)
+        .unwrap()
+        .candidates(vec![Algorithm::Oem, Algorithm::Dishet])
+        .speeds(Speeds::Measured { window: 2 });
+    let e = cube_only.check(6).unwrap_err().to_string();
+    assert!(e.contains("oem") && e.contains("power-of-two"), "{e}");
+}
+
+#[test]
+fn the_learned_model_is_the_same_on_every_rank_and_the_outcome_follows() {
+    // Two calls: the first moves (and is measured), the second predicts with the fitted
+    // model and reports how the first prediction turned out.
+    let loads = [64, 0, 0, 0];
+    let speeds = [100.0; 4];
+    // First every rank measures 100 units/s over a 1 s step; before the second call each
+    // records its own share at that speed (16 units: 0.16 s).
+    let out = run_recording(
+        &loads,
+        &speeds,
+        2,
+        || {
+            BalancerConfig::new("cwa")
+                .unwrap()
+                .speeds(Speeds::Measured { window: 1 })
+                .learn_cost(true)
+        },
+        |call, speed, held| match call {
+            0 => (speed as u64, 1.0),
+            _ => (held as u64, held as f64 / speed),
+        },
+    );
+    assert_exactly_once(&loads, &out);
+    let first: Vec<&Report> = out.iter().map(|o| o.0[0].as_ref().unwrap()).collect();
+    let second: Vec<&Report> = out.iter().map(|o| o.0[1].as_ref().unwrap()).collect();
+    assert!(first.iter().all(|r| r.cost_model == CostModel::FREE));
+    assert!(first.iter().all(|r| r.outcome.is_none()));
+    let learned = second[0].cost_model;
+    assert_ne!(
+        learned,
+        CostModel::FREE,
+        "a measured move changes the model"
+    );
+    assert!(second.iter().all(|r| r.cost_model == learned));
+    for r in &second {
+        let o = r.outcome.expect("the first call moved");
+        assert_eq!(o.epoch, first[0].epoch);
+        assert_eq!(o.iteration_seconds_before, 1.0);
+        assert_eq!(o.iteration_seconds_after, 0.16);
+        assert_eq!(o.measured_gain_per_iteration, 1.0 - 0.16);
+        assert_eq!(
+            o.predicted_gain_per_iteration,
+            first[0].prediction.unwrap().gain_per_iteration
+        );
+        assert_eq!(o.measured_move_seconds, first[0].slowest_move_seconds);
+    }
+}
+
+#[test]
+fn destinations_end_every_rank_on_the_plan() {
+    let loads = [13u64, 0, 7, 22, 1, 9, 30, 4];
+    let handles: Vec<_> = threads::group(loads.len())
+        .into_iter()
+        .zip(unit_items(&loads))
+        .map(|(member, mine)| {
+            std::thread::spawn(move || {
+                let mut b = Balancer::new(&member, BalancerConfig::new("cwa").unwrap()).unwrap();
+                let m = b.plan(&mine).unwrap();
+                let d = m.destinations(b.rank(), &vec![1; mine.len()]).unwrap();
+                (m, b.rank(), mine, d)
+            })
+        })
+        .collect();
+    let mut after = vec![Vec::new(); loads.len()];
+    let mut planned = None;
+    for h in handles {
+        let (m, rank, mine, d) = h.join().unwrap();
+        for (item, dest) in mine.into_iter().zip(d) {
+            after[dest.unwrap_or(rank)].push(item);
+        }
+        planned = Some(m.planned_after);
+    }
+    let counts: Vec<u64> = after.iter().map(|v| v.len() as u64).collect();
+    assert_eq!(Some(counts), planned);
+    let mut all: Vec<u64> = after.into_iter().flatten().collect();
+    all.sort_unstable();
+    assert_eq!(all, (0..86).collect::<Vec<u64>>());
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 24, .. ProptestConfig::default() })]
+
+    /// Direct routing moves exactly the units the start and end vectors require, ends on
+    /// the rule's loads, and holds every item exactly once — on every rule.
+    #[test]
+    fn direct_routing_moves_no_more_than_the_vectors_require(
+        loads in prop::collection::vec(0u64..30, 8),
+        rule in 0usize..13,
+    ) {
+        let algorithm = Algorithm::all().nth(rule % Algorithm::all().count()).unwrap();
+        let out = run(&loads, &[1.0; 8], 1, move || {
+            BalancerConfig::for_algorithm(algorithm).routing(Routing::Direct)
+        });
+        assert_exactly_once(&loads, &out);
+        let r = out[0].0[0].as_ref().unwrap();
+        let received: u64 = out.iter().map(|o| o.0[0].as_ref().unwrap().units_received).sum();
+        prop_assert_eq!(u128::from(received), minimum_units(&r.loads_before, &r.planned_after));
+        prop_assert_eq!(&r.loads_after, &r.planned_after);
+        prop_assert!(r.phases <= 1);
+        prop_assert_eq!(r.routing, Routing::Direct);
+    }
+}
+
+#[test]
+fn the_trigger_weighs_the_learned_model() {
+    // A prior that makes every move dear holds the first call back; with learning on, the
+    // prior stays until a move is measured, so nothing is ever learned and the call is held
+    // back on every rank alike.
+    let loads = [64, 0, 0, 0];
+    let dear = CostModel {
+        seconds_per_message: 1e6,
+        seconds_per_byte: 0.0,
+    };
+    let out = run(&loads, &[100.0; 4], 2, move || {
+        BalancerConfig::new("cwa")
+            .unwrap()
+            .speeds(Speeds::Measured { window: 1 })
+            .trigger(Trigger::Auto {
+                horizon: 10,
+                margin: 1.0,
+            })
+            .cost_model(dear)
+            .learn_cost(true)
+    });
+    assert_exactly_once(&loads, &out);
+    for (reports, mine) in &out {
+        for r in reports {
+            let r = r.as_ref().unwrap();
+            assert!(r.held_back);
+            assert_eq!(r.cost_model, dear);
+        }
+        let _ = mine;
+    }
+    assert_eq!(out[0].1.len(), 64);
+}
