@@ -30,6 +30,7 @@
 //! assert!(report.comparisons.iter().all(|c| c.kernel_floor_ratio > 0.0));
 //! ```
 
+pub mod auto;
 pub mod diffusion;
 pub mod dispatch;
 pub mod enumeration;

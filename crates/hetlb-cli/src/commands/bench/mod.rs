@@ -6,6 +6,7 @@
 //! same kernels live in `crates/*/benches/` for developers; this is what a user runs to check
 //! a machine.
 
+mod auto;
 mod kernels;
 
 use crate::output::{Format, fixed, print_csv, print_json, table};
@@ -45,6 +46,9 @@ enum Kernel {
     /// Peer rebalancing on threads: moving items against direct channel sends, a call with
     /// nothing to do against an all-reduce, and each transmission schedule beside the model.
     Rebalance(kernels::Rebalance),
+    /// Rule auto with the trigger auto beside every fixed (rule, period) pair, on four
+    /// sleep-based workloads (static, drifting hotspot, speed change, balanced).
+    Auto(auto::Auto),
 }
 
 /// Runs `hetlb bench`.
@@ -57,6 +61,7 @@ pub fn run(args: Args) -> Result<()> {
         Kernel::Enumeration(a) => kernels::enumeration(a),
         Kernel::Simulator(a) => kernels::simulator(a),
         Kernel::Rebalance(a) => kernels::rebalance(a),
+        Kernel::Auto(a) => auto::run(a),
     }
 }
 

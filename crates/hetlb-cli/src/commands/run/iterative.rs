@@ -8,9 +8,10 @@ use crate::progress;
 use anyhow::{Context, Result, anyhow, bail};
 use hetlb_core::advice::{CostModel, Trigger};
 use hetlb_core::algorithm::Algorithm;
+use hetlb_core::routing::Routing;
 use hetlb_core::transmission::Schedule;
 use hetlb_runtime::Slowdown;
-use hetlb_runtime::peer::{BalancerConfig, Speeds};
+use hetlb_runtime::peer::{AUTO, BalancerConfig, Speeds};
 use hetlb_runtime::workload::iterative::compare::{self, BalancerReport, SpeedWarning, Spread};
 use hetlb_runtime::workload::iterative::{
     Drift, IterationProgress, IterativeConfig, IterativeRun, dump,
@@ -42,8 +43,10 @@ pub struct Args {
     /// Rebalance every R iterations.
     #[arg(long, default_value_t = 5, value_name = "R", value_parser = whole::<u64>(1, 100_000_000))]
     every: u64,
-    /// Rules to compare, comma-separated (any name `hetlb balance` accepts), `none` for the
-    /// run without balancing, or `all`: every rule that fits the rank count, and none.
+    /// Rules to compare, comma-separated (any name `hetlb balance` accepts), `auto` (at each
+    /// rebalance the candidate rule with the best predicted gain; needs `--speeds measured`),
+    /// `none` for the run without balancing, or `all`: every rule that fits the rank count,
+    /// and none.
     #[arg(
         long = "algorithm",
         visible_alias = "balancer",
@@ -91,6 +94,14 @@ pub struct Args {
         allow_hyphen_values = true
     )]
     move_cost: String,
+    /// How the units travel: `paper` (hop by hop along the topology, as the rules move them)
+    /// or `direct` (each unit once, straight to the rank where the plan ends it).
+    #[arg(long, default_value = "paper", value_name = "paper|direct")]
+    routing: String,
+    /// Learn the move's cost on line: after every move, refit seconds per message and per
+    /// unit to the moves measured so far (`--move-cost` is the prior until the first).
+    #[arg(long)]
+    learn_cost: bool,
     /// Topology of the ranks for the diffusion rules (`ring:6`, `torus:2x4`, …); default a
     /// hypercube when the rank count is a power of two, a ring otherwise.
     #[arg(long)]
@@ -191,6 +202,10 @@ impl Setup {
         move_cost
             .validate()
             .map_err(|e| anyhow!("--move-cost: {e}"))?;
+        let routing: Routing = args
+            .routing
+            .parse()
+            .map_err(|e| anyhow!("--routing: {e}"))?;
         let names: Vec<String> = match args.balancer.as_str() {
             "all" => Algorithm::all()
                 .filter(|a| ranks.is_power_of_two() || !a.needs_hypercube())
@@ -212,20 +227,24 @@ impl Setup {
                 continue;
             }
             // The core's message names every rule once.
-            name.parse::<Algorithm>()
-                .map_err(|e| anyhow!("--algorithm: {e}, or none"))?;
+            if name != AUTO {
+                name.parse::<Algorithm>()
+                    .map_err(|e| anyhow!("--algorithm: {e}, auto, or none"))?;
+            }
             let mut cfg = BalancerConfig::new(name)
                 .map_err(|e| anyhow!("--algorithm: {e}"))?
                 .speeds(speeds.clone())
                 .schedule(schedule)
                 .timeout(Duration::from_secs_f64(args.timeout))
                 .trigger(trigger)
-                .cost_model(move_cost);
+                .cost_model(move_cost)
+                .routing(routing)
+                .learn_cost(args.learn_cost);
             if cfg.algorithm() == Algorithm::RandomBiasing {
                 cfg = cfg.seed(args.seed);
             }
             if let Some(t) = &args.topology {
-                if !cfg.algorithm().needs_hypercube() {
+                if name == AUTO || !cfg.algorithm().needs_hypercube() {
                     cfg = with_topology(cfg, t)?;
                 }
             }
@@ -236,6 +255,9 @@ impl Setup {
                     Some(rest) => anyhow!("--topology: {rest}"),
                     None if m.contains("trigger") => {
                         anyhow!("--trigger: auto weighs seconds, so it needs --speeds measured")
+                    }
+                    None if m.contains("rule auto") => {
+                        anyhow!("--algorithm: auto compares seconds, so it needs --speeds measured")
                     }
                     None => anyhow!("--algorithm: {m}"),
                 }
@@ -251,6 +273,8 @@ impl Setup {
                 payload: args.item_bytes,
                 slowdowns,
                 drift,
+                work: Default::default(),
+                speed_change: None,
             },
             balancers,
             timeout: Duration::from_secs_f64(args.timeout),

@@ -34,7 +34,7 @@ pub struct Compared {
 
 /// The name of a balancer: its rule's, or `none`.
 pub fn balancer_name(balancer: Option<&BalancerConfig>) -> &'static str {
-    balancer.map_or("none", |c| c.algorithm().name())
+    balancer.map_or("none", |c| c.rule_name())
 }
 
 /// Every item is held by exactly one rank at the end of every run: the ranks hold `cells`
@@ -76,7 +76,7 @@ pub fn check_exactly_once(cells: u64, runs: &[IterativeRun]) -> Result<(), Itera
 /// use hetlb_runtime::Slowdown;
 /// let cfg = IterativeConfig {
 ///     cells: 64, iterations: 4, every: 2, cost: 5, payload: 8,
-///     slowdowns: vec![Slowdown::constant(1), Slowdown::constant(2)], drift: None,
+///     slowdowns: vec![Slowdown::constant(1), Slowdown::constant(2)], drift: None, work: Default::default(), speed_change: None,
 /// };
 /// let balancers = [Some(BalancerConfig::new("cwa").unwrap()), None];
 /// let out = compare::on_threads(&cfg, 2, &balancers, 3, None, &mut |_, _| None).unwrap();

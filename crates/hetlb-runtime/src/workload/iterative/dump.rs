@@ -174,7 +174,7 @@ pub enum DumpError {
 /// use hetlb_runtime::Slowdown;
 /// let cfg = IterativeConfig {
 ///     cells: 64, iterations: 4, every: 2, cost: 5, payload: 8,
-///     slowdowns: vec![Slowdown::constant(1); 2], drift: None,
+///     slowdowns: vec![Slowdown::constant(1); 2], drift: None, work: Default::default(), speed_change: None,
 /// };
 /// let run = run_threads(&cfg, 2, Some(BalancerConfig::new("cwa").unwrap()), None, None).unwrap();
 /// let mut text = Vec::new();

@@ -136,6 +136,31 @@ impl Drift {
     }
 }
 
+/// What a unit of work is.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+pub enum Work {
+    /// `cost` rounds of a CPU kernel per unit; a rank's speed is measured in CPU time.
+    #[default]
+    Cpu,
+    /// Sleeping `per_unit` per unit (times the rank's slowdown): the ranks' speeds, and so
+    /// the predictions, do not depend on what else the machine runs, and ranks need no core
+    /// of their own. A rank reports the time it meant to sleep as its busy time.
+    Sleep {
+        /// Seconds of sleep per unit of cost.
+        per_unit: Duration,
+    },
+}
+
+/// New slowdowns for every rank from an iteration on (a speed change in the middle of a
+/// run, counted in iterations so that every balancer meets it at the same point).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SpeedChange {
+    /// The first iteration at the new speeds.
+    pub at_iteration: u64,
+    /// One factor per rank (≥ 1).
+    pub slowdowns: Vec<u32>,
+}
+
 /// The settings of an iterative run.
 #[derive(Debug, Clone)]
 pub struct IterativeConfig {
@@ -153,6 +178,10 @@ pub struct IterativeConfig {
     pub slowdowns: Vec<Slowdown>,
     /// How the cells' costs change (`None`: one unit each, always).
     pub drift: Option<Drift>,
+    /// What a unit of work is (default: CPU rounds).
+    pub work: Work,
+    /// A change of the ranks' slowdowns during the run.
+    pub speed_change: Option<SpeedChange>,
 }
 
 /// Why an iterative run failed.
@@ -240,6 +269,19 @@ impl IterativeConfig {
                 self.slowdowns.len()
             ));
         }
+        if let Some(c) = &self.speed_change {
+            if c.slowdowns.len() != ranks || c.slowdowns.contains(&0) {
+                return bad(format!(
+                    "speed change: {} factors given for {ranks} ranks (each at least 1)",
+                    c.slowdowns.len()
+                ));
+            }
+        }
+        if let Work::Sleep { per_unit } = self.work {
+            if per_unit.is_zero() || per_unit > Duration::from_secs(1) {
+                return bad("sleep per unit: must be above 0 and at most 1 s".into());
+            }
+        }
         Ok(())
     }
 }
@@ -296,6 +338,9 @@ pub struct ReportRecord {
     /// The predicted gain and cost (`hetlb_core::advice`), when every speed was measured.
     #[serde(default)]
     pub prediction: Option<hetlb_core::advice::Prediction>,
+    /// How the previous move's prediction turned out, measured at this call.
+    #[serde(default)]
+    pub outcome: Option<crate::peer::Outcome>,
 }
 
 impl From<&Report> for ReportRecord {
@@ -312,6 +357,7 @@ impl From<&Report> for ReportRecord {
             predicted_steps: r.predicted_steps,
             held_back: r.held_back,
             prediction: r.prediction,
+            outcome: r.outcome,
         }
     }
 }
@@ -520,19 +566,32 @@ pub fn run_rank<G: Group>(
                 c.cost = d.cost(c.id, cfg.cells, iteration, cfg.iterations);
             }
         }
-        let factor = u64::from(slowdown.factor_at(start.elapsed()));
+        let factor = match &cfg.speed_change {
+            Some(c) if iteration >= c.at_iteration => u64::from(c.slowdowns[rank]),
+            _ => u64::from(slowdown.factor_at(start.elapsed())),
+        };
         let t0 = Instant::now();
-        let cpu0 = cpu_time::ThreadTime::try_now().ok();
-        let mut units = 0u64;
-        for c in &cells {
-            sink ^= Synthetic::expected(c.id, std::hint::black_box(c.cost * cfg.cost * factor));
-            units += c.cost;
-        }
+        let units: u64 = cells.iter().map(|c| c.cost).sum();
+        let busy = match cfg.work {
+            Work::Cpu => {
+                let cpu0 = cpu_time::ThreadTime::try_now().ok();
+                for c in &cells {
+                    sink ^=
+                        Synthetic::expected(c.id, std::hint::black_box(c.cost * cfg.cost * factor));
+                }
+                // CPU time, so that a rank's speed does not depend on how the ranks share
+                // the cores.
+                cpu0.and_then(|c| c.try_elapsed().ok())
+                    .map(|d| d.as_secs_f64())
+            }
+            Work::Sleep { per_unit } => {
+                let nominal = per_unit.as_secs_f64() * (units * factor) as f64;
+                std::thread::sleep(Duration::from_secs_f64(nominal));
+                Some(nominal)
+            }
+        };
         let wall = t0.elapsed().as_secs_f64();
-        // CPU time, so that a rank's speed does not depend on how the ranks share the cores.
-        let busy = cpu0
-            .and_then(|c| c.try_elapsed().ok())
-            .map_or(wall, |d| d.as_secs_f64());
+        let busy = busy.unwrap_or(wall);
         log.busy_seconds += busy;
         log.wall_busy_seconds += wall;
         log.units_processed += units;
@@ -599,7 +658,7 @@ pub fn run_rank<G: Group>(
 /// let cfg = IterativeConfig {
 ///     cells: 64, iterations: 6, every: 2, cost: 10, payload: 8,
 ///     slowdowns: vec![Slowdown::constant(1), Slowdown::constant(3)],
-///     drift: None,
+///     drift: None, work: Default::default(), speed_change: None,
 /// };
 /// let balancer = BalancerConfig::new("cwa").unwrap().speeds(Speeds::Measured { window: 3 });
 /// let run = run_threads(&cfg, 2, Some(balancer), None, None).unwrap();
@@ -616,7 +675,7 @@ pub fn run_threads(
     cfg.validate(ranks)?;
     let name = balancer
         .as_ref()
-        .map_or("none".to_string(), |b| b.algorithm().name().to_string());
+        .map_or("none".to_string(), |b| b.rule_name().to_string());
     if let Some(b) = &balancer {
         // Refused here, before any thread starts, with the balancer's own message.
         b.check(ranks)
@@ -698,7 +757,7 @@ pub fn run_group<G: Group>(
     for b in balancers {
         let name = b
             .as_ref()
-            .map_or("none".to_string(), |c| c.algorithm().name().to_string());
+            .map_or("none".to_string(), |c| c.rule_name().to_string());
         let start = Instant::now();
         let log = run_rank(cfg, group, b.clone(), timeout, None)?;
         let total = start.elapsed().as_secs_f64();
