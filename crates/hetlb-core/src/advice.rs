@@ -603,6 +603,34 @@ pub fn best(predictions: &[Prediction], horizon: u64) -> Option<usize> {
         .map(|(i, _)| i)
 }
 
+/// The candidate rule `auto` follows: the best net gain over `horizon` ([`best`]), or, when
+/// none gains, the least loss (whether to move at all is the trigger's business). Ties go to
+/// the first. `None` only without candidates.
+///
+/// # Complexity
+/// `O(candidates)`.
+///
+/// ```
+/// use hetlb_core::advice::{choose, CostModel, Prediction};
+/// use hetlb_core::{balance, Algorithm, BalanceOptions};
+/// let plan = balance(Algorithm::Cwa, &[8, 0, 0, 0], &BalanceOptions::default()).unwrap();
+/// let p = Prediction::of(&plan, &[1.0; 4], 1, &CostModel::FREE).unwrap();
+/// let mut worse = p;
+/// worse.gain_per_iteration -= 1.0;
+/// assert_eq!(choose(&[worse, p], 1), Some(1));
+/// assert_eq!(choose(&[], 1), None);
+/// ```
+pub fn choose(predictions: &[Prediction], horizon: u64) -> Option<usize> {
+    best(predictions, horizon).or_else(|| {
+        (0..predictions.len()).max_by(|&a, &b| {
+            predictions[a]
+                .net_gain(horizon)
+                .total_cmp(&predictions[b].net_gain(horizon))
+                .then(b.cmp(&a))
+        })
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -11,7 +11,9 @@ use anyhow::{Context, Result, anyhow, bail};
 use hetlb_core::algorithm::Algorithm;
 use hetlb_core::topology::{Graph, GraphError, Network, Topology, TopologySpec};
 use hetlb_runtime::workload::iterative::dump::{self, DumpLine};
-use hetlb_runtime::workload::iterative::replay::{self, Outcome, ReplayError};
+use hetlb_core::advice::{CostModel, Trigger};
+use hetlb_runtime::peer::default_candidates;
+use hetlb_runtime::workload::iterative::replay::{self, AutoDecision, Outcome, ReplayError};
 use std::collections::HashMap;
 use std::io::BufReader;
 use std::path::PathBuf;
@@ -27,13 +29,26 @@ const BYTES_PER_RANK: u128 = 256;
 #[command(after_help = "Examples:\n  \
     hetlb run iterative --algorithm dishet --workers 8 --drift hotspot:6 --dump steps.jsonl\n  \
     hetlb replay steps.jsonl --algorithm dishet,diffusion,gdem,cwa\n  \
-    hetlb replay steps.jsonl --algorithm all --format json")]
+    hetlb replay steps.jsonl --algorithm all --format json\n  \
+    hetlb replay steps.jsonl --trigger auto:10 --move-cost 1e-4,1e-6")]
 pub struct Args {
     /// A dump written by `hetlb run iterative --dump` (one JSON object a line).
     file: PathBuf,
     /// Rules to replay, comma-separated, or `all` (every rule that fits the topology).
     #[arg(long, short, default_value = "all", value_name = "ALG[,ALG…]|all")]
     algorithm: String,
+    /// Also show what rule `auto` with this trigger would have decided at every step
+    /// (`always` or `auto[:HORIZON[:MARGIN]]`), from the speeds the run measured.
+    #[arg(long, value_name = "always|auto[:H[:M]]")]
+    trigger: Option<String>,
+    /// The move's cost that `--trigger` weighs: seconds per message and per unit of load.
+    #[arg(
+        long,
+        value_name = "ALPHA,BETA",
+        default_value = "0,0",
+        allow_hyphen_values = true
+    )]
+    move_cost: String,
     /// Output format.
     #[arg(long, short, value_enum, default_value_t)]
     format: Format,
@@ -71,8 +86,24 @@ pub fn run(args: Args) -> Result<()> {
     if steps.is_empty() {
         bail!("file: '{}' holds no recorded rebalance", path.display());
     }
+    let trigger: Option<Trigger> = args
+        .trigger
+        .as_deref()
+        .map(|t| t.parse().map_err(|e| anyhow!("--trigger: {e}")))
+        .transpose()?;
+    let move_cost = match crate::input::parse_capacities(&args.move_cost, "--move-cost")?[..] {
+        [alpha, beta] => CostModel {
+            seconds_per_message: alpha,
+            seconds_per_byte: beta,
+        },
+        _ => bail!("--move-cost: expected ALPHA,BETA (seconds per message, per unit)"),
+    };
+    move_cost
+        .validate()
+        .map_err(|e| anyhow!("--move-cost: {e}"))?;
     let mut networks: HashMap<String, Network> = HashMap::new();
     let mut outcomes = Vec::new();
+    let mut decisions = Vec::new();
     for r in &steps {
         if !networks.contains_key(&r.topology) {
             let n = build(&r.topology, r.loads_before.len())?;
@@ -88,11 +119,51 @@ pub fn run(args: Args) -> Result<()> {
             other => anyhow::Error::new(other).context("file"),
         })?;
         outcomes.extend(replayed);
+        if let Some(trigger) = trigger {
+            let candidates = default_candidates(network);
+            let d = replay::auto_step(r, network, &candidates, trigger, move_cost, within)
+                .map_err(|e| anyhow::Error::new(e).context("file"))?;
+            decisions.extend(d);
+        }
+    }
+    if trigger.is_some() && decisions.is_empty() {
+        bail!(
+            "--trigger: '{}' recorded no measured speeds, so there is nothing to predict \
+             (record with --speeds measured)",
+            path.display()
+        );
     }
     match args.format {
+        Format::Json if trigger.is_some() => print_json(&serde_json::json!({
+            "steps": steps.len(),
+            "outcomes": outcomes,
+            "auto": decisions,
+        })),
         Format::Json => {
             print_json(&serde_json::json!({ "steps": steps.len(), "outcomes": outcomes }))
         }
+        Format::Csv if trigger.is_some() => print_csv(
+            &[
+                "step",
+                "recorded",
+                "auto_chooses",
+                "gain_per_iteration",
+                "move_seconds",
+                "net_gain",
+                "moves",
+            ],
+            decisions.iter().map(|d| {
+                vec![
+                    d.step.to_string(),
+                    d.recorded.clone(),
+                    d.chosen.name().to_string(),
+                    format!("{:.9}", d.prediction.gain_per_iteration),
+                    format!("{:.9}", d.prediction.move_seconds),
+                    format!("{:.9}", d.net_gain),
+                    d.moves.to_string(),
+                ]
+            }),
+        ),
         Format::Csv => print_csv(
             &[
                 "step",
@@ -121,6 +192,9 @@ pub fn run(args: Args) -> Result<()> {
         ),
         Format::Table => {
             print_table(&steps, &outcomes);
+            if let Some(trigger) = trigger {
+                print_decisions(&decisions, trigger);
+            }
             Ok(())
         }
     }
@@ -232,4 +306,38 @@ fn print_table(steps: &[DumpLine], outcomes: &[Outcome]) {
         ]);
     }
     crate::out!("{s}");
+}
+
+fn print_decisions(decisions: &[AutoDecision], trigger: Trigger) {
+    crate::out!(
+        "What rule auto with the trigger {trigger} would have decided, at the speeds the run \
+         measured:"
+    );
+    let mut t = table([
+        "step",
+        "recorded",
+        "auto follows",
+        "gain / iteration s",
+        "move s",
+        "net gain s",
+        "decision",
+    ]);
+    for d in decisions {
+        t.add_row(vec![
+            d.step.to_string(),
+            d.recorded.clone(),
+            d.chosen.name().to_string(),
+            fixed(d.prediction.gain_per_iteration, 6),
+            fixed(d.prediction.move_seconds, 6),
+            fixed(d.net_gain, 6),
+            if d.moves { "move" } else { "hold" }.to_string(),
+        ]);
+    }
+    crate::out!("{t}");
+    let held = decisions.iter().filter(|d| !d.moves).count();
+    crate::out!(
+        "auto would have moved at {} of {} steps and held back at {held}.",
+        decisions.len() - held,
+        decisions.len()
+    );
 }

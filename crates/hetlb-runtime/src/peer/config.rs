@@ -16,6 +16,28 @@ pub const MAX_TOPOLOGY_FILE_BYTES: u64 = 64 << 20;
 /// ([`BalancerConfig::candidates`]).
 pub const AUTO: &str = "auto";
 
+/// Rule `auto`'s candidates when none are named: `cwa`, `dem-hetero`, `oem` and `dishet` on
+/// a hypercube, `dishet` and `gdem` elsewhere.
+///
+/// ```
+/// use hetlb_core::topology::TopologySpec;
+/// use hetlb_runtime::peer::default_candidates;
+/// let ring = "ring:6".parse::<TopologySpec>().unwrap().build().unwrap();
+/// assert_eq!(default_candidates(&ring).len(), 2);
+/// ```
+pub fn default_candidates(network: &Network) -> Vec<Algorithm> {
+    if matches!(network, Network::Hypercube(_)) {
+        vec![
+            Algorithm::Cwa,
+            Algorithm::DemHetero,
+            Algorithm::Oem,
+            Algorithm::Dishet,
+        ]
+    } else {
+        vec![Algorithm::Dishet, Algorithm::Gdem]
+    }
+}
+
 /// How many measured moves the learned cost model is fitted to
 /// ([`BalancerConfig::learn_cost`]).
 pub const LEARNED_SAMPLES: usize = 16;
@@ -230,16 +252,7 @@ impl BalancerConfig {
         if !list.is_empty() {
             return Some(list.clone());
         }
-        Some(if matches!(network, Network::Hypercube(_)) {
-            vec![
-                Algorithm::Cwa,
-                Algorithm::DemHetero,
-                Algorithm::Oem,
-                Algorithm::Dishet,
-            ]
-        } else {
-            vec![Algorithm::Dishet, Algorithm::Gdem]
-        })
+        Some(default_candidates(network))
     }
 
     /// The ranks' topology as a spec (`ring:8`, `torus:2x4`, `hypercube:3`, `random:8:0.5:1`,

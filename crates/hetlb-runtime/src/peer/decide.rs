@@ -2,7 +2,7 @@
 
 use super::error::PeerError;
 use super::wire::RankState;
-use hetlb_core::advice::{CostModel, MoveSample, Prediction, Trigger, best};
+use hetlb_core::advice::{CostModel, MoveSample, Prediction, Trigger, choose};
 use hetlb_core::algorithm::{Algorithm, BalanceOptions, Family, balance_on};
 use hetlb_core::model::Capacities;
 use hetlb_core::plan::Plan;
@@ -264,19 +264,8 @@ pub(crate) fn decide(
         _ => 1,
     };
     let predictions: Vec<Prediction> = planned.iter().filter_map(|p| p.3).collect();
-    let choice = if predictions.len() == planned.len() && planned.len() > 1 {
-        // The best net gain; when none gains, the least loss (moving nothing is the
-        // trigger's business).
-        best(&predictions, horizon).unwrap_or_else(|| {
-            (0..predictions.len())
-                .max_by(|&a, &b| {
-                    predictions[a]
-                        .net_gain(horizon)
-                        .total_cmp(&predictions[b].net_gain(horizon))
-                        .then(b.cmp(&a))
-                })
-                .unwrap_or(0)
-        })
+    let choice = if predictions.len() == planned.len() {
+        choose(&predictions, horizon).unwrap_or(0)
     } else {
         0
     };

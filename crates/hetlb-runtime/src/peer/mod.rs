@@ -51,7 +51,9 @@ mod sync_point;
 mod wire;
 
 pub use balancer::Balancer;
-pub use config::{AUTO, BalancerConfig, DEFAULT_TIMEOUT, Fault, LEARNED_SAMPLES, Speeds};
+pub use config::{
+    AUTO, BalancerConfig, DEFAULT_TIMEOUT, Fault, LEARNED_SAMPLES, Speeds, default_candidates,
+};
 pub use decide::{CandidatePrediction, Migration, PlannedTransfer, imbalance};
 pub use error::{Holding, PeerError, PeerFailure};
 pub use item::Item;

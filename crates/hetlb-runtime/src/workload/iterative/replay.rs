@@ -6,6 +6,7 @@
 use super::dump::DumpLine;
 use crate::peer::imbalance;
 use hetlb_core::Metrics;
+use hetlb_core::advice::{CostModel, Prediction, Trigger, choose};
 use hetlb_core::algorithm::{Algorithm, BalanceError, BalanceOptions, balance_on_within};
 use hetlb_core::model::{Capacities, ModelError};
 use hetlb_core::topology::Network;
@@ -234,4 +235,106 @@ pub fn step(
         });
     }
     Ok(out)
+}
+
+/// What rule `auto` with a trigger would have decided at one recorded step: every
+/// candidate's prediction at the recorded speeds, the one it follows, and whether it moves.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[non_exhaustive]
+pub struct AutoDecision {
+    /// The recorded step.
+    pub step: u64,
+    /// The rule the run followed.
+    pub recorded: String,
+    /// The candidate `auto` follows.
+    pub chosen: Algorithm,
+    /// Its prediction.
+    pub prediction: Prediction,
+    /// Predicted net seconds over the horizon: `horizon · gain − move`.
+    pub net_gain: f64,
+    /// True when the trigger lets the move go ahead (and the plan moves something).
+    pub moves: bool,
+    /// Every candidate, in the order given.
+    pub candidates: Vec<(Algorithm, Prediction)>,
+}
+
+/// What `auto` over `rules`, with `trigger` and the move cost `model` (seconds per message
+/// and per unit), would have decided at `line` — the peer balancer's own decision on the
+/// recorded inputs: each rule planned with the capacities the run weighed, predicted at the
+/// speeds it measured ([`hetlb_core::advice::choose`], [`Trigger::moves`]). `None` when the
+/// step recorded no measured speeds.
+///
+/// # Errors
+/// [`ReplayError`] for capacities that are not, or a rule that refuses the inputs.
+///
+/// # Example
+/// ```
+/// use hetlb_core::advice::{CostModel, Trigger};
+/// use hetlb_core::algorithm::Algorithm;
+/// use hetlb_core::topology::TopologySpec;
+/// use hetlb_runtime::workload::iterative::{dump, replay};
+/// let text = r#"{"step":1,"algorithm":"cwa","topology":"hypercube:2","capacities":[1,1,1,1],"measured_speeds":[100,100,100,100],"loads_before":[800,0,0,0],"loads_after":[200,200,200,200]}"#;
+/// let line = dump::read(text.as_bytes()).next().unwrap().unwrap();
+/// let cube = "hypercube:2".parse::<TopologySpec>().unwrap().build().unwrap();
+/// let trigger = Trigger::Auto { horizon: 10, margin: 1.0 };
+/// let dear = CostModel { seconds_per_message: 0.0, seconds_per_byte: 1.0 };
+/// let d = replay::auto_step(&line, &cube, &[Algorithm::Cwa, Algorithm::Oem], trigger, dear, u64::MAX)
+///     .unwrap()
+///     .unwrap();
+/// assert_eq!(d.prediction.gain_per_iteration, 6.0); // 8 s → 2 s per iteration
+/// assert!(!d.moves); // 60 s of gain against 600 units at 1 s each
+/// ```
+pub fn auto_step(
+    line: &DumpLine,
+    network: &Network,
+    rules: &[Algorithm],
+    trigger: Trigger,
+    model: CostModel,
+    max_transfers: u64,
+) -> Result<Option<AutoDecision>, ReplayError> {
+    let Some(speeds) = &line.measured_speeds else {
+        return Ok(None);
+    };
+    let capacities = Capacities::new(line.capacities.clone()).map_err(|source| {
+        ReplayError::Capacities {
+            step: line.step,
+            source,
+        }
+    })?;
+    let mut candidates = Vec::with_capacity(rules.len());
+    for &rule in rules {
+        let options = BalanceOptions {
+            capacities: Some(capacities.clone()),
+            ..BalanceOptions::default()
+        };
+        let plan = balance_on_within(network, rule, &line.loads_before, &options, max_transfers)
+            .map_err(|source| ReplayError::Rule {
+                step: line.step,
+                rule,
+                source,
+            })?
+            .plan;
+        let Ok(p) = Prediction::of(&plan, speeds, 1, &model) else {
+            return Ok(None);
+        };
+        candidates.push((rule, p));
+    }
+    let horizon = match trigger {
+        Trigger::Auto { horizon, .. } => horizon,
+        _ => 1,
+    };
+    let predictions: Vec<Prediction> = candidates.iter().map(|c| c.1).collect();
+    let Some(i) = choose(&predictions, horizon) else {
+        return Ok(None);
+    };
+    let (chosen, prediction) = candidates[i];
+    Ok(Some(AutoDecision {
+        step: line.step,
+        recorded: line.algorithm.clone(),
+        chosen,
+        prediction,
+        net_gain: prediction.net_gain(horizon),
+        moves: prediction.units_moved > 0 && trigger.moves(&prediction),
+        candidates,
+    }))
 }
