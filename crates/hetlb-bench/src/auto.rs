@@ -165,8 +165,8 @@ impl Default for AutoConfig {
             ranks: 8,
             items: 4096,
             item_bytes: 64,
-            iterations: 60,
-            sleep_per_unit: Duration::from_micros(20),
+            iterations: 40,
+            sleep_per_unit: Duration::from_micros(100),
             rules: vec![
                 Algorithm::Cwa,
                 Algorithm::DemHetero,

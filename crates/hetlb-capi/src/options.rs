@@ -13,13 +13,18 @@
 //! | `lambda` | `λ` of `gdem` | the network's |
 //! | `trigger` | `always`, or `auto[:HORIZON[:MARGIN]]`: move only when the gain predicted over HORIZON iterations exceeds MARGIN × the move's cost (needs measured speeds) | `always` |
 //! | `move_cost` | `ALPHA,BETA`: seconds per message and per unit of load the trigger weighs | `0,0` |
+//! | `learn_cost` | `true` or `false`: refit `move_cost` to the moves measured so far (it is the prior until the first) | `false` |
+//! | `routing` | `paper` (hop by hop, as the rule moves the units) or `direct` (each unit once, straight to where the plan ends it) | `paper` |
+//! | `candidates` | rule `auto`'s candidates, comma-separated (`cwa,dishet`) | `cwa,dem-hetero,oem,dishet` on a hypercube, `dishet,gdem` elsewhere |
 //!
 //! Spaces around keys and values are ignored, and so are empty pairs (`"a=1;;b=2;"`).
 
 use crate::error::CapiError;
 use hetlb_core::advice::{CostModel, Trigger};
+use hetlb_core::algorithm::Algorithm;
+use hetlb_core::routing::Routing;
 use hetlb_core::transmission::Schedule;
-use hetlb_runtime::peer::{BalancerConfig, Speeds};
+use hetlb_runtime::peer::{AUTO, BalancerConfig, Speeds};
 use std::time::Duration;
 
 /// The window of `speeds=measured` without one.
@@ -85,11 +90,31 @@ pub fn config(rule: &str, options: Option<&str>) -> Result<BalancerConfig, CapiE
             }
             "trigger" => cfg.trigger(value.parse::<Trigger>().map_err(|e| bad(&e))?),
             "move_cost" => cfg.cost_model(move_cost(value).map_err(|w| bad(&w))?),
+            "learn_cost" => cfg.learn_cost(match value {
+                "true" => true,
+                "false" => false,
+                _ => return Err(bad("expected true or false")),
+            }),
+            "routing" => cfg.routing(value.parse::<Routing>().map_err(|e| bad(&e.to_string()))?),
+            "candidates" => {
+                if rule != AUTO {
+                    return Err(bad("only rule auto has candidates"));
+                }
+                let list = value
+                    .split(',')
+                    .map(|r| r.trim().parse::<Algorithm>())
+                    .collect::<Result<Vec<_>, _>>()
+                    .map_err(|e| bad(&e.to_string()))?;
+                if list.is_empty() {
+                    return Err(bad("name at least one rule"));
+                }
+                cfg.candidates(list)
+            }
             _ => {
                 return Err(invalid(format!(
                     "options: unknown key '{key}' (known: topology, speeds, schedule, timeout, \
                      entry_timeout, procs_per_group, max_rounds, seed, lambda, trigger, \
-                     move_cost)"
+                     move_cost, learn_cost, routing, candidates)"
                 )));
             }
         };
@@ -172,6 +197,14 @@ mod tests {
             }
         );
         assert!(config("dem", Some("")).is_ok());
+        let c = config(
+            "auto",
+            Some("speeds=measured;candidates=cwa,dishet;routing=direct;learn_cost=true"),
+        )
+        .unwrap();
+        assert_eq!(c.rule_name(), "auto");
+        assert_eq!(c.routing_kind(), Routing::Direct);
+        c.check(4).unwrap();
     }
 
     #[test]
@@ -194,6 +227,10 @@ mod tests {
             ("dem", Some("trigger=auto:0"), "horizon"),
             ("dem", Some("move_cost=1"), "ALPHA,BETA"),
             ("dem", Some("move_cost=-1,0"), "not negative"),
+            ("dem", Some("learn_cost=yes"), "true or false"),
+            ("dem", Some("routing=fast"), "routing"),
+            ("dem", Some("candidates=cwa"), "only rule auto"),
+            ("auto", Some("candidates=cwa,nope"), "nope"),
         ] {
             let e = config(rule, options).unwrap_err();
             assert!(matches!(e, CapiError::Invalid(_)));

@@ -157,7 +157,7 @@ impl BalanceResult {
 }
 
 /// The network of `spec`, or the hypercube of the loads, with its label (as the CLI).
-fn network(
+pub(crate) fn network_of(
     py: Python<'_>,
     spec: Option<&str>,
     nodes: usize,
@@ -233,7 +233,7 @@ pub fn balance(
             "loads: no values given".into(),
         ));
     }
-    let (network, label) = network(py, topology, loads.len(), algorithm)?;
+    let (network, label) = network_of(py, topology, loads.len(), algorithm)?;
     // What every run holds (the loads, the network, a round engine's vectors); the plan's
     // transfers get the rest of the limit, as in the CLI.
     let arcs: u128 = (0..network.node_count())

@@ -10,6 +10,7 @@
 
 use pyo3::prelude::*;
 
+pub mod advise;
 pub mod balance;
 pub mod balancer;
 pub mod convert;
@@ -59,6 +60,7 @@ fn _hetlb(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(algorithm_info, m)?)?;
     m.add_function(wrap_pyfunction!(has_mpi, m)?)?;
     m.add_function(wrap_pyfunction!(balance::balance, m)?)?;
+    m.add_function(wrap_pyfunction!(advise::advise, m)?)?;
     m.add_class::<balance::BalanceResult>()?;
     m.add_function(wrap_pyfunction!(simulate::simulate, m)?)?;
     balancer::register(m)?;

@@ -10,6 +10,9 @@ use hetlb_runtime::peer::{AUTO, Balancer, BalancerConfig, PeerError, Report, Spe
 use hetlb_runtime::transport::threads;
 use proptest::prelude::*;
 
+/// One rank's reports, one per call, and the items it holds at the end.
+type RankOutcome = (Vec<Result<Report, PeerError>>, Vec<u64>);
+
 fn unit_items(loads: &[u64]) -> Vec<Vec<u64>> {
     let mut next = 0u64;
     loads
@@ -29,7 +32,7 @@ fn run(
     speeds: &[f64],
     calls: usize,
     config: impl Fn() -> BalancerConfig + Send + Sync + Clone + 'static,
-) -> Vec<(Vec<Result<Report, PeerError>>, Vec<u64>)> {
+) -> Vec<RankOutcome> {
     run_recording(loads, speeds, calls, config, |_, speed, _| {
         (speed as u64, 1.0)
     })
@@ -42,7 +45,7 @@ fn run_recording(
     calls: usize,
     config: impl Fn() -> BalancerConfig + Send + Sync + Clone + 'static,
     step: fn(usize, f64, usize) -> (u64, f64),
-) -> Vec<(Vec<Result<Report, PeerError>>, Vec<u64>)> {
+) -> Vec<RankOutcome> {
     let speeds = speeds.to_vec();
     let handles: Vec<_> = threads::group(loads.len())
         .into_iter()
@@ -66,7 +69,7 @@ fn run_recording(
     handles.into_iter().map(|h| h.join().unwrap()).collect()
 }
 
-fn assert_exactly_once(loads: &[u64], out: &[(Vec<Result<Report, PeerError>>, Vec<u64>)]) {
+fn assert_exactly_once(loads: &[u64], out: &[RankOutcome]) {
     let mut all: Vec<u64> = out.iter().flat_map(|(_, v)| v.iter().copied()).collect();
     all.sort_unstable();
     let total: u64 = loads.iter().sum();
@@ -304,4 +307,57 @@ fn the_trigger_weighs_the_learned_model() {
         let _ = mine;
     }
     assert_eq!(out[0].1.len(), 64);
+}
+
+#[test]
+fn the_trigger_checks_within_its_budget_at_the_same_calls_on_every_rank() {
+    // Steps of a microsecond: any check costs far more than 1% of one, so after the first
+    // two calls (the first has no call time to weigh) the ranks check once per horizon.
+    let loads = [64, 0, 0, 0];
+    let config = |budget: f64| {
+        move || {
+            BalancerConfig::new(AUTO)
+                .unwrap()
+                .speeds(Speeds::Measured { window: 1 })
+                .trigger(Trigger::Auto {
+                    horizon: 5,
+                    margin: 1.0,
+                })
+                .check_budget(budget)
+        }
+    };
+    let out = run_recording(&loads, &[1.0; 4], 14, config(0.01), |_, _, held| {
+        (held.max(1) as u64, 1e-6)
+    });
+    assert_exactly_once(&loads, &out);
+    let checked: Vec<Vec<bool>> = out
+        .iter()
+        .map(|(reports, _)| {
+            reports
+                .iter()
+                .map(|r| r.as_ref().unwrap().checked)
+                .collect()
+        })
+        .collect();
+    assert!(checked.iter().all(|c| c == &checked[0]), "{checked:?}");
+    let expected = [
+        true, true, false, false, false, false, true, false, false, false, false, true, false,
+        false,
+    ];
+    assert_eq!(checked[0], expected);
+    // A budget of 0 checks at every call.
+    let out = run_recording(&loads, &[1.0; 4], 6, config(0.0), |_, _, held| {
+        (held.max(1) as u64, 1e-6)
+    });
+    assert!(
+        out.iter()
+            .all(|(r, _)| r.iter().all(|r| r.as_ref().unwrap().checked))
+    );
+    assert!(
+        BalancerConfig::new("cwa")
+            .unwrap()
+            .check_budget(2.0)
+            .check(4)
+            .is_err()
+    );
 }

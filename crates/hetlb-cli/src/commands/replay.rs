@@ -8,11 +8,11 @@
 
 use crate::output::{Format, fixed, print_csv, print_json, table};
 use anyhow::{Context, Result, anyhow, bail};
+use hetlb_core::advice::{CostModel, Trigger};
 use hetlb_core::algorithm::Algorithm;
 use hetlb_core::topology::{Graph, GraphError, Network, Topology, TopologySpec};
-use hetlb_runtime::workload::iterative::dump::{self, DumpLine};
-use hetlb_core::advice::{CostModel, Trigger};
 use hetlb_runtime::peer::default_candidates;
+use hetlb_runtime::workload::iterative::dump::{self, DumpLine};
 use hetlb_runtime::workload::iterative::replay::{self, AutoDecision, Outcome, ReplayError};
 use std::collections::HashMap;
 use std::io::BufReader;

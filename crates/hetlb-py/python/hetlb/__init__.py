@@ -2,6 +2,7 @@
 
 * :func:`balance` — one load vector balanced by one rule on one network (``hetlb balance``).
 * :func:`simulate` — one discrete-event scenario (``hetlb simulate``).
+* :func:`advise` — whether a move pays, with which rule and routing (``hetlb advise``).
 * :class:`Balancer` — the peer balancer of an mpi4py application: moves the application's
   own items (picklable objects, or the rows of a NumPy array) between ranks.
 * :func:`algorithms`, :func:`algorithm_info` — the rules.
@@ -40,6 +41,7 @@ __all__ = [
     "algorithms",
     "algorithm_info",
     "balance",
+    "advise",
     "simulate",
     "has_mpi",
     "Balancer",
@@ -180,6 +182,93 @@ def balance(
         lambda_=None if lambda_ is None else float(lambda_),
         schedule=schedules,
         rounds=bool(rounds),
+        max_memory_bytes=_int(max_memory_bytes, "max_memory_bytes"),
+    )
+
+
+def advise(
+    loads: Any,
+    speeds: Union[float, Sequence[float]] = 1.0,
+    *,
+    algorithms: Optional[Sequence[str]] = None,
+    routing: Union[str, Sequence[str]] = ("paper", "direct"),
+    topology: Optional[str] = None,
+    bytes_per_unit: int = 8,
+    seconds_per_message: float = 1e-5,
+    seconds_per_byte: float = 1e-9,
+    trigger: str = "auto",
+    max_memory_bytes: int = _DEFAULT_MEMORY,
+) -> Dict[str, Any]:
+    """Whether moving pays, with which rule and which routing, before anything moves, as
+    ``hetlb advise --format json``; returns that document as a dict.
+
+    Every candidate ``(rule, routing)`` is planned on ``loads`` with capacities equal to the
+    measured ``speeds`` (for the rules that use capacities) and predicted: seconds per
+    iteration before and after (the slowest node's ``load ÷ speed``), the gain per
+    iteration, units, bytes and messages moved, and the move's seconds under Hockney's
+    cost (``seconds_per_message`` + ``seconds_per_byte`` × bytes at each end). ``choice``
+    is the index of the candidate with the best net gain over the trigger's horizon, or
+    ``None`` when no move pays.
+
+    Args:
+        loads: units each node holds now (as :func:`balance`).
+        speeds: units each node processes per second: one number for all, or one per node.
+        algorithms: candidate rules (default: every rule that fits the network).
+        routing: ``"paper"`` (hop by hop, as the rule moves), ``"direct"`` (each unit once,
+            straight to its end), or both.
+        topology: the network (default: the hypercube of the loads).
+        bytes_per_unit: bytes of one unit on the wire.
+        seconds_per_message: Hockney's α.
+        seconds_per_byte: Hockney's β.
+        trigger: ``"always"`` or ``"auto[:HORIZON[:MARGIN]]"`` (defaults 10 and 1.5).
+        max_memory_bytes: refuse an advice that would need more memory.
+
+    Raises:
+        UnknownAlgorithmError, InvalidInputError, InvalidTypeError, LimitError: as
+        :func:`balance`.
+
+    Example:
+        >>> a = hetlb.advise([900, 0, 0, 0, 0, 0, 0, 0], 100.0, algorithms=["cwa"])
+        >>> [c["routing"] for c in a["candidates"]]
+        ['paper', 'direct']
+        >>> a["candidates"][1]["prediction"]["units_moved"]
+        787
+    """
+    arr = _loads(loads, "loads")
+    if isinstance(speeds, (int, float)) and not isinstance(speeds, bool):
+        speed_list = [float(speeds)]
+    else:
+        speed_list = _capacities(speeds, "speeds") or []
+    if isinstance(routing, str):
+        routings = [r for r in routing.split(",") if r]
+    else:
+        routings = list(routing)
+        for r in routings:
+            _check_str(r, "routing")
+    names = None
+    if algorithms is not None:
+        if isinstance(algorithms, str):
+            names = [a for a in algorithms.split(",") if a]
+        else:
+            names = list(algorithms)
+            for a in names:
+                _check_str(a, "algorithms")
+    if topology is not None:
+        _check_str(topology, "topology")
+    _check_str(trigger, "trigger")
+    for v, what in ((seconds_per_message, "seconds_per_message"), (seconds_per_byte, "seconds_per_byte")):
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            raise InvalidTypeError(f"{what}: expected a number, not {type(v).__name__}")
+    return _hetlb.advise(
+        arr,
+        speed_list,
+        algorithms=names,
+        routing=routings,
+        topology=topology,
+        bytes_per_unit=_int(bytes_per_unit, "bytes_per_unit"),
+        seconds_per_message=float(seconds_per_message),
+        seconds_per_byte=float(seconds_per_byte),
+        trigger=trigger,
         max_memory_bytes=_int(max_memory_bytes, "max_memory_bytes"),
     )
 

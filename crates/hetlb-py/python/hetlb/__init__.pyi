@@ -83,6 +83,21 @@ def balance(
 ) -> BalanceResult:
     """Balances `loads` with `algorithm`, as `hetlb balance`."""
 
+def advise(
+    loads: Loads,
+    speeds: Union[float, Sequence[float]] = 1.0,
+    *,
+    algorithms: Optional[Sequence[str]] = None,
+    routing: Union[str, Sequence[str]] = ...,
+    topology: Optional[str] = None,
+    bytes_per_unit: int = 8,
+    seconds_per_message: float = 1e-5,
+    seconds_per_byte: float = 1e-9,
+    trigger: str = "auto",
+    max_memory_bytes: int = ...,
+) -> Dict[str, Any]:
+    """Whether a move pays, as `hetlb advise --format json`."""
+
 def simulate(
     scenario: Union[str, "os.PathLike[str]"],
     *,
@@ -136,6 +151,10 @@ class RebalanceReport:
     implausible_speeds: List[Dict[str, Any]]
     prediction: Optional[Dict[str, Any]]
     held_back: bool
+    alternatives: List[Dict[str, Any]]
+    routing: str
+    cost_model: Dict[str, float]
+    outcome: Optional[Dict[str, Any]]
     def __init__(self, fields: Dict[str, Any]) -> None: ...
     def as_dict(self) -> Dict[str, Any]:
         """Every field, the vectors as lists."""
@@ -161,6 +180,9 @@ class Balancer:
         fault: Optional[str] = None,
         trigger: str = "always",
         move_cost: Tuple[float, float] = (0.0, 0.0),
+        learn_cost: bool = False,
+        routing: str = "paper",
+        candidates: Optional[Sequence[str]] = None,
     ) -> None: ...
     @property
     def rank(self) -> int:

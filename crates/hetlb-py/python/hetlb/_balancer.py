@@ -50,7 +50,13 @@ class RebalanceReport:
         measured_speeds, loads_before, planned_after, loads_after, items_after_all,
         implausible_speeds, prediction (a dict: iteration_seconds_before/after,
         gain_per_iteration, move_seconds, units_moved, bytes_moved, messages; None until
-        every speed is measured), held_back (True when the trigger kept the move back).
+        every speed is measured), held_back (True when the trigger kept the move back),
+        alternatives (rule ``auto``: every candidate's ``algorithm`` and ``prediction``),
+        routing (``paper`` or ``direct``), cost_model (the ``seconds_per_message`` and
+        ``seconds_per_byte`` the prediction used: configured, or learned), outcome (how
+        the previous move's prediction turned out, measured at this call: predicted and
+        measured gain per iteration, iteration seconds before and after, predicted and
+        measured move seconds; None when there is none).
     """
 
     def __init__(self, fields: Dict[str, Any]) -> None:
@@ -127,7 +133,9 @@ class Balancer:
         comm: an mpi4py intra-communicator (``MPI.COMM_WORLD``, or one the application
             made). Collective: every rank of ``comm`` builds its balancer, in the same
             order. hetlb duplicates it for its own messages.
-        rule: a name from :func:`hetlb.algorithms`.
+        rule: a name from :func:`hetlb.algorithms`, or ``"auto"``: at every call each
+            candidate rule is planned and predicted at the measured speeds and the one with
+            the best predicted net gain is followed (needs ``speeds="measured"``).
         speeds: ``"equal"``, ``"measured"`` (from :meth:`record`, median of the last
             ``window`` reports) or one capacity per rank.
         timeout: seconds of silence after which a peer is judged to have stopped.
@@ -143,6 +151,12 @@ class Balancer:
             cost (needs ``speeds="measured"``; see docs/advise.md).
         move_cost: ``(alpha, beta)``, seconds per message and per unit of load that the
             trigger weighs (default free).
+        learn_cost: refit ``move_cost`` after every move to the moves measured so far
+            (``move_cost`` is the prior until the first); every rank uses rank 0's model.
+        routing: ``"paper"`` (hop by hop, as the rule moves; default) or ``"direct"`` (each
+            unit once, straight to the rank where the plan ends it).
+        candidates: rule ``"auto"``'s candidates (default: cwa, dem-hetero, oem, dishet on
+            a hypercube; dishet, gdem elsewhere).
         fault: a fault to inject into this rank's calls, for tests and demonstrations (as
             the Rust ``BalancerConfig::fault``): ``"leave-after-sends:K"`` (give the call up
             after sending ``K`` item messages, as a rank that hits an error of its own: the
@@ -180,6 +194,9 @@ class Balancer:
         fault: Optional[str] = None,
         trigger: str = "always",
         move_cost: Tuple[float, float] = (0.0, 0.0),
+        learn_cost: bool = False,
+        routing: str = "paper",
+        candidates: Optional[Sequence[str]] = None,
     ) -> None:
         self._native = None
         if not isinstance(rule, str):
@@ -191,6 +208,19 @@ class Balancer:
         for name, v in (("timeout", timeout), ("entry_timeout", entry_timeout)):
             if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float))):
                 raise InvalidTypeError(f"{name}: expected seconds, not {type(v).__name__}")
+        if not isinstance(learn_cost, bool):
+            raise InvalidTypeError(f"learn_cost: expected a bool, not {type(learn_cost).__name__}")
+        if not isinstance(routing, str):
+            raise InvalidTypeError(f"routing: expected a string, not {type(routing).__name__}")
+        cands = None
+        if candidates is not None:
+            if isinstance(candidates, str):
+                cands = [c for c in candidates.split(",") if c]
+            else:
+                cands = list(candidates)
+            for c in cands:
+                if not isinstance(c, str):
+                    raise InvalidTypeError(f"candidates: expected strings, not {type(c).__name__}")
         handle = _check_comm(comm)
         self._native = _hetlb.NativeBalancer(
             handle,
@@ -209,6 +239,9 @@ class Balancer:
             fault,
             trigger,
             _move_cost(move_cost),
+            learn_cost,
+            routing,
+            cands,
         )
         _live.add(self)
 

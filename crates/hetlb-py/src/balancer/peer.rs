@@ -134,7 +134,7 @@ impl NativeBalancer {
     #[new]
     #[pyo3(signature = (handle, rule, speeds, capacities, window, topology, schedule_name,
         timeout, entry_timeout, procs_per_group, max_rounds, seed, lambda_, fault=None,
-        trigger=None, move_cost=None))]
+        trigger=None, move_cost=None, learn_cost=false, routing="paper", candidates=None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -154,6 +154,9 @@ impl NativeBalancer {
         fault: Option<&str>,
         trigger: Option<&str>,
         move_cost: Option<(f64, f64)>,
+        learn_cost: bool,
+        routing: &str,
+        candidates: Option<Vec<String>>,
     ) -> PyResult<Self> {
         let bad = |m: String| raise(py, Kind::InvalidInput, m);
         let mut config = BalancerConfig::new(rule)
@@ -209,6 +212,26 @@ impl NativeBalancer {
                 .validate()
                 .map_err(|e| bad(format!("move_cost: {e}")))?;
             config = config.cost_model(model);
+        }
+        config = config
+            .learn_cost(learn_cost)
+            .routing(routing.parse().map_err(|e| bad(format!("routing: {e}")))?);
+        if let Some(names) = candidates {
+            if rule != hetlb_runtime::peer::AUTO {
+                return Err(bad(format!("candidates: only rule auto has candidates, not {rule}")));
+            }
+            let list = names
+                .iter()
+                .map(|n| {
+                    n.parse::<hetlb_core::algorithm::Algorithm>().map_err(|e| {
+                        raise(py, Kind::UnknownAlgorithm, format!("candidates: {e}"))
+                    })
+                })
+                .collect::<PyResult<Vec<_>>>()?;
+            if list.is_empty() {
+                return Err(bad("candidates: name at least one rule".into()));
+            }
+            config = config.candidates(list);
         }
         // MPICH's handles are C ints.
         let raw = std::os::raw::c_int::try_from(handle)

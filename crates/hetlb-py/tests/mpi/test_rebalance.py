@@ -203,3 +203,28 @@ def test_trigger_errors_are_value_errors():
         hetlb.Balancer(COMM, "cwa", trigger="auto")  # auto needs measured speeds
     with pytest.raises(TypeError, match="move_cost"):
         hetlb.Balancer(COMM, "cwa", speeds="measured", move_cost=3)
+
+
+def test_rule_auto_direct_routing_and_the_learned_cost():
+    with hetlb.Balancer(
+        COMM, "auto", speeds="measured", window=1, learn_cost=True, routing="direct"
+    ) as b:
+        items = list(range(RANK * 1000, RANK * 1000 + 10 * (RANK + 1)))
+        for call in range(2):
+            b.record(units=100 * (RANK + 1), seconds=1.0)
+            report = b.rebalance(items)
+            assert report.routing == "direct"
+            assert report.checked
+            if SIZE > 1:
+                assert report.algorithm in [c["algorithm"] for c in report.alternatives]
+            if call == 1:
+                assert report.outcome is None or report.outcome["epoch"] == 1
+        assert _every_id_once(items) == sorted(
+            r * 1000 + i for r in range(SIZE) for i in range(10 * (r + 1))
+        )
+    with pytest.raises(hetlb.InvalidInputError, match="measured speeds"):
+        hetlb.Balancer(COMM, "auto")
+    with pytest.raises(hetlb.InvalidInputError, match="only rule auto"):
+        hetlb.Balancer(COMM, RULES[0], candidates=["cwa"])
+    with pytest.raises(hetlb.InvalidInputError, match="routing"):
+        hetlb.Balancer(COMM, RULES[0], routing="sideways")

@@ -3,7 +3,7 @@
 //! calls.
 
 use super::config::{BalancerConfig, LEARNED_SAMPLES, Speeds};
-use super::decide::{Migration, RuleInputs, decide, imbalance};
+use super::decide::{Migration, RuleInputs, decide, imbalance, max_step};
 use super::error::{PeerError, PeerFailure};
 use super::gather::{all_gather, barrier};
 use super::holdings::Aside;
@@ -16,6 +16,7 @@ use super::speed::SpeedMeter;
 use super::store::{Bytes, ItemKind, RecordBuffer, Records, Store};
 use super::wire::{Msg, RankState, WireOutcome};
 use crate::transport::{Group, Liveness, Transport};
+use hetlb_core::advice::Trigger;
 use hetlb_core::topology::Network;
 use std::time::Instant;
 
@@ -76,6 +77,9 @@ pub struct Balancer<K: ItemKind, G: Group> {
     learner: CostLearner,
     pending: PendingOutcome,
     last_step_seconds: Option<f64>,
+    last_call_seconds: Option<f64>,
+    /// Calls the trigger `auto` skips before it checks again.
+    skip_left: u64,
 }
 
 impl<K: ItemKind, G: Group> std::fmt::Debug for Balancer<K, G> {
@@ -123,6 +127,8 @@ impl<K: ItemKind, G: Group> Balancer<K, G> {
             learner: CostLearner::new(LEARNED_SAMPLES),
             pending: PendingOutcome::default(),
             last_step_seconds: None,
+            last_call_seconds: None,
+            skip_left: 0,
         })
     }
 
@@ -215,6 +221,7 @@ impl<K: ItemKind, G: Group> Balancer<K, G> {
             fingerprint,
             model: self.learner.model().filter(|_| self.config.learn_cost),
             step_seconds: self.last_step_seconds,
+            call_seconds: self.last_call_seconds,
         };
         let mut session = self.session();
         let states = match all_gather(&mut session, mine) {
@@ -245,6 +252,7 @@ impl<K: ItemKind, G: Group> Balancer<K, G> {
                 (capacities, speeds)
             }
         };
+        self.skip_left = self.check_interval(&states).saturating_sub(1);
         // Rank 0's learned model is the group's, so that every rank predicts alike.
         let cost_model = match states.first().and_then(|s| s.model) {
             Some(learned) if self.config.learn_cost => learned,
@@ -383,6 +391,7 @@ impl<K: ItemKind, G: Group> Balancer<K, G> {
             routing: migration.routing,
             cost_model: migration.cost_model,
             outcome,
+            checked: true,
         })
     }
 
@@ -391,8 +400,51 @@ impl<K: ItemKind, G: Group> Balancer<K, G> {
         items: &mut S,
     ) -> Result<Report, PeerError> {
         self.resolve_store(items)?;
-        let migration = self.plan_store(items)?;
-        self.migrate_store(items, &migration)
+        if self.skip_left > 0 {
+            self.skip_left -= 1;
+            return Ok(Report::skipped(
+                self.epoch,
+                self.rank,
+                self.backend,
+                (self.config.rule_name(), &self.label),
+                self.config.schedule,
+                items.len() as u64,
+                items.units().unwrap_or(u64::MAX),
+            ));
+        }
+        let start = Instant::now();
+        let result = self
+            .plan_store(items)
+            .and_then(|migration| self.migrate_store(items, &migration));
+        match &result {
+            Ok(_) => self.last_call_seconds = Some(start.elapsed().as_secs_f64()),
+            // The ranks check again at the next call (a failed call ends alike everywhere).
+            Err(_) => self.skip_left = 0,
+        }
+        result
+    }
+
+    /// At how many calls the trigger `auto` checks once ([`BalancerConfig::check_budget`]),
+    /// from the gathered states: the same on every rank.
+    fn check_interval(&self, states: &[RankState]) -> u64 {
+        let Trigger::Auto { horizon, .. } = self.config.trigger else {
+            return 1;
+        };
+        let budget = self.config.check_budget;
+        let calls: Option<Vec<f64>> = states.iter().map(|s| s.call_seconds).collect();
+        let (Some(calls), Some(step)) = (calls, max_step(states)) else {
+            return 1;
+        };
+        let call = calls.into_iter().fold(0.0, f64::max);
+        if budget <= 0.0 || step <= 0.0 || !call.is_finite() {
+            return 1;
+        }
+        let k = (call / (budget * step)).ceil();
+        if k.is_finite() && k >= 1.0 {
+            (k as u64).clamp(1, horizon.max(1))
+        } else {
+            1
+        }
     }
 
     /// True while a call's outcome is in doubt on this rank ([`PeerError::InDoubt`]): the
@@ -697,13 +749,14 @@ fn fingerprint(config: &BalancerConfig, label: &str, network: &Network, size: us
         config.cost_model.seconds_per_message.to_bits(),
         config.cost_model.seconds_per_byte.to_bits(),
     ) + &format!(
-        "|{}|{:?}|{}",
+        "|{}|{:?}|{}|{}",
         config
             .candidate_list(network)
             .map(|l| l.iter().map(|a| a.name()).collect::<Vec<_>>().join(","))
             .unwrap_or_default(),
         config.routing,
         config.learn_cost,
+        config.check_budget.to_bits(),
     );
     text.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
         (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)

@@ -38,6 +38,10 @@ pub fn default_candidates(network: &Network) -> Vec<Algorithm> {
     }
 }
 
+/// The share of the iteration time that the trigger `auto`'s checks may cost by default
+/// ([`BalancerConfig::check_budget`]).
+pub const DEFAULT_CHECK_BUDGET: f64 = 0.01;
+
 /// How many measured moves the learned cost model is fitted to
 /// ([`BalancerConfig::learn_cost`]).
 pub const LEARNED_SAMPLES: usize = 16;
@@ -127,6 +131,7 @@ pub struct BalancerConfig {
     pub(crate) candidates: Option<Vec<Algorithm>>,
     pub(crate) routing: Routing,
     pub(crate) learn_cost: bool,
+    pub(crate) check_budget: f64,
 }
 
 impl BalancerConfig {
@@ -173,6 +178,7 @@ impl BalancerConfig {
             candidates: None,
             routing: Routing::Paper,
             learn_cost: false,
+            check_budget: DEFAULT_CHECK_BUDGET,
         }
     }
 
@@ -210,6 +216,19 @@ impl BalancerConfig {
     /// it in the call's gather, so the ranks decide alike.
     pub fn learn_cost(mut self, on: bool) -> Self {
         self.learn_cost = on;
+        self
+    }
+
+    /// With the trigger `auto`: the share of the application's iteration time that checking
+    /// may cost (default [`DEFAULT_CHECK_BUDGET`], 1%; 0 checks at every call). A check is a
+    /// collective call: its gather, the candidates' plans and the predictions. When one
+    /// costs `c` seconds and an iteration `t`, the balancer checks at one call in
+    /// `k = ⌈c ÷ (budget · t)⌉` (at most the trigger's horizon) and returns at once from the
+    /// others, without a message ([`Report::checked`](super::Report::checked) false).
+    /// Every rank computes the same `k` from the call's gather (the slowest rank's last call
+    /// and last step), so the ranks check at the same calls.
+    pub fn check_budget(mut self, budget: f64) -> Self {
+        self.check_budget = budget;
         self
     }
 
@@ -420,6 +439,12 @@ impl BalancerConfig {
                  (Speeds::Measured)"
                     .to_string(),
             );
+        }
+        if !(self.check_budget.is_finite() && (0.0..=1.0).contains(&self.check_budget)) {
+            return bad(format!(
+                "check_budget: {} is not a share from 0 to 1",
+                self.check_budget
+            ));
         }
         if let Err(e) = self.cost_model.validate() {
             return bad(e.to_string());

@@ -253,6 +253,13 @@ pub(crate) fn decide(
         (Some(list), None) if !list.is_empty() => vec![list[0]],
         _ => vec![inputs.algorithm],
     };
+    // When no plan can pass the trigger, one candidate's plan is enough to report what was
+    // held back.
+    let candidates = if cannot_pay(&loads, inputs.measured_speeds.as_deref(), &inputs) {
+        vec![candidates[0]]
+    } else {
+        candidates
+    };
     let mut planned = Vec::with_capacity(candidates.len());
     for &algorithm in &candidates {
         let (plan, converged) = plan_for(algorithm, &loads, capacities.as_ref(), &inputs)?;
@@ -298,8 +305,7 @@ pub(crate) fn decide(
         .count();
     let predicted_steps = predict(&plan, inputs.network, inputs.schedule);
     let busiest = (!transfers.is_empty()).then(|| inputs.cost_model.predict(&plan, 1).1);
-    let step_seconds: Option<Vec<f64>> = states.iter().map(|s| s.step_seconds).collect();
-    let step_seconds = step_seconds.map(|v| v.into_iter().fold(0.0, f64::max));
+    let step_seconds = max_step(states);
     Ok(Migration {
         epoch,
         algorithm,
@@ -323,6 +329,34 @@ pub(crate) fn decide(
         busiest,
         step_seconds,
     })
+}
+
+/// The slowest rank's last step, when every rank reported one.
+pub(crate) fn max_step(states: &[RankState]) -> Option<f64> {
+    let steps: Option<Vec<f64>> = states.iter().map(|s| s.step_seconds).collect();
+    steps.map(|v| v.into_iter().fold(0.0, f64::max))
+}
+
+/// With the trigger `auto` and measured speeds: true when no plan can pass the trigger, so
+/// that rule `auto` need not plan every candidate. `bound = T(x) − Σx ÷ Σs` is the most any plan
+/// can save per iteration (no integer plan beats the fractional optimum), and any move costs
+/// at least one message of one unit at each end of its busiest phase (`α + β`): when
+/// `horizon · bound ≤ margin · (α + β)` the trigger holds every plan back.
+fn cannot_pay(loads: &[u64], speeds: Option<&[f64]>, inputs: &RuleInputs<'_>) -> bool {
+    let (Trigger::Auto { horizon, margin }, Some(speeds)) = (inputs.trigger, speeds) else {
+        return false;
+    };
+    if speeds.len() != loads.len() || speeds.iter().any(|s| !(s.is_finite() && *s > 0.0)) {
+        return false;
+    }
+    let now = hetlb_core::advice::iteration_seconds(loads, speeds);
+    let total: f64 = loads.iter().map(|&x| x as f64).sum();
+    let ideal = total / speeds.iter().sum::<f64>();
+    let bound = (now - ideal).max(0.0);
+    let least_cost = inputs.cost_model.seconds(1.0, 1.0);
+    // Rounding of the two sums: a bound within a millionth of the iteration is no gain.
+    let bound = if bound <= now * 1e-9 { 0.0 } else { bound };
+    horizon as f64 * bound <= margin * least_cost
 }
 
 fn number_transfers(plan: &Plan) -> Result<Vec<PlannedTransfer>, PeerError> {

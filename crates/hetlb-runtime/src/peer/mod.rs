@@ -52,7 +52,8 @@ mod wire;
 
 pub use balancer::Balancer;
 pub use config::{
-    AUTO, BalancerConfig, DEFAULT_TIMEOUT, Fault, LEARNED_SAMPLES, Speeds, default_candidates,
+    AUTO, BalancerConfig, DEFAULT_CHECK_BUDGET, DEFAULT_TIMEOUT, Fault, LEARNED_SAMPLES, Speeds,
+    default_candidates,
 };
 pub use decide::{CandidatePrediction, Migration, PlannedTransfer, imbalance};
 pub use error::{Holding, PeerError, PeerFailure};

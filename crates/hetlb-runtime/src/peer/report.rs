@@ -103,6 +103,10 @@ pub struct Report {
     pub cost_model: hetlb_core::advice::CostModel,
     /// How the previous move's prediction turned out, measured at this call.
     pub outcome: Option<super::learning::Outcome>,
+    /// False when the trigger `auto` skipped this call without a message (its check budget,
+    /// [`BalancerConfig::check_budget`](super::BalancerConfig::check_budget)): nothing moved,
+    /// and the group's vectors (`loads_before`, …) are empty.
+    pub checked: bool,
 }
 
 impl Report {
@@ -154,6 +158,65 @@ impl Report {
             routing: m.routing,
             cost_model: m.cost_model,
             outcome: None,
+            checked: true,
+        }
+    }
+
+    /// The report of a call the trigger skipped: this rank's own counts only.
+    pub(crate) fn skipped(
+        epoch: u64,
+        rank: usize,
+        backend: &'static str,
+        names: (&str, &str),
+        schedule: Schedule,
+        items: u64,
+        units: u64,
+    ) -> Self {
+        Self {
+            epoch,
+            rank,
+            backend,
+            algorithm: names.0.to_string(),
+            topology: names.1.to_string(),
+            schedule,
+            items_before: items,
+            items_after: items,
+            units_before: units,
+            units_after: units,
+            items_sent: 0,
+            items_received: 0,
+            units_sent: 0,
+            units_received: 0,
+            bytes_sent: 0,
+            bytes_received: 0,
+            messages_sent: 0,
+            phases: 0,
+            imbalance_before: f64::NAN,
+            imbalance_after: f64::NAN,
+            planned_imbalance_after: f64::NAN,
+            balanced: false,
+            converged: true,
+            residual: 0,
+            decide_seconds: 0.0,
+            move_seconds: 0.0,
+            slowest_move_seconds: 0.0,
+            predicted_steps: None,
+            seconds_per_unit: None,
+            predicted_move_seconds: None,
+            capacities: None,
+            measured_speeds: None,
+            loads_before: Vec::new(),
+            planned_after: Vec::new(),
+            loads_after: Vec::new(),
+            items_after_all: Vec::new(),
+            implausible_speeds: Vec::new(),
+            prediction: None,
+            held_back: false,
+            alternatives: Vec::new(),
+            routing: hetlb_core::routing::Routing::Paper,
+            cost_model: hetlb_core::advice::CostModel::FREE,
+            outcome: None,
+            checked: false,
         }
     }
 }

@@ -20,6 +20,8 @@ pub(crate) struct RankState {
     pub(crate) model: Option<hetlb_core::advice::CostModel>,
     /// Seconds of its last recorded step, when it recorded one.
     pub(crate) step_seconds: Option<f64>,
+    /// Seconds of its last `rebalance` that communicated, when it made one.
+    pub(crate) call_seconds: Option<f64>,
 }
 
 /// What one rank reports when it has finished its part of the move (its vote).

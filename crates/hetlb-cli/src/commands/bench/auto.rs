@@ -19,10 +19,10 @@ pub struct Auto {
     #[arg(long, default_value_t = 4096, value_parser = whole::<u64>(2, 10_000_000))]
     items: u64,
     /// Iterations of every run.
-    #[arg(long, default_value_t = 60, value_parser = whole::<u64>(2, 100_000))]
+    #[arg(long, default_value_t = 40, value_parser = whole::<u64>(2, 100_000))]
     iterations: u64,
     /// Microseconds of sleep per unit of work.
-    #[arg(long, default_value_t = 20, value_name = "µS", value_parser = whole::<u64>(1, 1_000_000))]
+    #[arg(long, default_value_t = 100, value_name = "µS", value_parser = whole::<u64>(1, 1_000_000))]
     sleep_us: u64,
     /// Fixed rules swept, and auto's candidates.
     #[arg(

@@ -102,6 +102,10 @@ pub struct Args {
     /// unit to the moves measured so far (`--move-cost` is the prior until the first).
     #[arg(long)]
     learn_cost: bool,
+    /// With `--trigger auto`: the share of the iteration time that checking may cost (0 to 1;
+    /// 0 checks at every rebalance). Calls between checks return at once, without a message.
+    #[arg(long, default_value_t = hetlb_runtime::peer::DEFAULT_CHECK_BUDGET, value_parser = crate::input::real(0.0, 1.0, false))]
+    check_budget: f64,
     /// Topology of the ranks for the diffusion rules (`ring:6`, `torus:2x4`, …); default a
     /// hypercube when the rank count is a power of two, a ring otherwise.
     #[arg(long)]
@@ -239,7 +243,8 @@ impl Setup {
                 .trigger(trigger)
                 .cost_model(move_cost)
                 .routing(routing)
-                .learn_cost(args.learn_cost);
+                .learn_cost(args.learn_cost)
+                .check_budget(args.check_budget);
             if cfg.algorithm() == Algorithm::RandomBiasing {
                 cfg = cfg.seed(args.seed);
             }

@@ -609,15 +609,18 @@ pub fn run_rank<G: Group>(
                             rank,
                             error,
                         })?;
-                log.calls.push(CallLog {
-                    iteration: done,
-                    items_received: report.items_received,
-                    units_received: report.units_received,
-                    bytes_sent: report.bytes_sent,
-                    seconds: t.elapsed().as_secs_f64(),
-                    move_seconds: report.slowest_move_seconds,
-                });
-                if rank == 0 {
+                // A call the trigger skipped without a message is no rebalance.
+                if report.checked {
+                    log.calls.push(CallLog {
+                        iteration: done,
+                        items_received: report.items_received,
+                        units_received: report.units_received,
+                        bytes_sent: report.bytes_sent,
+                        seconds: t.elapsed().as_secs_f64(),
+                        move_seconds: report.slowest_move_seconds,
+                    });
+                }
+                if rank == 0 && report.checked {
                     log.records.push((
                         report.imbalance_before,
                         report.imbalance_after,

@@ -295,12 +295,11 @@ pub fn auto_step(
     let Some(speeds) = &line.measured_speeds else {
         return Ok(None);
     };
-    let capacities = Capacities::new(line.capacities.clone()).map_err(|source| {
-        ReplayError::Capacities {
+    let capacities =
+        Capacities::new(line.capacities.clone()).map_err(|source| ReplayError::Capacities {
             step: line.step,
             source,
-        }
-    })?;
+        })?;
     let mut candidates = Vec::with_capacity(rules.len());
     for &rule in rules {
         let options = BalanceOptions {
