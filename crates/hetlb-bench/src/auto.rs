@@ -15,9 +15,13 @@
 //! iteration, picks among the same rules, moves only when the gain predicted over the
 //! horizon exceeds the predicted cost, and learns the cost of moving from its own moves.
 //!
-//! The report gives every run's total time (the median over `runs`), `auto` beside the best
-//! fixed pair and beside no balancing, and the prediction errors of `auto`'s moves: the move
-//! time, and the gain per iteration measured at the next call.
+//! The report gives every run's time (the median over `runs`), `auto` beside the best fixed
+//! pair and beside no balancing, and the prediction errors of `auto`'s moves: the move time,
+//! and the gain per iteration measured at the next call. A run's time is **accounted**: the
+//! sum over iterations of the slowest rank's work, plus the sum over rebalances of the
+//! slowest rank's call, measured ([`IterativeRun::accounted_seconds`]). The wall time is
+//! reported beside it; it adds the operating system's wake-up delays, which a loaded machine
+//! makes large and random.
 
 use crate::BenchError;
 use crate::timing::{Machine, Progress, median};
@@ -204,11 +208,14 @@ pub struct AutoRow {
     pub balancer: String,
     /// Iterations between calls (`None` for no balancing).
     pub period: Option<u64>,
-    /// Median total seconds of the runs.
+    /// Median of the runs' accounted seconds: every iteration's slowest rank's work plus
+    /// every rebalance's slowest rank ([`IterativeRun::accounted_seconds`]).
     pub seconds: f64,
-    /// The shortest and longest total.
+    /// Median wall-clock seconds of the runs (wake-up and scheduling delays included).
+    pub wall_seconds: f64,
+    /// The shortest accounted seconds of the runs.
     pub min_seconds: f64,
-    /// The longest total.
+    /// The longest.
     pub max_seconds: f64,
     /// Calls that moved something (the median run).
     pub moves: usize,
@@ -320,23 +327,26 @@ pub fn run(cfg: &AutoConfig, progress: Progress<'_>) -> Result<AutoReport, Bench
             let mut iterative = base.clone();
             iterative.every = period.unwrap_or(1);
             let mut totals = Vec::with_capacity(cfg.runs);
+            let mut walls = Vec::with_capacity(cfg.runs);
             let mut runs = Vec::with_capacity(cfg.runs);
             for _ in 0..cfg.runs {
                 let r = run_threads(&iterative, cfg.ranks, balancer.clone(), None, None)
                     .map_err(|e| BenchError::Check(format!("{} {name}: {e}", workload.name())))?;
                 check_exactly_once(&r, cfg.items, &name)?;
-                totals.push(r.total_seconds);
+                totals.push(r.accounted_seconds.unwrap_or(r.total_seconds));
+                walls.push(r.total_seconds);
                 runs.push(r);
                 done += 1;
                 progress(done as u64, total as u64);
             }
             let seconds = median(&totals);
+            let accounted = |r: &IterativeRun| r.accounted_seconds.unwrap_or(r.total_seconds);
             let mid = runs
                 .iter()
                 .min_by(|a, b| {
-                    (a.total_seconds - seconds)
+                    (accounted(a) - seconds)
                         .abs()
-                        .total_cmp(&(b.total_seconds - seconds).abs())
+                        .total_cmp(&(accounted(b) - seconds).abs())
                 })
                 .cloned();
             let (moves, held_back, units_moved) = mid.as_ref().map_or((0, 0, 0), counts);
@@ -345,6 +355,7 @@ pub fn run(cfg: &AutoConfig, progress: Progress<'_>) -> Result<AutoReport, Bench
                 balancer: name.clone(),
                 period,
                 seconds,
+                wall_seconds: median(&walls),
                 min_seconds: totals.iter().copied().fold(f64::INFINITY, f64::min),
                 max_seconds: totals.iter().copied().fold(0.0, f64::max),
                 moves,

@@ -77,7 +77,8 @@ pub struct Balancer<K: ItemKind, G: Group> {
     learner: CostLearner,
     pending: PendingOutcome,
     last_step_seconds: Option<f64>,
-    last_call_seconds: Option<f64>,
+    /// Seconds of this rank's last check (gather and plans; the move is not a check's cost).
+    last_check_seconds: Option<f64>,
     /// Calls the trigger `auto` skips before it checks again.
     skip_left: u64,
 }
@@ -127,7 +128,7 @@ impl<K: ItemKind, G: Group> Balancer<K, G> {
             learner: CostLearner::new(LEARNED_SAMPLES),
             pending: PendingOutcome::default(),
             last_step_seconds: None,
-            last_call_seconds: None,
+            last_check_seconds: None,
             skip_left: 0,
         })
     }
@@ -221,7 +222,7 @@ impl<K: ItemKind, G: Group> Balancer<K, G> {
             fingerprint,
             model: self.learner.model().filter(|_| self.config.learn_cost),
             step_seconds: self.last_step_seconds,
-            call_seconds: self.last_call_seconds,
+            call_seconds: self.last_check_seconds,
         };
         let mut session = self.session();
         let states = match all_gather(&mut session, mine) {
@@ -412,14 +413,13 @@ impl<K: ItemKind, G: Group> Balancer<K, G> {
                 items.units().unwrap_or(u64::MAX),
             ));
         }
-        let start = Instant::now();
-        let result = self
-            .plan_store(items)
-            .and_then(|migration| self.migrate_store(items, &migration));
-        match &result {
-            Ok(_) => self.last_call_seconds = Some(start.elapsed().as_secs_f64()),
+        let result = self.plan_store(items).and_then(|migration| {
+            self.last_check_seconds = Some(migration.decide_seconds);
+            self.migrate_store(items, &migration)
+        });
+        if result.is_err() {
             // The ranks check again at the next call (a failed call ends alike everywhere).
-            Err(_) => self.skip_left = 0,
+            self.skip_left = 0;
         }
         result
     }

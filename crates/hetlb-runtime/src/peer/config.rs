@@ -225,8 +225,9 @@ impl BalancerConfig {
     /// costs `c` seconds and an iteration `t`, the balancer checks at one call in
     /// `k = ⌈c ÷ (budget · t)⌉` (at most the trigger's horizon) and returns at once from the
     /// others, without a message ([`Report::checked`](super::Report::checked) false).
-    /// Every rank computes the same `k` from the call's gather (the slowest rank's last call
-    /// and last step), so the ranks check at the same calls.
+    /// Every rank computes the same `k` from the call's gather (the slowest rank's last check
+    /// and last step), so the ranks check at the same calls. A check's cost is its gather
+    /// and plans; the moves it makes are weighed by the trigger itself.
     pub fn check_budget(mut self, budget: f64) -> Self {
         self.check_budget = budget;
         self

@@ -20,7 +20,8 @@ pub(crate) struct RankState {
     pub(crate) model: Option<hetlb_core::advice::CostModel>,
     /// Seconds of its last recorded step, when it recorded one.
     pub(crate) step_seconds: Option<f64>,
-    /// Seconds of its last `rebalance` that communicated, when it made one.
+    /// Seconds of its last check (the gather and the plans of a `rebalance` that
+    /// communicated), when it made one.
     pub(crate) call_seconds: Option<f64>,
 }
 

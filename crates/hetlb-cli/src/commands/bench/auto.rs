@@ -84,6 +84,7 @@ pub fn run(a: Auto) -> Result<()> {
                 "balancer",
                 "period",
                 "seconds",
+                "wall_seconds",
                 "min_seconds",
                 "max_seconds",
                 "moves",
@@ -96,6 +97,7 @@ pub fn run(a: Auto) -> Result<()> {
                     x.balancer.clone(),
                     x.period.map_or(String::new(), |p| p.to_string()),
                     format!("{:.6}", x.seconds),
+                    format!("{:.6}", x.wall_seconds),
                     format!("{:.6}", x.min_seconds),
                     format!("{:.6}", x.max_seconds),
                     x.moves.to_string(),
@@ -199,6 +201,7 @@ fn print_tables(r: &AutoReport) {
             x.period.map_or("–".to_string(), |p| p.to_string()),
             fixed(x.seconds, 3),
             format!("{}–{}", fixed(x.min_seconds, 3), fixed(x.max_seconds, 3)),
+            fixed(x.wall_seconds, 3),
             x.moves.to_string(),
             x.held_back.to_string(),
             x.units_moved.to_string(),
@@ -206,7 +209,9 @@ fn print_tables(r: &AutoReport) {
     }
     crate::out!("{all}");
     crate::out!(
-        "Work sleeps, so speeds and predictions do not depend on the machine's load; totals \
-         still include the calls' own time (gather, planning every candidate, moving)."
+        "Work sleeps, so speeds and predictions do not depend on the machine's load. Accounted \
+         seconds: Σ over iterations of the slowest rank's work + Σ over rebalances of the \
+         slowest rank's call (gather, planning every candidate, moving), as measured; wall \
+         seconds add the wake-up delays of a loaded machine."
     );
 }

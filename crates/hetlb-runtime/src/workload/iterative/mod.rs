@@ -387,6 +387,10 @@ pub struct RankLog {
     pub iteration_seconds: Vec<f64>,
     /// Rank 0 only: the group-wide records of every call, and imbalances.
     pub records: Vec<(f64, f64, ReportRecord, Option<f64>)>,
+    /// With sleep-based work: the busy seconds of every iteration (the time the rank meant
+    /// to sleep), for [`IterativeRun::accounted_seconds`]. Empty with CPU work.
+    #[serde(default)]
+    pub step_busy: Vec<f64>,
 }
 
 /// One rank's part of one rebalance.
@@ -427,6 +431,11 @@ pub struct IterativeRun {
     pub ideal_seconds: f64,
     /// Ranks per core when there are more ranks than cores (1 otherwise): the factor above.
     pub oversubscription: f64,
+    /// With sleep-based work: `Σ_iterations max_rank busy + Σ_calls max_rank call seconds`,
+    /// the run's time as its work and its rebalances make it, without the operating system's
+    /// wake-up and scheduling delays (which a loaded machine adds to the wall time at
+    /// random). `None` with CPU work.
+    pub accounted_seconds: Option<f64>,
 }
 
 impl IterativeRun {
@@ -475,9 +484,11 @@ impl IterativeRun {
         } else {
             0.0
         };
+        let accounted_seconds = accounted(&logs);
         for l in &mut logs {
             l.iteration_seconds.clear();
             l.records.clear();
+            l.step_busy.clear();
         }
         Self {
             balancer: balancer.to_string(),
@@ -488,8 +499,31 @@ impl IterativeRun {
             work_units,
             ideal_seconds,
             oversubscription,
+            accounted_seconds,
         }
     }
+}
+
+/// `Σ_iterations max_rank busy + Σ_calls max_rank seconds`, when every rank logged its busy
+/// time per iteration ([`RankLog::step_busy`]).
+fn accounted(logs: &[RankLog]) -> Option<f64> {
+    let iterations = logs.first()?.step_busy.len();
+    if iterations == 0 || logs.iter().any(|l| l.step_busy.len() != iterations) {
+        return None;
+    }
+    let work: f64 = (0..iterations)
+        .map(|i| logs.iter().map(|l| l.step_busy[i]).fold(0.0, f64::max))
+        .sum();
+    let calls = logs.iter().map(|l| l.calls.len()).max().unwrap_or(0);
+    let balancing: f64 = (0..calls)
+        .map(|k| {
+            logs.iter()
+                .filter_map(|l| l.calls.get(k))
+                .map(|c| c.seconds)
+                .fold(0.0, f64::max)
+        })
+        .sum();
+    Some(work + balancing)
 }
 
 /// The cells rank `rank` of `ranks` starts with: an equal block of ids.
@@ -555,6 +589,7 @@ pub fn run_rank<G: Group>(
         calls: Vec::new(),
         iteration_seconds: Vec::new(),
         records: Vec::new(),
+        step_busy: Vec::new(),
     };
     barrier(0)?;
     let start = Instant::now();
@@ -587,6 +622,7 @@ pub fn run_rank<G: Group>(
             Work::Sleep { per_unit } => {
                 let nominal = per_unit.as_secs_f64() * (units * factor) as f64;
                 std::thread::sleep(Duration::from_secs_f64(nominal));
+                log.step_busy.push(nominal);
                 Some(nominal)
             }
         };
