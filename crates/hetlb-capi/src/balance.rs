@@ -73,6 +73,13 @@ pub(crate) fn balance_loads(
     if loads.is_empty() {
         return Err(CapiError::Invalid("n: at least one load is needed".into()));
     }
+    if algorithm == hetlb_runtime::peer::AUTO {
+        return Err(CapiError::Invalid(
+            "algorithm: auto picks a rule from measured speeds at each rebalance; name a rule \
+             here"
+                .into(),
+        ));
+    }
     // The rule's name, checked as a balancer checks it (the message lists the known rules).
     let algorithm: Algorithm = BalancerConfig::new(algorithm)
         .map_err(|e| CapiError::Invalid(format!("algorithm: {e}")))?
@@ -166,6 +173,12 @@ mod tests {
             HETLB_ERR_INVALID
         );
         assert!(last().contains("dem-superb"), "{}", last());
+        let auto = CString::new("auto").unwrap();
+        assert_eq!(
+            call(auto.as_ptr(), null, loads.as_ptr(), out.as_mut_ptr()),
+            HETLB_ERR_INVALID
+        );
+        assert!(last().contains("auto"), "{}", last());
         assert_eq!(
             call(
                 good.as_ptr(),

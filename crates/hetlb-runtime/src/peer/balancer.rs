@@ -81,6 +81,9 @@ pub struct Balancer<K: ItemKind, G: Group> {
     last_check_seconds: Option<f64>,
     /// Calls the trigger `auto` skips before it checks again.
     skip_left: u64,
+    /// The interval between the last two checks, and the most the budget allows.
+    interval: u64,
+    check_cap: u64,
 }
 
 impl<K: ItemKind, G: Group> std::fmt::Debug for Balancer<K, G> {
@@ -130,6 +133,8 @@ impl<K: ItemKind, G: Group> Balancer<K, G> {
             last_step_seconds: None,
             last_check_seconds: None,
             skip_left: 0,
+            interval: 1,
+            check_cap: 1,
         })
     }
 
@@ -253,7 +258,7 @@ impl<K: ItemKind, G: Group> Balancer<K, G> {
                 (capacities, speeds)
             }
         };
-        self.skip_left = self.check_interval(&states).saturating_sub(1);
+        self.check_cap = self.check_cap(&states);
         // Rank 0's learned model is the group's, so that every rank predicts alike.
         let cost_model = match states.first().and_then(|s| s.model) {
             Some(learned) if self.config.learn_cost => learned,
@@ -416,17 +421,32 @@ impl<K: ItemKind, G: Group> Balancer<K, G> {
         let result = self.plan_store(items).and_then(|migration| {
             self.last_check_seconds = Some(migration.decide_seconds);
             self.migrate_store(items, &migration)
+                .map(|report| (report, !migration.is_empty()))
         });
-        if result.is_err() {
-            // The ranks check again at the next call (a failed call ends alike everywhere).
-            self.skip_left = 0;
+        match result {
+            Ok((report, moved)) => {
+                // After a move, look again at the next call (imbalance that drifts comes
+                // back); after a check that found nothing to move, twice as long, up to what
+                // the budget allows. The same on every rank: the outcome is the group's.
+                self.interval = if moved {
+                    1
+                } else {
+                    (self.interval * 2).min(self.check_cap)
+                };
+                self.skip_left = self.interval - 1;
+                Ok(report)
+            }
+            Err(e) => {
+                // The ranks check again at the next call (a failed call ends alike everywhere).
+                (self.skip_left, self.interval) = (0, 1);
+                Err(e)
+            }
         }
-        result
     }
 
-    /// At how many calls the trigger `auto` checks once ([`BalancerConfig::check_budget`]),
-    /// from the gathered states: the same on every rank.
-    fn check_interval(&self, states: &[RankState]) -> u64 {
+    /// The most calls between two checks of the trigger `auto`
+    /// ([`BalancerConfig::check_budget`]), from the gathered states: the same on every rank.
+    fn check_cap(&self, states: &[RankState]) -> u64 {
         let Trigger::Auto { horizon, .. } = self.config.trigger else {
             return 1;
         };

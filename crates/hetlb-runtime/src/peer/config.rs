@@ -221,10 +221,11 @@ impl BalancerConfig {
 
     /// With the trigger `auto`: the share of the application's iteration time that checking
     /// may cost (default [`DEFAULT_CHECK_BUDGET`], 1%; 0 checks at every call). A check is a
-    /// collective call: its gather, the candidates' plans and the predictions. When one
-    /// costs `c` seconds and an iteration `t`, the balancer checks at one call in
-    /// `k = ⌈c ÷ (budget · t)⌉` (at most the trigger's horizon) and returns at once from the
-    /// others, without a message ([`Report::checked`](super::Report::checked) false).
+    /// collective call: its gather, the candidates' plans and the predictions. After a
+    /// check that moved, the next call checks again; after one that did not, the interval
+    /// doubles, up to `k = ⌈c ÷ (budget · t)⌉` calls when a check costs `c` seconds and an
+    /// iteration `t` (at most the trigger's horizon). The calls between checks return at
+    /// once, without a message ([`Report::checked`](super::Report::checked) false).
     /// Every rank computes the same `k` from the call's gather (the slowest rank's last check
     /// and last step), so the ranks check at the same calls. A check's cost is its gather
     /// and plans; the moves it makes are weighed by the trigger itself.
