@@ -29,6 +29,7 @@
 //! ```
 
 pub mod advice;
+pub mod advice_request;
 pub mod algorithm;
 pub mod allocation;
 pub mod destinations;

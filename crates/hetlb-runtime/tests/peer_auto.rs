@@ -342,8 +342,7 @@ fn the_trigger_checks_within_its_budget_at_the_same_calls_on_every_rank() {
         .collect();
     assert!(checked.iter().all(|c| c == &checked[0]), "{checked:?}");
     let expected = [
-        true, true, false, true, false, false, false, true, false, false, false, false, true,
-        false,
+        true, true, false, true, false, false, false, true, false, false, false, false, true, false,
     ];
     assert_eq!(checked[0], expected);
     // A budget of 0 checks at every call.
