@@ -41,6 +41,7 @@ pub mod report;
 pub mod rounds;
 pub mod routing;
 pub mod rules;
+pub mod table;
 pub mod text_file;
 pub mod topology;
 pub mod transmission;
