@@ -18,8 +18,6 @@ use pyo3::types::{PyDict, PyList};
 const SHOWN_TRANSFERS: usize = 10_000;
 /// The largest topology file read (64 MiB, as the peer balancer's).
 const MAX_TOPOLOGY_FILE_BYTES: u64 = 64 << 20;
-/// Bytes a recorded transfer holds (its share of the plan), as the CLI counts them.
-const TRANSFER_BYTES: u128 = 32;
 
 /// The result of `hetlb.balance(...)`.
 ///
@@ -280,7 +278,7 @@ pub fn balance(
         seed: seed.unwrap_or(0),
         lambda: lambda_,
     };
-    let max_transfers = u64::try_from((limit - fixed) / TRANSFER_BYTES).unwrap_or(u64::MAX);
+    let max_transfers = hetlb_core::limit::transfers_within(limit, fixed);
     let computed = py.detach(|| {
         let run = balance_on_within(&network, algorithm, &loads, &options, max_transfers)?;
         let metrics = Metrics::of(&run.plan, options.capacities.as_ref());
