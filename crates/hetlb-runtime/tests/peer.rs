@@ -613,5 +613,7 @@ fn without_measured_speeds_the_trigger_moves_as_always_or_is_refused() {
         horizon: 10,
         margin: 1.0,
     });
-    assert!(matches!(cfg.check(4), Err(PeerError::Config(m)) if m.contains("measured speeds")));
+    assert!(
+        matches!(cfg.check(4), Err(PeerError::Config(m)) if m.to_string().contains("measured speeds"))
+    );
 }

@@ -1,7 +1,7 @@
 //! How a [`Balancer`](super::Balancer) decides: the rule, the ranks' topology, their speeds,
 //! the transmission schedule and the timeouts.
 
-use super::error::PeerError;
+use super::error::{ConfigError, PeerError};
 use hetlb_core::advice::{CostModel, Trigger};
 use hetlb_core::algorithm::Algorithm;
 use hetlb_core::topology::{Network, Topology, TopologySpec};
@@ -104,15 +104,15 @@ impl BalancerConfig {
     /// # Errors
     /// [`PeerError::Config`] for an unknown rule.
     pub fn new(rule: &str) -> Result<Self, PeerError> {
-        let algorithm = rule.parse::<Algorithm>().map_err(|e| {
-            PeerError::Config(format!(
-                "{e}; known rules: {}",
-                Algorithm::all()
+        let algorithm = rule
+            .parse::<Algorithm>()
+            .map_err(|source| ConfigError::UnknownRule {
+                source,
+                known: Algorithm::all()
                     .map(|a| a.name())
                     .collect::<Vec<_>>()
-                    .join(", ")
-            ))
-        })?;
+                    .join(", "),
+            })?;
         Ok(Self::for_algorithm(algorithm))
     }
 
@@ -144,12 +144,10 @@ impl BalancerConfig {
     /// [`PeerError::Config`] for a spec that cannot be parsed or built, or a file that cannot
     /// be read.
     pub fn topology(mut self, spec: &str) -> Result<Self, PeerError> {
-        let parsed: TopologySpec = spec
-            .parse()
-            .map_err(|e| PeerError::Config(format!("topology: {e}")))?;
+        let parsed: TopologySpec = spec.parse().map_err(ConfigError::TopologySpec)?;
         let network = parsed
             .build_reading(None, None, MAX_TOPOLOGY_FILE_BYTES)
-            .map_err(|e| PeerError::Config(format!("topology: {e}")))?;
+            .map_err(ConfigError::from)?;
         self.topology = Some((parsed.to_string(), network));
         Ok(self)
     }
@@ -286,7 +284,7 @@ impl BalancerConfig {
     /// Checks the configuration against `ranks` ranks and returns the topology's label and
     /// network. Nothing has moved when this fails.
     pub(crate) fn resolve(&self, ranks: usize) -> Result<(String, Network), PeerError> {
-        let bad = |m: String| Err(PeerError::Config(m));
+        let bad = |m: String| Err(PeerError::invalid(m));
         if matches!(self.trigger, Trigger::Auto { .. })
             && !matches!(self.speeds, Speeds::Measured { .. })
         {
@@ -296,7 +294,7 @@ impl BalancerConfig {
             );
         }
         if let Err(e) = self.cost_model.validate() {
-            return bad(e.to_string());
+            return Err(ConfigError::CostModel(e).into());
         }
         if self.schedule == Schedule::PipelinePerProcessor {
             return bad(
@@ -338,11 +336,7 @@ impl BalancerConfig {
             None if ranks.is_power_of_two() => {
                 let d = ranks.trailing_zeros();
                 let spec = TopologySpec::Hypercube(d);
-                (
-                    spec.to_string(),
-                    spec.build()
-                        .map_err(|e| PeerError::Config(format!("topology: {e}")))?,
-                )
+                (spec.to_string(), spec.build().map_err(ConfigError::from)?)
             }
             None if self.algorithm.needs_hypercube() => {
                 return bad(format!(
@@ -354,11 +348,7 @@ impl BalancerConfig {
             None => {
                 // Not a power of two, so at least 3 ranks: a ring exists.
                 let spec = TopologySpec::Ring(ranks);
-                (
-                    spec.to_string(),
-                    spec.build()
-                        .map_err(|e| PeerError::Config(format!("topology: {e}")))?,
-                )
+                (spec.to_string(), spec.build().map_err(ConfigError::from)?)
             }
         };
         if network.node_count() != ranks {

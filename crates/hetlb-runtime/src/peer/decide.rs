@@ -1,6 +1,6 @@
 //! Deciding: the core's rule run over the gathered loads, and this rank's part of the plan.
 
-use super::error::PeerError;
+use super::error::{PeerError, PlanError};
 use super::wire::RankState;
 use hetlb_core::advice::{CostModel, Prediction, Trigger};
 use hetlb_core::algorithm::{Algorithm, BalanceOptions, balance_on};
@@ -159,7 +159,7 @@ pub(crate) fn decide(
         .as_ref()
         .map(|c| Capacities::new(c.clone()))
         .transpose()
-        .map_err(|e| PeerError::Plan(format!("capacities: {e}")))?;
+        .map_err(PlanError::Capacities)?;
     let options = BalanceOptions {
         capacities,
         procs_per_group: inputs.procs_per_group,
@@ -167,8 +167,8 @@ pub(crate) fn decide(
         seed: inputs.seed,
         lambda: inputs.lambda,
     };
-    let run = balance_on(inputs.network, inputs.algorithm, &loads, &options)
-        .map_err(|e| PeerError::Plan(e.to_string()))?;
+    let run =
+        balance_on(inputs.network, inputs.algorithm, &loads, &options).map_err(PlanError::Rule)?;
     let prediction = inputs
         .measured_speeds
         .as_deref()
@@ -213,9 +213,7 @@ fn number_transfers(plan: &Plan) -> Result<Vec<PlannedTransfer>, PeerError> {
     let mut out = Vec::new();
     for (phase, p) in plan.phases.iter().enumerate() {
         for t in p.transfers.iter().filter(|t| t.units > 0) {
-            let id = u32::try_from(out.len()).map_err(|_| {
-                PeerError::Plan("the plan has more than 2^32 transfers".to_string())
-            })?;
+            let id = u32::try_from(out.len()).map_err(|_| PlanError::TooManyTransfers)?;
             out.push(PlannedTransfer {
                 id,
                 phase,

@@ -52,7 +52,7 @@ mod wire;
 pub use balancer::Balancer;
 pub use config::{BalancerConfig, DEFAULT_TIMEOUT, Fault, Speeds};
 pub use decide::{Migration, PlannedTransfer, imbalance};
-pub use error::{Holding, PeerError, PeerFailure};
+pub use error::{ConfigError, Holding, PeerError, PeerFailure, PlanError};
 pub use item::Item;
 pub use report::Report;
 pub use speed::SpeedMeter;
