@@ -271,13 +271,12 @@ pub fn balance(
         ));
     }
     let schedules = schedules(py, &schedule, &network)?;
-    let options = BalanceOptions {
-        capacities,
-        procs_per_group,
-        max_rounds,
-        seed: seed.unwrap_or(0),
-        lambda: lambda_,
-    };
+    let options = BalanceOptions::new()
+        .capacities(capacities)
+        .procs_per_group(procs_per_group)
+        .max_rounds(max_rounds)
+        .seed(seed.unwrap_or(0))
+        .lambda(lambda_);
     let max_transfers = hetlb_core::limit::transfers_within(limit, fixed);
     let computed = py.detach(|| {
         let run = balance_on_within(&network, algorithm, &loads, &options, max_transfers)?;

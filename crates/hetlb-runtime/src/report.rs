@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 
 /// One processor's line of the report, like a row of the paper's Tables 2–6.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct ProcessorReport {
     /// The processor's index (its rank).
     pub processor: usize,
@@ -78,6 +79,7 @@ pub struct Failure {
 
 /// The report of one run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct RunReport {
     /// The policy.
     pub policy: Policy,
@@ -178,6 +180,7 @@ impl RunReport {
 
 /// A finished run: the report and the outputs in task order, each exactly once.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct Outcome<O> {
     /// The report.
     pub report: RunReport,

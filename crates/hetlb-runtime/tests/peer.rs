@@ -69,10 +69,8 @@ fn planner_final(
     caps: Option<&[f64]>,
 ) -> Vec<u64> {
     let network = spec.parse::<TopologySpec>().unwrap().build().unwrap();
-    let options = BalanceOptions {
-        capacities: caps.map(|c| Capacities::new(c.to_vec()).unwrap()),
-        ..BalanceOptions::default()
-    };
+    let options =
+        BalanceOptions::new().capacities(caps.map(|c| Capacities::new(c.to_vec()).unwrap()));
     balance_on(&network, algorithm, loads, &options)
         .unwrap()
         .plan

@@ -78,6 +78,7 @@ pub enum Fault {
 /// assert!(BalancerConfig::new("dem-superb").is_err());
 /// ```
 #[derive(Debug, Clone)]
+#[must_use = "a configuration does nothing until a Balancer is built with it"]
 pub struct BalancerConfig {
     pub(crate) algorithm: Algorithm,
     pub(crate) topology: Option<(String, Network)>,

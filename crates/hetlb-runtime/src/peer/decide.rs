@@ -160,13 +160,12 @@ pub(crate) fn decide(
         .map(|c| Capacities::new(c.clone()))
         .transpose()
         .map_err(PlanError::Capacities)?;
-    let options = BalanceOptions {
-        capacities,
-        procs_per_group: inputs.procs_per_group,
-        max_rounds: inputs.max_rounds,
-        seed: inputs.seed,
-        lambda: inputs.lambda,
-    };
+    let options = BalanceOptions::new()
+        .capacities(capacities)
+        .procs_per_group(inputs.procs_per_group)
+        .max_rounds(inputs.max_rounds)
+        .seed(inputs.seed)
+        .lambda(inputs.lambda);
     let run =
         balance_on(inputs.network, inputs.algorithm, &loads, &options).map_err(PlanError::Rule)?;
     let prediction = inputs

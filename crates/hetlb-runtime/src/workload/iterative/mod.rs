@@ -138,6 +138,7 @@ impl Drift {
 
 /// The settings of an iterative run.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct IterativeConfig {
     /// Cells in all (spread over the ranks in equal blocks at the start).
     pub cells: u64,
@@ -157,6 +158,7 @@ pub struct IterativeConfig {
 
 /// Why an iterative run failed.
 #[derive(Debug, Clone, PartialEq, Error)]
+#[non_exhaustive]
 pub enum IterativeError {
     /// Inconsistent settings.
     #[error("{0}")]
@@ -216,6 +218,23 @@ pub enum IterativeError {
         /// Σ of their ids.
         expected_id_sum: u128,
     },
+}
+
+impl Default for IterativeConfig {
+    /// The command line's defaults (`hetlb run iterative`): 4096 cells, 40 iterations, a
+    /// rebalance every 5, 2000 units of work per cell, 64-byte payloads; no slowdowns (give
+    /// one per rank) and no drift.
+    fn default() -> Self {
+        Self {
+            cells: 4096,
+            iterations: 40,
+            every: 5,
+            cost: 2000,
+            payload: 64,
+            slowdowns: Vec::new(),
+            drift: None,
+        }
+    }
 }
 
 impl IterativeConfig {

@@ -210,10 +210,7 @@ pub fn step(
                     source,
                 })?,
             );
-        let options = BalanceOptions {
-            capacities: capacities.clone(),
-            ..BalanceOptions::default()
-        };
+        let options = BalanceOptions::new().capacities(capacities.clone());
         let run = balance_on_within(network, rule, &line.loads_before, &options, max_transfers)
             .map_err(|source| ReplayError::Rule {
                 step: line.step,
