@@ -32,6 +32,7 @@ pub mod advice;
 pub mod algorithm;
 pub mod allocation;
 pub mod exchange;
+pub mod input;
 pub mod limit;
 pub mod metrics;
 pub mod model;
