@@ -108,7 +108,7 @@ pub fn text(s: &ResponseReport) -> Text {
             |x: &Cell| x.throughput,
         ),
     ] {
-        text.line(format!("{title}"));
+        text.line(title);
         let mut t = Table::new(
             std::iter::once("distribution".to_string())
                 .chain(policies.iter().map(|p| p.to_string())),

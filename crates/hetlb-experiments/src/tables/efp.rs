@@ -52,9 +52,7 @@ pub fn csv(report: &Report) -> Table {
 /// Figs. 9–11 as tables, and the paper's figures as it reports them.
 pub fn text(report: &Report) -> Text {
     let mut text = Text::new();
-    text.line(format!(
-        "Aldasht, Ortega & Puntonet, \"Dynamic load balancing in heterogeneous clusters\": EFP on real workers, beside the paper's Tables 2–6"
-    ));
+    text.line("Aldasht, Ortega & Puntonet, \"Dynamic load balancing in heterogeneous clusters\": EFP on real workers, beside the paper's Tables 2–6");
     text.line(format!("  machine: {}", report.machine));
     text.line(format!(
         "  backend {}: {} processors, the master fast, the others {} times slower (they repeat their kernel);\n  \

@@ -30,7 +30,7 @@ pub enum ConfigError {
     Topology(#[source] Arc<BuildError>),
     /// A topology whose graph cannot be built.
     #[error("topology: {0}")]
-    Graph(#[source] GraphError),
+    Graph(#[source] Box<GraphError>),
     /// A cost model with a bad coefficient.
     #[error("{0}")]
     CostModel(#[source] AdviceError),
@@ -67,7 +67,7 @@ impl From<BuildError> for ConfigError {
 
 impl From<GraphError> for ConfigError {
     fn from(e: GraphError) -> Self {
-        ConfigError::Graph(e)
+        ConfigError::Graph(Box::new(e))
     }
 }
 

@@ -576,13 +576,7 @@ fn wait_start<T: Transport<Message>>(
 /// use hetlb_sim::Scenario;
 /// use std::time::Duration;
 /// let s = Scenario::from_toml("topology = \"ring:3\"\n[nodes]\ncount = 3\nrate = 100.0\ninitial = 20\n").unwrap();
-/// let cfg = RealConfig {
-///     time_scale: 0.1,
-///     work: Work::Sleep,
-///     keep_ids: false,
-///     timeout: Duration::from_secs(10),
-///     fail: None,
-/// };
+/// let cfg = RealConfig::new(0.1, Work::Sleep).timeout(Duration::from_secs(10));
 /// let r = run_threads(&s, &cfg, Calibration { rounds_per_second: 1e9 }).unwrap();
 /// assert_eq!(r.tasks_completed, 60);
 /// assert_eq!(r.nodes.iter().map(|n| n.executed).sum::<u64>(), 60); // each task once

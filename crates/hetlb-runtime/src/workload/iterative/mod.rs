@@ -615,11 +615,9 @@ pub fn run_rank<G: Group>(
 /// use hetlb_runtime::workload::iterative::{run_threads, IterativeConfig};
 /// use hetlb_runtime::peer::{BalancerConfig, Speeds};
 /// use hetlb_runtime::Slowdown;
-/// let cfg = IterativeConfig {
-///     cells: 64, iterations: 6, every: 2, cost: 10, payload: 8,
-///     slowdowns: vec![Slowdown::constant(1), Slowdown::constant(3)],
-///     drift: None,
-/// };
+/// let mut cfg = IterativeConfig::default();
+/// (cfg.cells, cfg.iterations, cfg.every, cfg.cost, cfg.payload) = (64, 6, 2, 10, 8);
+/// cfg.slowdowns = vec![Slowdown::constant(1), Slowdown::constant(3)];
 /// let balancer = BalancerConfig::new("cwa").unwrap().speeds(Speeds::Measured { window: 3 });
 /// let run = run_threads(&cfg, 2, Some(balancer), None, None).unwrap();
 /// assert_eq!(run.ranks.iter().map(|r| r.items).sum::<u64>(), 64);
