@@ -107,19 +107,14 @@ impl Workload {
             }
             Workload::Balanced => {}
         }
-        IterativeConfig {
-            cells: cfg.items,
-            iterations: cfg.iterations,
-            every: 1,
-            cost: 0,
-            payload: cfg.item_bytes,
-            slowdowns,
-            drift,
-            work: Work::Sleep {
-                per_unit: cfg.sleep_per_unit,
-            },
-            speed_change,
-        }
+        let mut run = IterativeConfig::default();
+        (run.cells, run.iterations, run.every) = (cfg.items, cfg.iterations, 1);
+        (run.cost, run.payload) = (0, cfg.item_bytes);
+        (run.slowdowns, run.drift, run.speed_change) = (slowdowns, drift, speed_change);
+        run.work = Work::Sleep {
+            per_unit: cfg.sleep_per_unit,
+        };
+        run
     }
 }
 

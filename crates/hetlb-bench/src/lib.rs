@@ -19,6 +19,9 @@
 //! | [`simulator`] | the discrete-event engine with each policy kind | the same system without balancing |
 //! | [`rebalance`] | peer rebalancing on threads | direct channel sends, an all-reduce, the model |
 //!
+//! [`tables`] gives what `hetlb bench` shows of each report (lines, tables, CSV), for any
+//! face to render.
+//!
 //! Criterion benchmarks of the same kernels live in `crates/*/benches/` for developers; the
 //! MPI counterpart of [`rebalance`] is `examples/rebalance_mpi.rs` (feature `mpi`).
 //!
@@ -38,6 +41,7 @@ mod error;
 pub mod exchange;
 pub mod rebalance;
 pub mod simulator;
+pub mod tables;
 pub mod timing;
 pub mod transmission;
 

@@ -84,13 +84,12 @@ pub(crate) fn balance_loads(
     let algorithm: Algorithm = BalancerConfig::new(algorithm)
         .map_err(|e| CapiError::Invalid(format!("algorithm: {e}")))?
         .algorithm();
-    let options = BalanceOptions {
-        capacities: capacities
+    let options = BalanceOptions::new().capacities(
+        capacities
             .map(|c| Capacities::new(c.to_vec()))
             .transpose()
             .map_err(|e| CapiError::Invalid(format!("capacities: {e}")))?,
-        ..BalanceOptions::default()
-    };
+    );
     let plan = match topology {
         None => balance(algorithm, loads, &options),
         Some(spec) => {

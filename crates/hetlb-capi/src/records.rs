@@ -231,8 +231,12 @@ fn with_records<R>(
         Some(f) => unsafe { f(r.as_ptr().cast(), ctx) },
         None => 1,
     };
-    let records = Records::new(&mut a.buffer, a.item_size, id_offset)
-        .map_err(|e| hetlb_runtime::peer::PeerError::Config(e.to_string()))?;
+    let records = Records::new(&mut a.buffer, a.item_size, id_offset).map_err(|source| {
+        hetlb_runtime::peer::ConfigError::Records {
+            argument: None,
+            source,
+        }
+    })?;
     let mut records = if load_of.is_some() {
         records.with_loads(&weigh)
     } else {

@@ -1,47 +1,27 @@
-//! Parsing of user-supplied numbers: inline lists and `@file` references.
-//!
-//! Every error names the option it came from (`--loads: ...`), so `main` can print it as the
-//! one line `error: --loads: ...`.
+//! User-supplied numbers: inline lists and `@file` references, parsed by
+//! [`hetlb_core::input`]; every error names the option it came from (`--loads: ...`), so
+//! `main` can print it as the one line `error: --loads: ...`.
 
 use anyhow::{Context, Result, anyhow, bail};
+use hetlb_core::input::{self as parse, ListError};
 use std::path::Path;
+
+pub use hetlb_core::input::{real, whole};
+
+/// `e` as one line naming `option`.
+fn named(option: &str) -> impl Fn(ListError) -> anyhow::Error + '_ {
+    move |e| anyhow!("{option}: {e}")
+}
 
 /// Parses `--loads`: `5,0,3`, or `@path` to a file of one integer per line or a JSON array.
 pub fn parse_loads(spec: &str, option: &str) -> Result<Vec<u64>> {
-    let items = items(spec, option)?;
-    if items.is_empty() {
-        bail!("{option}: no values given");
-    }
-    items
-        .iter()
-        .enumerate()
-        .map(|(i, item)| {
-            parse_load(item)
-                .map_err(|why| anyhow!("{option}: value {} ('{}') {why}", i + 1, shorten(item)))
-        })
-        .collect()
+    parse::loads(&items(spec, option)?).map_err(named(option))
 }
 
 /// Parses `--capacities`: `1,2.5,…` or `@path`; each must be positive and finite (checked by
 /// the core's `Capacities`).
 pub fn parse_capacities(spec: &str, option: &str) -> Result<Vec<f64>> {
-    let items = items(spec, option)?;
-    if items.is_empty() {
-        bail!("{option}: no values given");
-    }
-    items
-        .iter()
-        .enumerate()
-        .map(|(i, item)| {
-            item.parse::<f64>().map_err(|_| {
-                anyhow!(
-                    "{option}: value {} ('{}') is not a number",
-                    i + 1,
-                    shorten(item)
-                )
-            })
-        })
-        .collect()
+    parse::capacities(&items(spec, option)?).map_err(named(option))
 }
 
 /// Parses a comma-separated list for `option`. A bad item is reported with its position and
@@ -52,24 +32,7 @@ where
     T: std::str::FromStr,
     T::Err: std::fmt::Display,
 {
-    let items: Vec<&str> = spec
-        .split(',')
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
-        .collect();
-    if items.is_empty() {
-        bail!("{option}: no values given");
-    }
-    items
-        .iter()
-        .enumerate()
-        .map(|(i, s)| {
-            s.parse::<T>().map_err(|e| match what {
-                Some(what) => anyhow!("{option}: value {} ('{}') is not {what}", i + 1, shorten(s)),
-                None => anyhow!("{option}: value {} ('{}'): {e}", i + 1, shorten(s)),
-            })
-        })
-        .collect()
+    parse::list(spec, what).map_err(named(option))
 }
 
 /// Like [`parse_list`], with every value given twice kept once (the first), and a note on
@@ -84,16 +47,9 @@ where
 
 /// `values` with repeats dropped (the first kept), and a note on stderr naming them.
 pub fn unique<T: PartialEq + std::fmt::Display>(values: Vec<T>, option: &str) -> Vec<T> {
-    let mut kept: Vec<T> = Vec::with_capacity(values.len());
-    let mut dropped = Vec::new();
-    for v in values {
-        if kept.contains(&v) {
-            dropped.push(v.to_string());
-        } else {
-            kept.push(v);
-        }
-    }
+    let (kept, dropped) = parse::dedup(values);
     if !dropped.is_empty() {
+        let dropped: Vec<String> = dropped.iter().map(ToString::to_string).collect();
         eprintln!(
             "note: {option}: {} given more than once; each runs once",
             dropped.join(", ")
@@ -102,92 +58,12 @@ pub fn unique<T: PartialEq + std::fmt::Display>(values: Vec<T>, option: &str) ->
     kept
 }
 
-/// At most 40 characters of `text` for an error message, `…` marking a cut: a bad value in
-/// a file is named, not echoed whole.
-pub fn shorten(text: &str) -> String {
-    const SHOWN: usize = 40;
-    match text.char_indices().nth(SHOWN) {
-        Some((at, _)) => format!("{}…", &text[..at]),
-        None => text.to_string(),
-    }
-}
-
-fn parse_load(item: &str) -> std::result::Result<u64, &'static str> {
-    if let Some(magnitude) = item.strip_prefix('-') {
-        return Err(if magnitude.parse::<f64>().is_ok() {
-            "is negative"
-        } else {
-            "is not a number"
-        });
-    }
-    match item.parse::<u64>() {
-        Ok(v) => Ok(v),
-        Err(e) if matches!(e.kind(), std::num::IntErrorKind::PosOverflow) => {
-            Err("is larger than 18446744073709551615")
-        }
-        Err(_) if item.parse::<f64>().is_ok_and(|x| x.is_finite()) => {
-            Err("is not a whole number of units")
-        }
-        Err(_) => Err("is not a non-negative integer"),
-    }
-}
-
-/// A clap value parser for a whole number in `min..=max`: negative numbers parse, and any
-/// value outside the range is refused with the range in the message.
-///
-/// ```text
-/// error: invalid value '-1' for '--size <N>': -1 is out of range: allowed 1 to 20000
-/// ```
-pub fn whole<T>(min: T, max: T) -> impl Fn(&str) -> Result<T, String> + Clone + Send + Sync
-where
-    T: TryFrom<i128> + TryInto<i128> + Copy + std::fmt::Display + Send + Sync + 'static,
-{
-    move |s: &str| {
-        let lo: i128 = min.try_into().unwrap_or(i128::MIN);
-        let hi: i128 = max.try_into().unwrap_or(i128::MAX);
-        let v: i128 = s
-            .trim()
-            .replace('_', "")
-            .parse()
-            .map_err(|_| format!("'{s}' is not a whole number (allowed {min} to {max})"))?;
-        if v < lo || v > hi {
-            return Err(format!("{s} is out of range: allowed {min} to {max}"));
-        }
-        T::try_from(v).map_err(|_| format!("{s} is out of range: allowed {min} to {max}"))
-    }
-}
-
-/// A clap value parser for a finite number in `min..=max` (`min` excluded when `open_min`).
-pub fn real(
-    min: f64,
-    max: f64,
-    open_min: bool,
-) -> impl Fn(&str) -> Result<f64, String> + Clone + Send + Sync {
-    move |s: &str| {
-        let v: f64 = s
-            .trim()
-            .parse()
-            .map_err(|_| format!("'{s}' is not a number"))?;
-        let above = if open_min { v > min } else { v >= min };
-        if !(v.is_finite() && above && v <= max) {
-            let low = if open_min { "above" } else { "from" };
-            return Err(format!("{s} is out of range: allowed {low} {min} to {max}"));
-        }
-        Ok(v)
-    }
-}
-
 /// Splits an inline list or reads a file given as `@path`.
 fn items(spec: &str, option: &str) -> Result<Vec<String>> {
     match spec.strip_prefix('@') {
         Some(path) => read_items(Path::new(path), option)
             .with_context(|| format!("{option}: cannot read '{path}'")),
-        None => Ok(spec
-            .split([',', ' '])
-            .map(str::trim)
-            .filter(|s| !s.is_empty())
-            .map(str::to_string)
-            .collect()),
+        None => Ok(parse::split_inline(spec)),
     }
 }
 
@@ -224,30 +100,11 @@ pub fn read_text(path: &Path, option: &str, factor: u64) -> Result<String> {
     Ok(text)
 }
 
-/// The values of a loads or capacities file: a JSON array, or numbers separated by commas,
-/// spaces or lines (as on the command line), `#` starting a comment.
+/// The values of a loads or capacities file ([`hetlb_core::input::file_values`]).
 fn read_items(path: &Path, option: &str) -> Result<Vec<String>> {
     // Every value (8 bytes, and its text while parsing) from a file of about 2 bytes a value.
     let text = read_text(path, option, 16)?;
-    let trimmed = text.trim_start();
-    if trimmed.starts_with('[') {
-        let values: Vec<serde_json::Value> = serde_json::from_str(trimmed)
-            .map_err(|e| anyhow!("not a JSON array of numbers: {e}"))?;
-        return Ok(values
-            .into_iter()
-            .map(|v| match v {
-                serde_json::Value::String(s) => s,
-                other => other.to_string(),
-            })
-            .collect());
-    }
-    Ok(text
-        .lines()
-        .flat_map(|l| l.split('#').next().unwrap_or("").split([',', ' ', '\t']))
-        .map(str::trim)
-        .filter(|v| !v.is_empty())
-        .map(str::to_string)
-        .collect())
+    Ok(parse::file_values(&text)?)
 }
 
 #[cfg(test)]
@@ -272,27 +129,6 @@ mod tests {
         assert!(err("@/nonexistent/file").starts_with("--loads: cannot read"));
         assert!(parse_capacities("1,nan,2", "--capacities").unwrap()[1].is_nan());
         assert!(parse_capacities("1,two", "--capacities").is_err());
-    }
-
-    #[test]
-    fn ranged_values_say_their_range() {
-        let p = whole::<u64>(1, 20_000);
-        assert_eq!(p("20000"), Ok(20_000));
-        assert_eq!(
-            p("-1").unwrap_err(),
-            "-1 is out of range: allowed 1 to 20000"
-        );
-        assert!(
-            p("18446744073709551615")
-                .unwrap_err()
-                .contains("out of range")
-        );
-        assert!(p("1e3").unwrap_err().contains("not a whole number"));
-        let t = real(0.0, 1e6, true);
-        assert_eq!(t("2.5"), Ok(2.5));
-        for bad in ["0", "-3", "1e300", "inf", "nan"] {
-            assert!(t(bad).unwrap_err().contains("out of range"), "{bad}");
-        }
     }
 
     #[test]
@@ -354,14 +190,5 @@ mod tests {
             assert!(e.contains("FIFO"), "{e}");
         }
         std::fs::remove_dir_all(&dir).ok();
-    }
-
-    #[test]
-    fn repeated_values_run_once() {
-        assert_eq!(
-            parse_unique::<u32>("8,16,8", "--procs", None).unwrap(),
-            vec![8, 16]
-        );
-        assert_eq!(unique(vec!["a", "b"], "--x"), vec!["a", "b"]);
     }
 }

@@ -6,6 +6,7 @@
 
 use anyhow::{Context, Result, anyhow};
 use comfy_table::{ContentArrangement, Table, presets::UTF8_FULL_CONDENSED};
+use hetlb_core::table::{Block, Text};
 use serde::Serialize;
 use std::io::Write;
 use std::sync::OnceLock;
@@ -96,7 +97,44 @@ where
     w.flush().context("cannot write to stdout")
 }
 
-/// Formats a float with `digits` decimals, trimming nothing (tables align better).
-pub fn fixed(x: f64, digits: usize) -> String {
-    format!("{x:.digits$}")
+pub use hetlb_core::table::fixed;
+
+/// Prints `text`: each line as it is, each table in the house style.
+pub fn print_text(text: &Text) {
+    for block in text.blocks() {
+        match block {
+            Block::Line(l) => line(format_args!("{l}")),
+            Block::Table(t) => {
+                let mut drawn = table(&t.headers);
+                for row in &t.rows {
+                    drawn.add_row(row);
+                }
+                line(format_args!("{drawn}"));
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Writes `t` as CSV: its header, then its rows.
+pub fn print_table_csv(t: &hetlb_core::table::Table) -> Result<()> {
+    let header: Vec<&str> = t.headers.iter().map(String::as_str).collect();
+    print_csv(&header, &t.rows)
+}
+
+/// Prints `report` in `format`: itself as JSON, `csv()` as CSV, or `text()` as tables.
+pub fn print_report<T: Serialize>(
+    format: Format,
+    report: &T,
+    csv: impl FnOnce() -> hetlb_core::table::Table,
+    text: impl FnOnce() -> Text,
+) -> Result<()> {
+    match format {
+        Format::Json => print_json(report),
+        Format::Csv => print_table_csv(&csv()),
+        Format::Table => {
+            print_text(&text());
+            Ok(())
+        }
+    }
 }

@@ -247,6 +247,7 @@ impl FromStr for Algorithm {
 
 /// Options of [`balance`] and [`balance_on`]; an option a rule does not have is refused.
 #[derive(Debug, Clone, Default)]
+#[non_exhaustive]
 pub struct BalanceOptions {
     /// Node capacities; `None` for equal nodes. Rules that are not capacity-aware ignore
     /// them.
@@ -259,6 +260,58 @@ pub struct BalanceOptions {
     pub seed: u64,
     /// `λ` of `gdem` (default: [`Network::gdem_lambda`]).
     pub lambda: Option<f64>,
+}
+
+impl BalanceOptions {
+    /// No option: equal nodes, the rules' defaults, seed 0.
+    ///
+    /// ```
+    /// use hetlb_core::{BalanceOptions, Capacities};
+    /// let o = BalanceOptions::new()
+    ///     .capacities(Some(Capacities::new(vec![1.0, 2.0]).unwrap()))
+    ///     .max_rounds(Some(100))
+    ///     .seed(7);
+    /// assert_eq!(o.seed, 7);
+    /// ```
+    #[must_use]
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sets [`capacities`](Self::capacities).
+    #[must_use]
+    pub fn capacities(mut self, capacities: Option<Capacities>) -> Self {
+        self.capacities = capacities;
+        self
+    }
+
+    /// Sets [`procs_per_group`](Self::procs_per_group).
+    #[must_use]
+    pub fn procs_per_group(mut self, procs_per_group: Option<usize>) -> Self {
+        self.procs_per_group = procs_per_group;
+        self
+    }
+
+    /// Sets [`max_rounds`](Self::max_rounds).
+    #[must_use]
+    pub fn max_rounds(mut self, max_rounds: Option<u64>) -> Self {
+        self.max_rounds = max_rounds;
+        self
+    }
+
+    /// Sets [`seed`](Self::seed).
+    #[must_use]
+    pub fn seed(mut self, seed: u64) -> Self {
+        self.seed = seed;
+        self
+    }
+
+    /// Sets [`lambda`](Self::lambda).
+    #[must_use]
+    pub fn lambda(mut self, lambda: Option<f64>) -> Self {
+        self.lambda = lambda;
+        self
+    }
 }
 
 /// Why a balance was refused.
@@ -299,7 +352,7 @@ impl BalanceError {
     /// # Example
     /// ```
     /// use hetlb_core::{balance, Algorithm, BalanceOptions};
-    /// let o = BalanceOptions { procs_per_group: Some(2), ..BalanceOptions::default() };
+    /// let o = BalanceOptions::new().procs_per_group(Some(2));
     /// let e = balance(Algorithm::Oem, &[1, 2], &o).unwrap_err();
     /// assert_eq!(e.argument(), "procs-per-group");
     /// assert_eq!(balance(Algorithm::Oem, &[1, 2, 3], &Default::default()).unwrap_err().argument(), "loads");

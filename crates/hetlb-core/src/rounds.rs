@@ -46,6 +46,7 @@ pub const DEFAULT_MAX_ROUNDS: u64 = 100_000;
 
 /// Options of [`run_rounds`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct RoundOptions {
     /// Stop after this many rounds even if not converged.
     pub max_rounds: u64,

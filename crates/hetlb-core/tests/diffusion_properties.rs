@@ -78,12 +78,7 @@ proptest! {
             Algorithm::Gdem,
         ][which];
         let network = Network::from_graph(g);
-        let options = BalanceOptions {
-            capacities: caps_of(&caps),
-            max_rounds: Some(LIMIT),
-            seed,
-            ..BalanceOptions::default()
-        };
+        let options = BalanceOptions::new().capacities(caps_of(&caps)).max_rounds(Some(LIMIT)).seed(seed);
         let run = balance_on(&network, algorithm, &loads, &options).unwrap();
         check_common(&run, &loads)?;
         let mut phi = potential(&loads, &caps);
@@ -113,7 +108,7 @@ proptest! {
     #[test]
     fn dishet_conserves_and_its_sorted_levels_increase((g, loads, caps) in instance()) {
         let c = caps_of(&caps);
-        let options = RoundOptions { max_rounds: LIMIT, ..RoundOptions::default() };
+        let options = { let mut o = RoundOptions::default(); o.max_rounds = LIMIT; o };
         let paper = run_rounds(&Dishet, &g, &loads, c.as_ref(), &options).unwrap();
         let tight = run_rounds(&DishetTight, &g, &loads, c.as_ref(), &options).unwrap();
         for (run, bound) in [(paper, 2), (tight, 1)] {
@@ -166,7 +161,7 @@ proptest! {
         }
         let caps: Vec<u64> = (0..n).map(|i| 1 + (caps_seed >> (i % 32) & 3)).collect();
         let c = caps_of(&Some(caps));
-        let options = RoundOptions { max_rounds: LIMIT, ..RoundOptions::default() };
+        let options = { let mut o = RoundOptions::default(); o.max_rounds = LIMIT; o };
         let run = run_rounds(&Dishet, &g, &loads, c.as_ref(), &options).unwrap();
         check_common(&run, &loads)?;
     }
@@ -187,7 +182,7 @@ proptest! {
             .collect();
         let colouring = EdgeColouring::hypercube(cube);
         let rule = Gdem::new(&colouring, 0.5).unwrap();
-        let options = RoundOptions { max_rounds: u64::from(n), ..RoundOptions::default() };
+        let options = { let mut o = RoundOptions::default(); o.max_rounds = u64::from(n); o };
         let run = run_rounds(&rule, &cube, &loads, None, &options).unwrap();
         let dem = exchange::plan(&Dem, &loads).unwrap();
         prop_assert_eq!(&run.plan.final_loads, &dem.final_loads);
@@ -224,10 +219,7 @@ fn every_algorithm_runs_on_every_topology_kind() {
         let loads: Vec<u64> = (0..n).map(|i| (i as u64 * 29) % 50).collect();
         let caps = Capacities::new((0..n).map(|i| 1.0 + (i % 3) as f64).collect()).unwrap();
         for algorithm in Algorithm::all() {
-            let options = BalanceOptions {
-                capacities: Some(caps.clone()),
-                ..BalanceOptions::default()
-            };
+            let options = BalanceOptions::new().capacities(Some(caps.clone()));
             let result = balance_on(&network, algorithm, &loads, &options);
             if algorithm.needs_hypercube() && !matches!(network, Network::Hypercube(_)) {
                 assert!(result.is_err(), "{algorithm} on {spec}");

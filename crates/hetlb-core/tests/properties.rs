@@ -68,7 +68,7 @@ proptest! {
     #[test]
     fn capacity_aware_algorithms_conserve_and_cwa_hits_targets((loads, caps) in cube_with_capacities(6)) {
         let capacities = Capacities::new(caps.clone()).unwrap();
-        let options = BalanceOptions { capacities: Some(capacities), procs_per_group: None, ..BalanceOptions::default() };
+        let options = BalanceOptions::new().capacities(Some(capacities)).procs_per_group(None);
         for alg in [Algorithm::DemHetero, Algorithm::Cwa, Algorithm::Hybrid] {
             let plan = balance(alg, &loads, &options).unwrap();
             prop_assert_eq!(plan.replay().unwrap(), plan.final_loads.clone(), "{}", alg);
@@ -85,7 +85,7 @@ proptest! {
 
     #[test]
     fn hetero_with_equal_capacities_below_two_is_improved_dem(loads in cube_loads(7, 100_000), c in 0.25f64..2.0) {
-        let options = BalanceOptions { capacities: Some(Capacities::new(vec![c; loads.len()]).unwrap()), procs_per_group: None, ..BalanceOptions::default() };
+        let options = BalanceOptions::new().capacities(Some(Capacities::new(vec![c; loads.len()]).unwrap())).procs_per_group(None);
         let hetero = balance(Algorithm::DemHetero, &loads, &options).unwrap();
         let improved = balance(Algorithm::DemImproved, &loads, &BalanceOptions::default()).unwrap();
         prop_assert_eq!(hetero.phases, improved.phases);
@@ -96,7 +96,7 @@ proptest! {
     #[test]
     fn hetero_with_equal_capacities_from_two_keeps_small_last_gaps(loads in cube_loads(7, 1_000), c in 2u64..40) {
         let nodes = loads.len();
-        let options = BalanceOptions { capacities: Some(Capacities::new(vec![c as f64; nodes]).unwrap()), procs_per_group: None, ..BalanceOptions::default() };
+        let options = BalanceOptions::new().capacities(Some(Capacities::new(vec![c as f64; nodes]).unwrap())).procs_per_group(None);
         let hetero = balance(Algorithm::DemHetero, &loads, &options).unwrap();
         let improved = balance(Algorithm::DemImproved, &loads, &BalanceOptions::default()).unwrap();
         let last = hetero.phases.len().saturating_sub(1);
@@ -124,7 +124,7 @@ proptest! {
     fn hybrid_bound_and_extremes(loads in cube_loads(7, 100_000), p_exp in 0u32..8) {
         let n = loads.len().trailing_zeros();
         let p = 1usize << p_exp.min(n);
-        let options = BalanceOptions { capacities: None, procs_per_group: Some(p), ..BalanceOptions::default() };
+        let options = BalanceOptions::new().capacities(None).procs_per_group(Some(p));
         let plan = balance(Algorithm::Hybrid, &loads, &options).unwrap();
         let log_p = u64::from(p.trailing_zeros());
         prop_assert!(spread(&plan.final_loads) <= log_p.div_ceil(2) + 1);
@@ -152,11 +152,9 @@ fn worked_examples_of_the_papers() {
     // Chau & Fu §4: 640 tasks on 64 processors and 960 on 32: 427 tasks move, when the
     // orientation rule gives the larger cluster the rounded-up share (pair (0, 1) of a 2-cube).
     let caps = Capacities::new(vec![64.0, 32.0, 64.0, 32.0]).unwrap();
-    let options = BalanceOptions {
-        capacities: Some(caps),
-        procs_per_group: None,
-        ..BalanceOptions::default()
-    };
+    let options = BalanceOptions::new()
+        .capacities(Some(caps))
+        .procs_per_group(None);
     let plan = balance(Algorithm::DemHetero, &[640, 960, 640, 960], &options).unwrap();
     let first = &plan.phases[0].transfers;
     assert!(first.iter().any(|t| (t.from, t.to, t.units) == (1, 0, 427)));
@@ -189,11 +187,9 @@ fn dem_worst_case_reaches_its_bound() {
 fn metrics_and_schedules_do_not_overflow_on_extreme_totals() {
     use hetlb_core::transmission::{Schedule, TransmissionError, transmit};
     let caps = Capacities::new(vec![3.0, 1.0]).unwrap();
-    let options = BalanceOptions {
-        capacities: Some(caps.clone()),
-        procs_per_group: None,
-        ..BalanceOptions::default()
-    };
+    let options = BalanceOptions::new()
+        .capacities(Some(caps.clone()))
+        .procs_per_group(None);
     let plan = balance(Algorithm::DemHetero, &[u64::MAX, 0], &options).unwrap();
     let m = Metrics::of(&plan, Some(&caps));
     assert!(m.weighted_imbalance >= 1.0 && m.distance_from_optimal >= 0.0);

@@ -17,6 +17,9 @@
 //! | `mirtaheri` | [`mirtaheri`] (simulator) | Mirtaheri & Grandinetti (2017), §5 and eq. 25 |
 //! | `efp` | [`efp`] (real workers) | Aldasht, Ortega & Puntonet, *Dynamic load balancing in heterogeneous clusters*, Tables 2–6 and Figs. 3, 9–11 |
 //!
+//! [`tables`] holds what each reproduction shows a person (lines and tables, ours beside
+//! the paper's) and its CSV, presentation-neutral, for every face to render.
+//!
 //! [`histogram`] is the histogram the Monte-Carlo and exhaustive drivers produce; [`seed`]
 //! gives every trial its own random stream, so that results are deterministic for a seed
 //! whatever the thread count (histograms are merged by addition, simulations averaged in a
@@ -38,5 +41,6 @@ pub mod paper;
 pub mod rim_dynamic;
 pub mod rim_table1;
 pub mod seed;
+pub mod tables;
 
 pub use histogram::Histogram;

@@ -71,6 +71,7 @@ pub enum PlotError {
 /// the backend, so the message is kept).
 #[derive(Debug, Error)]
 #[error("{0}")]
+#[non_exhaustive]
 pub struct DrawError(String);
 
 static FONT: &[u8] = include_bytes!("../assets/DejaVuSans.ttf");

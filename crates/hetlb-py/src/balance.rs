@@ -18,8 +18,6 @@ use pyo3::types::{PyDict, PyList};
 const SHOWN_TRANSFERS: usize = 10_000;
 /// The largest topology file read (64 MiB, as the peer balancer's).
 const MAX_TOPOLOGY_FILE_BYTES: u64 = 64 << 20;
-/// Bytes a recorded transfer holds (its share of the plan), as the CLI counts them.
-const TRANSFER_BYTES: u128 = 32;
 
 /// The result of `hetlb.balance(...)`.
 ///
@@ -157,7 +155,7 @@ impl BalanceResult {
 }
 
 /// The network of `spec`, or the hypercube of the loads, with its label (as the CLI).
-pub(crate) fn network_of(
+fn network(
     py: Python<'_>,
     spec: Option<&str>,
     nodes: usize,
@@ -233,7 +231,7 @@ pub fn balance(
             "loads: no values given".into(),
         ));
     }
-    let (network, label) = network_of(py, topology, loads.len(), algorithm)?;
+    let (network, label) = network(py, topology, loads.len(), algorithm)?;
     // What every run holds (the loads, the network, a round engine's vectors); the plan's
     // transfers get the rest of the limit, as in the CLI.
     let arcs: u128 = (0..network.node_count())
@@ -273,14 +271,13 @@ pub fn balance(
         ));
     }
     let schedules = schedules(py, &schedule, &network)?;
-    let options = BalanceOptions {
-        capacities,
-        procs_per_group,
-        max_rounds,
-        seed: seed.unwrap_or(0),
-        lambda: lambda_,
-    };
-    let max_transfers = u64::try_from((limit - fixed) / TRANSFER_BYTES).unwrap_or(u64::MAX);
+    let options = BalanceOptions::new()
+        .capacities(capacities)
+        .procs_per_group(procs_per_group)
+        .max_rounds(max_rounds)
+        .seed(seed.unwrap_or(0))
+        .lambda(lambda_);
+    let max_transfers = hetlb_core::limit::transfers_within(limit, fixed);
     let computed = py.detach(|| {
         let run = balance_on_within(&network, algorithm, &loads, &options, max_transfers)?;
         let metrics = Metrics::of(&run.plan, options.capacities.as_ref());

@@ -23,6 +23,7 @@ pub type Progress = Arc<dyn Fn(u64, u64) + Send + Sync>;
 /// assert!(cfg.validate(3).is_err()); // two slowdowns for three workers
 /// ```
 #[derive(Clone)]
+#[non_exhaustive]
 pub struct RunConfig {
     /// EFP or a baseline.
     pub policy: Policy,

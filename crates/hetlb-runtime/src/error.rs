@@ -7,6 +7,7 @@ use thiserror::Error;
 
 /// Why a run could not complete.
 #[derive(Debug, Clone, PartialEq, Error)]
+#[non_exhaustive]
 pub enum RuntimeError {
     /// A message could not be moved.
     #[error("transport: {0}")]
@@ -88,6 +89,7 @@ pub enum RuntimeError {
 /// An inconsistent run configuration. Each variant names the setting at fault, so a command
 /// line can print it after the option it came from.
 #[derive(Debug, Clone, PartialEq, Error)]
+#[non_exhaustive]
 pub enum ConfigError {
     /// No processors.
     #[error("workers: at least one worker is needed")]
@@ -133,6 +135,7 @@ pub enum ConfigError {
 /// assert_eq!(e.to_string(), "row 3 is empty");
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct TaskError(String);
 
 impl TaskError {

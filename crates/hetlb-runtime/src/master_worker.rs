@@ -20,6 +20,8 @@
 //! assert_eq!(runs[0].processors.iter().map(|p| p.rows).sum::<u64>(), 60);
 //! ```
 
+pub mod tables;
+
 use crate::config::{Progress, RunConfig};
 use crate::error::{RuntimeError, TaskError};
 use crate::grain::paper_granularity;

@@ -5,7 +5,8 @@ use hetlb_core::rules::self_scheduling::Policy;
 use serde::{Deserialize, Serialize};
 
 /// One processor's line of the report, like a row of the paper's Tables 2–6.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct ProcessorReport {
     /// The processor's index (its rank).
     pub processor: usize,
@@ -78,6 +79,7 @@ pub struct Failure {
 
 /// The report of one run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct RunReport {
     /// The policy.
     pub policy: Policy,
@@ -125,9 +127,11 @@ impl RunReport {
     /// # Example
     /// ```
     /// use hetlb_runtime::{ProcessorReport, RunReport};
-    /// let p = |processor, rows, t_comp, capacity| ProcessorReport {
-    ///     processor, role: String::new(), rows, tasks: rows, batches: 1, t_exec: t_comp,
-    ///     t_comp, t_comm: 0.0, t_wait: 0.0, capacity, failed: None,
+    /// let p = |processor, rows, t_comp, capacity| {
+    ///     let mut p = ProcessorReport::default();
+    ///     (p.processor, p.rows, p.tasks, p.batches) = (processor, rows, rows, 1);
+    ///     (p.t_exec, p.t_comp, p.capacity) = (t_comp, t_comp, capacity);
+    ///     p
     /// };
     /// // 30 rows at 3 rows/s and 10 rows at 1 row/s: 40 rows / 4 rows/s = 10 s.
     /// assert_eq!(RunReport::ideal_makespan(&[p(0, 30, 10.0, 3.0), p(1, 10, 10.0, 1.0)]), 10.0);
@@ -178,6 +182,7 @@ impl RunReport {
 
 /// A finished run: the report and the outputs in task order, each exactly once.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct Outcome<O> {
     /// The report.
     pub report: RunReport,

@@ -46,6 +46,7 @@ impl Slowdown {
     }
 
     /// Switches to `factor` once `after` has passed since the start of the run.
+    #[must_use]
     pub fn then(mut self, after: Duration, factor: u32) -> Self {
         self.change = Some((after, factor));
         self

@@ -85,10 +85,7 @@ fn predicted(spec: &str, algorithm: Algorithm, loads: &[u64], speeds: &[f64]) ->
     let network = spec.parse::<TopologySpec>().unwrap().build().unwrap();
     let slowest = speeds.iter().copied().fold(f64::INFINITY, f64::min);
     let caps = Capacities::new(speeds.iter().map(|s| s / slowest).collect()).unwrap();
-    let options = BalanceOptions {
-        capacities: Some(caps),
-        ..BalanceOptions::default()
-    };
+    let options = BalanceOptions::new().capacities(Some(caps));
     let plan = balance_on(&network, algorithm, loads, &options)
         .unwrap()
         .plan;

@@ -130,10 +130,8 @@ fn child_rules(level: Threading) -> ExitCode {
                     &network,
                     algorithm,
                     &loads,
-                    &BalanceOptions {
-                        capacities: with_caps.then(|| Capacities::new(caps.clone()).unwrap()),
-                        ..BalanceOptions::default()
-                    },
+                    &BalanceOptions::new()
+                        .capacities(with_caps.then(|| Capacities::new(caps.clone()).unwrap())),
                 )
                 .unwrap()
                 .plan

@@ -11,13 +11,9 @@ use hetlb_sim::Scenario;
 use std::time::Duration;
 
 fn cfg(scale: f64) -> RealConfig {
-    RealConfig {
-        time_scale: scale,
-        work: Work::Sleep,
-        keep_ids: true,
-        timeout: Duration::from_secs(30),
-        fail: None,
-    }
+    RealConfig::new(scale, Work::Sleep)
+        .keep_ids(true)
+        .timeout(Duration::from_secs(30))
 }
 
 const CAL: Calibration = Calibration {

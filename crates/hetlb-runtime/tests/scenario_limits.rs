@@ -35,13 +35,7 @@ fn a_time_scale_too_small_for_the_rounds_is_refused_with_the_smallest_that_works
 fn ranks_that_cannot_keep_up_stop_instead_of_growing() {
     // Rounds every 0.5 µs of real time: no machine keeps up; the run must end, and end with
     // an error or with every task done.
-    let cfg = RealConfig {
-        time_scale: 1e-6,
-        work: Work::Sleep,
-        keep_ids: false,
-        timeout: Duration::from_secs(60),
-        fail: None,
-    };
+    let cfg = RealConfig::new(1e-6, Work::Sleep).timeout(Duration::from_secs(60));
     match run_threads(
         &dishet(0.5),
         &cfg,

@@ -165,6 +165,7 @@ fn exchange_dimension<R: PairRule>(
 
 /// Totals of an in-place balance: what a plan's metrics would say, without the transfers.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub struct ExchangeSummary {
     /// Units sent over links, summed over all phases (task-hops), exact (a unit can hop once
     /// per phase, so the sum can pass `u64::MAX`).

@@ -564,6 +564,7 @@ impl Scheduler {
 
     /// Uses the given roles instead of those derived from the capacities (for a user who
     /// fixes the master).
+    #[must_use]
     pub fn with_roles(mut self, roles: Roles) -> Self {
         self.roles = roles;
         self

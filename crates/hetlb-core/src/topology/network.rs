@@ -319,6 +319,7 @@ pub enum BuildError {
 #[error(
     "{0} (expected path:N, ring:N, mesh:RxC, torus:RxC, kary:K:N, star:N, complete:N, hypercube:D, random:N:P[:SEED] or file:PATH)"
 )]
+#[non_exhaustive]
 pub struct SpecError(pub String);
 
 impl FromStr for TopologySpec {

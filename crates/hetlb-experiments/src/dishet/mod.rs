@@ -573,12 +573,10 @@ pub fn run(config: &Config, tick: &(dyn Fn() + Sync)) -> Result<Vec<Outcome>, Di
                 .algorithms
                 .iter()
                 .map(|&algorithm| {
-                    let options = BalanceOptions {
-                        capacities: Some(instance.capacities.clone()),
-                        max_rounds: Some(config.max_rounds),
-                        seed: instance.seed,
-                        ..BalanceOptions::default()
-                    };
+                    let options = BalanceOptions::new()
+                        .capacities(Some(instance.capacities.clone()))
+                        .max_rounds(Some(config.max_rounds))
+                        .seed(instance.seed);
                     let run = balance_on(&instance.network, algorithm, &instance.loads, &options)
                         .map_err(|source| DishetError::Balance {
                         algorithm,

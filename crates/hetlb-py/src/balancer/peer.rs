@@ -7,7 +7,8 @@ use crate::errors::{Kind, raise, raise_with};
 use hetlb_core::advice::{CostModel, Trigger};
 use hetlb_core::transmission::Schedule;
 use hetlb_runtime::peer::{
-    Balancer, BalancerConfig, Bytes, Fault, Holding, PeerError, PeerFailure, Records, Speeds,
+    Balancer, BalancerConfig, Bytes, ConfigError, Fault, Holding, PeerError, PeerFailure, Records,
+    Speeds,
 };
 use hetlb_runtime::transport::mpi::Mpi;
 use mpi::raw::FromRaw;
@@ -424,7 +425,12 @@ impl NativeBalancer {
                     .map_or(0, u64::from_ne_bytes)
             };
             let result = Records::new(&mut buffer, size, width)
-                .map_err(|e| PeerError::Config(format!("arr: {e}")))
+                .map_err(|source| {
+                    PeerError::from(ConfigError::Records {
+                        argument: Some("arr"),
+                        source,
+                    })
+                })
                 .and_then(|records| {
                     let mut records = if weighted {
                         records.with_loads(&weigh)

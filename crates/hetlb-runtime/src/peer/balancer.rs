@@ -4,7 +4,7 @@
 
 use super::config::{BalancerConfig, LEARNED_SAMPLES, Speeds};
 use super::decide::{Migration, RuleInputs, decide, imbalance, max_step};
-use super::error::{PeerError, PeerFailure};
+use super::error::{PeerError, PeerFailure, PlanError};
 use super::gather::{all_gather, barrier};
 use super::holdings::Aside;
 use super::item::Item;
@@ -211,7 +211,7 @@ impl<K: ItemKind, G: Group> Balancer<K, G> {
         let Some(units) = units else {
             // The others wait for this rank's load: tell them.
             let mut session = self.session();
-            return Err(session.give_up(PeerError::Plan(format!("rank {me}'s units overflow u64"))));
+            return Err(session.give_up(PlanError::UnitsOverflow { rank: me }.into()));
         };
         // The store's shape (the record size) joins the digest: ranks holding records of
         // different sizes disagree before anything moves.

@@ -1,7 +1,7 @@
 //! How a [`Balancer`](super::Balancer) decides: the rule, the ranks' topology, their speeds,
 //! the transmission schedule and the timeouts.
 
-use super::error::PeerError;
+use super::error::{ConfigError, PeerError};
 use hetlb_core::advice::{CostModel, Trigger};
 use hetlb_core::algorithm::Algorithm;
 use hetlb_core::routing::Routing;
@@ -113,6 +113,7 @@ pub enum Fault {
 /// assert!(BalancerConfig::new("dem-superb").is_err());
 /// ```
 #[derive(Debug, Clone)]
+#[must_use = "a configuration does nothing until a Balancer is built with it"]
 pub struct BalancerConfig {
     pub(crate) algorithm: Algorithm,
     pub(crate) topology: Option<(String, Network)>,
@@ -146,15 +147,16 @@ impl BalancerConfig {
         if rule == AUTO {
             return Ok(Self::for_algorithm(Algorithm::Cwa).candidates(Vec::new()));
         }
-        let algorithm = rule.parse::<Algorithm>().map_err(|e| {
-            PeerError::Config(format!(
-                "{e}; known rules: {}, {AUTO}",
-                Algorithm::all()
+        let algorithm = rule
+            .parse::<Algorithm>()
+            .map_err(|source| ConfigError::UnknownRule {
+                source,
+                known: Algorithm::all()
                     .map(|a| a.name())
+                    .chain(std::iter::once(AUTO))
                     .collect::<Vec<_>>()
-                    .join(", ")
-            ))
-        })?;
+                    .join(", "),
+            })?;
         Ok(Self::for_algorithm(algorithm))
     }
 
@@ -284,12 +286,10 @@ impl BalancerConfig {
     /// [`PeerError::Config`] for a spec that cannot be parsed or built, or a file that cannot
     /// be read.
     pub fn topology(mut self, spec: &str) -> Result<Self, PeerError> {
-        let parsed: TopologySpec = spec
-            .parse()
-            .map_err(|e| PeerError::Config(format!("topology: {e}")))?;
+        let parsed: TopologySpec = spec.parse().map_err(ConfigError::TopologySpec)?;
         let network = parsed
             .build_reading(None, None, MAX_TOPOLOGY_FILE_BYTES)
-            .map_err(|e| PeerError::Config(format!("topology: {e}")))?;
+            .map_err(ConfigError::from)?;
         self.topology = Some((parsed.to_string(), network));
         Ok(self)
     }
@@ -426,7 +426,7 @@ impl BalancerConfig {
     /// Checks the configuration against `ranks` ranks and returns the topology's label and
     /// network. Nothing has moved when this fails.
     pub(crate) fn resolve(&self, ranks: usize) -> Result<(String, Network), PeerError> {
-        let bad = |m: String| Err(PeerError::Config(m));
+        let bad = |m: String| Err(PeerError::invalid(m));
         if matches!(self.trigger, Trigger::Auto { .. })
             && !matches!(self.speeds, Speeds::Measured { .. })
         {
@@ -449,7 +449,7 @@ impl BalancerConfig {
             ));
         }
         if let Err(e) = self.cost_model.validate() {
-            return bad(e.to_string());
+            return Err(ConfigError::CostModel(e).into());
         }
         if self.schedule == Schedule::PipelinePerProcessor {
             return bad(
@@ -491,11 +491,7 @@ impl BalancerConfig {
             None if ranks.is_power_of_two() => {
                 let d = ranks.trailing_zeros();
                 let spec = TopologySpec::Hypercube(d);
-                (
-                    spec.to_string(),
-                    spec.build()
-                        .map_err(|e| PeerError::Config(format!("topology: {e}")))?,
-                )
+                (spec.to_string(), spec.build().map_err(ConfigError::from)?)
             }
             None if self.needs_hypercube() => {
                 return bad(format!(
@@ -507,11 +503,7 @@ impl BalancerConfig {
             None => {
                 // Not a power of two, so at least 3 ranks: a ring exists.
                 let spec = TopologySpec::Ring(ranks);
-                (
-                    spec.to_string(),
-                    spec.build()
-                        .map_err(|e| PeerError::Config(format!("topology: {e}")))?,
-                )
+                (spec.to_string(), spec.build().map_err(ConfigError::from)?)
             }
         };
         if network.node_count() != ranks {

@@ -1,6 +1,6 @@
 //! Deciding: the core's rule run over the gathered loads, and this rank's part of the plan.
 
-use super::error::PeerError;
+use super::error::{PeerError, PlanError};
 use super::wire::RankState;
 use hetlb_core::advice::{CostModel, MoveSample, Prediction, Trigger, choose};
 use hetlb_core::algorithm::{Algorithm, BalanceOptions, Family, balance_on};
@@ -124,13 +124,13 @@ impl Migration {
         item_loads: &[u64],
     ) -> Result<Vec<Option<usize>>, PeerError> {
         if rank >= self.loads_before.len() {
-            return Err(PeerError::Plan(format!(
-                "rank {rank} is not in a group of {}",
-                self.loads_before.len()
-            )));
+            return Err(PeerError::Plan(PlanError::NotInGroup {
+                rank,
+                size: self.loads_before.len(),
+            }));
         }
         hetlb_core::destinations::of_node(&self.loads_before, &self.planned_after, rank, item_loads)
-            .map_err(|e| PeerError::Plan(e.to_string()))
+            .map_err(|e| PeerError::Plan(PlanError::Routing(Box::new(e))))
     }
 
     /// The capacities weighing the imbalance: those the rule used, or all 1.
@@ -201,23 +201,25 @@ fn plan_for(
     capacities: Option<&Capacities>,
     inputs: &RuleInputs<'_>,
 ) -> Result<(Plan, bool), PeerError> {
-    let options = BalanceOptions {
-        capacities: capacities.cloned(),
-        procs_per_group: inputs
-            .procs_per_group
-            .filter(|_| algorithm == Algorithm::Hybrid),
-        max_rounds: inputs
-            .max_rounds
-            .filter(|_| algorithm.family() == Family::Diffusion),
-        seed: inputs.seed,
-        lambda: inputs.lambda.filter(|_| algorithm == Algorithm::Gdem),
-    };
-    let run = balance_on(inputs.network, algorithm, loads, &options)
-        .map_err(|e| PeerError::Plan(e.to_string()))?;
+    let options = BalanceOptions::new()
+        .capacities(capacities.cloned())
+        .procs_per_group(
+            inputs
+                .procs_per_group
+                .filter(|_| algorithm == Algorithm::Hybrid),
+        )
+        .max_rounds(
+            inputs
+                .max_rounds
+                .filter(|_| algorithm.family() == Family::Diffusion),
+        )
+        .seed(inputs.seed)
+        .lambda(inputs.lambda.filter(|_| algorithm == Algorithm::Gdem));
+    let run = balance_on(inputs.network, algorithm, loads, &options).map_err(PlanError::Rule)?;
     let plan = inputs
         .routing
         .route(run.plan)
-        .map_err(|e| PeerError::Plan(e.to_string()))?;
+        .map_err(|e| PlanError::Routing(Box::new(e)))?;
     Ok((plan, run.converged))
 }
 
@@ -239,7 +241,7 @@ pub(crate) fn decide(
         .as_ref()
         .map(|c| Capacities::new(c.clone()))
         .transpose()
-        .map_err(|e| PeerError::Plan(format!("capacities: {e}")))?;
+        .map_err(PlanError::Capacities)?;
     let predict_plan = |plan: &Plan| {
         inputs
             .measured_speeds
@@ -363,9 +365,7 @@ fn number_transfers(plan: &Plan) -> Result<Vec<PlannedTransfer>, PeerError> {
     let mut out = Vec::new();
     for (phase, p) in plan.phases.iter().enumerate() {
         for t in p.transfers.iter().filter(|t| t.units > 0) {
-            let id = u32::try_from(out.len()).map_err(|_| {
-                PeerError::Plan("the plan has more than 2^32 transfers".to_string())
-            })?;
+            let id = u32::try_from(out.len()).map_err(|_| PlanError::TooManyTransfers)?;
             out.push(PlannedTransfer {
                 id,
                 phase,

@@ -56,7 +56,7 @@ pub use config::{
     default_candidates,
 };
 pub use decide::{CandidatePrediction, Migration, PlannedTransfer, imbalance};
-pub use error::{Holding, PeerError, PeerFailure};
+pub use error::{ConfigError, Holding, PeerError, PeerFailure, PlanError};
 pub use item::Item;
 pub use learning::Outcome;
 pub use report::Report;

@@ -7,6 +7,7 @@ use serde::Serialize;
 /// One rank's account of a rebalance. The vectors (`loads_before`, `planned_after`,
 /// `loads_after`, …) are the whole group's and the same on every rank.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[non_exhaustive]
 pub struct Report {
     /// The call, counted from 1.
     pub epoch: u64,

@@ -433,6 +433,7 @@ impl<'a, B: RecordBuffer + ?Sized> Records<'a, B> {
 
     /// Weighs every record with `load` (default: one unit per record). The function must give
     /// a record the same load on every rank.
+    #[must_use]
     pub fn with_loads(mut self, load: LoadFn<'a>) -> Self {
         self.load = Some(load);
         self

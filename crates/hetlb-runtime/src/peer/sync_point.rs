@@ -53,7 +53,7 @@ impl<G: Group> SyncPoint<G> {
     /// cannot be opened.
     pub fn new(group: &G, timeout: Duration) -> Result<Self, PeerError> {
         if timeout.is_zero() {
-            return Err(PeerError::Config("timeout: must be positive".into()));
+            return Err(PeerError::invalid("timeout: must be positive"));
         }
         Ok(Self {
             ep: group.open()?,

@@ -71,6 +71,7 @@ pub const MAX_ROUNDS_BEHIND: u64 = 10_000;
 
 /// How a scenario runs on real workers.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct RealConfig {
     /// Real seconds per scenario second.
     pub time_scale: f64,
@@ -84,8 +85,45 @@ pub struct RealConfig {
     pub fail: Option<(usize, f64)>,
 }
 
+impl RealConfig {
+    /// `time_scale` real seconds per scenario second and `work` per task; ids not kept, a
+    /// 60 s timeout, no fault.
+    #[must_use]
+    pub fn new(time_scale: f64, work: Work) -> Self {
+        Self {
+            time_scale,
+            work,
+            keep_ids: false,
+            timeout: Duration::from_secs(60),
+            fail: None,
+        }
+    }
+
+    /// Sets [`timeout`](Self::timeout).
+    #[must_use]
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = timeout;
+        self
+    }
+
+    /// Sets [`keep_ids`](Self::keep_ids).
+    #[must_use]
+    pub fn keep_ids(mut self, keep_ids: bool) -> Self {
+        self.keep_ids = keep_ids;
+        self
+    }
+
+    /// Sets [`fail`](Self::fail).
+    #[must_use]
+    pub fn fail(mut self, fail: Option<(usize, f64)>) -> Self {
+        self.fail = fail;
+        self
+    }
+}
+
 /// Why a scenario could not run on real workers.
 #[derive(Debug, Clone, PartialEq, Error)]
+#[non_exhaustive]
 pub enum ScenarioRunError {
     /// The scenario does not fit real workers here.
     #[error("{0}")]
@@ -109,6 +147,7 @@ pub enum ScenarioRunError {
 
 /// What the run measured, in scenario time.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[non_exhaustive]
 pub struct RealReport {
     /// The backend.
     pub backend: String,
@@ -537,13 +576,7 @@ fn wait_start<T: Transport<Message>>(
 /// use hetlb_sim::Scenario;
 /// use std::time::Duration;
 /// let s = Scenario::from_toml("topology = \"ring:3\"\n[nodes]\ncount = 3\nrate = 100.0\ninitial = 20\n").unwrap();
-/// let cfg = RealConfig {
-///     time_scale: 0.1,
-///     work: Work::Sleep,
-///     keep_ids: false,
-///     timeout: Duration::from_secs(10),
-///     fail: None,
-/// };
+/// let cfg = RealConfig::new(0.1, Work::Sleep).timeout(Duration::from_secs(10));
 /// let r = run_threads(&s, &cfg, Calibration { rounds_per_second: 1e9 }).unwrap();
 /// assert_eq!(r.tasks_completed, 60);
 /// assert_eq!(r.nodes.iter().map(|n| n.executed).sum::<u64>(), 60); // each task once

@@ -15,6 +15,7 @@ use thiserror::Error;
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 #[error("{field}: {message}{}", line.map(|l| format!(" (line {l})")).unwrap_or_default())]
+#[non_exhaustive]
 pub struct ScenarioError {
     /// Dotted path of the field, e.g. `injections[1].time`.
     pub field: String,

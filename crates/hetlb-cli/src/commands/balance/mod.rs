@@ -109,13 +109,12 @@ pub fn run(args: Args) -> Result<()> {
     if args.seed.is_some() && algorithm != Algorithm::RandomBiasing {
         bail!("--seed: only random-biasing draws random numbers, not {algorithm}");
     }
-    let options = BalanceOptions {
-        capacities,
-        procs_per_group: args.procs_per_group,
-        max_rounds: args.max_rounds,
-        seed: args.seed.unwrap_or(0),
-        lambda: args.lambda,
-    };
+    let options = BalanceOptions::new()
+        .capacities(capacities)
+        .procs_per_group(args.procs_per_group)
+        .max_rounds(args.max_rounds)
+        .seed(args.seed.unwrap_or(0))
+        .lambda(args.lambda);
     let run = balance_on_within(
         &network,
         algorithm,

@@ -3,12 +3,12 @@
 
 use super::{flagged, print_report};
 use crate::input::whole;
-use crate::output::{Format, fixed, print_csv, print_json, table};
+use crate::output::{Format, fixed, table};
 use crate::progress::counter;
 use anyhow::{Context, Result};
 use hetlb_bench::{
     diffusion::DiffusionConfig, dispatch::DispatchConfig, enumeration::EnumerationConfig,
-    exchange::ExchangeConfig, rebalance::RebalanceConfig, simulator::SimulatorConfig,
+    exchange::ExchangeConfig, rebalance::RebalanceConfig, simulator::SimulatorConfig, tables,
     transmission::TransmissionConfig,
 };
 use hetlb_core::Algorithm;
@@ -178,16 +178,7 @@ pub fn exchange(a: Exchange) -> Result<()> {
         .map(|r| r.parse::<Algorithm>().context("--algorithms"))
         .collect::<Result<_>>()?;
     let report = hetlb_bench::exchange::run(&cfg, &mut counter(REPETITIONS)).map_err(flagged)?;
-    let d = &report.details;
-    let title = format!(
-        "In-place balance of a {}-cube ({} loads below {}, {} MiB; {} lanes, {})",
-        d.dims,
-        d.nodes,
-        d.max_load,
-        (d.nodes * 8) >> 20,
-        d.lanes,
-        d.simd
-    );
+    let title = tables::exchange_title(&report.details);
     print_report(&report, a.format, &title, &[])
 }
 
@@ -197,10 +188,7 @@ pub fn diffusion(a: Diffusion) -> Result<()> {
     (cfg.side, cfg.capacities, cfg.repeat, cfg.threads) =
         (a.side, a.capacities, a.repeat, a.threads);
     let report = hetlb_bench::diffusion::run(&cfg, &mut counter(REPETITIONS)).map_err(flagged)?;
-    let title = format!(
-        "One round on a {0} × {0} torus ({1} nodes, loads uniform on 0..=200, {2} capacities)",
-        a.side, report.details.nodes, report.details.capacities
-    );
+    let title = tables::diffusion_title(&report.details);
     print_report(&report, a.format, &title, &[])
 }
 
@@ -209,10 +197,7 @@ pub fn dispatch(a: Dispatch) -> Result<()> {
     let mut cfg = DispatchConfig::default();
     (cfg.tasks, cfg.repeat) = (a.tasks, a.repeat);
     let report = hetlb_bench::dispatch::run(&cfg, &mut counter(REPETITIONS)).map_err(flagged)?;
-    let title = format!(
-        "Dispatch of {} empty tasks, a master that only dispatches and one worker",
-        a.tasks
-    );
+    let title = tables::dispatch_title(&report.details);
     print_report(&report, a.format, &title, &[])
 }
 
@@ -222,12 +207,7 @@ pub fn transmission(a: Transmission) -> Result<()> {
     (cfg.dims, cfg.max_load, cfg.repeat) = (a.dims, a.max_load, a.repeat);
     let report =
         hetlb_bench::transmission::run(&cfg, &mut counter(REPETITIONS)).map_err(flagged)?;
-    let title = format!(
-        "Transmission schedules of a {}-cube plan ({} nodes, loads uniform on 0..{})",
-        a.dims,
-        1usize << a.dims,
-        a.max_load
-    );
+    let title = tables::transmission_title(&report.details);
     print_report(&report, a.format, &title, &[])
 }
 
@@ -240,21 +220,7 @@ pub fn enumeration(a: Enumeration) -> Result<()> {
         crate::limits::check("--procs", "the enumeration", cfg.memory_needed())?;
     }
     let report = hetlb_bench::enumeration::run(&cfg, &mut counter(REPETITIONS)).map_err(flagged)?;
-    let d = &report.details;
-    let title = format!(
-        "Exhaustive enumeration, {} processors, loads 0..={}: {} vectors, dem + oem",
-        a.procs,
-        a.values - 1,
-        d.vectors
-    );
-    let notes = [format!(
-        "one by one: {} vectors in {} s ({:.3e} vectors/s), so about {} s for all vectors: {}× slower",
-        d.baseline_vectors,
-        fixed(d.baseline_seconds, 3),
-        d.baseline_vectors_per_second,
-        fixed(d.baseline_extrapolated_seconds, 1),
-        fixed(d.speedup, 1)
-    )];
+    let (title, notes) = tables::enumeration_title(&report.details);
     print_report(&report, a.format, &title, &notes)
 }
 
@@ -311,120 +277,10 @@ pub fn rebalance(args: Rebalance) -> Result<()> {
     cfg.procs = crate::input::unique(args.procs.clone(), "--procs");
     let r = hetlb_bench::rebalance::run(&cfg, &mut counter("rebalance against floors"))
         .map_err(flagged)?;
-    match args.format {
-        Format::Json => print_json(&r),
-        Format::Csv => print_csv(
-            &["kernel", "seconds", "floor", "floor_seconds", "ratio"],
-            [
-                vec![
-                    "cwa move".into(),
-                    format!("{:.6}", r.move_seconds),
-                    "direct channel sends".into(),
-                    format!("{:.6}", r.move_floor_seconds),
-                    format!("{:.3}", r.move_ratio),
-                ],
-                vec![
-                    "cwa move, bytes not counted".into(),
-                    format!("{:.6}", r.move_uncounted_seconds),
-                    "direct channel sends".into(),
-                    format!("{:.6}", r.move_floor_seconds),
-                    format!("{:.3}", r.move_uncounted_ratio),
-                ],
-                vec![
-                    "rebalance, nothing to do".into(),
-                    format!("{:.9}", r.balanced_seconds),
-                    "all-reduce of a u64".into(),
-                    format!("{:.9}", r.balanced_floor_seconds),
-                    format!("{:.3}", r.balanced_ratio),
-                ],
-            ]
-            .into_iter()
-            .chain(r.scale.iter().map(|x| {
-                vec![
-                    format!("cwa call, {} ranks", x.ranks),
-                    format!("{:.9}", x.seconds),
-                    "all-reduce of a u64".into(),
-                    format!("{:.9}", x.floor_seconds),
-                    format!("{:.3}", x.ratio),
-                ]
-            })),
-        ),
-        Format::Table => {
-            crate::out!(
-                "Peer rebalancing on {} threads ({} cores), medians of {} runs, kernel and floor \
-                 interleaved:",
-                r.ranks,
-                r.available_parallelism,
-                r.runs
-            );
-            let ms = |s: f64| format!("{} ms", fixed(s * 1e3, 2));
-            let mut t = table(["kernel", "median", "floor", "floor median", "ratio"]);
-            t.add_row(vec![
-                format!("cwa moving {} items of 64 B", r.items),
-                ms(r.move_seconds),
-                "direct channel sends".into(),
-                ms(r.move_floor_seconds),
-                fixed(r.move_ratio, 2),
-            ]);
-            t.add_row(vec![
-                "the same, bytes not counted".into(),
-                ms(r.move_uncounted_seconds),
-                "direct channel sends".into(),
-                ms(r.move_floor_seconds),
-                fixed(r.move_uncounted_ratio, 2),
-            ]);
-            t.add_row(vec![
-                "rebalance with nothing to do".into(),
-                format!("{} µs", fixed(r.balanced_seconds * 1e6, 2)),
-                "all-reduce of a u64".into(),
-                format!("{} µs", fixed(r.balanced_floor_seconds * 1e6, 2)),
-                fixed(r.balanced_ratio, 2),
-            ]);
-            crate::out!("{t}");
-            crate::out!(
-                "Rim et al.'s Figs. 18-19 on 8 threads, {} items per unit, dem: the measured move \
-                 beside the model (steps × the time per unit measured in the same call):",
-                args.unit_items
-            );
-            let mut s = table(["schedule", "model steps", "measured", "model prediction"]);
-            for x in &r.schedules {
-                s.add_row(vec![
-                    x.schedule.name().to_string(),
-                    x.predicted_steps.to_string(),
-                    ms(x.measured_seconds),
-                    ms(x.predicted_seconds),
-                ]);
-            }
-            crate::out!("{s}");
-            if !r.scale.is_empty() {
-                crate::out!(
-                    "The agreement as the group grows: one cwa call on P threads (a few unit \
-                     items per rank, random loads) against an all-reduce of a u64 by recursive \
-                     doubling (log2 P messages per rank):"
-                );
-                let mut g = table([
-                    "ranks",
-                    "log2 P",
-                    "messages per rank (most)",
-                    "(mean)",
-                    "call",
-                    "all-reduce",
-                    "ratio",
-                ]);
-                for x in &r.scale {
-                    g.add_row(vec![
-                        x.ranks.to_string(),
-                        x.log2_ranks.to_string(),
-                        x.max_messages_per_rank.to_string(),
-                        fixed(x.mean_messages_per_rank, 1),
-                        ms(x.seconds),
-                        ms(x.floor_seconds),
-                        fixed(x.ratio, 2),
-                    ]);
-                }
-                crate::out!("{g}");
-            }
-            Ok(())
-        }
-    }
+    crate::output::print_report(
+        args.format,
+        &r,
+        || tables::rebalance_csv(&r),
+        || tables::rebalance_text(&r, args.unit_items),
+    )
 }

@@ -9,9 +9,9 @@
 mod auto;
 mod kernels;
 
-use crate::output::{Format, fixed, print_csv, print_json, table};
+use crate::output::{self, Format};
 use anyhow::{Result, anyhow};
-use hetlb_bench::{BenchError, Report};
+use hetlb_bench::{BenchError, Report, tables};
 use serde::Serialize;
 
 /// Arguments of `hetlb bench`.
@@ -89,75 +89,10 @@ fn print_report<P: Serialize>(
     title: &str,
     notes: &[String],
 ) -> Result<()> {
-    match format {
-        Format::Json => print_json(report),
-        Format::Csv => print_csv(
-            &[
-                "benchmark",
-                "key",
-                "kernel",
-                "kernel_seconds",
-                "floor",
-                "floor_seconds",
-                "kernel_floor_ratio",
-                "aim_ratio",
-                "items",
-                "threads",
-                "repeat",
-            ],
-            report.comparisons.iter().map(|c| {
-                vec![
-                    report.benchmark.to_string(),
-                    c.key.clone(),
-                    c.kernel.clone(),
-                    c.kernel_seconds.to_string(),
-                    c.floor.clone(),
-                    c.floor_seconds.to_string(),
-                    c.kernel_floor_ratio.to_string(),
-                    c.aim_ratio.map_or(String::new(), |a| a.to_string()),
-                    c.items.map_or(String::new(), |n| n.to_string()),
-                    report.machine.threads.to_string(),
-                    report.repeat.to_string(),
-                ]
-            }),
-        ),
-        Format::Table => {
-            crate::out!(
-                "{title} ({} threads of {}; medians of {}, interleaved)",
-                report.machine.threads,
-                report.machine.available_parallelism,
-                report.repeat
-            );
-            let mut t = table(["kernel", "median", "floor", "median", "ratio", "aim"]);
-            for c in &report.comparisons {
-                let time = |secs: f64| match c.items {
-                    Some(n) => format!("{} µs/item", fixed(secs / n as f64 * 1e6, 3)),
-                    None => human_seconds(secs),
-                };
-                t.add_row(vec![
-                    c.kernel.clone(),
-                    time(c.kernel_seconds),
-                    c.floor.clone(),
-                    time(c.floor_seconds),
-                    format!("{}×", fixed(c.kernel_floor_ratio, 2)),
-                    c.aim_ratio
-                        .map_or(String::new(), |a| format!("≤ {}×", fixed(a, 0))),
-                ]);
-            }
-            crate::out!("{t}");
-            for n in notes {
-                crate::out!("{n}");
-            }
-            Ok(())
-        }
-    }
-}
-
-/// Seconds as ms or s, three significant-ish digits.
-fn human_seconds(secs: f64) -> String {
-    if secs < 1.0 {
-        format!("{} ms", fixed(secs * 1e3, 2))
-    } else {
-        format!("{} s", fixed(secs, 3))
-    }
+    output::print_report(
+        format,
+        report,
+        || tables::csv(report),
+        || tables::text(report, title, notes),
+    )
 }

@@ -3,14 +3,12 @@
 //! clusters.
 
 use crate::input::whole;
-use crate::output::{Format, fixed, print_csv, print_json, table};
+use crate::output::{Format, print_report};
 use crate::plot::{Axes, Series, line_chart_with};
 use crate::progress::bar;
 use anyhow::{Context, Result, anyhow, bail};
-use hetlb_experiments::chau_hetero::{
-    CLASSES, CONDITION, ChauHetero, ChauHeteroError, ChauHeteroReport, Kind, MAX_SIZE, MAX_SPEED,
-    Row, SHARCNET_SIZES, ScaleRow,
-};
+use hetlb_experiments::chau_hetero::{ChauHetero, ChauHeteroError, Kind, Row, ScaleRow};
+use hetlb_experiments::tables;
 use std::path::Path;
 
 /// Arguments of `hetlb reproduce chau-hetero`.
@@ -88,50 +86,12 @@ pub fn run_command(args: Args) -> Result<()> {
         plot(&dir, &args, &out.rows, &out.pass_rates, &scales)?;
         crate::plot::notice_dir(&dir);
     }
-    let rows = &out.rows;
-    match args.format {
-        Format::Json => print_json(&out),
-        Format::Csv => {
-            let mut header = vec![
-                "n",
-                "trials",
-                "mean_dem_hetero",
-                "mean_optimal",
-                "mean_excess",
-                "mean_relative_excess",
-                "within_claim",
-                "worst_excess",
-                "equal_within_claim",
-                "equal_worst_excess",
-            ];
-            let labels: Vec<String> = CLASSES.iter().map(|c| format!("excess {}", c.0)).collect();
-            header.extend(labels.iter().map(String::as_str));
-            print_csv(
-                &header,
-                rows.iter().map(|r| {
-                    let mut line = vec![
-                        r.n.to_string(),
-                        r.trials.to_string(),
-                        r.mean_dem_hetero.to_string(),
-                        r.mean_optimal.to_string(),
-                        r.mean_excess.to_string(),
-                        r.mean_relative_excess.to_string(),
-                        r.within_claim.to_string(),
-                        r.worst.excess.to_string(),
-                        r.equal_within_claim.to_string(),
-                        r.equal_worst_excess.to_string(),
-                    ];
-                    line.extend(r.classes.iter().map(u64::to_string));
-                    line
-                }),
-            )
-        }
-        Format::Table => {
-            print_tables(&args, &out);
-            print_pass_rates(&args, &out.pass_rates, &scales);
-            Ok(())
-        }
-    }
+    print_report(
+        args.format,
+        &out,
+        || tables::chau_hetero::csv(&out.rows),
+        || tables::chau_hetero::text(&experiment, &out),
+    )
 }
 
 /// The option a configuration error is about.
@@ -143,139 +103,6 @@ fn field_of(e: &ChauHeteroError) -> &'static str {
         ChauHeteroError::MaxLoad(_) => "--max-load",
         _ => "--runs",
     }
-}
-
-fn print_tables(args: &Args, out: &ChauHeteroReport) {
-    let rows = &out.rows;
-    crate::out!(
-        "dem-hetero leaves {:.1}% of the mean load per processing unit above the optimal \
-         allocation, on average over {} trials of random clusters (loads to {}).\n",
-        100.0 * out.mean_relative_excess,
-        out.total_trials(),
-        args.max_load
-    );
-    crate::out!(
-        "Chau & Fu §5: \"the maximum load difference between any two computing clusters can be at most\n\
-         one more than the optimal solution\". The paper has no experiment for clusters of different sizes; these\n\
-         numbers are ours. Per trial: 2^n clusters, sizes from Sharcnet's (§1: {:?}) half of the time, otherwise\n\
-         uniform on 1..={MAX_SIZE} processors; relative speeds uniform on 1..={MAX_SPEED}; capacity p = processors x speed;\n\
-         loads uniform on 0..={} tasks; {} trials per n, seed {}. Balanced by dem-hetero (Fig. 5). Difference = max w/p -\n\
-         min w/p (tasks per processing unit); optimal = the smallest difference of any integer allocation of the\n\
-         same total; excess = dem-hetero's minus the optimal. All exact fractions.",
-        SHARCNET_SIZES,
-        args.max_load,
-        args.trials,
-        args.seed
-    );
-    let mut t = table([
-        "n",
-        "clusters",
-        "excess / mean load per unit",
-        "dem-hetero difference",
-        "optimal",
-        "excess (mean)",
-        "excess <= 1",
-        "worst excess",
-        "equal clusters: excess <= 1",
-        "equal clusters: worst",
-    ]);
-    for r in rows {
-        t.add_row(vec![
-            r.n.to_string(),
-            (1u64 << r.n).to_string(),
-            format!("{:.2}%", 100.0 * r.mean_relative_excess),
-            fixed(r.mean_dem_hetero, 3),
-            fixed(r.mean_optimal, 4),
-            fixed(r.mean_excess, 3),
-            percent(r.within_claim, r.trials),
-            fixed(r.worst.excess, 3),
-            percent(r.equal_within_claim, r.trials),
-            r.equal_worst_excess.to_string(),
-        ]);
-    }
-    crate::out!("{t}");
-
-    crate::out!("\nExcess of dem-hetero over the optimal difference (trials per class):");
-    let mut header = vec!["n".to_string()];
-    header.extend(CLASSES.iter().map(|c| c.0.to_string()));
-    let mut t = table(header);
-    for r in rows {
-        let mut line = vec![r.n.to_string()];
-        line.extend(r.classes.iter().map(u64::to_string));
-        t.add_row(line);
-    }
-    crate::out!("{t}");
-
-    if let Some(w) = out.worst() {
-        crate::out!(
-            "\nWorst case found: n = {}, trial {} (seed {}): dem-hetero leaves a difference of {} tasks per unit, the\n\
-             optimal allocation {}: an excess of {} against the claimed 1 (mean load {} per unit; before balancing\n\
-             the difference was {}). `--format json` gives its sizes, speeds and loads.",
-            w.n,
-            w.worst.trial,
-            args.seed,
-            fixed(w.worst.dem_hetero, 3),
-            fixed(w.worst.optimal, 4),
-            fixed(w.worst.excess, 3),
-            fixed(w.worst.mean_level, 1),
-            fixed(w.worst.initial_spread(), 1)
-        );
-    }
-    let all = out.total_trials();
-    let within = out.within_claim();
-    let equal_within = out.equal_within_claim();
-    crate::out!(
-        "\nThe claim holds in {} of {all} heterogeneous trials ({}) and in {} of {all} trials of the same loads on\n\
-         equal clusters ({}). On clusters of different capacities, the dimension exchange equalises each pair but\n\
-         not the subcubes it joins (a pair's new level mixes the two clusters' capacities in their own ratio), so\n\
-         the difference left grows with the load, not with the rounding.",
-        within,
-        percent(within, all),
-        equal_within,
-        percent(equal_within, all)
-    );
-}
-
-/// The share within the claim per load scale: random clusters against product form.
-fn print_pass_rates(args: &Args, rates: &[ScaleRow], scales: &[u64]) {
-    crate::out!(
-        "\nTrials within one of the optimum, by load scale ({} trials per cell; loads uniform on \
-         0..=scale):",
-        args.scale_runs
-    );
-    let mut header = vec!["n".to_string()];
-    for kind in [Kind::Random, Kind::ProductForm] {
-        for s in scales {
-            header.push(format!("{}, to {s}", kind.name()));
-        }
-    }
-    let mut t = table(header);
-    let mut dims: Vec<u32> = rates.iter().map(|r| r.n).collect();
-    dims.dedup();
-    for n in dims {
-        let mut line = vec![n.to_string()];
-        for kind in [Kind::Random, Kind::ProductForm] {
-            for &s in scales {
-                line.push(
-                    find_rate(rates, n, kind, s)
-                        .map_or("–".into(), |r| format!("{}/{}", r.within_claim, r.trials)),
-                );
-            }
-        }
-        t.add_row(line);
-    }
-    crate::out!("{t}");
-    crate::out!("{CONDITION}");
-}
-
-fn find_rate(rates: &[ScaleRow], n: u32, kind: Kind, max_load: u64) -> Option<&ScaleRow> {
-    rates
-        .iter()
-        .find(|r| r.n == n && r.kind == kind && r.max_load == max_load)
-}
-
-fn percent(part: u64, whole: u64) -> String {
-    format!("{:.2}%", 100.0 * part as f64 / whole.max(1) as f64)
 }
 
 fn plot(dir: &Path, args: &Args, rows: &[Row], rates: &[ScaleRow], scales: &[u64]) -> Result<()> {

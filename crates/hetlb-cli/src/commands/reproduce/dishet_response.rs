@@ -5,7 +5,7 @@
 use super::dishet_error;
 use crate::input::real;
 use crate::limits;
-use crate::output::{Format, fixed, print_csv, print_json, table};
+use crate::output::{Format, print_report};
 use crate::plot::{Series, line_chart};
 use crate::progress;
 use anyhow::{Context, Result, bail};
@@ -13,6 +13,7 @@ use hetlb_core::algorithm::Algorithm;
 use hetlb_experiments::dishet::response::{
     Cell, MAX_TOTAL, MAX_TOTAL_WHY, Policy, Response, ResponseReport,
 };
+use hetlb_experiments::tables;
 use hetlb_sim::model::Distribution as Service;
 use std::path::{Path, PathBuf};
 
@@ -108,158 +109,16 @@ pub fn run_command(args: Args) -> Result<()> {
     let bar = progress::bar(experiment.grid.trial_count(), "dishet-response runs");
     let report = experiment.run(&|| bar.inc(1)).map_err(dishet_error)?;
     bar.finish_and_clear();
-    let cells = &report.cells;
     if let Some(dir) = args.plots.dir("dishet-response")? {
         let written = write_plots(&dir, &args, &report).context("--out-dir")?;
         crate::plot::notice(&written);
     }
-    match args.format {
-        Format::Json => print_json(&report),
-        Format::Csv => print_csv(
-            &[
-                "nodes",
-                "total",
-                "distribution",
-                "policy",
-                "trials",
-                "throughput",
-                "response_time",
-                "makespan",
-                "ideal_makespan",
-                "tasks_moved",
-                "rounds",
-            ],
-            cells.iter().map(|c| {
-                vec![
-                    c.nodes.to_string(),
-                    c.total.to_string(),
-                    c.distribution.name(),
-                    c.policy.to_string(),
-                    c.trials.to_string(),
-                    format!("{:.6}", c.throughput),
-                    format!("{:.6}", c.response_time),
-                    format!("{:.6}", c.makespan),
-                    format!("{:.6}", c.ideal_makespan),
-                    format!("{:.3}", c.tasks_moved),
-                    format!("{:.3}", c.rounds),
-                ]
-            }),
-        ),
-        Format::Table => {
-            print_tables(&args, &report);
-            Ok(())
-        }
-    }
-}
-
-fn print_tables(args: &Args, s: &ResponseReport) {
-    let c = &s.setup;
-    let list = |v: Vec<String>| v.join(", ");
-    crate::out!("DISHET in time (Neelakantan 2012, §5): throughput and average response time");
-    crate::out!(
-        "  instances of `reproduce dishet` (seed {}): sizes {}; totals {}; {} trials per cell; G(n, p) with mean\n  \
-         degree {}, capacities uniform on 1..={}",
-        c.base_seed,
-        list(c.sizes.iter().map(usize::to_string).collect()),
-        list(c.totals.iter().map(u64::to_string).collect()),
-        c.seeds,
-        c.mean_degree,
-        c.max_capacity
-    );
-    crate::out!(
-        "  node i executes {} x capacity_i tasks/s ({} service); a round every {} s; links {} tasks/s, {} s delay",
-        args.rate,
-        args.service,
-        args.interval,
-        if args.link_rate.is_infinite() {
-            "inf".to_string()
-        } else {
-            args.link_rate.to_string()
-        },
-        args.link_delay
-    );
-    crate::out!(
-        "  response time: from time 0 (every task is there at the start) to its completion"
-    );
-    crate::out!("  paper: {}\n", s.paper);
-    let policies: Vec<&str> = s.policies.iter().map(|p| p.name()).collect();
-    crate::out!("Summary over the whole grid (means over cells)");
-    let mut t = table([
-        "policy",
-        "throughput (tasks/s)",
-        "response time (s)",
-        "response ÷ none",
-        "makespan ÷ ideal",
-        "tasks moved",
-        "rounds run",
-    ]);
-    let none_response = s.mean(|x| x.policy == "none", |x| x.response_time);
-    for &p in &policies {
-        let of = |x: &Cell| x.policy == p;
-        let response = s.mean(of, |x| x.response_time);
-        t.add_row(vec![
-            p.to_string(),
-            fixed(s.mean(of, |x| x.throughput), 2),
-            fixed(response, 2),
-            if none_response.is_nan() {
-                "–".into()
-            } else {
-                fixed(response / none_response, 3)
-            },
-            fixed(s.mean(of, |x| x.makespan / x.ideal_makespan), 3),
-            fixed(s.mean(of, |x| x.tasks_moved), 0),
-            fixed(s.mean(of, |x| x.rounds), 1),
-        ]);
-    }
-    crate::out!("{t}\n");
-    for (title, f) in [
-        (
-            "Average response time (s) by distribution (means over sizes, totals and trials)",
-            (|x: &Cell| x.response_time) as fn(&Cell) -> f64,
-        ),
-        (
-            "Throughput (tasks/s) by distribution (means over sizes, totals and trials)",
-            |x: &Cell| x.throughput,
-        ),
-    ] {
-        crate::out!("{title}");
-        let mut t = table(
-            std::iter::once("distribution".to_string())
-                .chain(policies.iter().map(|p| p.to_string())),
-        );
-        for &d in &c.distributions {
-            let mut row = vec![d.name()];
-            for &p in &policies {
-                row.push(fixed(
-                    s.mean(|x| x.distribution == d && x.policy == p, f),
-                    2,
-                ));
-            }
-            t.add_row(row);
-        }
-        crate::out!("{t}\n");
-    }
-    crate::out!(
-        "Average response time (s) by graph size (means over totals, distributions and trials)"
-    );
-    let mut t =
-        table(std::iter::once("nodes".to_string()).chain(policies.iter().map(|p| p.to_string())));
-    for &n in &c.sizes {
-        let mut row = vec![n.to_string()];
-        for &p in &policies {
-            row.push(fixed(
-                s.mean(|x| x.nodes == n && x.policy == p, |x| x.response_time),
-                2,
-            ));
-        }
-        t.add_row(row);
-    }
-    crate::out!("{t}");
-    if let Some((best, cells_count)) = s.dishet_best() {
-        crate::out!(
-            "\nDISHET has the lowest average response time of the balancing rules in {best} of {cells_count} cells."
-        );
-    }
+    print_report(
+        args.format,
+        &report,
+        || tables::dishet_response::csv(&report),
+        || tables::dishet_response::text(&report),
+    )
 }
 
 fn write_plots(dir: &Path, args: &Args, s: &ResponseReport) -> Result<Vec<PathBuf>> {

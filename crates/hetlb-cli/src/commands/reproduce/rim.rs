@@ -3,14 +3,13 @@
 //! [`hetlb_experiments::rim_table1`].
 
 use crate::limits;
-use crate::output::{Format, fixed, print_csv, print_json, table};
+use crate::output::{Format, print_report};
 use crate::progress::bar;
 use anyhow::{Context, Result, anyhow, bail};
 use hetlb_core::Algorithm;
 use hetlb_experiments::enumeration::{memory_needed, vector_count};
-use hetlb_experiments::rim_table1::{
-    PAPER_PROCS, ROWS, Table1Row as Row, bound_source, bucketed, column, published, values_for,
-};
+use hetlb_experiments::rim_table1::{PAPER_PROCS, column, values_for};
+use hetlb_experiments::tables;
 
 /// Arguments of `hetlb reproduce rim-table1`.
 #[derive(Debug, clap::Args)]
@@ -64,138 +63,10 @@ pub fn run(mut args: Args) -> Result<()> {
             rows.push(row);
         }
     }
-    match args.format {
-        Format::Json => print_json(&rows),
-        Format::Csv => print_csv(
-            &[
-                "algorithm",
-                "procs",
-                "values",
-                "source",
-                "d0",
-                "d1",
-                "d2",
-                "d3",
-                "d4+",
-                "average",
-                "seconds",
-            ],
-            rows.iter().flat_map(|r| {
-                let ours = csv_row(
-                    r,
-                    "hetlb",
-                    bucketed(&r.histogram),
-                    Some(r.average),
-                    Some(r.seconds),
-                );
-                let paper = r
-                    .published()
-                    .map(|c| csv_row(r, "paper", c.counts, None, None));
-                std::iter::once(ours).chain(paper)
-            }),
-        ),
-        Format::Table => {
-            print_table(&procs, &rows);
-            Ok(())
-        }
-    }
-}
-
-fn csv_row(
-    r: &Row,
-    source: &str,
-    counts: [u64; 5],
-    average: Option<f64>,
-    seconds: Option<f64>,
-) -> Vec<String> {
-    let mut row = vec![
-        r.algorithm.to_string(),
-        r.procs.to_string(),
-        r.values.to_string(),
-        source.to_string(),
-    ];
-    row.extend(counts.iter().map(u64::to_string));
-    row.push(average.map(|a| format!("{a:.6}")).unwrap_or_default());
-    row.push(seconds.map(|s| format!("{s:.3}")).unwrap_or_default());
-    row
-}
-
-fn print_table(procs: &[usize], rows: &[Row]) {
-    crate::out!(
-        "Rim, Jang & Kim, Table 1 — every non-decreasing load vector, balanced exhaustively"
-    );
-    for &p in procs {
-        let group: Vec<&Row> = rows.iter().filter(|r| r.procs == p).collect();
-        let Some(first) = group.first() else { continue };
-        let seconds: f64 = group.iter().map(|r| r.seconds).sum();
-        crate::out!(
-            "\n{p} processors, loads 0..={}, {} vectors per algorithm ({} s)",
-            first.values - 1,
-            first.vectors,
-            fixed(seconds, 2)
-        );
-        let mut header = vec!["max difference".to_string()];
-        for r in &group {
-            header.push(format!("{} hetlb", r.algorithm));
-            if r.paper.is_some() {
-                header.push(format!("{} paper", r.algorithm));
-            }
-        }
-        let mut t = table(header);
-        for (i, label) in ROWS.iter().enumerate() {
-            let mut line = vec![label.replace(">=", "≥ ")];
-            for r in &group {
-                let ours = bucketed(&r.histogram)[i];
-                match published(r.algorithm, p) {
-                    Some(c) => {
-                        let mark = if c.counts[i] == ours { "" } else { " ≠" };
-                        line.push(format!("{ours}{mark}"));
-                        line.push(c.counts[i].to_string());
-                    }
-                    None => line.push(ours.to_string()),
-                }
-            }
-            t.add_row(line);
-        }
-        let mut avg = vec!["average".to_string()];
-        for r in &group {
-            avg.push(fixed(r.average, 4));
-            if let Some(c) = published(r.algorithm, p) {
-                avg.push(format!("{} (≥4 as 4)", fixed(c.average(), 4)));
-            }
-        }
-        t.add_row(avg);
-        crate::out!("{t}");
-        if group.iter().all(|r| r.published().is_none()) {
-            crate::out!(
-                "The paper's Table 1 stops at 32 processors: there is no published column to \
-                 compare with. C({}, {p}) = {} vectors per algorithm.",
-                p + first.values as usize - 1,
-                first.vectors
-            );
-        }
-        for r in &group {
-            if let Some(m) = r.matches_paper {
-                let verdict = if m {
-                    "matches the paper exactly"
-                } else {
-                    "differs from the paper (rows marked ≠)"
-                };
-                crate::out!("{} column: {verdict}", r.algorithm);
-            }
-            if let (Some(b), Some(holds)) = (r.bound, r.bound_holds()) {
-                let verdict = if holds {
-                    "holds on every vector"
-                } else {
-                    "is EXCEEDED"
-                };
-                crate::out!(
-                    "{}: largest max difference {} against the bound {b} ({}) — the bound {verdict}",
-                    r.algorithm,
-                    r.max_difference,
-                    bound_source(r.algorithm)
-                );
-            }
-        }
-    }
+    print_report(
+        args.format,
+        &rows,
+        || tables::rim_table1::csv(&rows),
+        || tables::rim_table1::text(&procs, &rows),
+    )
 }

@@ -1,15 +1,13 @@
 //! `hetlb reproduce rim-overhead`: the cost of moving the units (Rim, Jang & Kim 2003, §5.2,
 //! §6.3; Figs. 12–13 and 22–23), from [`hetlb_experiments::overhead`].
 
-use crate::output::{Format, fixed, print_csv, print_json, table};
+use crate::output::{Format, print_report};
 use crate::plot::{Series, line_chart};
 use crate::progress::bar;
 use anyhow::{Result, anyhow};
 use hetlb_core::Algorithm;
-use hetlb_experiments::overhead::{
-    ALGORITHMS, FACTORS, Overhead, OverheadError, OverheadRow, mean_oem_over_cwa, oem_over_cwa, row,
-};
-use hetlb_experiments::paper::rim::SUM_TMAX_OEM_OVER_CWA;
+use hetlb_experiments::overhead::{ALGORITHMS, FACTORS, Overhead, OverheadError, OverheadRow, row};
+use hetlb_experiments::tables;
 use std::path::{Path, PathBuf};
 
 /// Arguments of `hetlb reproduce rim-overhead`.
@@ -53,13 +51,15 @@ pub fn run(mut args: Args) -> Result<()> {
     if let Some(bad) = args.procs.iter().find(|&&p| p == 0 || !p.is_power_of_two()) {
         anyhow::bail!("--procs: {bad} is not a power of two (1, 2, 4, …)");
     }
+    let settings = Overhead::new(1)
+        .imbalances(args.imbalance.clone())
+        .factors(FACTORS.to_vec())
+        .base(args.base)
+        .repetitions(args.repetitions)
+        .seed(args.seed);
     for &procs in &args.procs {
-        let exp = Overhead::new(procs)
-            .imbalances(args.imbalance.clone())
-            .factors(FACTORS.to_vec())
-            .base(args.base)
-            .repetitions(args.repetitions)
-            .seed(args.seed);
+        let mut exp = settings.clone();
+        exp.procs = procs;
         let total = (args.imbalance.len() * FACTORS.len()) as u64 * args.repetitions;
         let progress = bar(total, format!("transmission, {procs} processors"));
         let result = exp.run(&|done| progress.inc(done)).map_err(|e| {
@@ -79,110 +79,12 @@ pub fn run(mut args: Args) -> Result<()> {
         Some(dir) => write_plots(&dir, &args, &rows)?,
     };
     crate::plot::notice(&plots);
-    match args.format {
-        Format::Json => print_json(&rows),
-        Format::Csv => print_csv(
-            &[
-                "procs",
-                "imbalance",
-                "algorithm",
-                "instances",
-                "phased",
-                "overlap",
-                "pipeline",
-                "overlap_normalised",
-                "pipeline_normalised",
-                "task_hops",
-            ],
-            rows.iter().map(|r| {
-                vec![
-                    r.procs.to_string(),
-                    r.imbalance.to_string(),
-                    r.algorithm.to_string(),
-                    r.instances.to_string(),
-                    format!("{:.3}", r.phased),
-                    format!("{:.3}", r.overlap),
-                    format!("{:.3}", r.pipeline),
-                    format!("{:.4}", r.overlap_normalised),
-                    format!("{:.4}", r.pipeline_normalised),
-                    format!("{:.3}", r.task_hops),
-                ]
-            }),
-        ),
-        Format::Table => {
-            print_table(&args, &rows);
-            Ok(())
-        }
-    }
-}
-
-fn print_table(args: &Args, rows: &[OverheadRow]) {
-    crate::out!("Rim, Jang & Kim, §§5.2 and 6.3 — time to transmit the plan, in T_comm");
-    crate::out!(
-        "light processors hold {} units, heavy ones k × {} for k in {:?}; {} random heavy sets per (imbalance, k), seed {}",
-        args.base,
-        args.base,
-        FACTORS,
-        args.repetitions,
-        args.seed
-    );
-    crate::out!(
-        "overlap and pipeline are normalised by the phased time of the same algorithm (paper: Figs. 22–23)"
-    );
-    for &procs in &args.procs {
-        crate::out!("\n{procs} processors");
-        let mut t = table([
-            "imbalance",
-            "cwa overlap",
-            "cwa pipeline",
-            "dem overlap",
-            "dem pipeline",
-            "oem overlap",
-            "oem pipeline",
-            "Σ Tmax cwa",
-            "Σ Tmax oem",
-            "oem / cwa",
-            "task-hops cwa",
-            "task-hops oem",
-        ]);
-        for &imb in &args.imbalance {
-            let mut line = vec![format!("{imb}%")];
-            for alg in ALGORITHMS {
-                let r = row(rows, procs, imb, alg);
-                line.push(
-                    r.map(|r| fixed(r.overlap_normalised, 3))
-                        .unwrap_or_default(),
-                );
-                line.push(
-                    r.map(|r| fixed(r.pipeline_normalised, 3))
-                        .unwrap_or_default(),
-                );
-            }
-            let (cwa, oem) = (
-                row(rows, procs, imb, Algorithm::Cwa),
-                row(rows, procs, imb, Algorithm::Oem),
-            );
-            if let (Some(c), Some(o), Some(ratio)) = (cwa, oem, oem_over_cwa(rows, procs, imb)) {
-                line.extend([
-                    fixed(c.phased, 1),
-                    fixed(o.phased, 1),
-                    fixed(ratio, 3),
-                    fixed(c.task_hops, 1),
-                    fixed(o.task_hops, 1),
-                ]);
-            }
-            t.add_row(line);
-        }
-        crate::out!("{t}");
-        if let Some(mean) = mean_oem_over_cwa(rows, procs, &args.imbalance) {
-            crate::out!(
-                "Σ Tmax, OEM against CWA (mean over imbalances): {} — paper (§5.2, Figs. 12–13): OEM about {:.0}% lower, i.e. about {:.2}",
-                fixed(mean, 3),
-                100.0 * (1.0 - SUM_TMAX_OEM_OVER_CWA),
-                SUM_TMAX_OEM_OVER_CWA
-            );
-        }
-    }
+    print_report(
+        args.format,
+        &rows,
+        || tables::overhead::csv(&rows),
+        || tables::overhead::text(&settings, &args.procs, &rows),
+    )
 }
 
 fn write_plots(dir: &Path, args: &Args, rows: &[OverheadRow]) -> Result<Vec<PathBuf>> {

@@ -269,18 +269,12 @@ impl Setup {
             })?;
             balancers.push(Some(cfg));
         }
+        let mut config = IterativeConfig::default();
+        (config.cells, config.iterations, config.every) = (args.items, args.iterations, args.every);
+        (config.cost, config.payload) = (args.cost, args.item_bytes);
+        (config.slowdowns, config.drift) = (slowdowns, drift);
         Ok(Self {
-            config: IterativeConfig {
-                cells: args.items,
-                iterations: args.iterations,
-                every: args.every,
-                cost: args.cost,
-                payload: args.item_bytes,
-                slowdowns,
-                drift,
-                work: Default::default(),
-                speed_change: None,
-            },
+            config,
             balancers,
             timeout: Duration::from_secs_f64(args.timeout),
             spreads: Vec::new(),

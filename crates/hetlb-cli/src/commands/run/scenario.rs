@@ -98,13 +98,7 @@ pub fn run(args: Args) -> Result<()> {
             sim.makespan,
         )
         .map_err(|e| anyhow!("{}: {e}", path.display()))?;
-        let cfg = RealConfig {
-            time_scale: scale,
-            work,
-            keep_ids: false,
-            timeout: Duration::from_secs_f64(args.timeout),
-            fail: None,
-        };
+        let cfg = RealConfig::new(scale, work).timeout(Duration::from_secs_f64(args.timeout));
         let expected = sim.makespan * scale;
         if args.time_scale.is_none() && expected > 2.0 * args.target_seconds {
             eprintln!(
@@ -453,14 +447,9 @@ fn run_mpi(args: &Args, work: Option<Work>) -> Result<()> {
             });
             check(&scenario, usize::MAX, scale, sim.makespan)
                 .map_err(|e| anyhow!("{}: {e}", path.display()))?;
-            let cfg = RealConfig {
-                time_scale: scale,
-                // On MPI the ranks may be on several machines: auto means the share of this one.
-                work: work.unwrap_or_else(|| Work::auto(scenario.node_count())),
-                keep_ids: false,
-                timeout: Duration::from_secs_f64(args.timeout),
-                fail: None,
-            };
+            // On MPI the ranks may be on several machines: auto means the share of this one.
+            let work = work.unwrap_or_else(|| Work::auto(scenario.node_count()));
+            let cfg = RealConfig::new(scale, work).timeout(Duration::from_secs_f64(args.timeout));
             Ok((scenario, sim, cfg))
         })());
         let label = path.display().to_string();

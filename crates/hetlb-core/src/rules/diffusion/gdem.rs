@@ -51,6 +51,7 @@ pub struct Gdem<'c> {
 /// An exchange parameter outside `(0, 1)`.
 #[derive(Debug, Clone, Copy, PartialEq, thiserror::Error)]
 #[error("exchange parameter λ = {0} must lie strictly between 0 and 1")]
+#[non_exhaustive]
 pub struct LambdaError(pub f64);
 
 impl<'c> Gdem<'c> {

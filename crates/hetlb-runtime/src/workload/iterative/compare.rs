@@ -74,10 +74,9 @@ pub fn check_exactly_once(cells: u64, runs: &[IterativeRun]) -> Result<(), Itera
 /// use hetlb_runtime::workload::iterative::{IterativeConfig, compare};
 /// use hetlb_runtime::peer::BalancerConfig;
 /// use hetlb_runtime::Slowdown;
-/// let cfg = IterativeConfig {
-///     cells: 64, iterations: 4, every: 2, cost: 5, payload: 8,
-///     slowdowns: vec![Slowdown::constant(1), Slowdown::constant(2)], drift: None, work: Default::default(), speed_change: None,
-/// };
+/// let mut cfg = IterativeConfig::default();
+/// (cfg.cells, cfg.iterations, cfg.every, cfg.cost, cfg.payload) = (64, 4, 2, 5, 8);
+/// cfg.slowdowns = vec![Slowdown::constant(1), Slowdown::constant(2)];
 /// let balancers = [Some(BalancerConfig::new("cwa").unwrap()), None];
 /// let out = compare::on_threads(&cfg, 2, &balancers, 3, None, &mut |_, _| None).unwrap();
 /// assert_eq!(out[1].run.balancer, "none");

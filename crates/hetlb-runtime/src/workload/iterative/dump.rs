@@ -172,10 +172,9 @@ pub enum DumpError {
 /// use hetlb_runtime::workload::iterative::{dump, run_threads, IterativeConfig};
 /// use hetlb_runtime::peer::BalancerConfig;
 /// use hetlb_runtime::Slowdown;
-/// let cfg = IterativeConfig {
-///     cells: 64, iterations: 4, every: 2, cost: 5, payload: 8,
-///     slowdowns: vec![Slowdown::constant(1); 2], drift: None, work: Default::default(), speed_change: None,
-/// };
+/// let mut cfg = IterativeConfig::default();
+/// (cfg.cells, cfg.iterations, cfg.every, cfg.cost, cfg.payload) = (64, 4, 2, 5, 8);
+/// cfg.slowdowns = vec![Slowdown::constant(1); 2];
 /// let run = run_threads(&cfg, 2, Some(BalancerConfig::new("cwa").unwrap()), None, None).unwrap();
 /// let mut text = Vec::new();
 /// dump::write(&mut text, &run.steps).unwrap();

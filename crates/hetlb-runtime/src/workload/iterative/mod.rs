@@ -163,6 +163,7 @@ pub struct SpeedChange {
 
 /// The settings of an iterative run.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct IterativeConfig {
     /// Cells in all (spread over the ranks in equal blocks at the start).
     pub cells: u64,
@@ -186,6 +187,7 @@ pub struct IterativeConfig {
 
 /// Why an iterative run failed.
 #[derive(Debug, Clone, PartialEq, Error)]
+#[non_exhaustive]
 pub enum IterativeError {
     /// Inconsistent settings.
     #[error("{0}")]
@@ -245,6 +247,25 @@ pub enum IterativeError {
         /// Σ of their ids.
         expected_id_sum: u128,
     },
+}
+
+impl Default for IterativeConfig {
+    /// The command line's defaults (`hetlb run iterative`): 4096 cells, 40 iterations, a
+    /// rebalance every 5, 2000 units of work per cell, 64-byte payloads; no slowdowns (give
+    /// one per rank), no drift, CPU work, no speed change.
+    fn default() -> Self {
+        Self {
+            cells: 4096,
+            iterations: 40,
+            every: 5,
+            cost: 2000,
+            payload: 64,
+            slowdowns: Vec::new(),
+            drift: None,
+            work: Work::Cpu,
+            speed_change: None,
+        }
+    }
 }
 
 impl IterativeConfig {
@@ -694,11 +715,9 @@ pub fn run_rank<G: Group>(
 /// use hetlb_runtime::workload::iterative::{run_threads, IterativeConfig};
 /// use hetlb_runtime::peer::{BalancerConfig, Speeds};
 /// use hetlb_runtime::Slowdown;
-/// let cfg = IterativeConfig {
-///     cells: 64, iterations: 6, every: 2, cost: 10, payload: 8,
-///     slowdowns: vec![Slowdown::constant(1), Slowdown::constant(3)],
-///     drift: None, work: Default::default(), speed_change: None,
-/// };
+/// let mut cfg = IterativeConfig::default();
+/// (cfg.cells, cfg.iterations, cfg.every, cfg.cost, cfg.payload) = (64, 6, 2, 10, 8);
+/// cfg.slowdowns = vec![Slowdown::constant(1), Slowdown::constant(3)];
 /// let balancer = BalancerConfig::new("cwa").unwrap().speeds(Speeds::Measured { window: 3 });
 /// let run = run_threads(&cfg, 2, Some(balancer), None, None).unwrap();
 /// assert_eq!(run.ranks.iter().map(|r| r.items).sum::<u64>(), 64);

@@ -211,10 +211,7 @@ pub fn step(
                     source,
                 })?,
             );
-        let options = BalanceOptions {
-            capacities: capacities.clone(),
-            ..BalanceOptions::default()
-        };
+        let options = BalanceOptions::new().capacities(capacities.clone());
         let run = balance_on_within(network, rule, &line.loads_before, &options, max_transfers)
             .map_err(|source| ReplayError::Rule {
                 step: line.step,
@@ -302,10 +299,7 @@ pub fn auto_step(
         })?;
     let mut candidates = Vec::with_capacity(rules.len());
     for &rule in rules {
-        let options = BalanceOptions {
-            capacities: Some(capacities.clone()),
-            ..BalanceOptions::default()
-        };
+        let options = BalanceOptions::new().capacities(Some(capacities.clone()));
         let plan = balance_on_within(network, rule, &line.loads_before, &options, max_transfers)
             .map_err(|source| ReplayError::Rule {
                 step: line.step,

@@ -1,0 +1,240 @@
+//! What a master-worker run shows a person: each policy's per-processor table (as the
+//! paper's Tables 2–6), the comparison of policies, the paper's table beside ours, and CSV.
+
+use super::{PolicyReport, ProcessorRow};
+use crate::paper::PaperTable;
+use hetlb_core::rules::self_scheduling::Policy;
+use hetlb_core::table::{Table, Text, fixed};
+
+/// Every run's table, the comparison when there are several, and, given the paper's table
+/// for the run's order (on the paper's nine processors), the EFP run beside it.
+pub fn text(docs: &[PolicyReport], paper: Option<&PaperTable>) -> Text {
+    let mut text = Text::new();
+    for d in docs {
+        run(&mut text, d, docs.len() == 1);
+    }
+    if docs.len() > 1 {
+        comparison(&mut text, docs);
+    }
+    if let Some(paper) = paper
+        && let Some(efp) = docs.iter().find(|d| d.policy == Policy::Efp)
+    {
+        beside_paper(&mut text, efp, paper);
+    }
+    text
+}
+
+/// One line per run and processor: role, slowdown, work and times, with the run's makespan
+/// and efficiency.
+pub fn csv(docs: &[PolicyReport]) -> Table {
+    let mut t = Table::new([
+        "policy",
+        "processor",
+        "role",
+        "slowdown",
+        "rows",
+        "tasks",
+        "batches",
+        "t_exec",
+        "t_comp",
+        "t_comm",
+        "t_wait",
+        "makespan",
+        "efficiency",
+    ]);
+    for d in docs {
+        for p in &d.processors {
+            t.row([
+                d.policy.name().to_string(),
+                p.processor.to_string(),
+                p.role.to_string(),
+                slowdown_label(p),
+                p.rows.to_string(),
+                p.tasks.to_string(),
+                p.batches.to_string(),
+                format!("{:.6}", p.t_exec),
+                format!("{:.6}", p.t_comp),
+                format!("{:.6}", p.t_comm),
+                format!("{:.6}", p.t_wait),
+                format!("{:.6}", d.makespan),
+                format!("{:.6}", d.efficiency),
+            ]);
+        }
+    }
+    t
+}
+
+/// `3`, or `3→6` once a `--slowdown-change` took effect.
+pub fn slowdown_label(p: &ProcessorRow) -> String {
+    match p.slowdown_after {
+        Some(after) => format!("{}→{after}", p.slowdown),
+        None => p.slowdown.to_string(),
+    }
+}
+
+fn run(text: &mut Text, d: &PolicyReport, alone: bool) {
+    text.line(format!(
+        "{} on {}: {}, {} processors, G = {} tasks ({}); capacities {}; master = processor {}",
+        d.policy.name().to_uppercase(),
+        d.backend,
+        d.workload,
+        d.workers,
+        d.granularity.tasks,
+        d.granularity.source,
+        if d.calibrated { "calibrated" } else { "given" },
+        d.master
+    ));
+    let mut t = Table::new([
+        "proc", "role", "slowdown", "rows", "tasks", "batches", "T_exec", "T_comp", "T_comm",
+        "T_wait",
+    ]);
+    for p in &d.processors {
+        t.row(vec![
+            p.processor.to_string(),
+            p.role.to_string(),
+            slowdown_label(p),
+            p.rows.to_string(),
+            p.tasks.to_string(),
+            p.batches.to_string(),
+            fixed(p.t_exec, 3),
+            fixed(p.t_comp, 3),
+            fixed(p.t_comm, 3),
+            fixed(p.t_wait, 3),
+        ]);
+    }
+    text.table(t);
+    let mut summary = format!(
+        "makespan {:.3} s · ideal {:.3} s · efficiency {:.3} · finish spread {:.1}%",
+        d.makespan,
+        d.ideal,
+        d.efficiency,
+        100.0 * d.finish_spread
+    );
+    if let (Some(one), Some(s)) = (d.one_worker, d.speedup) {
+        summary += &format!(" · one worker {one:.3} s → speedup {s:.2}");
+    }
+    text.line(summary);
+    match d.max_error {
+        Some(e) if d.workload.starts_with("matmul") => text.line(format!(
+            "result checked against a single-threaded triple loop: max |C − C_ref| = {e:.2e}"
+        )),
+        Some(e) => text.line(format!("result checked task by task: {e} wrong")),
+        None => {}
+    }
+    if !d.failures.is_empty() {
+        text.line(format!(
+            "survived {} failure(s), {} task(s) put back, {} duplicate result(s) dropped:",
+            d.failures.len(),
+            d.requeued,
+            d.duplicates_dropped
+        ));
+        for f in &d.failures {
+            text.line(format!(
+                "  processor {}: {:?}: {}",
+                f.processor, f.kind, f.message
+            ));
+        }
+    }
+    if !alone {
+        text.line("");
+    }
+}
+
+fn comparison(text: &mut Text, docs: &[PolicyReport]) {
+    let mut t = Table::new([
+        "policy",
+        "makespan",
+        "ideal",
+        "efficiency",
+        "finish spread",
+        "speedup vs one worker",
+        "speedup vs static",
+    ]);
+    for d in docs {
+        t.row(vec![
+            d.policy.name().to_string(),
+            fixed(d.makespan, 3),
+            fixed(d.ideal, 3),
+            fixed(d.efficiency, 3),
+            format!("{:.1}%", 100.0 * d.finish_spread),
+            d.speedup.map_or("–".into(), |s| fixed(s, 2)),
+            d.speedup_vs_static.map_or("–".into(), |s| fixed(s, 2)),
+        ]);
+    }
+    text.table(t);
+    if let Some(d) = docs.first() {
+        text.line(format!("ideal (one for the workload): {}", d.ideal_basis));
+    }
+}
+
+fn beside_paper(text: &mut Text, d: &PolicyReport, paper: &PaperTable) {
+    text.line(format!(
+        "\nBeside the paper, Table {} ({}×{}; master PIII 1000 MHz, eight PII 333 MHz, Fast \
+         Ethernet, C + MPI):",
+        paper.table, paper.size, paper.size
+    ));
+    let mut t = Table::new([
+        "role",
+        "rows",
+        "T_exec",
+        "T_comp",
+        "T_comm",
+        "T_wait",
+        "paper proc",
+        "paper rows",
+        "paper T_exec",
+        "paper T_comp",
+        "paper T_comm",
+        "paper T_wait",
+    ]);
+    // The paper lists its master last (processor 8); ours is P0.
+    let mut ours: Vec<&ProcessorRow> = d.processors.iter().collect();
+    ours.sort_by_key(|p| {
+        p.role
+            .trim_start_matches('P')
+            .parse::<usize>()
+            .unwrap_or(usize::MAX)
+    });
+    let theirs: Vec<_> = std::iter::once(&paper.rows[8])
+        .chain(paper.rows[..8].iter())
+        .collect();
+    for (o, p) in ours.iter().zip(theirs) {
+        t.row(vec![
+            o.role.to_string(),
+            o.rows.to_string(),
+            fixed(o.t_exec, 3),
+            fixed(o.t_comp, 3),
+            fixed(o.t_comm, 3),
+            fixed(o.t_wait, 3),
+            p.processor.to_string(),
+            p.rows.to_string(),
+            fixed(p.t_exec, 3),
+            fixed(p.t_comp, 3),
+            fixed(p.t_comm, 3),
+            fixed(p.t_wait, 3),
+        ]);
+    }
+    text.table(t);
+    let master = d.processors.iter().find(|p| p.processor == d.master);
+    let others: Vec<u64> = d
+        .processors
+        .iter()
+        .filter(|p| p.processor != d.master)
+        .map(|p| p.rows)
+        .collect();
+    if let Some(m) = master {
+        let mean = others.iter().sum::<u64>() as f64 / others.len().max(1) as f64;
+        text.line(format!(
+            "master rows ÷ mean worker rows: ours {:.2}, paper {:.2} · finish spread: ours \
+             {:.1}%, paper {:.1}%",
+            m.rows as f64 / mean.max(f64::MIN_POSITIVE),
+            paper.master_ratio(),
+            100.0 * d.finish_spread,
+            100.0 * paper.finish_spread()
+        ));
+    }
+    text.line(
+        "Absolute times are not comparable (2004 hardware and network, naive C kernel; here \
+         threads share this machine's cores and the slow processors repeat the kernel).",
+    );
+}
