@@ -18,10 +18,10 @@
 //! The report gives every run's time (the median over `runs`), `auto` beside the best fixed
 //! pair and beside no balancing, and the prediction errors of `auto`'s moves: the move time,
 //! and the gain per iteration measured at the next call. A run's time is **accounted**: the
-//! sum over iterations of the slowest rank's work, plus the sum over rebalances of the
-//! slowest rank's call, measured ([`IterativeRun::accounted_seconds`]). The wall time is
-//! reported beside it; it adds the operating system's wake-up delays, which a loaded machine
-//! makes large and random.
+//! sum over iterations of the slowest rank's work, plus the sum over rebalances of the time
+//! the last rank to reach the call spends in it, measured
+//! ([`IterativeRun::accounted_seconds`]). The wall time is reported beside it; it adds the
+//! operating system's wake-up delays, which a loaded machine makes large and random.
 
 use crate::BenchError;
 use crate::timing::{Machine, Progress, median};

@@ -2,7 +2,8 @@
 //! Fortran (through `hetlb.f90`) MPI codes that embed hetlb's peer rebalancing.
 //!
 //! * [`hetlb_balance`]: a rule on a vector of loads, no MPI (the plan `hetlb balance`
-//!   prints).
+//!   prints); [`hetlb_advise`]: whether a move pays, with which rule and routing (`hetlb
+//!   advise`).
 //! * With the `mpi` feature: `hetlb_balancer_create` on the application's communicator
 //!   (duplicated), `hetlb_record` (measured speeds), `hetlb_rebalance` of fixed-size records
 //!   in a `malloc`'ed array (moved as plain bytes by the same protocol as the Rust API, with
@@ -15,6 +16,7 @@
 //! the calling thread's [`hetlb_last_error`]; no panic crosses the boundary. The guide is
 //! `docs/c-api.md`.
 
+pub mod advise;
 pub mod balance;
 pub mod error;
 mod ffi_util;
@@ -29,5 +31,6 @@ pub mod records;
 #[cfg(feature = "mpi")]
 pub mod two_step;
 
+pub use advise::hetlb_advise;
 pub use balance::{hetlb_balance, hetlb_last_error, hetlb_version};
 pub use error::*;

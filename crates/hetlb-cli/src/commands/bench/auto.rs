@@ -210,8 +210,8 @@ fn print_tables(r: &AutoReport) {
     crate::out!("{all}");
     crate::out!(
         "Work sleeps, so speeds and predictions do not depend on the machine's load. Accounted \
-         seconds: Σ over iterations of the slowest rank's work + Σ over rebalances of the \
-         slowest rank's call (gather, planning every candidate, moving), as measured; wall \
-         seconds add the wake-up delays of a loaded machine."
+         seconds: Σ over iterations of the slowest rank's work + Σ over rebalances of the time \
+         the last rank to reach the call spends in it (gather, planning every candidate, \
+         moving), as measured; wall seconds add the wake-up delays of a loaded machine."
     );
 }

@@ -452,10 +452,11 @@ pub struct IterativeRun {
     pub ideal_seconds: f64,
     /// Ranks per core when there are more ranks than cores (1 otherwise): the factor above.
     pub oversubscription: f64,
-    /// With sleep-based work: `Σ_iterations max_rank busy + Σ_calls max_rank call seconds`,
+    /// With sleep-based work: `Σ_iterations max_rank busy + Σ_calls min_rank call seconds`,
     /// the run's time as its work and its rebalances make it, without the operating system's
     /// wake-up and scheduling delays (which a loaded machine adds to the wall time at
-    /// random). `None` with CPU work.
+    /// random). A call counts as long as the last rank to reach it spends in it: the others
+    /// wait there for its work, which is already counted. `None` with CPU work.
     pub accounted_seconds: Option<f64>,
 }
 
@@ -525,7 +526,7 @@ impl IterativeRun {
     }
 }
 
-/// `Σ_iterations max_rank busy + Σ_calls max_rank seconds`, when every rank logged its busy
+/// `Σ_iterations max_rank busy + Σ_calls min_rank seconds`, when every rank logged its busy
 /// time per iteration ([`RankLog::step_busy`]).
 fn accounted(logs: &[RankLog]) -> Option<f64> {
     let iterations = logs.first()?.step_busy.len();
@@ -536,13 +537,16 @@ fn accounted(logs: &[RankLog]) -> Option<f64> {
         .map(|i| logs.iter().map(|l| l.step_busy[i]).fold(0.0, f64::max))
         .sum();
     let calls = logs.iter().map(|l| l.calls.len()).max().unwrap_or(0);
+    // A rank that reaches a call early waits in it for the others' work: the time a call
+    // adds is the shortest of the ranks' (the last rank to arrive waits for nobody).
     let balancing: f64 = (0..calls)
         .map(|k| {
             logs.iter()
                 .filter_map(|l| l.calls.get(k))
                 .map(|c| c.seconds)
-                .fold(0.0, f64::max)
+                .fold(f64::INFINITY, f64::min)
         })
+        .filter(|s| s.is_finite())
         .sum();
     Some(work + balancing)
 }
