@@ -167,6 +167,36 @@ extern "C" {
 #endif // __cplusplus
 
 /**
+ * Whether moving pays, with which rule and which routing, before anything moves: every
+ * candidate rule (`algorithms`, comma-separated; NULL for every rule that fits the network)
+ * with every routing is planned on the `n` `loads` at the measured `speeds` (`n_speeds`
+ * values: 1 for all nodes, or `n`), and predicted. `*choice` (when not NULL) receives the
+ * index of the candidate to follow in the document's `candidates`, or -1 to stay;
+ * `*json` (when not NULL) receives the whole document `hetlb advise --format json` prints,
+ * a NUL-terminated string from `malloc` that the caller frees (`free` or `hetlb_free`).
+ *
+ * `options` (`"key=value;..."`, NULL for the defaults): `topology` (a spec; default the
+ * hypercube of `n` nodes), `routing` (`paper`, `direct` or `paper,direct`, the default),
+ * `bytes_per_unit` (8), `seconds_per_message` (1e-5), `seconds_per_byte` (1e-9), `trigger`
+ * (`always` or `auto[:HORIZON[:MARGIN]]`, default `auto`), `max_memory_bytes` (8 GiB).
+ *
+ * Returns 0, or a negative `HETLB_ERR_*` code with the message in `hetlb_last_error()`.
+ *
+ * # Safety
+ * `algorithms` and `options` are NULL or NUL-terminated strings; `loads` points to `n`
+ * values and `speeds` to `n_speeds`; `choice` and `json` are NULL or point to writable
+ * values.
+ */
+int hetlb_advise(const char *algorithms,
+                 size_t n,
+                 const uint64_t *loads,
+                 const double *speeds,
+                 size_t n_speeds,
+                 const char *options,
+                 int64_t *choice,
+                 char **json);
+
+/**
  * The library's version, as a static NUL-terminated string ("0.1.0").
  */
 const char *hetlb_version(void);

@@ -107,6 +107,25 @@ static void test_no_mpi_functions(void) {
     EXPECT(hetlb_balance("dem", "ring:8", 8, loads, NULL, out), HETLB_ERR_INVALID);
     EXPECT(hetlb_balance("cwa", NULL, 6, loads, NULL, out), HETLB_ERR_INVALID);
     EXPECT(hetlb_balance("cwa", NULL, 0, loads, NULL, out), HETLB_ERR_INVALID);
+    EXPECT(hetlb_balance("auto", NULL, 8, loads, NULL, out), HETLB_ERR_INVALID);
+
+    /* hetlb_advise: all load on one of 8 nodes pays to move; a balanced vector does not. */
+    uint64_t lopsided[8] = {900, 0, 0, 0, 0, 0, 0, 0}, level[4] = {5, 5, 5, 5};
+    double speed = 100.0;
+    int64_t choice = -2;
+    char *json = NULL;
+    EXPECT(hetlb_advise("cwa,dishet", 8, lopsided, &speed, 1, "seconds_per_message=1e-3",
+                        &choice, &json),
+           HETLB_OK);
+    CHECK(choice >= 0 && choice < 4, "a candidate is chosen (2 rules x 2 routings)");
+    CHECK(json != NULL && strstr(json, "\"candidates\"") != NULL, "the JSON document");
+    hetlb_free(json);
+    EXPECT(hetlb_advise(NULL, 4, level, &speed, 1, NULL, &choice, NULL), HETLB_OK);
+    CHECK(choice == -1, "nothing pays on a balanced vector");
+    EXPECT(hetlb_advise("cwa", 8, lopsided, &speed, 1, "routing=sideways", &choice, NULL),
+           HETLB_ERR_INVALID);
+    CHECK(strstr(hetlb_last_error(), "routing") != NULL, "the option is named");
+    EXPECT(hetlb_advise("cwa", 8, lopsided, NULL, 1, NULL, &choice, NULL), HETLB_ERR_NULL);
     void *p = hetlb_alloc(100);
     CHECK(p != NULL, "alloc");
     hetlb_free(p);
