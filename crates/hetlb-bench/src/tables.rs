@@ -1,6 +1,7 @@
 //! What `hetlb bench` shows a person: each report as lines and tables, and as CSV, for any
 //! face to render (the JSON form is the report itself).
 
+use crate::auto::{AutoReport, Workload};
 use crate::diffusion::DiffusionDetails;
 use crate::dispatch::DispatchDetails;
 use crate::enumeration::EnumerationDetails;
@@ -262,5 +263,143 @@ pub fn rebalance_text(r: &RebalanceReport, unit_items: u64) -> Text {
         }
         text.table(g);
     }
+    text
+}
+
+/// [`auto`](crate::auto)'s rows as CSV: one line per workload and configuration.
+pub fn auto_csv(r: &AutoReport) -> Table {
+    let mut t = Table::new([
+        "workload",
+        "balancer",
+        "period",
+        "seconds",
+        "wall_seconds",
+        "min_seconds",
+        "max_seconds",
+        "moves",
+        "held_back",
+        "units_moved",
+    ]);
+    for x in &r.rows {
+        t.row([
+            x.workload.name().to_string(),
+            x.balancer.clone(),
+            x.period.map_or(String::new(), |p| p.to_string()),
+            format!("{:.6}", x.seconds),
+            format!("{:.6}", x.wall_seconds),
+            format!("{:.6}", x.min_seconds),
+            format!("{:.6}", x.max_seconds),
+            x.moves.to_string(),
+            x.held_back.to_string(),
+            x.units_moved.to_string(),
+        ]);
+    }
+    t
+}
+
+/// [`auto`](crate::auto)'s report as tables: `auto` beside the best fixed pair and no
+/// balancing per workload, the prediction errors of its moves, then every configuration.
+pub fn auto_text(r: &AutoReport) -> Text {
+    let mut text = Text::new();
+    text.line(format!(
+        "Rule auto (trigger auto, horizon {}, cost learned on line, called every iteration) \
+         beside every fixed (rule, period) pair: {} ranks, {} items, {} iterations, {} µs of \
+         sleep per unit; median of {} run(s)",
+        r.horizon,
+        r.ranks,
+        r.items,
+        r.iterations,
+        fixed(r.sleep_per_unit * 1e6, 0),
+        r.runs
+    ));
+    let mut t = Table::new([
+        "workload",
+        "best fixed pair",
+        "its s",
+        "none s",
+        "auto s",
+        "auto ÷ best",
+        "auto ÷ none",
+        "aim",
+        "met",
+    ]);
+    for s in &r.summaries {
+        let against = if s.workload == Workload::Balanced {
+            "÷ none"
+        } else {
+            "÷ best"
+        };
+        t.row([
+            s.workload.name().to_string(),
+            format!("{} every {}", s.best_rule, s.best_period),
+            fixed(s.best_seconds, 3),
+            fixed(s.none_seconds, 3),
+            fixed(s.auto_seconds, 3),
+            fixed(s.auto_over_best, 3),
+            fixed(s.auto_over_none, 3),
+            format!("{against} ≤ {}", fixed(s.aim, 2)),
+            if s.met { "yes" } else { "no" }.to_string(),
+        ]);
+    }
+    text.table(t);
+    text.line("Auto's predictions against what its moves measured (medians):");
+    let opt = |x: Option<f64>, scale: f64, digits| {
+        x.map_or("–".to_string(), |v| fixed(v * scale, digits))
+    };
+    let mut p = Table::new([
+        "workload",
+        "moves",
+        "move time: |error| ÷ measured",
+        "predicted ÷ measured",
+        "gains measured",
+        "gain/iteration: |error| ms",
+        "measured gain ms",
+    ]);
+    for s in &r.summaries {
+        p.row([
+            s.workload.name().to_string(),
+            s.moves_measured.to_string(),
+            opt(s.move_time_error, 1.0, 2),
+            opt(s.move_time_ratio, 1.0, 2),
+            s.gains_measured.to_string(),
+            opt(s.gain_error_seconds, 1e3, 3),
+            opt(s.gain_measured_seconds, 1e3, 3),
+        ]);
+    }
+    text.table(p);
+    text.line(
+        "Every configuration: accounted seconds (median; min–max over the runs) and wall seconds:",
+    );
+    let mut all = Table::new([
+        "workload",
+        "balancer",
+        "period",
+        "seconds",
+        "min–max",
+        "wall s",
+        "moves",
+        "held back",
+        "units moved",
+    ]);
+    for x in &r.rows {
+        all.row([
+            x.workload.name().to_string(),
+            x.balancer.clone(),
+            x.period.map_or("–".to_string(), |p| p.to_string()),
+            fixed(x.seconds, 3),
+            format!("{}–{}", fixed(x.min_seconds, 3), fixed(x.max_seconds, 3)),
+            fixed(x.wall_seconds, 3),
+            x.moves.to_string(),
+            x.held_back.to_string(),
+            x.units_moved.to_string(),
+        ]);
+    }
+    text.table(all);
+    text.line(
+        "Work sleeps, so speeds and predictions do not depend on the machine's load. Accounted \
+         seconds: Σ over iterations of the slowest rank's work + Σ over rebalances of the time \
+         the last rank to reach the call spends in it (gather, planning every candidate, \
+         moving), as measured; wall seconds add the wake-up delays of a loaded machine.",
+    );
     text
 }

@@ -13,7 +13,7 @@ use hetlb_core::algorithm::Algorithm;
 use hetlb_core::topology::{Graph, GraphError, Network, Topology, TopologySpec};
 use hetlb_runtime::peer::default_candidates;
 use hetlb_runtime::workload::iterative::dump::{self, DumpLine};
-use hetlb_runtime::workload::iterative::replay::{self, AutoDecision, Outcome, ReplayError};
+use hetlb_runtime::workload::iterative::replay::{self, Outcome, ReplayError};
 use std::collections::HashMap;
 use std::io::BufReader;
 use std::path::PathBuf;
@@ -142,28 +142,9 @@ pub fn run(args: Args) -> Result<()> {
         Format::Json => {
             print_json(&serde_json::json!({ "steps": steps.len(), "outcomes": outcomes }))
         }
-        Format::Csv if trigger.is_some() => print_csv(
-            &[
-                "step",
-                "recorded",
-                "auto_chooses",
-                "gain_per_iteration",
-                "move_seconds",
-                "net_gain",
-                "moves",
-            ],
-            decisions.iter().map(|d| {
-                vec![
-                    d.step.to_string(),
-                    d.recorded.clone(),
-                    d.chosen.name().to_string(),
-                    format!("{:.9}", d.prediction.gain_per_iteration),
-                    format!("{:.9}", d.prediction.move_seconds),
-                    format!("{:.9}", d.net_gain),
-                    d.moves.to_string(),
-                ]
-            }),
-        ),
+        Format::Csv if trigger.is_some() => {
+            crate::output::print_table_csv(&replay::decisions_csv(&decisions))
+        }
         Format::Csv => print_csv(
             &[
                 "step",
@@ -193,7 +174,7 @@ pub fn run(args: Args) -> Result<()> {
         Format::Table => {
             print_table(&steps, &outcomes);
             if let Some(trigger) = trigger {
-                print_decisions(&decisions, trigger);
+                crate::output::print_text(&replay::decisions_text(&decisions, trigger));
             }
             Ok(())
         }
@@ -306,38 +287,4 @@ fn print_table(steps: &[DumpLine], outcomes: &[Outcome]) {
         ]);
     }
     crate::out!("{s}");
-}
-
-fn print_decisions(decisions: &[AutoDecision], trigger: Trigger) {
-    crate::out!(
-        "What rule auto with the trigger {trigger} would have decided, at the speeds the run \
-         measured:"
-    );
-    let mut t = table([
-        "step",
-        "recorded",
-        "auto follows",
-        "gain / iteration s",
-        "move s",
-        "net gain s",
-        "decision",
-    ]);
-    for d in decisions {
-        t.add_row(vec![
-            d.step.to_string(),
-            d.recorded.clone(),
-            d.chosen.name().to_string(),
-            fixed(d.prediction.gain_per_iteration, 6),
-            fixed(d.prediction.move_seconds, 6),
-            fixed(d.net_gain, 6),
-            if d.moves { "move" } else { "hold" }.to_string(),
-        ]);
-    }
-    crate::out!("{t}");
-    let held = decisions.iter().filter(|d| !d.moves).count();
-    crate::out!(
-        "auto would have moved at {} of {} steps and held back at {held}.",
-        decisions.len() - held,
-        decisions.len()
-    );
 }

@@ -9,6 +9,7 @@ use hetlb_core::Metrics;
 use hetlb_core::advice::{CostModel, Prediction, Trigger, choose};
 use hetlb_core::algorithm::{Algorithm, BalanceError, BalanceOptions, balance_on_within};
 use hetlb_core::model::{Capacities, ModelError};
+use hetlb_core::table::{Table, Text, fixed};
 use hetlb_core::topology::Network;
 use serde::Serialize;
 use thiserror::Error;
@@ -330,4 +331,67 @@ pub fn auto_step(
         moves: prediction.units_moved > 0 && trigger.moves(&prediction),
         candidates,
     }))
+}
+
+/// [`auto_step`]'s decisions as CSV: step, recorded rule, the rule `auto` follows, its
+/// predicted gain per iteration, move and net gain (seconds), and whether it moves.
+pub fn decisions_csv(decisions: &[AutoDecision]) -> Table {
+    let mut t = Table::new([
+        "step",
+        "recorded",
+        "auto_chooses",
+        "gain_per_iteration",
+        "move_seconds",
+        "net_gain",
+        "moves",
+    ]);
+    for d in decisions {
+        t.row([
+            d.step.to_string(),
+            d.recorded.clone(),
+            d.chosen.name().to_string(),
+            format!("{:.9}", d.prediction.gain_per_iteration),
+            format!("{:.9}", d.prediction.move_seconds),
+            format!("{:.9}", d.net_gain),
+            d.moves.to_string(),
+        ]);
+    }
+    t
+}
+
+/// [`auto_step`]'s decisions as a table, and how often `auto` would have moved.
+pub fn decisions_text(decisions: &[AutoDecision], trigger: Trigger) -> Text {
+    let mut text = Text::new();
+    text.line(format!(
+        "What rule auto with the trigger {trigger} would have decided, at the speeds the run \
+         measured:"
+    ));
+    let mut t = Table::new([
+        "step",
+        "recorded",
+        "auto follows",
+        "gain / iteration s",
+        "move s",
+        "net gain s",
+        "decision",
+    ]);
+    for d in decisions {
+        t.row([
+            d.step.to_string(),
+            d.recorded.clone(),
+            d.chosen.name().to_string(),
+            fixed(d.prediction.gain_per_iteration, 6),
+            fixed(d.prediction.move_seconds, 6),
+            fixed(d.net_gain, 6),
+            if d.moves { "move" } else { "hold" }.to_string(),
+        ]);
+    }
+    text.table(t);
+    let held = decisions.iter().filter(|d| !d.moves).count();
+    text.line(format!(
+        "auto would have moved at {} of {} steps and held back at {held}.",
+        decisions.len() - held,
+        decisions.len()
+    ));
+    text
 }
