@@ -314,6 +314,25 @@ fn level(load: u64, capacity: f64, unit: bool) -> f64 {
     }
 }
 
+/// Adds the counters' credits to `next` (clearing the counters that hold one) and writes
+/// the new levels.
+fn credit_range(
+    next: &mut [u64],
+    levels: &mut [f64],
+    received: &[AtomicU64],
+    capacities: &[f64],
+    unit: bool,
+) {
+    for (((n, x), r), &c) in next.iter_mut().zip(levels).zip(received).zip(capacities) {
+        let credited = r.load(Ordering::Relaxed);
+        if credited != 0 {
+            *n += credited;
+            r.store(0, Ordering::Relaxed);
+        }
+        *x = level(*n, c, unit);
+    }
+}
+
 /// `levels[i] = loads[i] / capacities[i]`.
 fn compute_levels(levels: &mut [f64], loads: &[u64], capacities: &[f64], unit: bool) {
     for ((x, &w), &c) in levels.iter_mut().zip(loads).zip(capacities) {
@@ -425,18 +444,8 @@ impl<'a, T: Topology, R: NodeRule> RoundEngine<'a, T, R> {
         // counters are read and cleared without a locked instruction, as nobody else touches
         // them in this pass; most are zero and are not written)
         let unit = self.unit_capacities;
-        let credit = |((next, levels), (received, capacities)): (
-            (&mut [u64], &mut [f64]),
-            (&[AtomicU64], &[f64]),
-        )| {
-            for (((n, x), r), &c) in next.iter_mut().zip(levels).zip(received).zip(capacities) {
-                let credited = r.load(Ordering::Relaxed);
-                if credited != 0 {
-                    *n += credited;
-                    r.store(0, Ordering::Relaxed);
-                }
-                *x = level(*n, c, unit);
-            }
+        let credit = |((next, levels), (received, capacities))| {
+            credit_range(next, levels, received, capacities, unit)
         };
         if parallel {
             self.next
