@@ -22,8 +22,10 @@
 //!
 //! **Threads.** A round is spread over rayon's threads by ranges of [`CHUNK_NODES`] nodes:
 //! every node decides on the start-of-round vectors, which nobody writes during the round;
-//! a sender debits itself and credits its receivers through one atomic counter per node; a
-//! last pass adds the credits. Sums of integers do not depend on their order, random draws
+//! a sender debits itself and credits a receiver of its own range directly, one of another
+//! range through that node's atomic counter (on a torus or a mesh most receivers are in the
+//! sender's range, so few units go through the counters); a last pass adds the counters'
+//! credits and computes the new levels. Sums of integers do not depend on their order, random draws
 //! are per (seed, round, node), and recorded transfers are concatenated in node order, so a
 //! run is the same whatever the number of threads. Buffers are kept from round to round: a
 //! round allocates nothing once every range has seen its largest decision.
@@ -203,12 +205,18 @@ pub struct RoundEngine<'a, T, R> {
     rule: &'a R,
     topology: &'a T,
     capacities: Vec<f64>,
+    /// Every capacity is 1: a level is the load.
+    unit_capacities: bool,
     loads: Vec<u64>,
     next: Vec<u64>,
+    /// `loads[i] / capacities[i]`, always up to date with `loads`.
     levels: Vec<f64>,
     /// Units received in the current round, by node.
     received: Vec<AtomicU64>,
-    /// One per range of [`CHUNK_NODES`] nodes.
+    /// Nodes per range: [`CHUNK_NODES`] (fewer in the tests, to cross ranges on small
+    /// networks).
+    chunk_nodes: usize,
+    /// One per range of `chunk_nodes` nodes.
     chunks: Vec<Chunk>,
     scratch: Scratch,
     round: u64,
@@ -238,13 +246,22 @@ struct RoundInput<'e, T, R> {
 }
 
 impl<T: Topology, R: NodeRule> RoundInput<'_, T, R> {
-    /// Decides nodes `first..first + next.len()`: debits them in `next` (which holds their
-    /// loads minus what they send) and credits their receivers.
+    /// Decides nodes `first..first + next.len()`: `next` ends with their loads minus what
+    /// they send plus what the nodes of the range send them; receivers outside the range are
+    /// credited through their counters.
     fn decide_range(&self, first: usize, next: &mut [u64], chunk: &mut Chunk) {
         chunk.step = RoundStep::default();
         chunk.transfers.clear();
-        for (i, left) in next.iter_mut().enumerate() {
+        let end = first + next.len();
+        next.copy_from_slice(&self.loads[first..end]);
+        for i in 0..next.len() {
             let node = first + i;
+            let held = self.loads[node];
+            // the engine sends at most what a node holds: a node without load sends nothing
+            // whatever its rule decides
+            if held == 0 {
+                continue;
+            }
             let view = NodeView {
                 topology: self.topology,
                 loads: self.loads,
@@ -256,7 +273,7 @@ impl<T: Topology, R: NodeRule> RoundInput<'_, T, R> {
             };
             chunk.out.clear();
             self.rule.decide(&view, &mut chunk.scratch, &mut chunk.out);
-            let mut budget = self.loads[node];
+            let mut budget = held;
             for &(to, units) in &chunk.out {
                 let units = units.min(budget);
                 if units == 0 || to == node {
@@ -264,7 +281,11 @@ impl<T: Topology, R: NodeRule> RoundInput<'_, T, R> {
                 }
                 debug_assert!(self.topology.contains_edge(node, to));
                 budget -= units;
-                self.received[to].fetch_add(units, Ordering::Relaxed);
+                if (first..end).contains(&to) {
+                    next[to - first] += units;
+                } else {
+                    self.received[to].fetch_add(units, Ordering::Relaxed);
+                }
                 chunk.step.units += units;
                 chunk.step.transfers += 1;
                 if self.record {
@@ -275,36 +296,47 @@ impl<T: Topology, R: NodeRule> RoundInput<'_, T, R> {
                     });
                 }
             }
-            *left = budget;
+            // the node's own entry holds its load plus its credits so far: never below what
+            // it sends
+            next[i] -= held - budget;
         }
     }
 }
 
-/// `levels[i] = loads[i] / capacities[i]`.
-fn compute_levels(levels: &mut [f64], loads: &[u64], capacities: &[f64], parallel: bool) {
-    let fill = |(x, (w, c)): (&mut [f64], (&[u64], &[f64]))| {
-        for ((x, &w), &c) in x.iter_mut().zip(w).zip(c) {
-            *x = w as f64 / c;
-        }
-    };
-    if parallel {
-        levels
-            .par_chunks_mut(CHUNK_NODES)
-            .zip(
-                loads
-                    .par_chunks(CHUNK_NODES)
-                    .zip(capacities.par_chunks(CHUNK_NODES)),
-            )
-            .for_each(fill);
+/// `load / capacity`; with `unit` (every capacity is 1) the load itself, the same value
+/// without the division.
+#[inline(always)]
+fn level(load: u64, capacity: f64, unit: bool) -> f64 {
+    if unit {
+        load as f64
     } else {
-        levels
-            .chunks_mut(CHUNK_NODES)
-            .zip(
-                loads
-                    .chunks(CHUNK_NODES)
-                    .zip(capacities.chunks(CHUNK_NODES)),
-            )
-            .for_each(fill);
+        load as f64 / capacity
+    }
+}
+
+/// Adds the counters' credits to `next` (clearing the counters that hold one) and writes
+/// the new levels.
+fn credit_range(
+    next: &mut [u64],
+    levels: &mut [f64],
+    received: &[AtomicU64],
+    capacities: &[f64],
+    unit: bool,
+) {
+    for (((n, x), r), &c) in next.iter_mut().zip(levels).zip(received).zip(capacities) {
+        let credited = r.load(Ordering::Relaxed);
+        if credited != 0 {
+            *n += credited;
+            r.store(0, Ordering::Relaxed);
+        }
+        *x = level(*n, c, unit);
+    }
+}
+
+/// `levels[i] = loads[i] / capacities[i]`.
+fn compute_levels(levels: &mut [f64], loads: &[u64], capacities: &[f64], unit: bool) {
+    for ((x, &w), &c) in levels.iter_mut().zip(loads).zip(capacities) {
+        *x = level(w, c, unit);
     }
 }
 
@@ -340,14 +372,19 @@ impl<'a, T: Topology, R: NodeRule> RoundEngine<'a, T, R> {
             Some(c) => c.as_slice().to_vec(),
             None => vec![1.0; nodes],
         };
+        let unit_capacities = capacities.iter().all(|&c| c == 1.0);
+        let mut levels = vec![0.0; nodes];
+        compute_levels(&mut levels, loads, &capacities, unit_capacities);
         Ok(Self {
             rule,
             topology,
             capacities,
+            unit_capacities,
             loads: loads.to_vec(),
             next: loads.to_vec(),
-            levels: vec![0.0; nodes],
+            levels,
             received: (0..nodes).map(|_| AtomicU64::new(0)).collect(),
+            chunk_nodes: CHUNK_NODES,
             chunks: (0..nodes.div_ceil(CHUNK_NODES))
                 .map(|_| Chunk::default())
                 .collect(),
@@ -355,6 +392,16 @@ impl<'a, T: Topology, R: NodeRule> RoundEngine<'a, T, R> {
             round: 0,
             seed,
         })
+    }
+
+    /// The same engine deciding ranges of `size` nodes.
+    #[cfg(test)]
+    fn with_chunk_nodes(mut self, size: usize) -> Self {
+        self.chunk_nodes = size;
+        self.chunks = (0..self.loads.len().div_ceil(size))
+            .map(|_| Chunk::default())
+            .collect();
+        self
     }
 
     /// The current loads.
@@ -378,7 +425,7 @@ impl<'a, T: Topology, R: NodeRule> RoundEngine<'a, T, R> {
     /// divided among the threads.
     pub fn step(&mut self, record: Option<&mut Vec<Transfer>>) -> RoundStep {
         let parallel = self.chunks.len() > 1 && rayon::current_num_threads() > 1;
-        compute_levels(&mut self.levels, &self.loads, &self.capacities, parallel);
+        let size = self.chunk_nodes;
         let input = RoundInput {
             rule: self.rule,
             topology: self.topology,
@@ -391,32 +438,40 @@ impl<'a, T: Topology, R: NodeRule> RoundEngine<'a, T, R> {
             record: record.is_some(),
         };
         let decide = |(i, (next, chunk)): (usize, (&mut [u64], &mut Chunk))| {
-            input.decide_range(i * CHUNK_NODES, next, chunk)
+            input.decide_range(i * size, next, chunk)
         };
-        let credit = |(next, received): (&mut [u64], &[AtomicU64])| {
-            for (n, r) in next.iter_mut().zip(received) {
-                *n += r.swap(0, Ordering::Relaxed);
-            }
+        // the decisions are all taken: the counters' credits, then the new levels (the
+        // counters are read and cleared without a locked instruction, as nobody else touches
+        // them in this pass; most are zero and are not written)
+        let unit = self.unit_capacities;
+        let credit = |((next, levels), (received, capacities))| {
+            credit_range(next, levels, received, capacities, unit)
         };
         if parallel {
             self.next
-                .par_chunks_mut(CHUNK_NODES)
+                .par_chunks_mut(size)
                 .zip(self.chunks.par_iter_mut())
                 .enumerate()
                 .for_each(decide);
             self.next
-                .par_chunks_mut(CHUNK_NODES)
-                .zip(self.received.par_chunks(CHUNK_NODES))
+                .par_chunks_mut(size)
+                .zip(self.levels.par_chunks_mut(size))
+                .zip(
+                    self.received
+                        .par_chunks(size)
+                        .zip(self.capacities.par_chunks(size)),
+                )
                 .for_each(credit);
         } else {
             self.next
-                .chunks_mut(CHUNK_NODES)
+                .chunks_mut(size)
                 .zip(self.chunks.iter_mut())
                 .enumerate()
                 .for_each(decide);
             self.next
-                .chunks_mut(CHUNK_NODES)
-                .zip(self.received.chunks(CHUNK_NODES))
+                .chunks_mut(size)
+                .zip(self.levels.chunks_mut(size))
+                .zip(self.received.chunks(size).zip(self.capacities.chunks(size)))
                 .for_each(credit);
         }
         let mut step = RoundStep::default();
@@ -435,7 +490,6 @@ impl<'a, T: Topology, R: NodeRule> RoundEngine<'a, T, R> {
 
     /// True when some node could send in the next round under some outcome of the draws.
     pub fn could_any_send(&mut self) -> bool {
-        compute_levels(&mut self.levels, &self.loads, &self.capacities, false);
         (0..self.loads.len()).any(|node| {
             let view = NodeView {
                 topology: self.topology,
@@ -638,6 +692,155 @@ mod tests {
         }
         let run = run_rounds(&Dishet, &g, &loads, None, &RoundOptions::default()).unwrap();
         assert!(run.plan.transfers().count() > 100);
+    }
+
+    /// A round as the engine's contract states it, one node after the other: every node
+    /// decides on the start-of-round loads and levels (`load / capacity`, divided even when
+    /// the capacity is 1), sends at most what it holds, and all moves happen at the end.
+    fn reference_step<T: Topology, R: NodeRule>(
+        rule: &R,
+        topology: &T,
+        loads: &mut [u64],
+        capacities: &[f64],
+        round: u64,
+        seed: u64,
+    ) -> Vec<Transfer> {
+        let start = loads.to_vec();
+        let levels: Vec<f64> = start
+            .iter()
+            .zip(capacities)
+            .map(|(&w, &c)| w as f64 / c)
+            .collect();
+        let mut scratch = Scratch::default();
+        let mut transfers = Vec::new();
+        for node in 0..start.len() {
+            let view = NodeView {
+                topology,
+                loads: &start,
+                capacities,
+                levels: &levels,
+                node,
+                round,
+                seed,
+            };
+            let mut out = Vec::new();
+            rule.decide(&view, &mut scratch, &mut out);
+            let mut budget = start[node];
+            for (to, units) in out {
+                let units = units.min(budget);
+                if units > 0 && to != node {
+                    budget -= units;
+                    transfers.push(Transfer {
+                        from: node,
+                        to,
+                        units,
+                    });
+                }
+            }
+        }
+        for t in &transfers {
+            loads[t.from] -= t.units;
+            loads[t.to] += t.units;
+        }
+        transfers
+    }
+
+    /// Runs `rounds` rounds of the engine (ranges of `chunk` nodes, on `threads` threads)
+    /// and of the reference, and compares the transfers, the totals and the loads.
+    fn same_as_reference<R: NodeRule>(
+        rule: &R,
+        graph: &crate::topology::Graph,
+        loads: &[u64],
+        capacities: Option<&Capacities>,
+        chunk: usize,
+        threads: usize,
+    ) -> Result<(), String> {
+        let caps: Vec<f64> =
+            capacities.map_or_else(|| vec![1.0; loads.len()], |c| c.as_slice().to_vec());
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap();
+        pool.install(|| {
+            let mut engine = RoundEngine::new(rule, graph, loads, capacities, 5)
+                .unwrap()
+                .with_chunk_nodes(chunk);
+            let mut expected_loads = loads.to_vec();
+            for round in 0..4 {
+                let expected = reference_step(rule, graph, &mut expected_loads, &caps, round, 5);
+                let mut got = Vec::new();
+                let step = engine.step(Some(&mut got));
+                if got != expected {
+                    return Err(format!("round {round}: transfers differ"));
+                }
+                let units: u64 = expected.iter().map(|t| t.units).sum();
+                if (step.units, step.transfers) != (units, expected.len() as u64) {
+                    return Err(format!("round {round}: totals differ"));
+                }
+                if engine.loads() != expected_loads.as_slice() {
+                    return Err(format!("round {round}: loads differ"));
+                }
+            }
+            Ok(())
+        })
+    }
+
+    mod reference {
+        use super::*;
+        use crate::rules::diffusion::{DishetTight, FirstOrder, Gdem, Rounding};
+        use crate::topology::{EdgeColouring, Graph};
+        use proptest::prelude::*;
+
+        fn graph() -> impl Strategy<Value = Graph> {
+            prop_oneof![
+                (3usize..12, 3usize..12).prop_map(|(r, c)| generators::torus(r, c).unwrap()),
+                (2usize..60, 0.05f64..0.5, any::<u64>())
+                    .prop_map(|(n, p, s)| generators::random_connected(n, p, s).unwrap()),
+                (2usize..40).prop_map(|n| generators::star(n).unwrap()),
+            ]
+        }
+
+        fn case() -> impl Strategy<Value = (Graph, Vec<u64>, Option<Vec<f64>>, usize, usize)> {
+            graph().prop_flat_map(|g| {
+                let n = g.node_count();
+                let caps = prop_oneof![
+                    Just(None),
+                    prop::collection::vec(1u32..=4, n)
+                        .prop_map(|c| Some(c.into_iter().map(f64::from).collect())),
+                    prop::collection::vec(0.5f64..3.0, n).prop_map(Some),
+                ];
+                (
+                    Just(g),
+                    prop::collection::vec(prop_oneof![0u64..4, 0u64..300, Just(0)], n),
+                    caps,
+                    1usize..20,
+                    1usize..=3,
+                )
+            })
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(120))]
+
+            /// The engine (ranges, direct credits inside a range, counters across ranges,
+            /// levels computed with the credits) gives exactly the transfers and loads of the
+            /// one-node-after-the-other reference, for every rule.
+            #[test]
+            fn every_rule_matches_the_reference((g, loads, caps, chunk, threads) in case()) {
+                let caps = caps.map(|c| Capacities::new(c).unwrap());
+                let caps = caps.as_ref();
+                let check = |r: Result<(), String>| r.map_err(TestCaseError::fail);
+                check(same_as_reference(&Dishet, &g, &loads, caps, chunk, threads))?;
+                check(same_as_reference(&DishetTight, &g, &loads, caps, chunk, threads))?;
+                for rounding in [Rounding::Nearest, Rounding::Random, Rounding::Biased] {
+                    let rule = FirstOrder::new(rounding);
+                    check(same_as_reference(&rule, &g, &loads, caps, chunk, threads))?;
+                }
+                let colouring = EdgeColouring::greedy(&g);
+                let gdem = Gdem::new(&colouring, 0.5).unwrap();
+                check(same_as_reference(&gdem, &g, &loads, caps, chunk, threads))?;
+            }
+        }
     }
 
     #[test]

@@ -100,13 +100,17 @@ impl Node {
     }
 }
 
-/// One link's state, kept together so that deciding a link touches one cache line.
+/// One link's state and its open burst, kept together (32 bytes, two to a cache line) so
+/// that deciding or closing a link touches one cache line.
 #[derive(Debug, Clone, Copy, Default)]
+#[repr(align(32))]
 struct Link {
     /// Units still to send.
     togo: u64,
     /// For a full link: the step it opened at (its units since then are not yet counted).
     since: u64,
+    /// The link's latest burst.
+    open: OpenBurst,
 }
 
 impl Link {
@@ -127,7 +131,6 @@ struct OpenBurst {
 struct Pipeline {
     n: usize,
     links: Vec<Link>,
-    open: Vec<OpenBurst>,
     waiting: Vec<u64>,
     last: Vec<usize>,
     nodes: Vec<Node>,
@@ -154,7 +157,7 @@ impl Pipeline {
 
     /// Link `(k, m)` carries one unit in each of the steps `start..start + len`.
     fn extend_burst(&mut self, k: usize, m: usize, start: u64, len: u64) {
-        let open = &mut self.open[k * self.n + m];
+        let open = &mut self.links[k * self.n + m].open;
         if open.len > 0 && open.start + open.len == start {
             open.len += len;
         } else {
@@ -337,9 +340,11 @@ pub(super) fn run(
         links: togo
             .units
             .iter()
-            .map(|&togo| Link { togo, since: 0 })
+            .map(|&togo| Link {
+                togo,
+                ..Link::default()
+            })
             .collect(),
-        open: vec![OpenBurst::default(); nodes * n],
         waiting,
         last: vec![n.saturating_sub(1); nodes],
         nodes: initial.iter().map(|&held| Node::holding(held)).collect(),
@@ -385,7 +390,7 @@ pub(super) fn run(
     }
     let steps = p.last_send.map_or(0, |s| s + 1);
     let mut bursts = p.bursts;
-    for (slot, open) in p.open.iter().enumerate() {
+    for (slot, Link { open, .. }) in p.links.iter().enumerate() {
         if open.len > 0 {
             let from = slot / n;
             bursts.push(Burst {
