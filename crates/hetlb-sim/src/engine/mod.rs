@@ -4,6 +4,7 @@
 //! event queue, the node queues, the links' timetables and one random stream per node and
 //! purpose. A run is a pure function of its inputs and seed.
 
+mod changes;
 mod event;
 mod node;
 
@@ -14,9 +15,11 @@ use crate::policy::{Delivery, Order, Policy, PolicyError, Reported, View};
 use crate::queue::EventQueue;
 use crate::report::{NodeReport, Report};
 use crate::rng::{Purpose, exponential, stream};
+use changes::ChangeLog;
 use hetlb_core::topology::Topology;
 use node::NodeState;
 use rand_pcg::Pcg64;
+use std::cell::RefCell;
 use thiserror::Error;
 
 /// External load entering a node at a given time (the one-shot policy's trigger).
@@ -184,6 +187,8 @@ pub struct Engine<N, L, P> {
     /// `(time, tasks on links)` at its changes, when series are recorded.
     transit_series: Vec<(f64, u64)>,
     response_sum: f64,
+    /// The nodes whose load changed since the policy last asked.
+    changes: RefCell<ChangeLog>,
 }
 
 impl<N: NodeModel, L: LinkModel, P: Policy> Engine<N, L, P> {
@@ -288,6 +293,7 @@ impl<N: NodeModel, L: LinkModel, P: Policy> Engine<N, L, P> {
             in_transit: 0,
             transit_series: Vec::new(),
             response_sum: 0.0,
+            changes: RefCell::new(ChangeLog::new(n)),
         })
     }
 
@@ -363,6 +369,7 @@ impl<N: NodeModel, L: LinkModel, P: Policy> Engine<N, L, P> {
                 let entered = s.queue.pop_front().expect("a node in service has a task");
                 s.executed += 1;
                 s.finish = self.now;
+                self.changes.get_mut().note(node);
                 self.response_sum += self.now - entered;
                 if s.queue.is_empty() {
                     s.busy += self.now - s.busy_since;
@@ -391,6 +398,7 @@ impl<N: NodeModel, L: LinkModel, P: Policy> Engine<N, L, P> {
                         nodes: &self.nodes,
                         links: &self.links,
                         reports: &self.reports,
+                        changes: &self.changes,
                     },
                     node,
                     &mut orders,
@@ -412,6 +420,7 @@ impl<N: NodeModel, L: LinkModel, P: Policy> Engine<N, L, P> {
                         nodes: &self.nodes,
                         links: &self.links,
                         reports: &self.reports,
+                        changes: &self.changes,
                     },
                     inj.node,
                     &mut orders,
@@ -465,6 +474,7 @@ impl<N: NodeModel, L: LinkModel, P: Policy> Engine<N, L, P> {
                 nodes: &self.nodes,
                 links: &self.links,
                 reports: &self.reports,
+                changes: &self.changes,
             },
             &mut orders,
         );
@@ -498,6 +508,7 @@ impl<N: NodeModel, L: LinkModel, P: Policy> Engine<N, L, P> {
         let s = &mut self.state[node];
         let was_idle = s.queue.is_empty();
         s.queue.extend(tasks.iter().copied());
+        self.changes.get_mut().note(node);
         if was_idle {
             s.busy_since = self.now;
             self.start_service(node);
@@ -516,6 +527,7 @@ impl<N: NodeModel, L: LinkModel, P: Policy> Engine<N, L, P> {
         }
         let keep = s.queue.len() - n;
         taken.extend(s.queue.drain(keep..));
+        self.changes.get_mut().note(node);
         if s.queue.is_empty() {
             // The task in service left: cancel its completion.
             s.epoch = s.epoch.wrapping_add(1);
@@ -779,6 +791,7 @@ struct Snapshot<'a, N, L> {
     nodes: &'a N,
     links: &'a L,
     reports: &'a [Reported],
+    changes: &'a RefCell<ChangeLog>,
 }
 
 impl<N: NodeModel, L: LinkModel> View for Snapshot<'_, N, L> {
@@ -817,5 +830,10 @@ impl<N: NodeModel, L: LinkModel> View for Snapshot<'_, N, L> {
 
     fn network(&self) -> Option<&hetlb_core::topology::Network> {
         Some(self.links.network())
+    }
+
+    fn take_load_changes(&self, out: &mut Vec<usize>) -> bool {
+        self.changes.borrow_mut().take(out);
+        true
     }
 }
