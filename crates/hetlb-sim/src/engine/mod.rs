@@ -166,14 +166,11 @@ pub struct Engine<N, L, P> {
     now: f64,
     queue: EventQueue<Event>,
     state: Vec<NodeState>,
-    service_rng: Vec<Pcg64>,
-    arrival_rng: Vec<Pcg64>,
     link_rng: Vec<Pcg64>,
     link_free: Vec<f64>,
     in_flight: Vec<Option<Batch>>,
     free_slots: Vec<u32>,
     reports: Vec<Reported>,
-    arrivals_left: Vec<u64>,
     orders: Vec<Order>,
     /// Tasks being moved by an instant order.
     moving: Vec<f64>,
@@ -246,18 +243,30 @@ impl<N: NodeModel, L: LinkModel, P: Policy> Engine<N, L, P> {
                 .ok_or_else(|| SimError::Setup("the initial loads overflow".into()))?;
         }
         let seed = setup.seed;
+        let per_node = setup
+            .arrivals
+            .as_ref()
+            .and_then(|a| a.per_node)
+            .unwrap_or(u64::MAX);
         let state = setup
             .initial
             .iter()
-            .map(|&w| NodeState {
-                queue: std::iter::repeat_n(0.0, w as usize).collect(),
-                ..NodeState::default()
+            .enumerate()
+            .map(|(i, &w)| {
+                let mut s = NodeState::new(
+                    w,
+                    stream(seed, Purpose::Service, i),
+                    stream(seed, Purpose::Arrivals, i),
+                );
+                s.arrivals_left = per_node;
+                if let Some(a) = &setup.arrivals {
+                    s.arrival_mean = 1.0 / a.rates[i];
+                }
+                s
             })
             .collect();
         let link_count = links.table().link_count();
         Ok(Self {
-            service_rng: (0..n).map(|i| stream(seed, Purpose::Service, i)).collect(),
-            arrival_rng: (0..n).map(|i| stream(seed, Purpose::Arrivals, i)).collect(),
             link_rng: (0..n).map(|i| stream(seed, Purpose::Links, i)).collect(),
             link_free: vec![0.0; link_count],
             reports: setup
@@ -265,14 +274,6 @@ impl<N: NodeModel, L: LinkModel, P: Policy> Engine<N, L, P> {
                 .iter()
                 .map(|&load| Reported { load, time: 0.0 })
                 .collect(),
-            arrivals_left: vec![
-                setup
-                    .arrivals
-                    .as_ref()
-                    .and_then(|a| a.per_node)
-                    .unwrap_or(u64::MAX);
-                n
-            ],
             nodes,
             links,
             policy,
@@ -343,8 +344,9 @@ impl<N: NodeModel, L: LinkModel, P: Policy> Engine<N, L, P> {
         }
         if let Some(a) = &self.setup.arrivals {
             for node in 0..a.rates.len() {
-                if a.rates[node] > 0.0 && self.arrivals_left[node] > 0 {
-                    let t = exponential(&mut self.arrival_rng[node], 1.0 / a.rates[node]);
+                let s = &mut self.state[node];
+                if a.rates[node] > 0.0 && s.arrivals_left > 0 {
+                    let t = exponential(&mut s.arrival_rng, s.arrival_mean);
                     self.queue.push(t, Event::Arrival { node: node as u32 });
                 }
             }
@@ -382,11 +384,10 @@ impl<N: NodeModel, L: LinkModel, P: Policy> Engine<N, L, P> {
                 let node = node as usize;
                 self.add_tasks(node, &[self.now]);
                 self.arrived += 1;
-                self.arrivals_left[node] -= 1;
-                if self.arrivals_left[node] > 0
-                    && let Some(a) = &self.setup.arrivals
-                {
-                    let t = exponential(&mut self.arrival_rng[node], 1.0 / a.rates[node]);
+                let s = &mut self.state[node];
+                s.arrivals_left -= 1;
+                if s.arrivals_left > 0 && self.setup.arrivals.is_some() {
+                    let t = exponential(&mut s.arrival_rng, s.arrival_mean);
                     self.queue
                         .push(self.now + t, Event::Arrival { node: node as u32 });
                 }
@@ -490,8 +491,9 @@ impl<N: NodeModel, L: LinkModel, P: Policy> Engine<N, L, P> {
     }
 
     fn start_service(&mut self, node: usize) {
-        let t = self.nodes.service_time(node, &mut self.service_rng[node]);
-        let epoch = self.state[node].epoch;
+        let s = &mut self.state[node];
+        let t = self.nodes.service_time(node, &mut s.service_rng);
+        let epoch = s.epoch;
         self.queue.push(
             self.now + t,
             Event::Completion {

@@ -7,6 +7,7 @@
 //! a machine.
 
 mod kernels;
+mod simulator;
 
 use crate::output::{Format, fixed, print_csv, print_json, table};
 use anyhow::{Result, anyhow};
@@ -16,7 +17,7 @@ use serde::Serialize;
 /// Arguments of `hetlb bench`.
 #[derive(Debug, clap::Args)]
 #[command(
-    after_help = "Examples:\n  hetlb bench exchange --dims 24 --format json\n  hetlb bench diffusion --side 1000\n  hetlb bench dispatch --tasks 20000\n  hetlb bench transmission --dims 16\n  hetlb bench enumeration --procs 16 --values 13\n  hetlb bench simulator --dims 10,13\n  hetlb bench rebalance --items 1000000"
+    after_help = "Examples:\n  hetlb bench exchange --dims 24 --format json\n  hetlb bench diffusion --side 1000\n  hetlb bench dispatch --tasks 20000\n  hetlb bench transmission --dims 16\n  hetlb bench enumeration --procs 16 --values 13\n  hetlb bench simulator --dims 10,13\n  hetlb bench simulator --dims 10,12,14,16,18,20 --plot docs/img/simulator-cost.png\n  hetlb bench rebalance --items 1000000"
 )]
 pub struct Args {
     #[command(subcommand)]
@@ -41,7 +42,7 @@ enum Kernel {
     Enumeration(kernels::Enumeration),
     /// Events per second of the simulator from 10^3 to 10^6 nodes for every policy kind,
     /// against the same system without balancing.
-    Simulator(kernels::Simulator),
+    Simulator(simulator::Simulator),
     /// Peer rebalancing on threads: moving items against direct channel sends, a call with
     /// nothing to do against an all-reduce, and each transmission schedule beside the model.
     Rebalance(kernels::Rebalance),
@@ -55,7 +56,7 @@ pub fn run(args: Args) -> Result<()> {
         Kernel::Dispatch(a) => kernels::dispatch(a),
         Kernel::Transmission(a) => kernels::transmission(a),
         Kernel::Enumeration(a) => kernels::enumeration(a),
-        Kernel::Simulator(a) => kernels::simulator(a),
+        Kernel::Simulator(a) => simulator::run(a),
         Kernel::Rebalance(a) => kernels::rebalance(a),
     }
 }
