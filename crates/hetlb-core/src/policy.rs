@@ -46,16 +46,6 @@ pub trait View {
     fn network(&self) -> Option<&Network> {
         None
     }
-
-    /// Appends to `out` every node whose load may have changed since the previous call (since
-    /// the start of the run for the first), each once and in no particular order, and returns
-    /// true; returns false and appends nothing when the view keeps no such record, in which
-    /// case the caller reads every load. A global policy that balances often uses it to
-    /// re-examine only the nodes that moved (the simulator's engine keeps the record).
-    fn take_load_changes(&self, out: &mut Vec<usize>) -> bool {
-        let _ = out;
-        false
-    }
 }
 
 /// How an order's tasks travel.

@@ -15,12 +15,10 @@
 
 mod delay_aware;
 mod diffusion;
-mod incremental;
 mod threshold;
 
 pub use delay_aware::{CarryOut, DelayAware};
 pub use diffusion::{DiffusionPolicy, DiffusionSettings};
-pub use incremental::IncrementalExchange;
 pub use threshold::HypercubeThreshold;
 
 // The engine-neutral interface lives in the core, where the runtime drives it too.

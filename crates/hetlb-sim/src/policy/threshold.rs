@@ -1,14 +1,10 @@
 //! Threshold-triggered hypercube balancing (Rim, Jang & Kim 2003, §4).
 
-use super::incremental::IncrementalExchange;
 use super::{Delivery, Order, Policy, PolicyError, PolicyStats, View};
 use hetlb_core::algorithm::{PairRuleVisitor, visit_pair_rule};
-use hetlb_core::model::total_load;
+use hetlb_core::exchange::transfers_in_place;
 use hetlb_core::rules::dimension_exchange::PairRule;
-use hetlb_core::topology::Hypercube;
-use hetlb_core::{
-    Algorithm, BalanceError, BalanceOptions, Capacities, ModelError, Transfer, balance,
-};
+use hetlb_core::{Algorithm, BalanceOptions, Capacities, ModelError, Transfer, balance};
 
 /// When an arrival brings a node's load up to `threshold` tasks, the whole hypercube is
 /// balanced at once with a core algorithm (`dem`, `oem`, `dem-improved`, `cwa`, …), phase by
@@ -18,13 +14,9 @@ use hetlb_core::{
 /// balancing.
 ///
 /// # Complexity
-/// Every pair of every dimension is decided, as the policy requires, but a pair rule (`dem`,
-/// `oem`, `dem-improved`, `dem-fixed`, `dem-hetero`) is evaluated again only on the pairs whose
-/// loads differ from the previous balancing's ([`IncrementalExchange`]): `O(N log N)` for the
-/// first balancing, then `O(D log D + T)` for `D` nodes whose load changed in between (read
-/// from [`View::take_load_changes`] when the view keeps that record, otherwise found by one
-/// pass over the loads) and `T` transfers. Other algorithms plan from scratch,
-/// `O(N log N)` and more. The buffers are kept from one balancing to the next.
+/// `O(N log N)` per balancing (every pair of every dimension is decided, as the policy
+/// requires), plus the transfers; the load and transfer buffers are kept from one balancing
+/// to the next.
 ///
 /// # Example
 /// ```
@@ -46,34 +38,18 @@ pub struct HypercubeThreshold {
     transfers: Vec<Transfer>,
     /// Equal capacities for `dem-hetero`, made once.
     uniform: Option<Capacities>,
-    /// The previous balancing of a pair rule, for the next.
-    exchange: IncrementalExchange,
-    /// Total load at the previous balancing.
-    total: u64,
-    moved_nodes: Vec<usize>,
-    changed: Vec<(usize, u64)>,
 }
 
-/// What a pair rule balances: every load, or the changes since the previous balancing.
-enum Input<'a> {
-    All(&'a [u64]),
-    Changed(&'a [(usize, u64)]),
-}
-
-/// A pair rule's transfers, from the previous balancing where there was one.
-struct Exchange<'a> {
-    exchange: &'a mut IncrementalExchange,
-    input: Input<'a>,
+/// A pair rule's transfers, with the loads balanced in place.
+struct InPlace<'a> {
+    loads: &'a mut [u64],
     transfers: &'a mut Vec<Transfer>,
 }
 
-impl PairRuleVisitor for Exchange<'_> {
-    type Output = ();
-    fn visit<R: PairRule>(self, rule: &R) {
-        match self.input {
-            Input::All(loads) => self.exchange.exchange(rule, loads, self.transfers),
-            Input::Changed(changed) => self.exchange.update(rule, changed, self.transfers),
-        }
+impl PairRuleVisitor for InPlace<'_> {
+    type Output = Result<(), ModelError>;
+    fn visit<R: PairRule>(self, rule: &R) -> Self::Output {
+        transfers_in_place(rule, self.loads, self.transfers)
     }
 }
 
@@ -91,62 +67,7 @@ impl HypercubeThreshold {
             loads: Vec::new(),
             transfers: Vec::new(),
             uniform: None,
-            exchange: IncrementalExchange::default(),
-            total: 0,
-            moved_nodes: Vec::new(),
-            changed: Vec::new(),
         }
-    }
-
-    /// Balances the cube with the pair rule, from the previous balancing when there was one;
-    /// the transfers go to `self.transfers`. Returns the total, largest and smallest load after.
-    fn pair_rule(&mut self, view: &dyn View) -> Result<(u64, u64, u64), PolicyError> {
-        let nodes = view.node_count();
-        if self.uniform.as_ref().is_none_or(|c| c.len() != nodes) {
-            self.uniform = Some(Capacities::uniform(nodes.max(1)));
-        }
-        self.changed.clear();
-        self.moved_nodes.clear();
-        let input = if !self.exchange.is_ready_for(nodes) {
-            self.loads.clear();
-            view.loads_into(&mut self.loads);
-            Hypercube::for_nodes(nodes).map_err(BalanceError::from)?;
-            self.total = total_load(&self.loads).map_err(BalanceError::from)?;
-            // what changes from now on is what the next balancing looks at
-            view.take_load_changes(&mut self.moved_nodes);
-            Input::All(&self.loads)
-        } else {
-            let before = self.exchange.inputs_of_last();
-            if view.take_load_changes(&mut self.moved_nodes) {
-                self.changed
-                    .extend(self.moved_nodes.iter().map(|&v| (v, view.load(v))));
-            } else {
-                self.loads.clear();
-                view.loads_into(&mut self.loads);
-                self.changed.extend(
-                    (0..nodes)
-                        .filter(|&v| self.loads[v] != before[v])
-                        .map(|v| (v, self.loads[v])),
-                );
-            }
-            let mut total = self.total;
-            for &(v, w) in &self.changed {
-                total = (total - before[v])
-                    .checked_add(w)
-                    .ok_or(BalanceError::from(ModelError::TotalOverflow))?;
-            }
-            self.total = total;
-            Input::Changed(&self.changed)
-        };
-        let caps = self.uniform.as_ref().expect("made above");
-        let visitor = Exchange {
-            exchange: &mut self.exchange,
-            input,
-            transfers: &mut self.transfers,
-        };
-        visit_pair_rule(self.algorithm, caps, visitor).expect("a pair rule");
-        let (max, min) = self.exchange.max_min();
-        Ok((self.total, max, min))
     }
 }
 
@@ -164,34 +85,44 @@ impl Policy for HypercubeThreshold {
         if view.load(node) != self.threshold {
             return Ok(());
         }
+        self.loads.clear();
+        view.loads_into(&mut self.loads);
         self.transfers.clear();
-        let (total, max, min) = if self.algorithm.is_pair_rule() {
-            self.pair_rule(view)?
+        if self.algorithm.is_pair_rule() {
+            let nodes = self.loads.len();
+            if self.uniform.as_ref().is_none_or(|c| c.len() != nodes) {
+                self.uniform = Some(Capacities::uniform(nodes.max(1)));
+            }
+            let caps = self.uniform.as_ref().expect("made above");
+            let visitor = InPlace {
+                loads: &mut self.loads,
+                transfers: &mut self.transfers,
+            };
+            visit_pair_rule(self.algorithm, caps, visitor)
+                .expect("a pair rule")
+                .map_err(hetlb_core::BalanceError::from)?;
         } else {
-            self.loads.clear();
-            view.loads_into(&mut self.loads);
             let plan = balance(self.algorithm, &self.loads, &BalanceOptions::default())?;
             self.transfers.extend(plan.transfers());
             self.loads.copy_from_slice(&plan.final_loads);
-            let (mut max, mut min, mut total) = (0u64, u64::MAX, 0u64);
-            for &w in &self.loads {
-                max = max.max(w);
-                min = min.min(w);
-                total += w;
-            }
-            (total, max, min.min(max))
-        };
+        }
         orders.extend(self.transfers.iter().map(|t| Order {
             from: t.from,
             to: t.to,
             tasks: t.units,
             delivery: Delivery::Instant,
         }));
-        let nodes = view.node_count();
+        let (mut max, mut min, mut total) = (0u64, u64::MAX, 0u64);
+        for &w in &self.loads {
+            max = max.max(w);
+            min = min.min(w);
+            total += w;
+        }
+        let min = min.min(max);
         self.balancings += 1;
         self.max_difference_sum += max - min;
         self.max_load_sum += max;
-        self.mean_load_sum += total as f64 / nodes.max(1) as f64;
+        self.mean_load_sum += total as f64 / self.loads.len().max(1) as f64;
         if max > 0 {
             self.batch_speedup_sum += total as f64 / max as f64;
         }
