@@ -17,6 +17,9 @@ use std::hint::black_box;
 /// The largest cube simulated.
 pub const MAX_DIMS: u32 = 22;
 
+/// Simulated seconds after which a diffusion run stops (rounds every second until then).
+pub const DIFFUSION_END: f64 = 30.0;
+
 /// The policy kinds timed, the floor first.
 pub const KINDS: [&str; 4] = ["none", "delay-aware", "diffusion", "threshold"];
 
@@ -190,7 +193,8 @@ pub fn scenario(kind: &str, dims: u32, arrivals: u64) -> Result<Scenario, BenchE
                 per_node: Some(arrivals),
             }),
             seed: 1,
-            end_time: None,
+            // a diffusion round visits every node: rounds are bounded by the time simulated
+            end_time: (kind == "diffusion").then_some(DIFFUSION_END),
             status_interval: (kind == "delay-aware").then_some(5.0),
             series: SeriesOptions {
                 enabled: false,
