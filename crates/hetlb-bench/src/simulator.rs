@@ -17,6 +17,9 @@ use std::hint::black_box;
 /// The largest cube simulated.
 pub const MAX_DIMS: u32 = 22;
 
+/// Simulated seconds after which a diffusion run stops (rounds every second until then).
+pub const DIFFUSION_END: f64 = 30.0;
+
 /// The policy kinds timed, the floor first.
 pub const KINDS: [&str; 4] = ["none", "delay-aware", "diffusion", "threshold"];
 
@@ -27,13 +30,16 @@ pub struct SimulatorConfig {
     /// Hypercube sizes, as powers of two (10 ≈ 10^3 nodes, 20 ≈ 10^6), each 1 to
     /// [`MAX_DIMS`].
     pub dims: Vec<u32>,
-    /// Poisson arrivals per node (rate 0.55 tasks/s, service 1 task/s).
+    /// Poisson arrivals per node (rate 0.55 tasks/s, service 1 task/s), at most: see
+    /// `max_events`.
     pub arrivals: u64,
-    /// The threshold policy balances the whole cube every few arrivals, so its cost grows as
-    /// N² log N: it is run up to this dimension only.
+    /// The threshold policy is run up to this dimension only.
     pub threshold_max_dims: u32,
     /// Timed repetitions of each case (interleaved, no warm-up).
     pub repeat: usize,
+    /// A bound on the arrivals of a run, `nodes × arrivals per node`: a large cube gets fewer
+    /// arrivals per node (at least one), so that every size runs about as many events.
+    pub max_arrivals: u64,
 }
 
 impl Default for SimulatorConfig {
@@ -41,13 +47,32 @@ impl Default for SimulatorConfig {
         Self {
             dims: vec![10, 13, 17, 20],
             arrivals: 20,
-            threshold_max_dims: 17,
+            threshold_max_dims: MAX_DIMS,
             repeat: 3,
+            max_arrivals: 1 << 21,
         }
     }
 }
 
-crate::setters!(SimulatorConfig { dims: Vec<u32>, arrivals: u64, threshold_max_dims: u32, repeat: usize });
+crate::setters!(SimulatorConfig { dims: Vec<u32>, arrivals: u64, threshold_max_dims: u32, repeat: usize, max_arrivals: u64 });
+
+impl SimulatorConfig {
+    /// The Poisson arrivals per node of a `2^dims`-node run: `arrivals`, or fewer (at least
+    /// one) to keep the run within `max_arrivals`.
+    ///
+    /// # Example
+    /// ```
+    /// use hetlb_bench::simulator::SimulatorConfig;
+    /// let cfg = SimulatorConfig::default().arrivals(20).max_arrivals(1 << 21);
+    /// assert_eq!(cfg.arrivals_at(10), 20);
+    /// assert_eq!(cfg.arrivals_at(20), 2);
+    /// assert_eq!(cfg.arrivals_at(22), 1);
+    /// ```
+    pub fn arrivals_at(&self, dims: u32) -> u64 {
+        let nodes = 1u64 << dims;
+        (self.max_arrivals / nodes).clamp(1, self.arrivals.max(1))
+    }
+}
 
 /// One policy kind at one size.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -57,12 +82,16 @@ pub struct SimulatorRow {
     pub policy: &'static str,
     /// Nodes of the cube.
     pub nodes: usize,
+    /// Poisson arrivals per node in this run ([`SimulatorConfig::arrivals_at`]).
+    pub arrivals_per_node: u64,
     /// Events the run processed.
     pub events: u64,
     /// Median seconds of the run.
     pub median_seconds: f64,
     /// `events / median_seconds`.
     pub events_per_second: f64,
+    /// `median_seconds / events`, in nanoseconds.
+    pub nanoseconds_per_event: f64,
     /// `d log(seconds per event) / d log N` from the previous size.
     pub per_event_growth_exponent: Option<f64>,
     /// The simulator's memory estimate for the run, per node (tasks, events, node and link
@@ -74,8 +103,10 @@ pub struct SimulatorRow {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[non_exhaustive]
 pub struct SimulatorDetails {
-    /// Poisson arrivals per node.
+    /// Poisson arrivals per node, at most (the rows give each run's).
     pub arrivals_per_node: u64,
+    /// The bound on the arrivals of one run.
+    pub max_arrivals: u64,
     /// Every policy kind at every size, kind by kind.
     pub rows: Vec<SimulatorRow>,
 }
@@ -162,7 +193,8 @@ pub fn scenario(kind: &str, dims: u32, arrivals: u64) -> Result<Scenario, BenchE
                 per_node: Some(arrivals),
             }),
             seed: 1,
-            end_time: None,
+            // a diffusion round visits every node: rounds are bounded by the time simulated
+            end_time: (kind == "diffusion").then_some(DIFFUSION_END),
             status_interval: (kind == "delay-aware").then_some(5.0),
             series: SeriesOptions {
                 enabled: false,
@@ -175,7 +207,7 @@ pub fn scenario(kind: &str, dims: u32, arrivals: u64) -> Result<Scenario, BenchE
 }
 
 /// Times a run of each policy kind at each size (the threshold policy up to
-/// `threshold_max_dims`); compares the time per event of each balancing policy with that of
+/// `threshold_max_dims`), with [`SimulatorConfig::arrivals_at`] arrivals per node; compares the time per event of each balancing policy with that of
 /// the same system without balancing; `progress(done, total)` is told after every timed run.
 ///
 /// # Errors
@@ -200,6 +232,9 @@ pub fn run(
     if cfg.arrivals == 0 {
         return Err(BenchError::setting("arrivals", "must be at least 1"));
     }
+    if cfg.max_arrivals == 0 {
+        return Err(BenchError::setting("max_arrivals", "must be at least 1"));
+    }
     let mut scenarios = BTreeMap::new();
     let mut events = BTreeMap::new();
     let mut bytes = BTreeMap::new();
@@ -208,7 +243,7 @@ pub fn run(
             if kind == "threshold" && d > cfg.threshold_max_dims {
                 continue;
             }
-            let s = scenario(kind, d, cfg.arrivals)?;
+            let s = scenario(kind, d, cfg.arrivals_at(d))?;
             let report = s.run()?;
             events.insert((kind, d), report.events);
             bytes.insert((kind, d), s.memory_estimate() as f64 / (1u64 << d) as f64);
@@ -244,9 +279,11 @@ pub fn run(
             rows.push(SimulatorRow {
                 policy: kind,
                 nodes,
+                arrivals_per_node: cfg.arrivals_at(d),
                 events: ev,
                 median_seconds: secs,
                 events_per_second: ev as f64 / secs,
+                nanoseconds_per_event: per_event * 1e9,
                 per_event_growth_exponent: growth,
                 bytes_per_node: bytes[&(kind, d)],
             });
@@ -275,6 +312,7 @@ pub fn run(
         cfg.repeat,
         SimulatorDetails {
             arrivals_per_node: cfg.arrivals,
+            max_arrivals: cfg.max_arrivals,
             rows,
         },
         comparisons,

@@ -61,6 +61,10 @@ pub struct DiffusionPolicy {
     round: u64,
     /// Built at the first round from the view: capacities, the colouring and λ of `gdem`.
     state: Option<State>,
+    /// The loads at the start of the round, and one node's view of its neighbours (kept
+    /// from round to round).
+    round_loads: Vec<u64>,
+    seen: Vec<(usize, u64)>,
 }
 
 /// A checked choice of rule, interval and λ: the `[policy]` of a diffusion scenario.
@@ -147,6 +151,8 @@ impl DiffusionPolicy {
             seed,
             round: 0,
             state: None,
+            round_loads: Vec::new(),
+            seen: Vec::new(),
         }
     }
 
@@ -270,12 +276,19 @@ impl Policy for DiffusionPolicy {
             let capacities = (0..view.node_count()).map(|i| view.rate(i)).collect();
             self.prepare(network, capacities);
         }
-        let mut seen = Vec::new();
-        for node in 0..view.node_count() {
+        // every load once, in one pass: the decisions then read a compact vector
+        let mut loads = std::mem::take(&mut self.round_loads);
+        loads.clear();
+        view.loads_into(&mut loads);
+        let mut seen = std::mem::take(&mut self.seen);
+        let result = (0..loads.len()).try_for_each(|node| {
             seen.clear();
-            seen.extend(view.neighbors(node).iter().map(|&j| (j, view.load(j))));
-            self.decide_node(network, node, view.load(node), &seen, self.round, orders)?;
-        }
+            seen.extend(view.neighbors(node).iter().map(|&j| (j, loads[j])));
+            self.decide_node(network, node, loads[node], &seen, self.round, orders)
+        });
+        self.round_loads = loads;
+        self.seen = seen;
+        result?;
         self.round += 1;
         Ok(())
     }

@@ -3,13 +3,12 @@
 
 use super::{flagged, print_report};
 use crate::input::whole;
-use crate::output::{Format, fixed, table};
+use crate::output::Format;
 use crate::progress::counter;
 use anyhow::{Context, Result};
 use hetlb_bench::{
     diffusion::DiffusionConfig, dispatch::DispatchConfig, enumeration::EnumerationConfig,
-    exchange::ExchangeConfig, rebalance::RebalanceConfig, simulator::SimulatorConfig, tables,
-    transmission::TransmissionConfig,
+    exchange::ExchangeConfig, rebalance::RebalanceConfig, tables, transmission::TransmissionConfig,
 };
 use hetlb_core::Algorithm;
 
@@ -115,27 +114,6 @@ pub struct Enumeration {
     format: Format,
 }
 
-/// Arguments of `hetlb bench simulator`.
-#[derive(Debug, clap::Args)]
-pub struct Simulator {
-    /// Hypercube sizes, as powers of two (10 ≈ 10^3 nodes, 20 ≈ 10^6).
-    #[arg(long, value_delimiter = ',', default_values_t = vec![10u32, 13, 17, 20], value_parser = whole::<u32>(1, 24))]
-    dims: Vec<u32>,
-    /// Poisson arrivals per node (rate 0.55 tasks/s, service 1 task/s).
-    #[arg(long, default_value_t = 20, value_parser = whole::<u64>(1, 1_000_000))]
-    arrivals: u64,
-    /// The threshold policy balances the whole cube every few arrivals, so its cost grows as
-    /// N² log N: it is run up to this dimension only.
-    #[arg(long, default_value_t = 17, value_parser = whole::<u32>(1, 24))]
-    threshold_max_dims: u32,
-    /// Timed repetitions of each case (interleaved); medians are reported.
-    #[arg(long = "runs", visible_alias = "repeat", value_name = "N", default_value_t = 3, value_parser = whole::<usize>(1, 1_000_000))]
-    repeat: usize,
-    /// Output format.
-    #[arg(long, short, value_enum, default_value_t)]
-    format: Format,
-}
-
 /// Arguments of `hetlb bench rebalance`.
 #[derive(Debug, clap::Args)]
 pub struct Rebalance {
@@ -222,51 +200,6 @@ pub fn enumeration(a: Enumeration) -> Result<()> {
     let report = hetlb_bench::enumeration::run(&cfg, &mut counter(REPETITIONS)).map_err(flagged)?;
     let (title, notes) = tables::enumeration_title(&report.details);
     print_report(&report, a.format, &title, &notes)
-}
-
-/// Runs `hetlb bench simulator`.
-pub fn simulator(a: Simulator) -> Result<()> {
-    let mut cfg = SimulatorConfig::default();
-    cfg.dims = crate::input::unique(a.dims, "--dims");
-    (cfg.arrivals, cfg.threshold_max_dims, cfg.repeat) =
-        (a.arrivals, a.threshold_max_dims, a.repeat);
-    let report = hetlb_bench::simulator::run(&cfg, &mut counter(REPETITIONS)).map_err(flagged)?;
-    if a.format != Format::Table {
-        return print_report(&report, a.format, "", &[]);
-    }
-    crate::out!(
-        "Discrete-event engine on hypercubes, {} Poisson arrivals per node (one thread; medians of {})",
-        a.arrivals,
-        a.repeat
-    );
-    let mut t = table([
-        "policy",
-        "nodes",
-        "events",
-        "median s",
-        "events/s",
-        "growth of time per event",
-        "bytes/node",
-    ]);
-    for r in &report.details.rows {
-        t.add_row(vec![
-            r.policy.to_string(),
-            r.nodes.to_string(),
-            r.events.to_string(),
-            fixed(r.median_seconds, 3),
-            format!("{:.3e}", r.events_per_second),
-            r.per_event_growth_exponent
-                .map_or(String::new(), |g| format!("N^{}", fixed(g, 2))),
-            fixed(r.bytes_per_node, 0),
-        ]);
-    }
-    crate::out!("{t}");
-    print_report(
-        &report,
-        Format::Table,
-        "Cost per event against the same system without balancing",
-        &[],
-    )
 }
 
 /// Runs `hetlb bench rebalance`.

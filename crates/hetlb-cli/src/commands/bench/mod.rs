@@ -8,6 +8,7 @@
 
 mod auto;
 mod kernels;
+mod simulator;
 
 use crate::output::{self, Format};
 use anyhow::{Result, anyhow};
@@ -17,7 +18,7 @@ use serde::Serialize;
 /// Arguments of `hetlb bench`.
 #[derive(Debug, clap::Args)]
 #[command(
-    after_help = "Examples:\n  hetlb bench exchange --dims 24 --format json\n  hetlb bench diffusion --side 1000\n  hetlb bench dispatch --tasks 20000\n  hetlb bench transmission --dims 16\n  hetlb bench enumeration --procs 16 --values 13\n  hetlb bench simulator --dims 10,13\n  hetlb bench rebalance --items 1000000"
+    after_help = "Examples:\n  hetlb bench exchange --dims 24 --format json\n  hetlb bench diffusion --side 1000\n  hetlb bench dispatch --tasks 20000\n  hetlb bench transmission --dims 16\n  hetlb bench enumeration --procs 16 --values 13\n  hetlb bench simulator --dims 10,13\n  hetlb bench simulator --dims 10,12,14,16,18,20 --plot docs/img/simulator-cost.png\n  hetlb bench rebalance --items 1000000"
 )]
 pub struct Args {
     #[command(subcommand)]
@@ -42,7 +43,7 @@ enum Kernel {
     Enumeration(kernels::Enumeration),
     /// Events per second of the simulator from 10^3 to 10^6 nodes for every policy kind,
     /// against the same system without balancing.
-    Simulator(kernels::Simulator),
+    Simulator(simulator::Simulator),
     /// Peer rebalancing on threads: moving items against direct channel sends, a call with
     /// nothing to do against an all-reduce, and each transmission schedule beside the model.
     Rebalance(kernels::Rebalance),
@@ -59,7 +60,7 @@ pub fn run(args: Args) -> Result<()> {
         Kernel::Dispatch(a) => kernels::dispatch(a),
         Kernel::Transmission(a) => kernels::transmission(a),
         Kernel::Enumeration(a) => kernels::enumeration(a),
-        Kernel::Simulator(a) => kernels::simulator(a),
+        Kernel::Simulator(a) => simulator::run(a),
         Kernel::Rebalance(a) => kernels::rebalance(a),
         Kernel::Auto(a) => auto::run(a),
     }
