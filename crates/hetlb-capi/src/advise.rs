@@ -5,6 +5,7 @@
 
 use crate::error::{CapiError, guard};
 use crate::ffi_util::{opt_str, req_slice};
+use crate::options::key_values;
 use hetlb_core::advice::{CostModel, Trigger};
 use hetlb_core::advice_request::{Request, RequestError, answer};
 use hetlb_core::algorithm::Algorithm;
@@ -32,22 +33,7 @@ fn parse_options(options: Option<&str>) -> Result<AdviseOptions<'_>, CapiError> 
         trigger: defaults.trigger,
         max_memory_bytes: defaults.max_memory_bytes,
     };
-    let mut seen: Vec<&str> = Vec::new();
-    for pair in options.unwrap_or("").split(';') {
-        let pair = pair.trim();
-        if pair.is_empty() {
-            continue;
-        }
-        let Some((key, value)) = pair.split_once('=') else {
-            return Err(invalid(format!(
-                "options: '{pair}' is not key=value (pairs are separated by ';')"
-            )));
-        };
-        let (key, value) = (key.trim(), value.trim());
-        if seen.contains(&key) {
-            return Err(invalid(format!("options: {key} is given twice")));
-        }
-        seen.push(key);
+    for (key, value) in key_values(options)? {
         let bad = |why: &str| invalid(format!("options: {key}={value}: {why}"));
         let number = || {
             value

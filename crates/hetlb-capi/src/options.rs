@@ -30,6 +30,31 @@ use std::time::Duration;
 /// The window of `speeds=measured` without one.
 pub(crate) const DEFAULT_SPEED_WINDOW: usize = 5;
 
+/// The `key=value` pairs of an options string, in order, trimmed; empty pairs skipped.
+///
+/// # Errors
+/// [`CapiError::Invalid`] for a pair without `=` or a key given twice.
+pub(crate) fn key_values(options: Option<&str>) -> Result<Vec<(&str, &str)>, CapiError> {
+    let mut out: Vec<(&str, &str)> = Vec::new();
+    for pair in options.unwrap_or("").split(';') {
+        let pair = pair.trim();
+        if pair.is_empty() {
+            continue;
+        }
+        let Some((key, value)) = pair.split_once('=') else {
+            return Err(CapiError::Invalid(format!(
+                "options: '{pair}' is not key=value (pairs are separated by ';')"
+            )));
+        };
+        let (key, value) = (key.trim(), value.trim());
+        if out.iter().any(|(k, _)| *k == key) {
+            return Err(CapiError::Invalid(format!("options: {key} is given twice")));
+        }
+        out.push((key, value));
+    }
+    Ok(out)
+}
+
 /// A balancer configuration for `rule` with `options` (`None`: every default).
 ///
 /// # Errors
@@ -38,22 +63,7 @@ pub(crate) const DEFAULT_SPEED_WINDOW: usize = 5;
 pub fn config(rule: &str, options: Option<&str>) -> Result<BalancerConfig, CapiError> {
     let invalid = |m: String| CapiError::Invalid(m);
     let mut cfg = BalancerConfig::new(rule).map_err(|e| invalid(format!("rule: {e}")))?;
-    let mut seen: Vec<&str> = Vec::new();
-    for pair in options.unwrap_or("").split(';') {
-        let pair = pair.trim();
-        if pair.is_empty() {
-            continue;
-        }
-        let Some((key, value)) = pair.split_once('=') else {
-            return Err(invalid(format!(
-                "options: '{pair}' is not key=value (pairs are separated by ';')"
-            )));
-        };
-        let (key, value) = (key.trim(), value.trim());
-        if seen.contains(&key) {
-            return Err(invalid(format!("options: {key} is given twice")));
-        }
-        seen.push(key);
+    for (key, value) in key_values(options)? {
         let bad = |why: &str| invalid(format!("options: {key}={value}: {why}"));
         cfg = match key {
             "topology" => cfg.topology(value).map_err(|e| bad(&e.to_string()))?,

@@ -8,7 +8,7 @@
 
 use crate::output::{Format, fixed, print_csv, print_json, table};
 use anyhow::{Context, Result, anyhow, bail};
-use hetlb_core::advice::{CostModel, Trigger};
+use hetlb_core::advice::Trigger;
 use hetlb_core::algorithm::Algorithm;
 use hetlb_core::topology::{Graph, GraphError, Network, Topology, TopologySpec};
 use hetlb_runtime::peer::default_candidates;
@@ -91,16 +91,7 @@ pub fn run(args: Args) -> Result<()> {
         .as_deref()
         .map(|t| t.parse().map_err(|e| anyhow!("--trigger: {e}")))
         .transpose()?;
-    let move_cost = match crate::input::parse_capacities(&args.move_cost, "--move-cost")?[..] {
-        [alpha, beta] => CostModel {
-            seconds_per_message: alpha,
-            seconds_per_byte: beta,
-        },
-        _ => bail!("--move-cost: expected ALPHA,BETA (seconds per message, per unit)"),
-    };
-    move_cost
-        .validate()
-        .map_err(|e| anyhow!("--move-cost: {e}"))?;
+    let move_cost = crate::input::parse_move_cost(&args.move_cost, "--move-cost")?;
     let mut networks: HashMap<String, Network> = HashMap::new();
     let mut outcomes = Vec::new();
     let mut decisions = Vec::new();

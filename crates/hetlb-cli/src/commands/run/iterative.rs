@@ -6,7 +6,7 @@ use crate::output::{Format, fixed, print_csv, print_json, table};
 use crate::plot::{Axes, Series, line_chart_with};
 use crate::progress;
 use anyhow::{Context, Result, anyhow, bail};
-use hetlb_core::advice::{CostModel, Trigger};
+use hetlb_core::advice::Trigger;
 use hetlb_core::algorithm::Algorithm;
 use hetlb_core::routing::Routing;
 use hetlb_core::transmission::Schedule;
@@ -196,16 +196,7 @@ impl Setup {
             .trigger
             .parse()
             .map_err(|e| anyhow!("--trigger: {e}"))?;
-        let move_cost = match crate::input::parse_capacities(&args.move_cost, "--move-cost")?[..] {
-            [alpha, beta] => CostModel {
-                seconds_per_message: alpha,
-                seconds_per_byte: beta,
-            },
-            _ => bail!("--move-cost: expected ALPHA,BETA (seconds per message, per unit)"),
-        };
-        move_cost
-            .validate()
-            .map_err(|e| anyhow!("--move-cost: {e}"))?;
+        let move_cost = crate::input::parse_move_cost(&args.move_cost, "--move-cost")?;
         let routing: Routing = args
             .routing
             .parse()
