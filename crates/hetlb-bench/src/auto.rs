@@ -288,7 +288,7 @@ pub const MAX_RUNS: usize = 20_000;
 /// Runs the sweep and `auto` on every workload; `progress` is told `(done, total)`.
 ///
 /// # Errors
-/// [`BenchError::Setting`] for a setting out of range; [`BenchError::Run`] when a run fails
+/// [`BenchError::Setting`] for a setting out of range; [`BenchError::Check`] when a run fails
 /// or loses an item.
 pub fn run(cfg: &AutoConfig, progress: Progress<'_>) -> Result<AutoReport, BenchError> {
     check(cfg)?;
