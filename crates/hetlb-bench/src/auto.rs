@@ -147,7 +147,7 @@ pub struct AutoConfig {
     /// Sleep per unit of work.
     pub sleep_per_unit: Duration,
     /// The fixed rules swept (and `auto`'s candidates).
-    pub rules: Vec<Algorithm>,
+    pub algorithms: Vec<Algorithm>,
     /// The periods swept.
     pub periods: Vec<u64>,
     /// `auto`'s horizon in iterations.
@@ -166,7 +166,7 @@ impl Default for AutoConfig {
             item_bytes: 64,
             iterations: 40,
             sleep_per_unit: Duration::from_micros(100),
-            rules: vec![
+            algorithms: vec![
                 Algorithm::Cwa,
                 Algorithm::DemHetero,
                 Algorithm::Oem,
@@ -186,7 +186,7 @@ crate::setters!(AutoConfig {
     item_bytes: usize,
     iterations: u64,
     sleep_per_unit: Duration,
-    rules: Vec<Algorithm>,
+    algorithms: Vec<Algorithm>,
     periods: Vec<u64>,
     horizon: u64,
     workloads: Vec<Workload>,
@@ -292,7 +292,7 @@ pub const MAX_RUNS: usize = 20_000;
 /// or loses an item.
 pub fn run(cfg: &AutoConfig, progress: Progress<'_>) -> Result<AutoReport, BenchError> {
     check(cfg)?;
-    let per_workload = cfg.rules.len() * cfg.periods.len() + 2;
+    let per_workload = cfg.algorithms.len() * cfg.periods.len() + 2;
     let total = per_workload * cfg.workloads.len() * cfg.runs;
     let mut done = 0;
     let mut rows = Vec::new();
@@ -301,7 +301,7 @@ pub fn run(cfg: &AutoConfig, progress: Progress<'_>) -> Result<AutoReport, Bench
         let base = workload.config(cfg);
         let mut configs: Vec<(String, Option<u64>, Option<BalancerConfig>)> = Vec::new();
         configs.push(("none".into(), None, None));
-        for &rule in &cfg.rules {
+        for &rule in &cfg.algorithms {
             for &period in &cfg.periods {
                 let b = BalancerConfig::for_algorithm(rule).speeds(Speeds::Measured { window: 1 });
                 configs.push((rule.name().to_string(), Some(period), Some(b)));
@@ -309,7 +309,7 @@ pub fn run(cfg: &AutoConfig, progress: Progress<'_>) -> Result<AutoReport, Bench
         }
         let auto = BalancerConfig::new(AUTO)
             .map_err(|e| BenchError::Check(e.to_string()))?
-            .candidates(cfg.rules.clone())
+            .candidates(cfg.algorithms.clone())
             .speeds(Speeds::Measured { window: 1 })
             .trigger(Trigger::Auto {
                 horizon: cfg.horizon,
@@ -393,10 +393,10 @@ fn check(cfg: &AutoConfig) -> Result<(), BenchError> {
             format!("{} is not from 2 to 100000", cfg.iterations),
         );
     }
-    if cfg.rules.is_empty() || cfg.periods.is_empty() || cfg.workloads.is_empty() {
+    if cfg.algorithms.is_empty() || cfg.periods.is_empty() || cfg.workloads.is_empty() {
         return bad(
-            "rules",
-            "rules, periods and workloads must not be empty".into(),
+            "algorithms",
+            "algorithms, periods and workloads must not be empty".into(),
         );
     }
     if cfg.periods.contains(&0) {
@@ -408,7 +408,7 @@ fn check(cfg: &AutoConfig) -> Result<(), BenchError> {
     if cfg.runs == 0 {
         return bad("runs", "at least one".into());
     }
-    let total = (cfg.rules.len() * cfg.periods.len() + 2)
+    let total = (cfg.algorithms.len() * cfg.periods.len() + 2)
         .saturating_mul(cfg.workloads.len())
         .saturating_mul(cfg.runs);
     if total > MAX_RUNS {
@@ -418,12 +418,12 @@ fn check(cfg: &AutoConfig) -> Result<(), BenchError> {
         );
     }
     if let Some(r) = cfg
-        .rules
+        .algorithms
         .iter()
         .find(|r| r.needs_hypercube() && !cfg.ranks.is_power_of_two())
     {
         return bad(
-            "rules",
+            "algorithms",
             format!("{r} needs a power-of-two rank count, not {}", cfg.ranks),
         );
     }
@@ -526,7 +526,7 @@ mod tests {
             .items(64)
             .iterations(4)
             .sleep_per_unit(Duration::from_micros(1))
-            .rules(vec![Algorithm::Cwa])
+            .algorithms(vec![Algorithm::Cwa])
             .periods(vec![1, 2])
             .workloads(vec![Workload::Static]);
         let report = run(&cfg, &mut |_, _| {}).unwrap();
@@ -548,7 +548,7 @@ mod tests {
         };
         assert_eq!(e(AutoConfig::default().ranks(1)), "ranks");
         assert_eq!(e(AutoConfig::default().periods(vec![0])), "periods");
-        assert_eq!(e(AutoConfig::default().ranks(6)), "rules");
+        assert_eq!(e(AutoConfig::default().ranks(6)), "algorithms");
         assert_eq!(e(AutoConfig::default().runs(10_000)), "runs");
     }
 }

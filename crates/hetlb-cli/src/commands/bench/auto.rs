@@ -71,7 +71,7 @@ pub fn run(a: Auto) -> Result<()> {
         .items(a.items)
         .iterations(a.iterations)
         .sleep_per_unit(Duration::from_micros(a.sleep_us))
-        .rules(rules)
+        .algorithms(rules)
         .periods(crate::input::unique(a.periods.clone(), "--periods"))
         .horizon(a.horizon)
         .workloads(workloads)
