@@ -37,16 +37,18 @@ pub fn advise(
     let trigger: Trigger = trigger.parse().map_err(|e| bad(format!("trigger: {e}")))?;
     let routings = routing
         .iter()
-        .map(|r| r.parse::<Routing>().map_err(|e| bad(format!("routing: {e}"))))
+        .map(|r| {
+            r.parse::<Routing>()
+                .map_err(|e| bad(format!("routing: {e}")))
+        })
         .collect::<PyResult<Vec<_>>>()?;
     let algorithms = algorithms
         .map(|names| {
             names
                 .iter()
                 .map(|n| {
-                    n.parse::<Algorithm>().map_err(|e| {
-                        raise(py, Kind::UnknownAlgorithm, format!("algorithms: {e}"))
-                    })
+                    n.parse::<Algorithm>()
+                        .map_err(|e| raise(py, Kind::UnknownAlgorithm, format!("algorithms: {e}")))
                 })
                 .collect::<PyResult<Vec<_>>>()
         })
@@ -68,9 +70,10 @@ pub fn advise(
             Kind::Limit,
             format!("{e} (raise it with max_memory_bytes)"),
         ),
-        RequestError::Invalid { argument: "topology", .. }
-            if topology.is_some_and(|t| t.starts_with("file:")) =>
-        {
+        RequestError::Invalid {
+            argument: "topology",
+            ..
+        } if topology.is_some_and(|t| t.starts_with("file:")) => {
             raise(py, Kind::File, e.to_string())
         }
         other => bad(other.to_string()),

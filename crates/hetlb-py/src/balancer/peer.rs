@@ -219,14 +219,15 @@ impl NativeBalancer {
             .routing(routing.parse().map_err(|e| bad(format!("routing: {e}")))?);
         if let Some(names) = candidates {
             if rule != hetlb_runtime::peer::AUTO {
-                return Err(bad(format!("candidates: only rule auto has candidates, not {rule}")));
+                return Err(bad(format!(
+                    "candidates: only rule auto has candidates, not {rule}"
+                )));
             }
             let list = names
                 .iter()
                 .map(|n| {
-                    n.parse::<hetlb_core::algorithm::Algorithm>().map_err(|e| {
-                        raise(py, Kind::UnknownAlgorithm, format!("candidates: {e}"))
-                    })
+                    n.parse::<hetlb_core::algorithm::Algorithm>()
+                        .map_err(|e| raise(py, Kind::UnknownAlgorithm, format!("candidates: {e}")))
                 })
                 .collect::<PyResult<Vec<_>>>()?;
             if list.is_empty() {
