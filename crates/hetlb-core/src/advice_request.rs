@@ -5,7 +5,7 @@
 
 use crate::advice::{Advice, AdviseError, CostModel, Question, Trigger, advise};
 use crate::routing::Routing;
-use crate::topology::{Hypercube, Network, Topology, TopologySpec};
+use crate::topology::{Network, Topology, TopologySpec};
 use crate::{Algorithm, text_file};
 use serde::Serialize;
 use thiserror::Error;
@@ -184,12 +184,16 @@ pub fn answer(request: &Request<'_>) -> Result<Document, RequestError> {
     if request.routings.is_empty() {
         return Err(invalid("routing", "name at least one of paper, direct"));
     }
-    let (network, label) = network(request.topology, loads.len())?;
+    let hypercube_rules = request
+        .algorithms
+        .as_ref()
+        .is_none_or(|list| list.iter().any(|a| a.needs_hypercube()));
+    let (network, label) = network(request.topology, loads.len(), hypercube_rules)?;
     let rules: Vec<Algorithm> = match &request.algorithms {
         Some(list) if list.is_empty() => return Err(invalid("algorithms", "name a rule")),
         Some(list) => list.clone(),
         None => Algorithm::all()
-            .filter(|a| !a.needs_hypercube() || matches!(network, Network::Hypercube(_)))
+            .filter(|a| !a.needs_hypercube() || network.runs_hypercube_rules())
             .collect(),
     };
     let mut routings: Vec<Routing> = Vec::new();
@@ -229,15 +233,16 @@ pub fn answer(request: &Request<'_>) -> Result<Document, RequestError> {
     })
 }
 
-/// The network of `spec`, or the hypercube of `nodes` nodes, with its label.
-fn network(spec: Option<&str>, nodes: usize) -> Result<(Network, String), RequestError> {
+/// The network of `spec`, or the default for `nodes` nodes ([`Network::default_for`]), with
+/// its label.
+fn network(
+    spec: Option<&str>,
+    nodes: usize,
+    hypercube_rules: bool,
+) -> Result<(Network, String), RequestError> {
     let Some(spec) = spec else {
-        let cube = Hypercube::for_nodes(nodes)
-            .map_err(|e| invalid("loads", format!("{e}; give a topology for other networks")))?;
-        return Ok((
-            Network::Hypercube(cube),
-            format!("hypercube:{}", cube.dimensions()),
-        ));
+        return Network::default_for(nodes, hypercube_rules)
+            .map_err(|e| invalid("loads", format!("{e}; give a topology for other networks")));
     };
     let parsed: TopologySpec = spec
         .parse()
@@ -260,6 +265,7 @@ fn network(spec: Option<&str>, nodes: usize) -> Result<(Network, String), Reques
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::topology::Hypercube;
 
     #[test]
     fn every_argument_is_named() {
@@ -268,7 +274,11 @@ mod tests {
         assert_eq!(arg(Request::new(&loads, &[1.0, 2.0])), "speeds");
         assert_eq!(arg(Request::new(&loads, &[0.0])), "speeds");
         assert_eq!(arg(Request::new(&[], &[1.0])), "loads");
-        assert_eq!(arg(Request::new(&[1, 2, 3], &[1.0])), "loads");
+        // three loads: the hypercube rules run embedded on complete:3, dishet needs a network
+        assert!(answer(&Request::new(&[1, 2, 3], &[1.0])).is_ok());
+        let mut three = Request::new(&[1, 2, 3], &[1.0]);
+        three.algorithms = Some(vec![Algorithm::Dishet]);
+        assert_eq!(arg(three), "loads");
         let mut r = Request::new(&loads, &[1.0]);
         r.topology = Some("ring:x");
         assert_eq!(arg(r.clone()), "topology");

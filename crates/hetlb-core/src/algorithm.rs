@@ -3,18 +3,17 @@
 //! run on any network. [`balance`] balances the loads of a hypercube; [`balance_on`] any
 //! network. Both take one [`BalanceOptions`] and fail with one [`BalanceError`].
 
+use crate::embedding;
 use crate::exchange;
 use crate::model::{Capacities, ModelError};
 use crate::plan::Plan;
-use crate::rounds::{
-    Convergence, DEFAULT_MAX_ROUNDS, RoundError, RoundOptions, RoundRun, run_rounds,
-};
+use crate::rounds::{DEFAULT_MAX_ROUNDS, RoundError, RoundOptions, RoundRun, run_rounds};
 use crate::rules::cube_walking;
 use crate::rules::diffusion::{
     Dishet, DishetTight, FirstOrder, Gdem, LambdaError, NodeRule, Rounding,
 };
 use crate::rules::dimension_exchange::{Dem, DemFixed, DemHetero, DemImproved, Oem, PairRule};
-use crate::topology::{Hypercube, Network, Topology};
+use crate::topology::{Hypercube, Network, Shape, Topology};
 use std::fmt;
 use std::str::FromStr;
 use thiserror::Error;
@@ -355,7 +354,7 @@ impl BalanceError {
     /// let o = BalanceOptions::new().procs_per_group(Some(2));
     /// let e = balance(Algorithm::Oem, &[1, 2], &o).unwrap_err();
     /// assert_eq!(e.argument(), "procs-per-group");
-    /// assert_eq!(balance(Algorithm::Oem, &[1, 2, 3], &Default::default()).unwrap_err().argument(), "loads");
+    /// assert_eq!(balance(Algorithm::Oem, &[1, u64::MAX], &Default::default()).unwrap_err().argument(), "loads");
     /// ```
     #[must_use]
     pub fn argument(&self) -> &'static str {
@@ -379,9 +378,14 @@ impl BalanceError {
 /// Balances `loads` on the hypercube of their count with `algorithm` (any rule: the
 /// diffusion rules run on the hypercube's graph). [`balance_on`] takes any network.
 ///
+/// A hypercube rule takes any number of loads: on a count that is not a power of two it runs
+/// embedded in a cube ([`crate::embedding`]: `cwa` on virtual nodes of capacity 0, the other
+/// rules folded onto the largest cube), with its bound stated there.
+///
 /// # Errors
-/// [`BalanceError`] for a load count that is not a power of two, an overflowing total, a
-/// capacity list of the wrong length, a bad group size, an option the rule does not have.
+/// [`BalanceError`] for no loads, a diffusion rule on a count that is not a power of two, an
+/// overflowing total, a capacity list of the wrong length, a bad group size, an option the
+/// rule does not have.
 ///
 /// # Complexity
 /// `O(N log N)`.
@@ -396,6 +400,10 @@ impl BalanceError {
 /// }
 /// let plan = balance(Algorithm::Cwa, &loads, &BalanceOptions::default()).unwrap();
 /// assert!(Metrics::of(&plan, None).max_difference <= 1);
+/// // six nodes: cwa on the 8-cube with two virtual nodes, oem folded onto the 4-cube
+/// let six = [60, 0, 0, 0, 0, 0];
+/// assert_eq!(balance(Algorithm::Cwa, &six, &BalanceOptions::default()).unwrap().final_loads, vec![10; 6]);
+/// assert_eq!(balance(Algorithm::Oem, &six, &BalanceOptions::default()).unwrap().final_loads, vec![10; 6]);
 /// ```
 pub fn balance(
     algorithm: Algorithm,
@@ -414,6 +422,9 @@ pub fn balance(
             nodes: loads.len(),
         }
         .into());
+    }
+    if !loads.is_empty() && !loads.len().is_power_of_two() {
+        return balance_embedded(algorithm, loads, options);
     }
     let caps = options.capacities.as_ref();
     match algorithm {
@@ -444,6 +455,33 @@ pub fn balance(
             Ok(visited.expect("pair rule")?)
         }
     }
+}
+
+/// A hypercube rule on a node count that is not a power of two ([`crate::embedding`]):
+/// `cwa` on virtual nodes, the other rules folded onto the largest cube.
+fn balance_embedded(
+    algorithm: Algorithm,
+    loads: &[u64],
+    options: &BalanceOptions,
+) -> Result<Plan, BalanceError> {
+    let caps = options.capacities.as_ref();
+    if algorithm == Algorithm::Cwa {
+        if options.procs_per_group.is_some() {
+            return Err(BalanceError::GroupSizeUnused(algorithm));
+        }
+        return Ok(embedding::on_virtual_nodes(
+            loads,
+            caps,
+            cube_walking::walk_weighted,
+        )?);
+    }
+    embedding::folded(loads, caps, |cube_loads, cube_caps| {
+        let inner = BalanceOptions {
+            capacities: cube_caps.cloned(),
+            ..options.clone()
+        };
+        balance(algorithm, cube_loads, &inner)
+    })
 }
 
 /// Balances `loads` on `network` with `algorithm`.
@@ -523,12 +561,31 @@ pub fn balance_on_within(
             }
         };
     };
-    let Network::Hypercube(cube) = network else {
-        return Err(BalanceError::NeedsHypercube(algorithm));
-    };
     if options.max_rounds.is_some() {
         return unused("round limit (the hypercube algorithms run one phase per dimension)");
     }
+    let cube = match network {
+        Network::Hypercube(cube) => *cube,
+        // Every node reaches every other: the rule runs on its embedded cube.
+        Network::Graph {
+            shape: Shape::Complete(nodes),
+            ..
+        } if *nodes == loads.len() => {
+            let plan = balance(algorithm, loads, options)?;
+            return Ok(RoundRun::of_schedule(plan));
+        }
+        Network::Graph {
+            shape: Shape::Complete(nodes),
+            ..
+        } => {
+            return Err(RoundError::NodeCount {
+                loads: loads.len(),
+                nodes: *nodes,
+            }
+            .into());
+        }
+        Network::Graph { .. } => return Err(BalanceError::NeedsHypercube(algorithm)),
+    };
     if loads.len() != cube.node_count() {
         return Err(RoundError::NodeCount {
             loads: loads.len(),
@@ -544,15 +601,7 @@ pub fn balance_on_within(
         }
         .into());
     }
-    let plan = balance(algorithm, loads, options)?;
-    let rounds = plan.phases.len() as u64;
-    Ok(RoundRun {
-        plan,
-        rounds,
-        executed_rounds: rounds,
-        converged: true,
-        convergence: Convergence::Schedule,
-    })
+    Ok(RoundRun::of_schedule(balance(algorithm, loads, options)?))
 }
 
 fn diffuse<T: Topology>(
@@ -660,6 +709,7 @@ pub fn visit_pair_rule<V: PairRuleVisitor>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::rounds::Convergence;
     use crate::topology::TopologySpec;
 
     fn net(s: &str) -> Network {

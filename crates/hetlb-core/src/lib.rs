@@ -33,6 +33,7 @@ pub mod advice_request;
 pub mod algorithm;
 pub mod allocation;
 pub mod destinations;
+pub mod embedding;
 pub mod exchange;
 pub mod input;
 pub mod limit;

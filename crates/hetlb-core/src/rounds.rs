@@ -131,6 +131,18 @@ pub struct RoundRun {
 }
 
 impl RoundRun {
+    /// The run of a rule with a fixed schedule (a hypercube rule): every phase is a round.
+    pub fn of_schedule(plan: Plan) -> Self {
+        let rounds = plan.phases.len() as u64;
+        RoundRun {
+            plan,
+            rounds,
+            executed_rounds: rounds,
+            converged: true,
+            convergence: Convergence::Schedule,
+        }
+    }
+
     /// The load vector after every round (`rounds` vectors; the initial one is `plan.initial`).
     ///
     /// # Complexity

@@ -154,7 +154,8 @@ impl BalanceResult {
     }
 }
 
-/// The network of `spec`, or the hypercube of the loads, with its label (as the CLI).
+/// The network of `spec`, or the default for the loads (`Network::default_for`), with its
+/// label (as the CLI).
 fn network(
     py: Python<'_>,
     spec: Option<&str>,
@@ -162,18 +163,14 @@ fn network(
     algorithm: Algorithm,
 ) -> PyResult<(Network, String)> {
     let Some(spec) = spec else {
-        let cube = Hypercube::for_nodes(nodes).map_err(|e| {
+        return Network::default_for(nodes, algorithm.needs_hypercube()).map_err(|e| {
             let hint = if algorithm.needs_hypercube() {
                 ""
             } else {
                 "; give topology for other networks"
             };
             raise(py, Kind::InvalidInput, format!("loads: {e}{hint}"))
-        })?;
-        return Ok((
-            Network::Hypercube(cube),
-            format!("hypercube:{}", cube.dimensions()),
-        ));
+        });
     };
     let parsed: TopologySpec = spec
         .parse()

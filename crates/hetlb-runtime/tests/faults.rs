@@ -97,7 +97,13 @@ fn random_fault(rng: &mut Pcg64) -> Fault {
 
 fn trial(seed: u64) -> Trial {
     let mut rng = Pcg64::seed_from_u64(seed);
-    let ranks = 1usize << rng.random_range(1..4u32);
+    // Half the trials on a hypercube, half on any count from 3 to 7 ranks (the hypercube
+    // rules embedded in a cube, hetlb_core::embedding).
+    let ranks = if rng.random_bool(0.5) {
+        1usize << rng.random_range(1..4u32)
+    } else {
+        rng.random_range(3..8usize)
+    };
     let rules: Vec<Algorithm> = Algorithm::all().collect();
     let algorithm = rules[rng.random_range(0..rules.len())];
     let schedule = Schedule::ALL[rng.random_range(0..Schedule::ALL.len())];
@@ -175,10 +181,19 @@ fn record_cost(r: &[u8]) -> u64 {
     u64::from_ne_bytes(r[8..16].try_into().expect("8"))
 }
 
+/// A hypercube on a power of two, the complete network otherwise.
+fn topology(ranks: usize) -> String {
+    if ranks.is_power_of_two() {
+        format!("hypercube:{}", ranks.trailing_zeros())
+    } else {
+        format!("complete:{ranks}")
+    }
+}
+
 fn config(t: &Trial, rank: usize) -> BalancerConfig {
     let mut cfg = BalancerConfig::for_algorithm(t.algorithm)
-        .topology(&format!("hypercube:{}", t.ranks.trailing_zeros()))
-        .expect("a hypercube")
+        .topology(&topology(t.ranks))
+        .expect("a topology")
         .schedule(t.schedule)
         .timeout(TIMEOUT);
     if let Some(c) = &t.capacities {
@@ -396,7 +411,7 @@ fn a_freeze_far_below_the_timeout_is_never_a_failure() {
             .enumerate()
             .map(|(rank, (member, mut mine))| {
                 let mut cfg = BalancerConfig::for_algorithm(t.algorithm)
-                    .topology(&format!("hypercube:{}", t.ranks.trailing_zeros()))
+                    .topology(&topology(t.ranks))
                     .unwrap()
                     .schedule(t.schedule)
                     .timeout(Duration::from_secs(60));

@@ -118,7 +118,7 @@ pub fn hybrid(
         _ => plan_dimensions(&Oem, cube, &mut current, 0..p),
     };
     let walk_dims = n - p;
-    let targets = column_targets(&current, capacities, p);
+    let targets = column_targets(&current, capacities.map(Capacities::as_slice), p);
     for j in (p..n).rev() {
         phases.push(walk_dimension(&mut current, &targets, p, j));
     }
@@ -135,16 +135,45 @@ pub fn hybrid(
     })
 }
 
+/// The cube walking phases on a cube whose nodes may have weight 0: every node walks to its
+/// exact share of the total in proportion to `weights` (so a node of weight 0 ends empty).
+/// The engine of `cwa` on a node count that is not a power of two
+/// ([`crate::embedding::on_virtual_nodes`]); `loads` are updated.
+///
+/// `loads.len()` must be a power of two with one weight per node, at least one positive,
+/// and the total must fit in a `u64`.
+///
+/// # Complexity
+/// `O(N log N)` plus `O(N log L)` for the water-filling of the largest load `L`.
+///
+/// # Example
+/// ```
+/// use hetlb_core::rules::cube_walking::walk_weighted;
+/// let mut loads = vec![9, 0, 3, 0];
+/// let phases = walk_weighted(&mut loads, &[1.0, 1.0, 1.0, 0.0]);
+/// assert_eq!(loads, vec![4, 4, 4, 0]);
+/// assert_eq!(phases.len(), 2);
+/// ```
+pub fn walk_weighted(loads: &mut [u64], weights: &[f64]) -> Vec<Phase> {
+    debug_assert!(loads.len().is_power_of_two() && weights.len() == loads.len());
+    let n = loads.len().trailing_zeros();
+    let targets = column_targets(loads, Some(weights), 0);
+    (0..n)
+        .rev()
+        .map(|j| walk_dimension(loads, &targets, 0, j))
+        .collect()
+}
+
 /// Targets of every node for the CWA phases over dimensions `p..n`: each column (nodes that
 /// share their low `p` bits) distributes its own total.
-fn column_targets(loads: &[u64], capacities: Option<&Capacities>, p: u32) -> Vec<u64> {
+fn column_targets(loads: &[u64], capacities: Option<&[f64]>, p: u32) -> Vec<u64> {
     let columns = 1usize << p;
     let mut targets = vec![0u64; loads.len()];
     for c in 0..columns {
         let members: Vec<usize> = (c..loads.len()).step_by(columns).collect();
         let member_loads: Vec<u64> = members.iter().map(|&u| loads[u]).collect();
         let caps: Vec<f64> = match capacities {
-            Some(caps) => members.iter().map(|&u| caps.get(u)).collect(),
+            Some(caps) => members.iter().map(|&u| caps[u]).collect(),
             None => vec![1.0; members.len()],
         };
         let total = member_loads.iter().sum();

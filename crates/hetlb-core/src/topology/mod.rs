@@ -15,7 +15,9 @@ mod network;
 pub use colouring::EdgeColouring;
 pub use graph::{Graph, GraphError, Location, MAX_ARCS, MAX_NODES};
 pub use hypercube::Hypercube;
-pub use network::{BuildError, EitherIter, Network, Shape, SpecError, TopologySpec};
+pub use network::{
+    BuildError, DefaultNetworkError, EitherIter, Network, Shape, SpecError, TopologySpec,
+};
 
 /// An undirected network of `node_count()` nodes numbered `0..node_count()`.
 ///

@@ -74,6 +74,60 @@ pub enum Network {
 }
 
 impl Network {
+    /// The network the rules run on when none is named, with its spec: the hypercube of
+    /// `nodes` nodes when `nodes` is a power of two; otherwise, when `hypercube_rules` (the
+    /// rules include a hypercube one), the complete network `complete:N`, on which the
+    /// hypercube rules run embedded in a cube ([`crate::embedding`]) and the diffusion rules
+    /// diffuse between every pair.
+    ///
+    /// # Errors
+    /// [`DefaultNetworkError`]: `nodes` is 0, or not a power of two and `hypercube_rules`
+    /// is false (the diffusion rules need a named network then), or too many for the
+    /// complete network's edges.
+    ///
+    /// # Example
+    /// ```
+    /// use hetlb_core::topology::Network;
+    /// assert_eq!(Network::default_for(8, true).unwrap().1, "hypercube:3");
+    /// assert_eq!(Network::default_for(6, true).unwrap().1, "complete:6");
+    /// assert!(Network::default_for(6, false).is_err());
+    /// ```
+    pub fn default_for(
+        nodes: usize,
+        hypercube_rules: bool,
+    ) -> Result<(Network, String), DefaultNetworkError> {
+        if nodes == 0 {
+            return Err(crate::ModelError::Empty.into());
+        }
+        if !nodes.is_power_of_two() && hypercube_rules {
+            let graph = generators::complete(nodes)?;
+            let network = Network::Graph {
+                graph,
+                shape: Shape::Complete(nodes),
+            };
+            return Ok((network, TopologySpec::Complete(nodes).to_string()));
+        }
+        let cube = Hypercube::for_nodes(nodes)?;
+        Ok((
+            Network::Hypercube(cube),
+            TopologySpec::Hypercube(cube.dimensions()).to_string(),
+        ))
+    }
+
+    /// True when the hypercube rules run on this network: a hypercube, or a complete network
+    /// (every node reaches every other, so the rules run embedded in a cube of any size,
+    /// [`crate::embedding`]).
+    pub fn runs_hypercube_rules(&self) -> bool {
+        matches!(
+            self,
+            Network::Hypercube(_)
+                | Network::Graph {
+                    shape: Shape::Complete(_),
+                    ..
+                }
+        )
+    }
+
     /// A graph of unknown structure (read from a file).
     pub fn from_graph(graph: Graph) -> Self {
         Network::Graph {
@@ -312,6 +366,18 @@ pub enum BuildError {
         /// Why.
         source: GraphError,
     },
+}
+
+/// Why [`Network::default_for`] has no network for a node count.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum DefaultNetworkError {
+    /// No nodes, or a count that is not a power of two for the diffusion rules.
+    #[error(transparent)]
+    Model(#[from] crate::ModelError),
+    /// Too many nodes for the complete network.
+    #[error(transparent)]
+    Graph(#[from] GraphError),
 }
 
 /// A topology spec that cannot be parsed.

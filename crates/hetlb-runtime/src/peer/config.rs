@@ -17,7 +17,8 @@ pub const MAX_TOPOLOGY_FILE_BYTES: u64 = 64 << 20;
 pub const AUTO: &str = "auto";
 
 /// Rule `auto`'s candidates when none are named: `cwa`, `dem-hetero`, `oem` and `dishet` on
-/// a hypercube, `dishet` and `gdem` elsewhere.
+/// a hypercube or a complete network (where the hypercube rules run embedded,
+/// [`hetlb_core::embedding`]), `dishet` and `gdem` elsewhere.
 ///
 /// ```
 /// use hetlb_core::topology::TopologySpec;
@@ -26,7 +27,7 @@ pub const AUTO: &str = "auto";
 /// assert_eq!(default_candidates(&ring).len(), 2);
 /// ```
 pub fn default_candidates(network: &Network) -> Vec<Algorithm> {
-    if matches!(network, Network::Hypercube(_)) {
+    if network.runs_hypercube_rules() {
         vec![
             Algorithm::Cwa,
             Algorithm::DemHetero,
@@ -258,6 +259,11 @@ impl BalancerConfig {
         }
     }
 
+    /// Rule `auto` with its default candidates.
+    fn default_auto(&self) -> bool {
+        self.candidates.as_ref().is_some_and(Vec::is_empty)
+    }
+
     /// The first rule that needs a hypercube, for messages.
     fn hypercube_rule_name(&self) -> &'static str {
         match &self.candidates {
@@ -280,7 +286,9 @@ impl BalancerConfig {
 
     /// The ranks' topology as a spec (`ring:8`, `torus:2x4`, `hypercube:3`, `random:8:0.5:1`,
     /// `file:PATH` …), with as many nodes as there are ranks. Without it: a hypercube when the
-    /// rank count is a power of two, a ring otherwise (the hypercube rules need a hypercube).
+    /// rank count is a power of two; otherwise the complete network for the hypercube rules
+    /// and `auto` (they run embedded in a cube, [`hetlb_core::embedding`]) and a ring for the
+    /// diffusion rules.
     ///
     /// # Errors
     /// [`PeerError::Config`] for a spec that cannot be parsed or built, or a file that cannot
@@ -493,12 +501,10 @@ impl BalancerConfig {
                 let spec = TopologySpec::Hypercube(d);
                 (spec.to_string(), spec.build().map_err(ConfigError::from)?)
             }
-            None if self.needs_hypercube() => {
-                return bad(format!(
-                    "{} needs a hypercube: a power-of-two number of ranks, not {ranks} (use a \
-                     diffusion rule such as dishet or gdem on other counts)",
-                    self.hypercube_rule_name()
-                ));
+            None if self.needs_hypercube() || self.default_auto() => {
+                // Every rank reaches every other: the hypercube rules run embedded in a cube.
+                let spec = TopologySpec::Complete(ranks);
+                (spec.to_string(), spec.build().map_err(ConfigError::from)?)
             }
             None => {
                 // Not a power of two, so at least 3 ranks: a ring exists.
@@ -512,10 +518,10 @@ impl BalancerConfig {
                 network.node_count()
             ));
         }
-        if self.needs_hypercube() && !matches!(network, Network::Hypercube(_)) {
+        if self.needs_hypercube() && !network.runs_hypercube_rules() {
             return bad(format!(
-                "{} runs on a hypercube only, not on {label} (use gdem, dishet or diffusion on \
-                 other networks)",
+                "{} runs on a hypercube or a complete network only, not on {label} (use gdem, \
+                 dishet or diffusion on other networks)",
                 self.hypercube_rule_name()
             ));
         }
@@ -557,8 +563,11 @@ mod tests {
     fn defaults_fit_the_rank_count() {
         let cfg = BalancerConfig::new("oem").unwrap();
         assert_eq!(cfg.resolve(8).unwrap().0, "hypercube:3");
-        let e = cfg.resolve(6).unwrap_err().to_string();
-        assert!(e.contains("power-of-two"), "{e}");
+        assert_eq!(cfg.resolve(6).unwrap().0, "complete:6");
+        assert_eq!(
+            BalancerConfig::new("auto").unwrap().resolve(6).unwrap().0,
+            "complete:6"
+        );
         let cfg = BalancerConfig::new("dishet").unwrap();
         assert_eq!(cfg.resolve(6).unwrap().0, "ring:6");
         assert_eq!(cfg.resolve(2).unwrap().0, "hypercube:1");
@@ -577,7 +586,7 @@ mod tests {
             )
             .contains("value 2")
         );
-        assert!(e(oem.clone().topology("ring:4").unwrap(), 4).contains("hypercube only"));
+        assert!(e(oem.clone().topology("ring:4").unwrap(), 4).contains("complete network only"));
         assert!(e(oem.clone().topology("ring:5").unwrap(), 4).contains("5 nodes"));
         assert!(e(oem.clone().procs_per_group(Some(2)), 4).contains("only hybrid"));
         assert!(e(oem.timeout(Duration::ZERO), 4).contains("timeout"));

@@ -273,20 +273,17 @@ fn csv_rows<'a>(
     transfer_rows.chain(final_rows).chain(metric_rows)
 }
 
-/// The network of `--topology`, or the hypercube of the loads, with its name.
+/// The network of `--topology`, or the default for the loads (`Network::default_for`), with
+/// its name.
 fn network(spec: Option<&str>, loads: &[u64], algorithm: Algorithm) -> Result<(Network, String)> {
     let Some(spec) = spec else {
-        let cube = Hypercube::for_nodes(loads.len()).map_err(|e| {
-            if algorithm.needs_hypercube() {
-                anyhow!("--loads: {e}")
-            } else {
-                anyhow!("--loads: {e}; give --topology for other networks")
-            }
-        })?;
-        return Ok((
-            Network::Hypercube(cube),
-            format!("hypercube:{}", cube.dimensions()),
-        ));
+        let hypercube_rule = algorithm.needs_hypercube();
+        return Network::default_for(loads.len(), hypercube_rule).map_err(
+            |e| match hypercube_rule {
+                true => anyhow!("--loads: {e}"),
+                false => anyhow!("--loads: {e}; give --topology for other networks"),
+            },
+        );
     };
     let parsed: TopologySpec = spec.parse().map_err(|e| anyhow!("--topology: {e}"))?;
     let network = match &parsed {
