@@ -110,7 +110,12 @@ fn every_bad_input_gets_one_line() {
     let run = |args: Vec<String>, needle: &str| {
         fails_with(&args.iter().map(String::as_str).collect::<Vec<_>>(), needle)
     };
-    run(b("1,2,3"), "power of two");
+    let dishet = |loads: &str| -> Vec<String> {
+        ["balance", "--algorithm", "dishet", "--loads", loads]
+            .map(String::from)
+            .to_vec()
+    };
+    run(dishet("1,2,3"), "power of two; give --topology");
     run(b(""), "no values");
     run(b("1,-2"), "negative");
     run(b("1,2.5"), "whole number");

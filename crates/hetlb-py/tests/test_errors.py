@@ -34,13 +34,19 @@ def test_the_hierarchy():
         (17, hetlb.InvalidTypeError, "expected a sequence"),
         ([], hetlb.InvalidInputError, "no values given"),
         ([[1, 2], [3, 4]], hetlb.InvalidInputError, "one dimension"),
-        ([1, 2, 3], hetlb.InvalidInputError, "power of two"),
         ([True, False], hetlb.InvalidTypeError, "not an integer|booleans"),
     ],
 )
 def test_bad_loads(loads, cls, message):
     with pytest.raises(cls, match=message):
         hetlb.balance(loads, "oem")
+
+
+def test_any_count_for_the_hypercube_rules():
+    # three loads: oem runs folded onto the 2-cube; a diffusion rule needs a topology
+    assert list(hetlb.balance([1, 2, 3], "oem").final_loads) == [2, 2, 2]
+    with pytest.raises(hetlb.InvalidInputError, match="power of two"):
+        hetlb.balance([1, 2, 3], "dishet")
 
 
 def test_unknown_algorithm():

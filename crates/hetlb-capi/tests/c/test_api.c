@@ -105,7 +105,10 @@ static void test_no_mpi_functions(void) {
     CHECK(strstr(hetlb_last_error(), "no-such-rule") != NULL, "unknown rule named");
     EXPECT(hetlb_balance("cwa", "ring:x", 8, loads, NULL, out), HETLB_ERR_INVALID);
     EXPECT(hetlb_balance("dem", "ring:8", 8, loads, NULL, out), HETLB_ERR_INVALID);
-    EXPECT(hetlb_balance("cwa", NULL, 6, loads, NULL, out), HETLB_ERR_INVALID);
+    /* any count: the hypercube rules run embedded in a cube; diffusion needs a topology */
+    EXPECT(hetlb_balance("cwa", NULL, 6, loads, NULL, out), HETLB_OK);
+    EXPECT(hetlb_balance("oem", NULL, 6, loads, NULL, out), HETLB_OK);
+    EXPECT(hetlb_balance("dishet", NULL, 6, loads, NULL, out), HETLB_ERR_INVALID);
     EXPECT(hetlb_balance("cwa", NULL, 0, loads, NULL, out), HETLB_ERR_INVALID);
     EXPECT(hetlb_balance("auto", NULL, 8, loads, NULL, out), HETLB_ERR_INVALID);
 

@@ -117,12 +117,13 @@ def balance(
     Args:
         loads: one non-negative integer load per node (a sequence, or an integer NumPy
             array; a ``uint64`` array is used without conversion). Without ``topology``,
-            a power of two of them (the nodes of a hypercube).
+            a power of two of them are the nodes of a hypercube; on another count the
+            hypercube rules run embedded in a cube (``complete:N``).
         algorithm: a name from :func:`algorithms`.
         topology: the network, as ``hetlb balance --topology`` takes it: ``ring:16``,
             ``path:8``, ``mesh:4x4``, ``torus:8x8``, ``kary:4:3``, ``star:9``,
             ``complete:8``, ``hypercube:5``, ``random:32:0.2[:seed]``, ``file:PATH``.
-            Default: the hypercube of the loads.
+            Default: the hypercube of the loads (``complete:N`` on another count).
         capacities: node capacities (positive speeds), one per node.
         procs_per_group: ``P`` of ``hybrid``.
         max_rounds: round limit of the diffusion rules (default 100000).

@@ -140,7 +140,8 @@ class Balancer:
             ``window`` reports) or one capacity per rank.
         timeout: seconds of silence after which a peer is judged to have stopped.
         topology: the ranks' network (``ring:8``, …); default a hypercube when the rank
-            count is a power of two, a ring otherwise.
+            count is a power of two, otherwise ``complete:N`` for the hypercube rules and
+            ``auto`` (embedded in a cube) and a ring for the diffusion rules.
         schedule: ``phased``, ``overlap`` or ``pipeline``.
         entry_timeout: how long to wait for a peer that has not reached the call (default:
             no limit; a busy peer is never declared dead).

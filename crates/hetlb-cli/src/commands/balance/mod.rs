@@ -9,7 +9,7 @@ use anyhow::{Context, Result, anyhow, bail};
 use hetlb_core::algorithm::{Algorithm, BalanceError, BalanceOptions, balance_on_within};
 use hetlb_core::report::{BalanceReport, ReportDetail};
 use hetlb_core::rounds::{RoundError, RoundRun};
-use hetlb_core::topology::{Graph, Hypercube, Network, Topology, TopologySpec};
+use hetlb_core::topology::{Graph, Network, Topology, TopologySpec};
 use hetlb_core::{Capacities, Metrics, Plan};
 use std::path::PathBuf;
 
@@ -19,12 +19,14 @@ use std::path::PathBuf;
     after_help = "Examples:\n  hetlb balance --algorithm oem --loads 4,7,0,9,2,2,8,1\n  hetlb balance --algorithm dem-hetero --loads 640,960 --capacities 64,32 --format json\n  hetlb balance --algorithm hybrid --procs-per-group 4 --loads @examples/loads.txt\n  hetlb balance --algorithm dishet --topology ring:8 --loads 80,0,0,0,0,0,0,0 --capacities 1,1,2,2,4,4,1,1\n  hetlb balance --algorithm gdem --topology torus:4x4 --loads @examples/loads.txt --plot loads.svg\n  hetlb balance --algorithm diffusion --topology file:examples/graph.txt --loads @examples/loads.txt --max-rounds 500"
 )]
 pub struct Args {
-    /// Algorithm. On a hypercube: dem, dem-fixed, dem-improved, dem-hetero, oem, cwa, hybrid.
-    /// On any network: dishet, dishet-tight, diffusion, random-biasing, dynamic-biasing, gdem.
+    /// Algorithm. On a hypercube (or any count of loads, embedded): dem, dem-fixed,
+    /// dem-improved, dem-hetero, oem, cwa, hybrid. On any network: dishet, dishet-tight,
+    /// diffusion, random-biasing, dynamic-biasing, gdem.
     #[arg(long, short)]
     algorithm: String,
-    /// Loads, one per node (without --topology, a power of two of them): `5,0,3,…`, or `@path`
-    /// to a file of one integer per line or a JSON array.
+    /// Loads, one per node: `5,0,3,…`, or `@path` to a file of one integer per line or a JSON
+    /// array. Without --topology: the hypercube of a power of two of them; another count runs
+    /// the hypercube rules embedded in a cube (on complete:N), the diffusion rules need one.
     #[arg(long, short, allow_hyphen_values = true)]
     loads: String,
     /// Node capacities (positive speeds), same count as loads: `1,2,…` or `@path`.

@@ -107,7 +107,7 @@ pub struct Args {
     #[arg(long, default_value_t = hetlb_runtime::peer::DEFAULT_CHECK_BUDGET, value_parser = crate::input::real(0.0, 1.0, false))]
     check_budget: f64,
     /// Topology of the ranks for the diffusion rules (`ring:6`, `torus:2x4`, …); default a
-    /// hypercube when the rank count is a power of two, a ring otherwise.
+    /// hypercube on a power of two, else complete:N for the hypercube rules, a ring otherwise.
     #[arg(long)]
     topology: Option<String>,
     /// Seed of random-biasing's draws.
