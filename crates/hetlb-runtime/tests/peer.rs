@@ -158,15 +158,35 @@ fn a_balanced_group_costs_one_gather_and_moves_nothing() {
 }
 
 #[test]
-fn defaults_pick_a_ring_for_six_ranks_and_refuse_hypercube_rules() {
+fn six_ranks_run_diffusion_on_a_ring_and_every_hypercube_rule_embedded() {
     let items = unit_items(&[12, 0, 0, 0, 0, 0]);
     let out = run_group(items, |_| BalancerConfig::new("dishet").unwrap());
     let r = out[0].0.as_ref().unwrap();
     assert_eq!(r.topology, "ring:6");
     assert!(r.imbalance_after < r.imbalance_before);
-    let member = threads::group(6).pop().unwrap();
-    let e = Balancer::<u64, _>::new(&member, BalancerConfig::new("oem").unwrap()).unwrap_err();
-    assert!(e.to_string().contains("power-of-two"), "{e}");
+    // The hypercube rules on 6, 7 and 12 ranks: each ends on the plan of `hetlb balance`
+    // (hetlb_core::embedding), every item exactly once.
+    for loads in [
+        vec![600, 0, 0, 0, 0, 0],
+        vec![0, 0, 0, 0, 0, 0, 70],
+        vec![0, 13, 2, 40, 0, 0, 9, 1, 0, 0, 30, 4],
+    ] {
+        for rule in Algorithm::HYPERCUBE {
+            let items = unit_items(&loads);
+            let out = run_group(items.clone(), move |_| BalancerConfig::for_algorithm(rule));
+            assert_exactly_once(&items, &out);
+            let expected = hetlb_core::balance(rule, &loads, &Default::default()).unwrap();
+            for (rank, (report, mine)) in out.iter().enumerate() {
+                let report = report.as_ref().unwrap();
+                assert_eq!(report.topology, format!("complete:{}", loads.len()));
+                assert_eq!(
+                    mine.len() as u64,
+                    expected.final_loads[rank],
+                    "{rule} rank {rank}"
+                );
+            }
+        }
+    }
 }
 
 #[test]
