@@ -115,7 +115,7 @@ fn every_bad_input_gets_one_line() {
             .map(String::from)
             .to_vec()
     };
-    run(dishet("1,2,3"), "power of two; give --topology");
+    run(dishet("1,2,3"), "give --topology for other networks");
     run(b(""), "no values");
     run(b("1,-2"), "negative");
     run(b("1,2.5"), "whole number");

@@ -74,7 +74,7 @@ fn json_has_every_balancer_step_and_rank() {
 }
 
 #[test]
-fn six_ranks_run_the_diffusion_rules_on_a_ring() {
+fn six_ranks_run_every_rule() {
     let v = iterative(&["--balancer", "all", "--workers", "6", "--format", "json"]);
     let d = json(&args(&v));
     let names: Vec<&str> = d["balancers"]
@@ -83,13 +83,23 @@ fn six_ranks_run_the_diffusion_rules_on_a_ring() {
         .iter()
         .map(|b| b["balancer"].as_str().unwrap())
         .collect();
-    // Six ranks are no hypercube: the rules that run on any network, then none.
-    let diffusion: Vec<&str> = Algorithm::DIFFUSION
-        .iter()
-        .map(|a| a.name())
-        .chain(["none"])
-        .collect();
-    assert_eq!(names, diffusion);
+    // Six ranks are no hypercube: the hypercube rules run embedded in one, then the rules
+    // that run on any network, then none.
+    let every: Vec<&str> = Algorithm::all().map(|a| a.name()).chain(["none"]).collect();
+    assert_eq!(names, every);
+    // The hypercube rules on complete:6 (embedded in a cube), the others on a ring.
+    for b in d["balancers"].as_array().unwrap() {
+        let name = b["balancer"].as_str().unwrap();
+        let Ok(rule) = name.parse::<Algorithm>() else {
+            continue;
+        };
+        let expected = if rule.needs_hypercube() {
+            "complete:6"
+        } else {
+            "ring:6"
+        };
+        assert_eq!(b["steps"][0]["report"]["topology"], expected, "{name}");
+    }
 }
 
 /// The dump records what the rule saw; `hetlb balance` on those inputs gives the recorded plan,
@@ -201,10 +211,6 @@ fn bad_arguments_get_one_clear_line() {
         v.extend(extra.iter().map(|s| s.to_string()));
         v
     };
-    fails_with(
-        &args(&with(&["--balancer", "oem", "--workers", "6"])),
-        "--algorithm",
-    );
     fails_with(&args(&with(&["--balancer", "dem-superb"])), "--algorithm");
     fails_with(&args(&with(&["--algorithm", "oem,,cwa"])), "--algorithm");
     fails_with(&args(&with(&["--drift", "hotspot:0"])), "--drift");

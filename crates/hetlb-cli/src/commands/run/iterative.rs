@@ -202,8 +202,8 @@ impl Setup {
             .parse()
             .map_err(|e| anyhow!("--routing: {e}"))?;
         let names: Vec<String> = match args.balancer.as_str() {
+            // Every rule on every count: off a power of two the hypercube rules run embedded.
             "all" => Algorithm::all()
-                .filter(|a| ranks.is_power_of_two() || !a.needs_hypercube())
                 .map(|a| a.name().to_string())
                 .chain(std::iter::once("none".to_string()))
                 .collect(),
