@@ -219,7 +219,8 @@ where
             }
         }
     }
-    let colors = series_colors(series);
+    let labels: Vec<&str> = series.iter().map(|s| s.label.as_str()).collect();
+    let colors = series_colors(&labels);
     let n = series.len();
     for (i, s) in series.iter().enumerate() {
         let color = colors[i];

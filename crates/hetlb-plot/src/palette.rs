@@ -1,6 +1,5 @@
 //! Colours: twenty distinguishable ones, and one per algorithm in every chart.
 
-use crate::line::Series;
 use plotters::style::RGBColor;
 
 /// Twenty distinguishable colours: a chart of up to twenty lines repeats none.
@@ -70,10 +69,10 @@ fn named_color(label: &str) -> Option<RGBColor> {
         .map(|&(_, i)| PALETTE[i])
 }
 
-/// The colour of series `i` of a chart: its algorithm's, or the next palette colour that no
-/// named series of the chart uses.
-pub(crate) fn series_colors(series: &[Series]) -> Vec<RGBColor> {
-    let named: Vec<Option<RGBColor>> = series.iter().map(|s| named_color(&s.label)).collect();
+/// The colour of the series of a chart, by their labels: its algorithm's, or the next palette
+/// colour that no named series of the chart uses.
+pub(crate) fn series_colors(labels: &[&str]) -> Vec<RGBColor> {
+    let named: Vec<Option<RGBColor>> = labels.iter().map(|l| named_color(l)).collect();
     let taken: Vec<RGBColor> = named.iter().flatten().copied().collect();
     let mut free = PALETTE.iter().copied().filter(|c| !taken.contains(c));
     named
@@ -89,19 +88,15 @@ mod tests {
 
     #[test]
     fn an_algorithm_has_one_colour_in_every_chart() {
-        let one = series_colors(&[Series::new("x", vec![]), Series::new("dishet", vec![])]);
-        let two = series_colors(&[Series::new("dishet (mean)", vec![])]);
+        let one = series_colors(&["x", "dishet"]);
+        let two = series_colors(&["dishet (mean)"]);
         assert_eq!(one[1], two[0]);
         assert_ne!(one[0], one[1]);
     }
 
     #[test]
     fn unnamed_series_take_colours_no_named_series_uses() {
-        let c = series_colors(&[
-            Series::new("efp", vec![]),
-            Series::new("node 0", vec![]),
-            Series::new("node 1", vec![]),
-        ]);
+        let c = series_colors(&["efp", "node 0", "node 1"]);
         assert_eq!(c[0], PALETTE[0]);
         assert!(c[1] != c[0] && c[2] != c[0] && c[1] != c[2]);
     }

@@ -70,32 +70,9 @@ pub const RECEIVER: usize = 4;
 /// The policies of the delayed sweep, in the order of its rows.
 pub const SWEEP_POLICIES: [&str; 4] = ["none", "k = 1", "eq. 25", "best single transfer"];
 
-/// What is measured of a scenario run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-#[non_exhaustive]
-pub enum Measure {
-    /// The time of the last completion, seconds.
-    Makespan,
-    /// Idle time summed over the nodes, seconds.
-    TotalIdle,
-    /// How long the receiver (paper node 5) waits for work, seconds.
-    ReceiverWaiting,
-    /// Tasks moved over links.
-    TasksMoved,
-}
+pub use crate::paper::mirtaheri::Measure;
 
 impl Measure {
-    /// A label for tables: `finish time (s)`, ….
-    pub fn label(self) -> &'static str {
-        match self {
-            Measure::Makespan => "finish time (s)",
-            Measure::TotalIdle => "total idle (s)",
-            Measure::ReceiverWaiting => "standby of paper node 5 (s)",
-            Measure::TasksMoved => "tasks moved",
-        }
-    }
-
     /// The measure of one run.
     pub fn of(self, r: &Report) -> f64 {
         match self {

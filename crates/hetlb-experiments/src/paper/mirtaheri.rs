@@ -5,7 +5,32 @@
 //! The values are kept as printed (strings where the text is approximate or contradicts
 //! itself); nothing in the experiment is derived from them.
 
-use crate::mirtaheri::Measure;
+/// What the paper reports of a scenario run, and `crate::mirtaheri` measures (`Measure::of`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+#[non_exhaustive]
+pub enum Measure {
+    /// The time of the last completion, seconds.
+    Makespan,
+    /// Idle time summed over the nodes, seconds.
+    TotalIdle,
+    /// How long the receiver (paper node 5) waits for work, seconds.
+    ReceiverWaiting,
+    /// Tasks moved over links.
+    TasksMoved,
+}
+
+impl Measure {
+    /// A label for tables: `finish time (s)`, ….
+    pub fn label(self) -> &'static str {
+        match self {
+            Measure::Makespan => "finish time (s)",
+            Measure::TotalIdle => "total idle (s)",
+            Measure::ReceiverWaiting => "standby of paper node 5 (s)",
+            Measure::TasksMoved => "tasks moved",
+        }
+    }
+}
 
 /// What the text gives for Fig. 8 (no balancing).
 pub const FIG8: [(Measure, &str); 3] = [

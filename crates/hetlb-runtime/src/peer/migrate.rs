@@ -36,10 +36,6 @@ use hetlb_core::transmission::Schedule;
 use std::collections::{BTreeMap, HashMap};
 use std::time::Instant;
 
-/// Items per message at most: a larger transfer goes in several messages (the last one marked
-/// `last`), which bounds the size of one MPI message and lets a receiver start forwarding.
-pub(crate) const MAX_ITEMS_PER_MESSAGE: usize = 1 << 16;
-
 /// What this rank's move did.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct MoveStats {

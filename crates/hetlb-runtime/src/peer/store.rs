@@ -35,6 +35,10 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::ops::Range;
 use thiserror::Error;
 
+/// Items per message at most: a larger transfer goes in several messages (the last one marked
+/// `last`), which bounds the size of one MPI message and lets a receiver start forwarding.
+pub(crate) const MAX_ITEMS_PER_MESSAGE: usize = 1 << 16;
+
 /// The largest chunk of records, in bytes, that one message carries (a larger transfer goes in
 /// several messages).
 pub(crate) const MAX_CHUNK_BYTES: usize = 4 << 20;
@@ -229,7 +233,7 @@ impl<T: Item> Store for Vec<T> {
         self[i].load()
     }
     fn max_chunk_items(&self) -> usize {
-        super::migrate::MAX_ITEMS_PER_MESSAGE
+        MAX_ITEMS_PER_MESSAGE
     }
     fn chunk_len(&self, c: &Vec<T>) -> usize {
         c.len()
@@ -502,7 +506,7 @@ impl<B: RecordBuffer + ?Sized> Store for Records<'_, B> {
         self.size as u64
     }
     fn max_chunk_items(&self) -> usize {
-        (MAX_CHUNK_BYTES / self.size).clamp(1, super::migrate::MAX_ITEMS_PER_MESSAGE)
+        (MAX_CHUNK_BYTES / self.size).clamp(1, MAX_ITEMS_PER_MESSAGE)
     }
     fn check_chunk(&self, c: &ByteChunk) -> Result<(), String> {
         if c.size != self.size || c.bytes.len() % self.size != 0 {
