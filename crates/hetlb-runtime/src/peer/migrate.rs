@@ -149,16 +149,17 @@ fn agree_with_fault<C: serde::Serialize, E: Transport<Msg<C>>>(
     fault: Fault,
 ) -> Verdict {
     let me = session.rank();
-    if let Some(v) = vote(session, mine) {
-        return v;
-    }
+    let voted = match vote(session, mine) {
+        Ok(voted) => voted,
+        Err(settled) => return settled,
+    };
     match fault {
         Fault::PanicAfterVote => panic!("injected fault: rank {me} panics after its vote"),
         Fault::FreezeAfterVote(d) => session.ep.pause(Some(d)),
-        Fault::LeaveAfterVote => return stop_waiting(session, mine),
+        Fault::LeaveAfterVote => return stop_waiting(session, voted),
         _ => {}
     }
-    wait(session, mine)
+    wait(session, voted)
 }
 
 /// Link timing gathered while moving: Σ seconds from first send to acknowledgement, Σ units.
