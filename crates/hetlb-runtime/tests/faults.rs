@@ -464,6 +464,13 @@ fn fault_trials(storage: Storage, agreement: Agreement) {
             .flatten()
             .filter(|(r, _)| matches!(r, Err(PeerError::InDoubt { .. })))
             .count() as u64;
+        if std::env::var("HETLB_FAULT_DEBUG").is_ok() {
+            for (r, o) in out.iter().enumerate() {
+                if let Some((Err(e @ PeerError::InDoubt { .. }), _)) = o {
+                    eprintln!("DOUBT seed {seed} rank {r}/{} faults {:?}: {e}", t.ranks, t.faults);
+                }
+            }
+        }
         match check(&t, &out, doubt_allowed) {
             Ok(true) => committed += 1,
             Ok(false) => rolled_back += 1,

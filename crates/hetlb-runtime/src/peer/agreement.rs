@@ -274,6 +274,50 @@ fn wait_in_ledger<T: Serialize, E: Transport<Msg<T>>>(session: &mut Session<'_, 
     }
 }
 
+/// `error` as an abort on the wire, decided by this rank unless another rank did.
+fn abort_outcome(me: usize, error: &PeerError) -> WireOutcome {
+    let (by, reason) = match error {
+        PeerError::Aborted { by, reason, .. } => (*by, reason.clone()),
+        PeerError::PeerFailed { rank, failure } => (me, format!("rank {rank} {failure}")),
+        other => (me, other.to_string()),
+    };
+    WireOutcome::Abort {
+        by: by as u32,
+        culprit: error.culprit().map(|c| c as u32),
+        reason,
+    }
+}
+
+/// Where the ranks share no memory, a rank whose call ended in an abort passes it to its
+/// children in the tree before it returns: a child that voted waits for the decision
+/// watching this rank, and must read the outcome before it can see this rank leave (the
+/// give-up or abort that told this rank went to the child too, but may still be on its way).
+/// The coordinator, unless it has announced its decision already, announces it to every
+/// rank (ranks that asked it watch it alone).
+pub(crate) fn pass_abort_down<T: Serialize, E: Transport<Msg<T>>>(
+    session: &mut Session<'_, T, E>,
+    error: &PeerError,
+) {
+    if session.ep.ledger().is_some() {
+        return;
+    }
+    let (me, size, epoch) = (session.rank(), session.size(), session.epoch());
+    if me == COORDINATOR {
+        if !session.has_decided() {
+            announce_abort(session, error);
+        }
+        return;
+    }
+    let outcome = abort_outcome(me, error);
+    for child in children(me, size) {
+        let msg = Msg::Decision {
+            epoch,
+            outcome: outcome.clone(),
+        };
+        let _ = session.send(child, msg);
+    }
+}
+
 /// The coordinator's abort: to every other rank (a failure path: also to ranks it judged
 /// failed, which find it when they resume), and kept for ranks that ask.
 fn announce_abort<T: Serialize, E: Transport<Msg<T>>>(
@@ -281,16 +325,7 @@ fn announce_abort<T: Serialize, E: Transport<Msg<T>>>(
     error: &PeerError,
 ) {
     let (me, size, epoch) = (session.rank(), session.size(), session.epoch());
-    let (by, reason) = match error {
-        PeerError::Aborted { by, reason, .. } => (*by, reason.clone()),
-        PeerError::PeerFailed { rank, failure } => (me, format!("rank {rank} {failure}")),
-        other => (me, other.to_string()),
-    };
-    let outcome = WireOutcome::Abort {
-        by: by as u32,
-        culprit: error.culprit().map(|c| c as u32),
-        reason,
-    };
+    let outcome = abort_outcome(me, error);
     session.record_decision(outcome.clone());
     for to in (0..size).filter(|&r| r != me) {
         let _ = session.send(
@@ -379,7 +414,7 @@ fn follow<T: Serialize, E: Transport<Msg<T>>>(session: &mut Session<'_, T, E>) -
                     forward(session, &s);
                     return Verdict::Commit(s);
                 }
-                // An abort went to every rank from the coordinator.
+                // An abort went to every rank from the coordinator (and is passed down).
                 Msg::Decision {
                     outcome:
                         WireOutcome::Abort {

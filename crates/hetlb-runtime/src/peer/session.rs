@@ -267,6 +267,11 @@ impl<'a, T: Serialize, E: Transport<Msg<T>>> Session<'a, T, E> {
         }
     }
 
+    /// True when the coordinator has kept a decision of this call.
+    pub(crate) fn has_decided(&self) -> bool {
+        self.mailbox.decided.iter().any(|(e, _)| *e == self.epoch)
+    }
+
     /// Reads every message already waiting (answering asks), keeping this call's for later.
     pub(crate) fn drain(&mut self) -> Result<(), PeerError> {
         while let Some(r) = self.receive_now()? {
