@@ -263,7 +263,8 @@ fn run(t: &Trial, storage: Storage, agreement: Agreement) -> Vec<Outcome> {
                     let r = b.rebalance_records(&mut records_of(&mut buffer, weighted));
                     for _ in 0..RESOLVE_TRIES {
                         if !b.in_doubt()
-                            || b.resolve_records(&mut records_of(&mut buffer, weighted)).is_ok()
+                            || b.resolve_records(&mut records_of(&mut buffer, weighted))
+                                .is_ok()
                         {
                             break;
                         }
@@ -391,7 +392,9 @@ fn check(t: &Trial, out: &[Outcome], doubt_allowed: bool) -> Result<bool, String
             let rep = report.ok_or("committed without a report")?;
             let units: u64 = held.iter().map(Item::load).sum();
             if held.len() as u64 != rep.items_after_all[r] || units != rep.loads_after[r] {
-                return Err(format!("rank {r}, settled after doubt, lacks its new share"));
+                return Err(format!(
+                    "rank {r}, settled after doubt, lacks its new share"
+                ));
             }
         } else if ids(held) != ids(&t.items[r]) {
             return Err(format!(
@@ -467,7 +470,10 @@ fn fault_trials(storage: Storage, agreement: Agreement) {
         if std::env::var("HETLB_FAULT_DEBUG").is_ok() {
             for (r, o) in out.iter().enumerate() {
                 if let Some((Err(e @ PeerError::InDoubt { .. }), _)) = o {
-                    eprintln!("DOUBT seed {seed} rank {r}/{} faults {:?}: {e}", t.ranks, t.faults);
+                    eprintln!(
+                        "DOUBT seed {seed} rank {r}/{} faults {:?}: {e}",
+                        t.ranks, t.faults
+                    );
                 }
             }
         }

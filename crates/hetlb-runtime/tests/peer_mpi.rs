@@ -311,7 +311,11 @@ fn child_messages() -> ExitCode {
     let mut most = 0u64;
     world.all_reduce_into(&mine, &mut most, SystemOperation::max());
     let mut most_sent = 0u64;
-    world.all_reduce_into(&report.messages_sent, &mut most_sent, SystemOperation::max());
+    world.all_reduce_into(
+        &report.messages_sent,
+        &mut most_sent,
+        SystemOperation::max(),
+    );
     let dims = u64::from(size.trailing_zeros());
     if rank == 0 {
         println!(

@@ -2,6 +2,7 @@
 //! [`Balancer::migrate`] separately; [`Balancer::barrier`] and [`Balancer::check`] between
 //! calls.
 
+use super::agreement::COORDINATOR;
 use super::config::{BalancerConfig, LEARNED_SAMPLES, Speeds};
 use super::decide::{Migration, RuleInputs, decide, imbalance, max_step};
 use super::error::{PeerError, PeerFailure, PlanError};
@@ -11,7 +12,6 @@ use super::item::Item;
 use super::learning::{CostLearner, PendingOutcome};
 use super::migrate::{Failed, carry_out};
 use super::report::Report;
-use super::agreement::COORDINATOR;
 use super::session::{Mailbox, Session, SessionSettings, TICK, Traffic, take_ask};
 use super::speed::SpeedMeter;
 use super::store::{Bytes, ItemKind, RecordBuffer, Records, Store};
@@ -730,7 +730,11 @@ impl<T: Item, G: Group> Balancer<T, G> {
     /// # Errors
     /// [`PeerError::Storage`] when the items cannot be put back (they stay aside).
     #[doc(hidden)]
-    pub fn settle_in_doubt(&mut self, items: &mut Vec<T>, committed: bool) -> Result<(), PeerError> {
+    pub fn settle_in_doubt(
+        &mut self,
+        items: &mut Vec<T>,
+        committed: bool,
+    ) -> Result<(), PeerError> {
         self.settle_store(items, committed)
     }
 }
