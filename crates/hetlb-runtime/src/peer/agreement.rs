@@ -27,19 +27,24 @@
 //!      rank directly — also to those it judged failed, so that a rank that was only stopped
 //!      finds it when it resumes.
 //!
-//!   A rank that has voted waits for the decision from any rank, watching its parent and
-//!   rank 0. If its parent is judged failed (or left the call without the decision), the
-//!   rank asks rank 0 (`Ask`) and from then on watches rank 0 only; rank 0 answers an ask
-//!   wherever it reads its endpoint — in the call, in later calls, in `Balancer::check`,
-//!   when its balancer is dropped — and keeps an ask for a call it has not decided until it
-//!   has. A give-up from any rank also settles the call (a rank gives up only before voting,
-//!   so the call cannot commit). If rank 0 itself falls silent, a rank that has voted cannot
-//!   know the outcome: it keeps the items in doubt aside and says so ([`Verdict::InDoubt`]),
-//!   after asking rank 0 for the decision on behalf of itself and its children, so that rank
-//!   0, once it resumes, sends it to them directly. A rank that stops waiting after its vote
-//!   (an injected fault) does the same. So a rank is in doubt only when rank 0 falls
-//!   silent after that rank voted, or (rank 0 having decided and gone) when its parent
-//!   failed after its vote and rank 0 left before it could answer.
+//!   A rank that ends the call aborted, however it learned of it, passes the abort to its
+//!   children before it returns, so that a child never sees its parent leave before it has
+//!   read the outcome; rank 0, unless it announced the abort already, announces it to every
+//!   rank.
+//!
+//!   A rank that has voted waits for the decision from any rank, watching its parent only.
+//!   If its parent is judged failed, the rank asks rank 0 (`Ask`) and from then on watches
+//!   rank 0 only; rank 0 answers an ask wherever it reads its endpoint — in the call, in
+//!   later calls, in `Balancer::check`, when its balancer is dropped — and keeps an ask for a
+//!   call it has not decided until it has. A give-up from any rank also settles the call (a
+//!   rank gives up only before voting, so the call cannot commit). A rank that leaves the
+//!   call without the decision — rank 0 was judged failed, so it cannot know the outcome and
+//!   keeps the items in doubt aside ([`Verdict::InDoubt`]); or it stopped waiting after its
+//!   vote (an injected fault) — asks rank 0 for the decision on behalf of itself and its
+//!   children, and tells its children (`Redirect`) to watch rank 0 from then on: once rank 0
+//!   resumes it sends them the decision directly. So a rank is in doubt only when rank 0 falls
+//!   silent after that rank voted, or when its parent failed after its vote and rank 0 had
+//!   dropped its balancer before the ask arrived (see the design note).
 
 use super::error::PeerError;
 use super::session::Session;
