@@ -15,7 +15,8 @@
 //! path of the C interface); each with the agreement in the group's ledger (as threads
 //! agree) and by messages (a group without a ledger: the tree-shaped two-phase commit that
 //! MPI processes run). `HETLB_FAULT_TRIALS` sets the number of trials of each (1,000 by
-//! default) and `HETLB_FAULT_SEED` the first seed.
+//! default), `HETLB_FAULT_SEED` the first seed, and `HETLB_FAULT_DEBUG` (set to anything)
+//! prints every rank a call left in doubt, with the trial's faults.
 //!
 //! By messages a rank may end a call in doubt (`PeerError::InDoubt`) when the coordinator
 //! falls silent after its vote; it then tries `Balancer::resolve` for a while, and if the
