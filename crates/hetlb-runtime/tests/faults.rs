@@ -10,10 +10,19 @@
 //!
 //! Faults: a panic (a crash), giving up, and a freeze longer or shorter than the timeout,
 //! after `k` item messages or right after the vote; one or two victims; every rule, every
-//! schedule, unit and weighted items, 2 to 8 ranks. The same trials run twice: with the
+//! schedule, unit and weighted items, 2 to 8 ranks. The same trials run four times: with the
 //! items in a `Vec` of an `Item` type, and as byte records in one buffer (`Records`, the
-//! path of the C interface). `HETLB_FAULT_TRIALS` sets the number of trials of each (1,000
-//! by default) and `HETLB_FAULT_SEED` the first seed.
+//! path of the C interface); each with the agreement in the group's ledger (as threads
+//! agree) and by messages (a group without a ledger: the tree-shaped two-phase commit that
+//! MPI processes run). `HETLB_FAULT_TRIALS` sets the number of trials of each (1,000 by
+//! default), `HETLB_FAULT_SEED` the first seed, and `HETLB_FAULT_DEBUG` (set to anything)
+//! prints every rank a call left in doubt, with the trial's faults.
+//!
+//! By messages a rank may end a call in doubt (`PeerError::InDoubt`) when the coordinator
+//! falls silent after its vote; it then tries `Balancer::resolve` for a while, and if the
+//! decision cannot arrive any more (the coordinator's thread has ended), the harness settles
+//! it with the coordinator's own result. Either way what it holds afterwards must be what
+//! the outcome gives it.
 //!
 //! Nothing here depends on timing: a freeze that happens to outlast the timeout on a loaded
 //! machine turns a call that would have committed into one that rolls back, and both must
@@ -144,6 +153,25 @@ fn trial(seed: u64) -> Trial {
 
 type Outcome = Option<(Result<Report, PeerError>, Vec<Job>)>;
 
+/// How the trial's ranks agree on the outcome.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Agreement {
+    /// In the group's ledger (threads share memory).
+    Ledger,
+    /// By messages: a group without a ledger, as MPI processes.
+    Messages,
+}
+
+/// A rank still in doubt when its thread ends: its balancer and what it holds, settled by
+/// the harness with the coordinator's result.
+enum Leftover {
+    Items(Balancer<Job, threads::Member>, Vec<Job>),
+    Records(Balancer<Bytes, threads::Member>, Vec<u8>),
+}
+
+/// How long an in-doubt rank keeps trying `resolve`.
+const RESOLVE_TRIES: u32 = 20;
+
 /// How the trial's ranks hold their items.
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum Storage {
@@ -205,10 +233,24 @@ fn config(t: &Trial, rank: usize) -> BalancerConfig {
     cfg
 }
 
-/// Runs the trial; `None` for a rank that panicked.
-fn run(t: &Trial, storage: Storage) -> Vec<Outcome> {
+fn records_of<'a>(buffer: &'a mut Vec<u8>, weighted: bool) -> Records<'a, Vec<u8>> {
+    let records = Records::new(buffer, RECORD, 0).expect("records");
+    if weighted {
+        records.with_loads(&record_cost)
+    } else {
+        records
+    }
+}
+
+/// Runs the trial; `None` for a rank that panicked. By messages, a rank left in doubt is
+/// settled with the coordinator's result (see the module documentation).
+fn run(t: &Trial, storage: Storage, agreement: Agreement) -> Vec<Outcome> {
     let weighted = t.items.iter().flatten().any(|j| j.cost != 1);
-    let handles: Vec<_> = threads::group(t.ranks)
+    let members = match agreement {
+        Agreement::Ledger => threads::group(t.ranks),
+        Agreement::Messages => threads::group_without_ledger(t.ranks),
+    };
+    let handles: Vec<_> = members
         .into_iter()
         .zip(t.items.clone())
         .enumerate()
@@ -218,25 +260,44 @@ fn run(t: &Trial, storage: Storage) -> Vec<Outcome> {
                 Storage::Items => {
                     let mut b = Balancer::new(&member, cfg).expect("a valid configuration");
                     let r = b.rebalance(&mut mine);
-                    (r, mine)
+                    for _ in 0..RESOLVE_TRIES {
+                        if !b.in_doubt() || b.resolve(&mut mine).is_ok() {
+                            break;
+                        }
+                        std::thread::sleep(Duration::from_millis(10));
+                    }
+                    if b.in_doubt() {
+                        (r, Vec::new(), Some(Leftover::Items(b, mine)))
+                    } else {
+                        (r, mine, None)
+                    }
                 }
                 Storage::Records => {
                     let mut b: Balancer<Bytes, _> =
                         Balancer::new(&member, cfg).expect("a valid configuration");
                     let mut buffer = to_records(&mine);
-                    let mut records = Records::new(&mut buffer, RECORD, 0).expect("records");
-                    if weighted {
-                        records = records.with_loads(&record_cost);
+                    let r = b.rebalance_records(&mut records_of(&mut buffer, weighted));
+                    for _ in 0..RESOLVE_TRIES {
+                        if !b.in_doubt()
+                            || b.resolve_records(&mut records_of(&mut buffer, weighted))
+                                .is_ok()
+                        {
+                            break;
+                        }
+                        std::thread::sleep(Duration::from_millis(10));
                     }
-                    let r = b.rebalance_records(&mut records);
-                    (r, from_records(&buffer))
+                    if b.in_doubt() {
+                        (r, Vec::new(), Some(Leftover::Records(b, buffer)))
+                    } else {
+                        (r, from_records(&buffer), None)
+                    }
                 }
             })
         })
         .collect();
     // A hang would be a defect of the protocol: report it with the trial rather than wait.
     let watchdog = Instant::now() + Duration::from_secs(120);
-    handles
+    let ended: Vec<_> = handles
         .into_iter()
         .map(|h| {
             while !h.is_finished() {
@@ -244,6 +305,29 @@ fn run(t: &Trial, storage: Storage) -> Vec<Outcome> {
                 std::thread::sleep(Duration::from_millis(1));
             }
             h.join().ok()
+        })
+        .collect();
+    // The coordinator is never in doubt: its result is the outcome. Dead, it never decided
+    // (its injected panics strike before it decides): the call was rolled back.
+    let committed = match &ended[0] {
+        Some((Ok(rep), _, _)) => rep.balanced,
+        _ => false,
+    };
+    ended
+        .into_iter()
+        .map(|end| {
+            end.map(|(r, held, leftover)| match leftover {
+                None => (r, held),
+                Some(Leftover::Items(mut b, mut mine)) => {
+                    b.settle_in_doubt(&mut mine, committed).expect("settled");
+                    (r, mine)
+                }
+                Some(Leftover::Records(mut b, mut buffer)) => {
+                    b.settle_records_in_doubt(&mut records_of(&mut buffer, weighted), committed)
+                        .expect("settled");
+                    (r, from_records(&buffer))
+                }
+            })
         })
         .collect()
 }
@@ -254,8 +338,9 @@ fn ids(v: &[Job]) -> Vec<u64> {
     ids
 }
 
-/// Checks both promises; returns whether the call committed.
-fn check(t: &Trial, out: &[Outcome]) -> Result<bool, String> {
+/// Checks both promises; returns whether the call committed. By messages (`doubt_allowed`)
+/// a rank in doubt must hold, once settled, what the outcome gives it.
+fn check(t: &Trial, out: &[Outcome], doubt_allowed: bool) -> Result<bool, String> {
     let live: Vec<usize> = (0..t.ranks).filter(|&r| out[r].is_some()).collect();
     let dead: Vec<usize> = (0..t.ranks).filter(|&r| out[r].is_none()).collect();
     for &r in &dead {
@@ -269,10 +354,18 @@ fn check(t: &Trial, out: &[Outcome]) -> Result<bool, String> {
     // 2. Every live rank's result matches what it holds, and they agree.
     let mut committed: Option<bool> = None;
     let mut report: Option<&Report> = None;
+    let mut in_doubt = Vec::new();
     for &r in &live {
         let Some((result, held)) = &out[r] else {
             continue;
         };
+        if doubt_allowed && matches!(result, Err(PeerError::InDoubt { .. })) {
+            if r == 0 {
+                return Err("the coordinator was in doubt".into());
+            }
+            in_doubt.push(r);
+            continue;
+        }
         let this = match result {
             Ok(rep) => {
                 if rep.items_after != held.len() as u64
@@ -308,6 +401,23 @@ fn check(t: &Trial, out: &[Outcome]) -> Result<bool, String> {
         }
     }
     let committed = committed.unwrap_or(false);
+    // Ranks that were in doubt hold, once settled, what the outcome gives them.
+    for &r in &in_doubt {
+        let Some((_, held)) = &out[r] else { continue };
+        if committed {
+            let rep = report.ok_or("committed without a report")?;
+            let units: u64 = held.iter().map(Item::load).sum();
+            if held.len() as u64 != rep.items_after_all[r] || units != rep.loads_after[r] {
+                return Err(format!(
+                    "rank {r}, settled after doubt, lacks its new share"
+                ));
+            }
+        } else if ids(held) != ids(&t.items[r]) {
+            return Err(format!(
+                "rank {r}, settled after doubt, does not hold what it held before"
+            ));
+        }
+    }
     // 1. Exactly once among the live ranks; what is missing was held by the dead.
     let mut seen = std::collections::BTreeSet::new();
     for &r in &live {
@@ -350,7 +460,7 @@ fn check(t: &Trial, out: &[Outcome]) -> Result<bool, String> {
     Ok(committed)
 }
 
-fn fault_trials(storage: Storage) {
+fn fault_trials(storage: Storage, agreement: Agreement) {
     quiet_injected_panics();
     let trials: u64 = std::env::var("HETLB_FAULT_TRIALS")
         .ok()
@@ -362,19 +472,36 @@ fn fault_trials(storage: Storage) {
         .unwrap_or(1);
     let mut committed = 0u64;
     let mut rolled_back = 0u64;
+    let mut doubts = 0u64;
     let mut failures = Vec::new();
+    let doubt_allowed = agreement == Agreement::Messages;
     for seed in first..first + trials {
         let t = trial(seed);
-        let out = run(&t, storage);
-        match check(&t, &out) {
+        let out = run(&t, storage, agreement);
+        doubts += out
+            .iter()
+            .flatten()
+            .filter(|(r, _)| matches!(r, Err(PeerError::InDoubt { .. })))
+            .count() as u64;
+        if std::env::var("HETLB_FAULT_DEBUG").is_ok() {
+            for (r, o) in out.iter().enumerate() {
+                if let Some((Err(e @ PeerError::InDoubt { .. }), _)) = o {
+                    eprintln!(
+                        "DOUBT seed {seed} rank {r}/{} faults {:?}: {e}",
+                        t.ranks, t.faults
+                    );
+                }
+            }
+        }
+        match check(&t, &out, doubt_allowed) {
             Ok(true) => committed += 1,
             Ok(false) => rolled_back += 1,
             Err(e) => failures.push(format!("seed {seed}: {e}\n  {t:?}")),
         }
     }
     eprintln!(
-        "{trials} fault trials ({storage:?}): {committed} committed, {rolled_back} rolled back \
-         or moved nothing, {} violations",
+        "{trials} fault trials ({storage:?}, {agreement:?}): {committed} committed, \
+         {rolled_back} rolled back or moved nothing, {doubts} ranks in doubt, {} violations",
         failures.len()
     );
     assert!(failures.is_empty(), "{}", failures.join("\n"));
@@ -384,20 +511,30 @@ fn fault_trials(storage: Storage) {
 
 #[test]
 fn every_fault_keeps_every_item_exactly_once_and_every_result_true() {
-    fault_trials(Storage::Items);
+    fault_trials(Storage::Items, Agreement::Ledger);
 }
 
 #[test]
 fn every_fault_keeps_every_record_exactly_once_and_every_result_true() {
-    fault_trials(Storage::Records);
+    fault_trials(Storage::Records, Agreement::Ledger);
+}
+
+#[test]
+fn by_messages_every_fault_keeps_every_item_exactly_once_and_every_result_true() {
+    fault_trials(Storage::Items, Agreement::Messages);
+}
+
+#[test]
+fn by_messages_every_fault_keeps_every_record_exactly_once_and_every_result_true() {
+    fault_trials(Storage::Records, Agreement::Messages);
 }
 
 #[test]
 fn a_freeze_far_below_the_timeout_is_never_a_failure() {
     quiet_injected_panics();
     // A timeout of a minute and pauses of a few milliseconds: no machine is that late.
-    for seed in 0..24u64 {
-        let mut t = trial(10_000 + seed);
+    for seed in 0..48u64 {
+        let mut t = trial(10_000 + seed % 24);
         for f in t.faults.values_mut() {
             *f = if seed % 2 == 0 {
                 Fault::FreezeAfterSends(1, Duration::from_millis(5))
@@ -405,7 +542,13 @@ fn a_freeze_far_below_the_timeout_is_never_a_failure() {
                 Fault::FreezeAfterVote(Duration::from_millis(5))
             };
         }
-        let handles: Vec<_> = threads::group(t.ranks)
+        // Half the trials agree by messages.
+        let members = if seed < 24 {
+            threads::group(t.ranks)
+        } else {
+            threads::group_without_ledger(t.ranks)
+        };
+        let handles: Vec<_> = members
             .into_iter()
             .zip(t.items.clone())
             .enumerate()

@@ -34,6 +34,15 @@ fn run_group<T: Item>(
     config: impl Fn(usize) -> BalancerConfig,
 ) -> Vec<(Result<Report, PeerError>, Vec<T>)> {
     let members = threads::group(items.len());
+    run_members(members, items, config)
+}
+
+/// As `run_group`, on the given members (a group without a ledger agrees by messages).
+fn run_members<T: Item>(
+    members: Vec<threads::Member>,
+    items: Vec<Vec<T>>,
+    config: impl Fn(usize) -> BalancerConfig,
+) -> Vec<(Result<Report, PeerError>, Vec<T>)> {
     let handles: Vec<_> = members
         .into_iter()
         .zip(items)
@@ -506,24 +515,48 @@ fn an_impossible_measured_speed_is_named_in_the_report() {
 
 #[test]
 fn messages_per_rank_grow_as_log_p() {
-    // cwa on 8, 64 and 256 ranks, every rank's load random: a rank sends at most
-    // ⌈log₂ P⌉ gather messages, one transfer and one acknowledgement per dimension, and at most
-    // ⌈log₂ P⌉ wake-ups of the agreement — never one message per peer.
-    for dims in [3u32, 6, 8] {
-        let ranks = 1usize << dims;
-        let loads: Vec<u64> = (0..ranks as u64).map(|r| (r * 7919 + 13) % 23).collect();
-        let items = unit_items(&loads);
-        let out = run_group(items.clone(), |_| BalancerConfig::new("cwa").unwrap());
-        assert_exactly_once(&items, &out);
-        let most = out
-            .iter()
-            .map(|(r, _)| r.as_ref().unwrap().messages_sent)
-            .max()
-            .unwrap();
-        assert!(
-            most <= 4 * u64::from(dims) + 2,
-            "{ranks} ranks: a rank sent {most} messages"
-        );
+    // cwa on 8, 64 and 256 ranks, every rank's load random, agreeing in the ledger and by
+    // messages (the tree-shaped two-phase commit of MPI): a rank sends and receives at most
+    // ⌈log₂ P⌉ gather messages each way, one transfer and one acknowledgement per dimension,
+    // and in the agreement at most ⌈log₂ P⌉ + 1 messages each way (wake-ups in the ledger;
+    // votes up and the decision down the tree) — never one message per peer. With rank 0
+    // collecting a vote from every rank and sending each a decision, rank 0 alone would
+    // exceed the bound at every size (2·(P − 1) agreement messages).
+    for by_messages in [false, true] {
+        for dims in [3u32, 6, 8] {
+            let ranks = 1usize << dims;
+            let loads: Vec<u64> = (0..ranks as u64).map(|r| (r * 7919 + 13) % 23).collect();
+            let items = unit_items(&loads);
+            let members = if by_messages {
+                threads::group_without_ledger(ranks)
+            } else {
+                threads::group(ranks)
+            };
+            let out = run_members(members, items.clone(), |_| {
+                BalancerConfig::new("cwa").unwrap()
+            });
+            assert_exactly_once(&items, &out);
+            let reports: Vec<&Report> = out.iter().map(|(r, _)| r.as_ref().unwrap()).collect();
+            let sent = reports.iter().map(|r| r.messages_sent).max().unwrap();
+            let both = reports
+                .iter()
+                .map(|r| r.messages_sent + r.messages_received)
+                .max()
+                .unwrap();
+            let d = u64::from(dims);
+            eprintln!(
+                "{ranks} ranks, by messages: {by_messages}: most sent {sent}, most sent and \
+                 received {both}"
+            );
+            assert!(
+                sent <= 4 * d + 2,
+                "{ranks} ranks (by messages: {by_messages}): a rank sent {sent} messages"
+            );
+            assert!(
+                both <= 6 * d + 4,
+                "{ranks} ranks (by messages: {by_messages}): a rank sent and received {both}"
+            );
+        }
     }
 }
 

@@ -14,6 +14,9 @@
 //!   `Balancer::resolve` once it resumes; every item is then held exactly once.
 //! * `stopped` — a rank stopped with `SIGSTOP` between two calls for longer than the timeout
 //!   is named by every other rank at the next barrier; stopped for less, it is not reported.
+//! * `messages` — under `mpiexec -n 2`, `-n 4` and `-n 8`: the most messages any rank sends
+//!   and receives in a rebalance grows as `log₂ P` (the agreement's votes and decision travel
+//!   a tree rooted at rank 0 instead of between rank 0 and every rank).
 
 mod common;
 
@@ -41,22 +44,30 @@ fn main() -> ExitCode {
         Some("silent") => child_silent(),
         Some("coordinator") => child_coordinator(),
         Some("stopped") => child_stopped(),
+        Some("messages") => child_messages(),
         _ => launcher(),
     }
 }
 
 fn launcher() -> ExitCode {
     let mut failed = 0;
-    for mode in [
-        "rules-funneled",
-        "rules-multiple",
-        "silent",
-        "coordinator",
-        "stopped",
-    ] {
+    let runs = [
+        ("rules-funneled", RANKS),
+        ("rules-multiple", RANKS),
+        ("silent", RANKS),
+        ("coordinator", RANKS),
+        ("stopped", RANKS),
+        ("messages", 2),
+        ("messages", 4),
+        ("messages", 8),
+    ];
+    for (mode, ranks) in runs {
         let start = Instant::now();
-        match mpiexec(RANKS, CHILD, mode, Duration::from_secs(300)) {
-            Ok((true, _)) => println!("{mode}: passed in {:.1} s", start.elapsed().as_secs_f64()),
+        match mpiexec(ranks, CHILD, mode, Duration::from_secs(300)) {
+            Ok((true, _)) => println!(
+                "{mode} ({ranks} ranks): passed in {:.1} s",
+                start.elapsed().as_secs_f64()
+            ),
             Ok((false, err)) => {
                 eprintln!("{mode}: failed:\n{err}");
                 failed += 1;
@@ -272,6 +283,54 @@ fn child_coordinator() -> ExitCode {
     let report = b.rebalance(&mut items).expect("the next call");
     check(report.imbalance_after <= 1.0 + 1e-9, "balanced");
     check(exactly_once(&world, &items, 640), "still exactly once");
+    ExitCode::SUCCESS
+}
+
+fn child_messages() -> ExitCode {
+    let Some((universe, _)) = mpi::initialize_with_threading(Threading::Multiple) else {
+        return ExitCode::FAILURE;
+    };
+    let world = universe.world();
+    let (rank, size) = (world.rank() as usize, world.size() as usize);
+    let mpi = Mpi::adopt(&universe, &world);
+    // Random loads: every rank moves something in most dimensions.
+    let loads: Vec<u64> = (0..size as u64).map(|r| (r * 7919 + 13) % 23 + 1).collect();
+    let start: u64 = loads[..rank].iter().sum();
+    let mut items: Vec<u64> = (start..start + loads[rank]).collect();
+    let cfg = BalancerConfig::new("cwa")
+        .unwrap()
+        .timeout(Duration::from_secs(20));
+    let mut b = Balancer::new(&mpi, cfg).unwrap();
+    let report = b.rebalance(&mut items).expect("rebalance");
+    check(report.balanced, "the call moved items");
+    check(
+        exactly_once(&world, &items, loads.iter().sum()),
+        "every item exactly once",
+    );
+    let mine = report.messages_sent + report.messages_received;
+    let mut most = 0u64;
+    world.all_reduce_into(&mine, &mut most, SystemOperation::max());
+    let mut most_sent = 0u64;
+    world.all_reduce_into(
+        &report.messages_sent,
+        &mut most_sent,
+        SystemOperation::max(),
+    );
+    let dims = u64::from(size.trailing_zeros());
+    if rank == 0 {
+        println!(
+            "{size} ranks: the most messages a rank sent {most_sent}, sent and received {most} \
+             (bound 6·log₂ P + 4 = {})",
+            6 * dims + 4
+        );
+    }
+    // Gather and move: at most log₂ P messages each way each; the agreement: at most
+    // log₂ P + 1 each way. Rank 0 exchanging a vote and a decision with every rank would
+    // take 2·(P − 1) on its own.
+    check(
+        most <= 6 * dims + 4,
+        &format!("{size} ranks: a rank sent and received {most} messages"),
+    );
     ExitCode::SUCCESS
 }
 

@@ -2,6 +2,7 @@
 //! [`Balancer::migrate`] separately; [`Balancer::barrier`] and [`Balancer::check`] between
 //! calls.
 
+use super::agreement::COORDINATOR;
 use super::config::{BalancerConfig, LEARNED_SAMPLES, Speeds};
 use super::decide::{Migration, RuleInputs, decide, imbalance, max_step};
 use super::error::{PeerError, PeerFailure, PlanError};
@@ -11,11 +12,11 @@ use super::item::Item;
 use super::learning::{CostLearner, PendingOutcome};
 use super::migrate::{Failed, carry_out};
 use super::report::Report;
-use super::session::{Mailbox, Session, SessionSettings, TICK};
+use super::session::{Mailbox, Session, SessionSettings, TICK, Traffic, take_ask};
 use super::speed::SpeedMeter;
 use super::store::{Bytes, ItemKind, RecordBuffer, Records, Store};
 use super::wire::{Msg, RankState, WireOutcome};
-use crate::transport::{Group, Liveness, Transport};
+use crate::transport::{Envelope, Group, Liveness, Transport};
 use hetlb_core::advice::Trigger;
 use hetlb_core::topology::Network;
 use std::time::Instant;
@@ -84,6 +85,8 @@ pub struct Balancer<K: ItemKind, G: Group> {
     /// The interval between the last two checks, and the most the budget allows.
     interval: u64,
     check_cap: u64,
+    /// The call and the messages of its all-gather (counted in the call's report).
+    gather_traffic: (u64, Traffic),
 }
 
 impl<K: ItemKind, G: Group> std::fmt::Debug for Balancer<K, G> {
@@ -135,6 +138,7 @@ impl<K: ItemKind, G: Group> Balancer<K, G> {
             skip_left: 0,
             interval: 1,
             check_cap: 1,
+            gather_traffic: (0, Traffic::default()),
         })
     }
 
@@ -234,7 +238,8 @@ impl<K: ItemKind, G: Group> Balancer<K, G> {
             Ok(s) => s,
             Err(e) => return Err(session.give_up(e)),
         };
-        session.finish();
+        let gathered = session.finish();
+        self.gather_traffic = (self.epoch, gathered);
         if let Some(s) = states.iter().find(|s| s.fingerprint != fingerprint) {
             return Err(PeerError::Mismatch(format!(
                 "rank {} is configured differently from rank {} (rule, topology, speeds, \
@@ -325,6 +330,10 @@ impl<K: ItemKind, G: Group> Balancer<K, G> {
         let mut session = self.session();
         let result = carry_out(&mut session, items, migration, fault);
         let traffic = session.finish();
+        let gathered = match self.gather_traffic {
+            (e, t) if e == epoch => t,
+            _ => Traffic::default(),
+        };
         let stats = match result {
             Ok(stats) => stats,
             Err(Failed { error, aside }) => {
@@ -367,7 +376,8 @@ impl<K: ItemKind, G: Group> Balancer<K, G> {
             units_received: stats.units_received,
             bytes_sent: traffic.bytes_sent,
             bytes_received: traffic.bytes_received,
-            messages_sent: traffic.messages_sent,
+            messages_sent: traffic.messages_sent + gathered.messages_sent,
+            messages_received: traffic.messages_received + gathered.messages_received,
             phases: migration.phases,
             imbalance_before: imbalance(&migration.loads_before, &weights),
             imbalance_after: imbalance(&loads_after, &weights),
@@ -517,6 +527,16 @@ impl<K: ItemKind, G: Group> Balancer<K, G> {
                     }
                 };
             }
+            // What is waiting is read before the coordinator is judged: the decision may be
+            // among it (from the coordinator, or from this rank's parent in the tree).
+            let mut read = false;
+            while let Some(r) = self.ep.try_recv()? {
+                self.file_while_in_doubt(r, doubt.epoch);
+                read = true;
+            }
+            if read {
+                continue;
+            }
             let now = Instant::now();
             let silence = self.ep.liveness(doubt.coordinator).silence();
             let gone = matches!(self.ep.liveness(doubt.coordinator), Liveness::Closed { .. });
@@ -548,13 +568,50 @@ impl<K: ItemKind, G: Group> Balancer<K, G> {
             }
             self.ep.keep_alive();
             if let Some(r) = self.ep.recv(Some((now + TICK).min(deadline)))? {
-                let e = r.msg.epoch();
-                let settles = matches!(r.msg, Msg::Decision { .. } | Msg::GiveUp { .. });
-                if e == doubt.epoch && settles {
-                    self.mailbox.doubt = Some((e, Some(r)));
-                } else if e > self.epoch {
-                    self.mailbox.later.push_back(r);
-                }
+                self.file_while_in_doubt(r, doubt.epoch);
+            }
+        }
+    }
+
+    /// Files a message read while call `doubtful` is in doubt: its decision is kept for
+    /// [`Balancer::resolve`], a later call's message for that call.
+    fn file_while_in_doubt(&mut self, r: Envelope<Msg<K::Chunk>>, doubtful: u64) {
+        if take_ask(&self.ep, &mut self.mailbox, &r).is_some() {
+            return;
+        }
+        let e = r.msg.epoch();
+        let settles = matches!(r.msg, Msg::Decision { .. } | Msg::GiveUp { .. });
+        if e == doubtful && settles {
+            if let Some((_, slot @ None)) = &mut self.mailbox.doubt {
+                *slot = Some(r);
+            }
+        } else if e > self.epoch {
+            self.mailbox.later.push_back(r);
+        }
+    }
+
+    /// Settles a call in doubt with an outcome learned by other means: puts back into
+    /// `items` what that outcome gives this rank (`committed`: the move stands). For tests
+    /// that know the outcome from the coordinator's own result, where the decision can no
+    /// longer arrive; an application calls [`Balancer::resolve`], which waits for the
+    /// decision. Does nothing when no call is in doubt.
+    fn settle_store<S: Store<Chunk = K::Chunk>>(
+        &mut self,
+        items: &mut S,
+        committed: bool,
+    ) -> Result<(), PeerError> {
+        let Some(doubt) = self.doubt.take() else {
+            return Ok(());
+        };
+        match doubt.aside.settle(items, committed) {
+            Ok(()) => {
+                self.mailbox.doubt = None;
+                Ok(())
+            }
+            Err((aside, e)) => {
+                let err = PeerError::Storage(e.to_string());
+                self.doubt = Some(Doubt { aside, ..doubt });
+                Err(err)
             }
         }
     }
@@ -591,6 +648,9 @@ impl<K: ItemKind, G: Group> Balancer<K, G> {
         // What is waiting is read first (kept for the calls it belongs to): a peer that left
         // sent its last messages before it did.
         while let Some(r) = self.ep.try_recv()? {
+            if take_ask(&self.ep, &mut self.mailbox, &r).is_some() {
+                continue;
+            }
             let e = r.msg.epoch();
             let settles = matches!(r.msg, Msg::Decision { .. } | Msg::GiveUp { .. });
             match &mut self.mailbox.doubt {
@@ -661,6 +721,21 @@ impl<T: Item, G: Group> Balancer<T, G> {
     /// aside); transport errors.
     pub fn resolve(&mut self, items: &mut Vec<T>) -> Result<(), PeerError> {
         self.resolve_store(items)
+    }
+
+    /// Settles a call in doubt with an outcome known by other means (`committed`: the move
+    /// stands), without waiting for the decision: for tests of the agreement that know the
+    /// coordinator's result. Applications call [`Balancer::resolve`].
+    ///
+    /// # Errors
+    /// [`PeerError::Storage`] when the items cannot be put back (they stay aside).
+    #[doc(hidden)]
+    pub fn settle_in_doubt(
+        &mut self,
+        items: &mut Vec<T>,
+        committed: bool,
+    ) -> Result<(), PeerError> {
+        self.settle_store(items, committed)
     }
 }
 
@@ -741,6 +816,31 @@ impl<G: Group> Balancer<Bytes, G> {
         records: &mut Records<'_, B>,
     ) -> Result<(), PeerError> {
         self.resolve_store(records)
+    }
+
+    /// [`Balancer::settle_in_doubt`] for records.
+    ///
+    /// # Errors
+    /// As [`Balancer::settle_in_doubt`].
+    #[doc(hidden)]
+    pub fn settle_records_in_doubt<B: RecordBuffer + ?Sized>(
+        &mut self,
+        records: &mut Records<'_, B>,
+        committed: bool,
+    ) -> Result<(), PeerError> {
+        self.settle_store(records, committed)
+    }
+}
+
+impl<K: ItemKind, G: Group> Drop for Balancer<K, G> {
+    /// The coordinator answers the asks already waiting (see `agreement.rs`): a rank whose
+    /// parent in the agreement's tree failed may wait for its answer.
+    fn drop(&mut self) {
+        if self.rank == COORDINATOR && self.ep.ledger().is_none() {
+            while let Ok(Some(r)) = self.ep.try_recv() {
+                take_ask(&self.ep, &mut self.mailbox, &r);
+            }
+        }
     }
 }
 

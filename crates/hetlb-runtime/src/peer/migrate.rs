@@ -23,7 +23,7 @@
 //! decided (`agreement.rs`): every rank commits, or every rank rolls back. A failure found
 //! before this rank votes makes it give the call up, which aborts it everywhere.
 
-use super::agreement::{Verdict, agree, stop_waiting, vote, wait};
+use super::agreement::{Verdict, agree, pass_abort_down, stop_waiting, vote, wait};
 use super::config::Fault;
 use super::decide::{Migration, PlannedTransfer};
 use super::error::PeerError;
@@ -95,10 +95,9 @@ pub(crate) fn carry_out<S: Store, E: Transport<Msg<S::Chunk>>>(
     });
     if let Err(e) = moved {
         holdings.roll_back();
-        return Err(Failed {
-            error: session.give_up(e),
-            aside: None,
-        });
+        let error = session.give_up(e);
+        pass_abort_down(session, &error);
+        return Err(Failed { error, aside: None });
     }
     let verdict = match fault {
         Fault::PanicAfterVote | Fault::FreezeAfterVote(_) | Fault::LeaveAfterVote => {
@@ -115,6 +114,7 @@ pub(crate) fn carry_out<S: Store, E: Transport<Msg<S::Chunk>>>(
         }
         Verdict::Abort(error) => {
             holdings.roll_back();
+            pass_abort_down(session, &error);
             Err(Failed { error, aside: None })
         }
         Verdict::InDoubt {
@@ -145,16 +145,17 @@ fn agree_with_fault<C: serde::Serialize, E: Transport<Msg<C>>>(
     fault: Fault,
 ) -> Verdict {
     let me = session.rank();
-    if let Some(v) = vote(session, mine) {
-        return v;
-    }
+    let voted = match vote(session, mine) {
+        Ok(voted) => voted,
+        Err(settled) => return settled,
+    };
     match fault {
         Fault::PanicAfterVote => panic!("injected fault: rank {me} panics after its vote"),
         Fault::FreezeAfterVote(d) => session.ep.pause(Some(d)),
-        Fault::LeaveAfterVote => return stop_waiting(session, mine),
+        Fault::LeaveAfterVote => return stop_waiting(session, voted),
         _ => {}
     }
-    wait(session, mine)
+    wait(session, voted)
 }
 
 /// Link timing gathered while moving: Σ seconds from first send to acknowledgement, Σ units.

@@ -43,6 +43,8 @@ pub struct Report {
     pub bytes_received: u64,
     /// Messages this rank sent: gather, items, acknowledgements, agreement.
     pub messages_sent: u64,
+    /// Messages this rank received in the call (the same kinds).
+    pub messages_received: u64,
     /// Phases (dimensions or rounds) of the plan that moved something.
     pub phases: usize,
     /// `max (load ÷ capacity) ÷ average` before the call (1 is perfect).
@@ -133,6 +135,7 @@ impl Report {
             bytes_sent: 0,
             bytes_received: 0,
             messages_sent: 0,
+            messages_received: 0,
             phases: 0,
             imbalance_before: imbalance,
             imbalance_after: imbalance,
@@ -191,6 +194,7 @@ impl Report {
             bytes_sent: 0,
             bytes_received: 0,
             messages_sent: 0,
+            messages_received: 0,
             phases: 0,
             imbalance_before: f64::NAN,
             imbalance_after: f64::NAN,

@@ -15,7 +15,14 @@
 //! **Giving up.** A rank that gives a call up before it has voted makes the call abort
 //! everywhere: it writes the abort into the group's ledger (shared memory) or tells every
 //! rank (messages). A rank that has voted never gives up on its own: see `agreement.rs`.
+//!
+//! **Asks.** Where the ranks share no memory, a rank whose parent in the agreement's tree
+//! failed asks the coordinator for the decision (`Msg::Ask`). The coordinator answers
+//! wherever it reads its endpoint — in this call, in any later call, in `Balancer::check`,
+//! and when its balancer is dropped — from the decisions it keeps ([`Mailbox::decided`]);
+//! an ask for a call it has not decided yet is kept until it has.
 
+use super::agreement::COORDINATOR;
 use super::error::{PeerError, PeerFailure};
 use super::wire::{Msg, WireOutcome};
 use crate::transport::{Envelope, LedgerOutcome, Liveness, Transport, TransportError};
@@ -26,6 +33,9 @@ use std::time::{Duration, Instant};
 /// How often a waiting rank checks its peers and the ledger, at most.
 pub(crate) const TICK: Duration = Duration::from_millis(50);
 
+/// Decisions the coordinator keeps to answer asks (the latest calls').
+const KEPT_DECISIONS: usize = 16;
+
 /// What a balancer keeps between calls.
 pub(crate) struct Mailbox<T> {
     /// Messages of later calls.
@@ -34,6 +44,10 @@ pub(crate) struct Mailbox<T> {
     pub(crate) seen_in: Vec<u64>,
     /// A call whose outcome this rank does not know yet, and its decision once it arrives.
     pub(crate) doubt: Option<(u64, Option<Envelope<Msg<T>>>)>,
+    /// The coordinator's latest decisions (where the ranks share no memory), oldest first.
+    pub(crate) decided: VecDeque<(u64, WireOutcome)>,
+    /// Ranks that asked the coordinator for the decision of a call it has not decided yet.
+    pub(crate) asked: Vec<(u64, usize)>,
 }
 
 impl<T> Mailbox<T> {
@@ -42,6 +56,8 @@ impl<T> Mailbox<T> {
             later: VecDeque::new(),
             seen_in: vec![0; size],
             doubt: None,
+            decided: VecDeque::new(),
+            asked: Vec::new(),
         }
     }
 }
@@ -52,6 +68,48 @@ pub(crate) struct Traffic {
     pub(crate) bytes_sent: u64,
     pub(crate) bytes_received: u64,
     pub(crate) messages_sent: u64,
+    pub(crate) messages_received: u64,
+}
+
+/// Takes `r` if it is an ask (`Msg::Ask`): the coordinator answers it — sends the decision
+/// to every rank named, if it has decided the call, or keeps the ranks until it has — and
+/// any other rank ignores it. Returns the messages sent, or `None` when `r` is not an ask.
+pub(crate) fn take_ask<T, E: Transport<Msg<T>>>(
+    ep: &E,
+    mailbox: &mut Mailbox<T>,
+    r: &Envelope<Msg<T>>,
+) -> Option<u64> {
+    let Msg::Ask { epoch, ranks } = &r.msg else {
+        return None;
+    };
+    if ep.rank() != COORDINATOR {
+        return Some(0);
+    }
+    let size = ep.size();
+    let ranks = ranks.iter().map(|&q| q as usize).filter(|&q| q < size);
+    let decided = mailbox.decided.iter().find(|(e, _)| e == epoch);
+    let mut sent = 0;
+    match decided {
+        Some((_, outcome)) => {
+            for to in ranks {
+                let msg = Msg::Decision {
+                    epoch: *epoch,
+                    outcome: outcome.clone(),
+                };
+                if ep.send(to, msg).is_ok() {
+                    sent += 1;
+                }
+            }
+        }
+        None => {
+            for q in ranks {
+                if !mailbox.asked.contains(&(*epoch, q)) {
+                    mailbox.asked.push((*epoch, q));
+                }
+            }
+        }
+    }
+    Some(sent)
 }
 
 pub(crate) struct Session<'a, T, E> {
@@ -170,8 +228,60 @@ impl<'a, T: Serialize, E: Transport<Msg<T>>> Session<'a, T, E> {
                     },
                 );
             }
+            if me == COORDINATOR {
+                // The coordinator giving a call up decides it: ranks that ask learn so.
+                self.record_decision(WireOutcome::Abort {
+                    by: me as u32,
+                    culprit: culprit.map(|c| c as u32),
+                    reason,
+                });
+            }
         }
         error
+    }
+
+    /// The coordinator keeps its decision of this call, and sends it to the ranks that asked
+    /// for it before it was taken.
+    pub(crate) fn record_decision(&mut self, outcome: WireOutcome) {
+        let epoch = self.epoch;
+        let mailbox = &mut *self.mailbox;
+        mailbox.decided.retain(|(e, _)| *e != epoch);
+        mailbox.decided.push_back((epoch, outcome.clone()));
+        while mailbox.decided.len() > KEPT_DECISIONS {
+            mailbox.decided.pop_front();
+        }
+        let waiting: Vec<usize> = mailbox
+            .asked
+            .iter()
+            .filter(|(e, _)| *e == epoch)
+            .map(|&(_, q)| q)
+            .collect();
+        let oldest = mailbox.decided.front().map_or(epoch, |(e, _)| *e);
+        mailbox.asked.retain(|(e, _)| *e != epoch && *e >= oldest);
+        for to in waiting {
+            let msg = Msg::Decision {
+                epoch,
+                outcome: outcome.clone(),
+            };
+            let _ = self.send(to, msg);
+        }
+    }
+
+    /// True when the coordinator has kept a decision of this call.
+    pub(crate) fn has_decided(&self) -> bool {
+        self.mailbox.decided.iter().any(|(e, _)| *e == self.epoch)
+    }
+
+    /// Reads every message already waiting (answering asks), keeping this call's for later.
+    pub(crate) fn drain(&mut self) -> Result<(), PeerError> {
+        while let Some(r) = self.receive_now()? {
+            self.traffic.messages_received += 1;
+            self.traffic.bytes_received += r.bytes;
+            if let Some(r) = self.admit(r) {
+                self.pending.push_back(r);
+            }
+        }
+        Ok(())
     }
 
     /// Tells every other rank that the ledger decided this call: this rank is the root of a
@@ -298,6 +408,7 @@ impl<'a, T: Serialize, E: Transport<Msg<T>>> Session<'a, T, E> {
                 }
             };
             self.traffic.bytes_received += r.bytes;
+            self.traffic.messages_received += 1;
             let Some(r) = self.admit(r) else { continue };
             if let Msg::Decided { root, .. } = r.msg {
                 self.wake_children(root as usize);
@@ -319,8 +430,13 @@ impl<'a, T: Serialize, E: Transport<Msg<T>>> Session<'a, T, E> {
     }
 
     /// Sorts a message by its call: this call's is returned; a later call's is kept; an
-    /// earlier call's is dropped, but for the decision of a call in doubt.
+    /// earlier call's is dropped, but for the decision of a call in doubt. An ask of any call
+    /// is answered at once (see [`take_ask`]).
     fn admit(&mut self, r: Envelope<Msg<T>>) -> Option<Envelope<Msg<T>>> {
+        if let Some(sent) = take_ask(self.ep, self.mailbox, &r) {
+            self.traffic.messages_sent += sent;
+            return None;
+        }
         let e = r.msg.epoch();
         if e == self.epoch {
             self.mailbox.seen_in[r.from] = self.epoch;

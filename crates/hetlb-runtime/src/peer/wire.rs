@@ -61,11 +61,23 @@ pub(crate) enum Msg<T> {
     },
     /// A transfer fully received.
     Ack { epoch: u64, transfer: u32 },
-    /// The sender has finished its part of the move and votes to commit (to the
-    /// coordinator, where the ranks share no memory).
-    Vote { epoch: u64, summary: DoneSummary },
-    /// The coordinator's decision of the call (where the ranks share no memory).
+    /// The votes of the sender's subtree of the agreement's tree (where the ranks share no
+    /// memory): the sender and every rank below it have finished their part of the move and
+    /// vote to commit; their summaries in rank order, the sender's first. Sent to the
+    /// sender's parent in the tree.
+    Vote {
+        epoch: u64,
+        summaries: Vec<DoneSummary>,
+    },
+    /// The coordinator's decision of the call (where the ranks share no memory): a commit
+    /// travels down the agreement's tree, an abort goes to every rank.
     Decision { epoch: u64, outcome: WireOutcome },
+    /// To the coordinator: send the decision of the call to these ranks directly (their
+    /// parent in the tree failed, or left the call without it).
+    Ask { epoch: u64, ranks: Vec<u32> },
+    /// From a rank's parent in the agreement's tree: it will not pass the decision on (it is
+    /// in doubt, or stopped waiting), and has asked the coordinator to send it directly.
+    Redirect { epoch: u64 },
     /// The sender gave up the call before voting: the call cannot commit.
     GiveUp {
         epoch: u64,
@@ -102,6 +114,8 @@ impl<T> Msg<T> {
             | Msg::Ack { epoch, .. }
             | Msg::Vote { epoch, .. }
             | Msg::Decision { epoch, .. }
+            | Msg::Ask { epoch, .. }
+            | Msg::Redirect { epoch }
             | Msg::GiveUp { epoch, .. }
             | Msg::Decided { epoch, .. }
             | Msg::Arrive { epoch, .. } => *epoch,

@@ -35,6 +35,8 @@ struct Shared {
     paused: Mutex<Vec<Option<Instant>>>,
     /// Endpoint `k`'s channels, created by the first rank to open it.
     ports: Mutex<Vec<(&'static str, Arc<dyn Any + Send + Sync>)>>,
+    /// Whether the endpoints offer the group's [`Ledger`].
+    ledger: bool,
 }
 
 /// One rank's membership in an in-process group made by [`group`]. Hand each to its own
@@ -65,10 +67,24 @@ impl std::fmt::Debug for Member {
 /// assert_eq!(ends[1].recv(None).unwrap().unwrap().msg, "hi");
 /// ```
 pub fn group(size: usize) -> Vec<Member> {
+    make_group(size, true)
+}
+
+/// A group of `size` in-process ranks whose endpoints offer no [`Ledger`]: protocols that
+/// agree through the ledger where the ranks share memory agree by messages instead, as MPI
+/// processes do. For tests of those message protocols on threads (with fault injection,
+/// [`Transport::pause`]); applications use [`group`].
+#[doc(hidden)]
+pub fn group_without_ledger(size: usize) -> Vec<Member> {
+    make_group(size, false)
+}
+
+fn make_group(size: usize, ledger: bool) -> Vec<Member> {
     let shared = Arc::new(Shared {
         size,
         paused: Mutex::new(vec![None; size]),
         ports: Mutex::new(Vec::new()),
+        ledger,
     });
     (0..size)
         .map(|rank| Member {
@@ -341,7 +357,7 @@ impl<M> Transport<M> for Endpoint<M> {
     }
 
     fn ledger(&self) -> Option<&Ledger> {
-        Some(&self.port.ledger)
+        self.shared.ledger.then_some(&self.port.ledger)
     }
 
     fn pause(&self, duration: Option<Duration>) {
