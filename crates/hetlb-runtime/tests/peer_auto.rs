@@ -159,14 +159,21 @@ fn auto_is_configured_for_any_rank_count_and_refused_without_measured_speeds() {
     let e = auto.check(4).unwrap_err().to_string();
     assert!(e.contains("measured speeds"), "{e}");
     let measured = auto.speeds(Speeds::Measured { window: 2 });
-    measured.check(6).unwrap(); // a ring: the diffusion candidates
+    measured.check(6).unwrap(); // complete:6: the hypercube rules embedded, and dishet
     measured.check(8).unwrap();
-    let cube_only = BalancerConfig::new(AUTO)
+    let with_oem = BalancerConfig::new(AUTO)
         .unwrap()
         .candidates(vec![Algorithm::Oem, Algorithm::Dishet])
         .speeds(Speeds::Measured { window: 2 });
-    let e = cube_only.check(6).unwrap_err().to_string();
-    assert!(e.contains("oem") && e.contains("power-of-two"), "{e}");
+    with_oem.clone().check(6).unwrap();
+    // On a ring named by the application, oem cannot run.
+    let e = with_oem
+        .topology("ring:6")
+        .unwrap()
+        .check(6)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("oem") && e.contains("complete network"), "{e}");
 }
 
 #[test]
