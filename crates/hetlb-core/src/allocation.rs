@@ -525,9 +525,43 @@ impl Ord for NextLevel {
     }
 }
 
+/// Splits `amount` over senders with capacities `caps` (`Σ caps ≥ amount`) so that the
+/// largest amount is as small as possible: each sends `min(cap, λ)` for the largest `λ` that
+/// does not exceed `amount`, and the remaining units go one each to the first senders with
+/// room left.
+pub(crate) fn water_fill(caps: &[u64], amount: u64) -> Vec<u64> {
+    let filled = |level: u64| -> u64 { caps.iter().map(|&c| c.min(level)).sum() };
+    debug_assert!(filled(u64::MAX) >= amount);
+    let (mut lo, mut hi) = (0u64, caps.iter().copied().max().unwrap_or(0));
+    while lo < hi {
+        let mid = lo + (hi - lo).div_ceil(2);
+        if filled(mid) <= amount {
+            lo = mid;
+        } else {
+            hi = mid - 1;
+        }
+    }
+    let mut left = amount - filled(lo);
+    caps.iter()
+        .map(|&c| {
+            let extra = u64::from(left > 0 && c > lo);
+            left -= extra;
+            c.min(lo) + extra
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn water_fill_minimises_the_largest_share() {
+        assert_eq!(water_fill(&[5, 1, 7], 9), vec![4, 1, 4]);
+        assert_eq!(water_fill(&[5, 1, 7], 13), vec![5, 1, 7]);
+        assert_eq!(water_fill(&[0, 0, 3], 2), vec![0, 0, 2]);
+        assert_eq!(water_fill(&[2, 2, 2], 5), vec![2, 2, 1]);
+    }
     use proptest::prelude::*;
 
     #[test]

@@ -31,7 +31,7 @@
 //! words); a plan on virtual nodes counts the messages of the whole `M`-cube, a host
 //! answering for its virtual node.
 
-use crate::allocation::proportional_targets;
+use crate::allocation::{proportional_targets, water_fill};
 use crate::model::{Capacities, ModelError, total_load};
 use crate::plan::{LoadInfo, Phase, Plan, Transfer};
 use std::collections::BTreeMap;
@@ -277,7 +277,11 @@ fn serve_extras(current: &mut [u64], targets: &[u64], cube: usize) -> Vec<Transf
         .zip(targets)
         .map(|(&w, &t)| w.saturating_sub(t))
         .collect();
-    let mut give = take_from_the_top(&surplus, needed);
+    // Taking from the largest surpluses first is keeping the rest with the largest kept
+    // share as small as possible.
+    let available: u64 = surplus.iter().sum();
+    let keep = water_fill(&surplus, available - needed);
+    let mut give: Vec<u64> = surplus.iter().zip(&keep).map(|(s, k)| s - k).collect();
     let mut want: Vec<u64> = targets[cube..].to_vec();
     let mut flows: Vec<(usize, usize, u64)> = Vec::new();
     for (e, want) in want.iter_mut().enumerate() {
@@ -305,31 +309,6 @@ fn serve_extras(current: &mut [u64], targets: &[u64], cube: usize) -> Vec<Transf
         current[to] += units;
     }
     net(flows.into_iter())
-}
-
-/// Takes `amount` units from `surplus`, from the largest first: `take_i = (s_i − λ)⁺` for
-/// the smallest level `λ` that takes at most `amount`, and one more unit each from the
-/// first nodes at or above `λ` for the rest. `amount` is at most the sum of `surplus`.
-fn take_from_the_top(surplus: &[u64], amount: u64) -> Vec<u64> {
-    let taken = |level: u64| -> u64 { surplus.iter().map(|&s| s.saturating_sub(level)).sum() };
-    let (mut lo, mut hi) = (0u64, surplus.iter().copied().max().unwrap_or(0));
-    while lo < hi {
-        let mid = lo + (hi - lo) / 2;
-        if taken(mid) <= amount {
-            hi = mid;
-        } else {
-            lo = mid + 1;
-        }
-    }
-    let mut left = amount - taken(lo);
-    surplus
-        .iter()
-        .map(|&s| {
-            let extra = u64::from(left > 0 && lo > 0 && s >= lo);
-            left -= extra;
-            s.saturating_sub(lo) + extra
-        })
-        .collect()
 }
 
 /// One transfer per ordered pair of distinct nodes with a positive net flow, in order of the
@@ -361,14 +340,6 @@ fn net(flows: impl Iterator<Item = (usize, usize, u64)>) -> Vec<Transfer> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn taking_from_the_top_levels_the_largest_surpluses() {
-        assert_eq!(take_from_the_top(&[5, 1, 7], 4), vec![1, 0, 3]);
-        assert_eq!(take_from_the_top(&[5, 1, 7], 13), vec![5, 1, 7]);
-        assert_eq!(take_from_the_top(&[3, 3, 3], 2), vec![1, 1, 0]);
-        assert_eq!(take_from_the_top(&[0, 0], 0), vec![0, 0]);
-    }
 
     #[test]
     fn opposite_flows_cancel() {
