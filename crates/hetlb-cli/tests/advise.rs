@@ -101,8 +101,9 @@ fn bad_arguments_get_one_clear_line() {
         &["advise", "--loads", "1,2,3,4", "--routing", "teleport"],
         "--routing",
     );
+    // three loads: dem runs embedded (complete:3); dishet needs a named network
     fails_with(
-        &["advise", "--loads", "1,2,3", "--algorithm", "dem"],
+        &["advise", "--loads", "1,2,3", "--algorithm", "dishet"],
         "--loads",
     );
     fails_with(

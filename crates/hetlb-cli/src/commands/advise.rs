@@ -7,7 +7,7 @@ use anyhow::{Result, anyhow, bail};
 use hetlb_core::Algorithm;
 use hetlb_core::advice::{Advice, CostModel, Question, Trigger, advise};
 use hetlb_core::routing::Routing;
-use hetlb_core::topology::{Hypercube, Network, Topology, TopologySpec};
+use hetlb_core::topology::{Network, Topology, TopologySpec};
 use serde::Serialize;
 
 /// Arguments of `hetlb advise`.
@@ -34,7 +34,8 @@ pub struct Args {
     /// once, straight to its end), or both.
     #[arg(long, value_delimiter = ',', default_value = "paper,direct")]
     routing: Vec<String>,
-    /// The network (default: a hypercube of as many nodes as loads), as in `hetlb balance`.
+    /// The network (default: the hypercube of the loads, or complete:N on another count), as in
+    /// `hetlb balance`.
     #[arg(long)]
     topology: Option<String>,
     /// Bytes of one unit on the wire.
@@ -92,20 +93,23 @@ pub fn run(args: Args) -> Result<()> {
         .trigger
         .parse()
         .map_err(|e| anyhow!("--trigger: {e}"))?;
-    let (network, topology) = network(args.topology.as_deref(), loads.len())?;
+    let named: Option<Vec<Algorithm>> = (args.algorithm != "all")
+        .then(|| crate::input::parse_unique(&args.algorithm, "--algorithm", None))
+        .transpose()?;
+    let cube_rules = named
+        .as_ref()
+        .is_none_or(|l| l.iter().any(|a| a.needs_hypercube()));
+    let (network, topology) = network(args.topology.as_deref(), loads.len(), cube_rules)?;
     let routings = args
         .routing
         .iter()
         .map(|r| r.parse::<Routing>().map_err(|e| anyhow!("--routing: {e}")))
         .collect::<Result<Vec<_>>>()?;
     let routings = crate::input::unique(routings, "--routing");
-    let algorithms: Vec<Algorithm> = if args.algorithm == "all" {
-        Algorithm::all()
-            .filter(|a| !a.needs_hypercube() || matches!(network, Network::Hypercube(_)))
-            .collect()
-    } else {
-        crate::input::parse_unique(&args.algorithm, "--algorithm", None)?
-    };
+    let algorithms: Vec<Algorithm> = named.unwrap_or_else(|| {
+        let runs = |a: &Algorithm| !a.needs_hypercube() || network.runs_hypercube_rules();
+        Algorithm::all().filter(runs).collect()
+    });
     let candidates: Vec<(Algorithm, Routing)> = algorithms
         .iter()
         .flat_map(|&a| routings.iter().map(move |&r| (a, r)))
@@ -184,15 +188,11 @@ pub fn run(args: Args) -> Result<()> {
     }
 }
 
-/// The network named by `--topology`, or the hypercube of `nodes` nodes.
-fn network(spec: Option<&str>, nodes: usize) -> Result<(Network, String)> {
+/// The network named by `--topology`, or the default for `nodes` nodes (`Network::default_for`).
+fn network(spec: Option<&str>, nodes: usize, cube_rules: bool) -> Result<(Network, String)> {
     let Some(spec) = spec else {
-        let cube = Hypercube::for_nodes(nodes)
-            .map_err(|e| anyhow!("--loads: {e}; give --topology for other networks"))?;
-        return Ok((
-            Network::Hypercube(cube),
-            format!("hypercube:{}", cube.dimensions()),
-        ));
+        return Network::default_for(nodes, cube_rules)
+            .map_err(|e| anyhow!("--loads: {e}; give --topology for other networks"));
     };
     let parsed: TopologySpec = spec.parse().map_err(|e| anyhow!("--topology: {e}"))?;
     let network = parsed
