@@ -115,3 +115,22 @@ fn bad_arguments_get_one_clear_line() {
         "--seconds-per-byte",
     );
 }
+
+#[test]
+fn six_nodes_run_every_rule_on_the_complete_network() {
+    // cwa on the 8-cube with two virtual nodes: capacity-proportional shares of 600 units.
+    let v = json(&[
+        "advise",
+        "--loads",
+        "600,0,0,0,0,0",
+        "--speeds",
+        "1,1,1,1,1,1",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(v["topology"], "complete:6");
+    let c = v["candidates"].as_array().unwrap();
+    assert_eq!(c.len(), 2 * 13); // every rule, paper and direct routing
+    let cwa = c.iter().find(|c| c["algorithm"] == "cwa").unwrap();
+    assert_eq!(cwa["final_loads"], serde_json::json!([100, 100, 100, 100, 100, 100]));
+}
