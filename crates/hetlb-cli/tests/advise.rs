@@ -132,5 +132,8 @@ fn six_nodes_run_every_rule_on_the_complete_network() {
     let c = v["candidates"].as_array().unwrap();
     assert_eq!(c.len(), 2 * 13); // every rule, paper and direct routing
     let cwa = c.iter().find(|c| c["algorithm"] == "cwa").unwrap();
-    assert_eq!(cwa["final_loads"], serde_json::json!([100, 100, 100, 100, 100, 100]));
+    assert_eq!(
+        cwa["final_loads"],
+        serde_json::json!([100, 100, 100, 100, 100, 100])
+    );
 }
