@@ -14,11 +14,12 @@
 //! * **Folding** (the pair rules `dem`, `dem-fixed`, `dem-improved`, `dem-hetero`, `oem` and
 //!   `hybrid`): let `M' = 2^⌊log₂N⌋` and `E = N − M'`. A pair rule splits each pair's units
 //!   from the two loads alone, so a partner of capacity 0 cannot stand in for missing nodes
-//!   without losing the rule's bound. Instead, in a first phase each *extra* node
-//!   `r ≥ M'` hands its units to its *twin* `r − M'`; the rule then runs unchanged on the
-//!   `M'`-cube; in a last phase the `E` extra nodes receive their exact shares
-//!   ([`proportional_targets`] of the whole total) from the cube's nodes, taken from the
-//!   largest surpluses first (water-filling), each extra node served by its twin first. If
+//!   without losing the rule's bound. Instead, every node's exact share of the whole total
+//!   is computed first ([`proportional_targets`]); in a first phase each *extra* node
+//!   `r ≥ M'` hands what it holds above its share to its *twin* `r − M'`; the rule then runs
+//!   unchanged on the `M'`-cube; in a last phase the extra nodes receive what they lack
+//!   from the cube's nodes, taken from the largest surpluses first (water-filling), each
+//!   extra node served by its twin first. A balanced vector moves nothing. If
 //!   the rule ends the cube within `B` units (its bound on `⌊log₂N⌋` dimensions), the `N`
 //!   nodes end within `B + 2` units: the extra nodes on their targets, the cube's nodes
 //!   within `B + 1` of theirs, targets one apart. The property tests check that bound for
@@ -203,11 +204,18 @@ pub fn folded<E: From<ModelError>>(
     let n = checked(loads, capacities)?;
     let cube = largest_cube(n);
     let total = total_load(loads)?;
+    let weights: Vec<f64> = match capacities {
+        Some(c) => c.as_slice().to_vec(),
+        None => vec![1.0; n],
+    };
+    // Every node's exact share; ties go to the heavier node, so that less moves.
+    let targets = proportional_targets(total, &weights, loads);
     let mut current = loads.to_vec();
     let mut fold = Vec::new();
     for extra in cube..n {
-        let units = std::mem::take(&mut current[extra]);
+        let units = current[extra].saturating_sub(targets[extra]);
         if units > 0 {
+            current[extra] -= units;
             current[extra - cube] += units;
             fold.push(Transfer {
                 from: extra,
@@ -221,11 +229,6 @@ pub fn folded<E: From<ModelError>>(
         .transpose()?;
     let inner = rule(&current[..cube], cube_capacities.as_ref())?;
     current[..cube].copy_from_slice(&inner.final_loads);
-    let weights: Vec<f64> = match capacities {
-        Some(c) => c.as_slice().to_vec(),
-        None => vec![1.0; n],
-    };
-    let targets = proportional_targets(total, &weights, &current);
     let unfold = serve_extras(&mut current, &targets, cube);
     let mut phases = Vec::with_capacity(inner.phases.len() + 2);
     phases.push(Phase {
@@ -267,11 +270,16 @@ fn checked(loads: &[u64], capacities: Option<&Capacities>) -> Result<usize, Mode
     Ok(loads.len())
 }
 
-/// The last phase of a folded plan: nodes `cube..` (empty) receive their targets from nodes
-/// `..cube`, taken from the largest surpluses over target first; each extra node is served by
-/// its twin first, then in node order.
+/// The last phase of a folded plan: nodes `cube..` (at or below their targets) receive what
+/// they lack from nodes `..cube`, taken from the largest surpluses over target first; each
+/// extra node is served by its twin first, then in node order.
 fn serve_extras(current: &mut [u64], targets: &[u64], cube: usize) -> Vec<Transfer> {
-    let needed: u64 = targets[cube..].iter().sum();
+    let mut want: Vec<u64> = targets[cube..]
+        .iter()
+        .zip(&current[cube..])
+        .map(|(&t, &w)| t - w)
+        .collect();
+    let needed: u64 = want.iter().sum();
     let surplus: Vec<u64> = current[..cube]
         .iter()
         .zip(targets)
@@ -282,7 +290,6 @@ fn serve_extras(current: &mut [u64], targets: &[u64], cube: usize) -> Vec<Transf
     let available: u64 = surplus.iter().sum();
     let keep = water_fill(&surplus, available - needed);
     let mut give: Vec<u64> = surplus.iter().zip(&keep).map(|(s, k)| s - k).collect();
-    let mut want: Vec<u64> = targets[cube..].to_vec();
     let mut flows: Vec<(usize, usize, u64)> = Vec::new();
     for (e, want) in want.iter_mut().enumerate() {
         let units = give[e].min(*want);

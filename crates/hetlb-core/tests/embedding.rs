@@ -112,6 +112,31 @@ fn every_count_up_to_70_with_one_hot_loads() {
 }
 
 #[test]
+fn a_balanced_vector_moves_nothing_on_any_count() {
+    for n in 1..=70usize {
+        let equal = vec![7u64; n];
+        for alg in Algorithm::HYPERCUBE {
+            let plan = balance(alg, &equal, &BalanceOptions::default()).unwrap();
+            assert_eq!(plan.transfers().count(), 0, "{alg} on {n} equal loads");
+        }
+        // One node a unit above the others: the rule may move the odd unit (dem-fixed gives
+        // it to the low node), but the fold and the last phase move nothing.
+        let mut one_above = equal.clone();
+        one_above[n - 1] += 1;
+        for alg in Algorithm::HYPERCUBE {
+            let plan = balance(alg, &one_above, &BalanceOptions::default()).unwrap();
+            let embedding_moves = plan
+                .phases
+                .iter()
+                .filter(|p| p.dimension.is_none())
+                .map(|p| p.transfers.len())
+                .sum::<usize>();
+            assert_eq!(embedding_moves, 0, "{alg} on {one_above:?}");
+        }
+    }
+}
+
+#[test]
 fn a_power_of_two_is_the_rule_itself() {
     let loads = [4, 7, 0, 9, 2, 2, 8, 1];
     for alg in Algorithm::HYPERCUBE {
@@ -123,7 +148,7 @@ fn a_power_of_two_is_the_rule_itself() {
 
 #[test]
 fn six_ranks_as_in_the_documentation() {
-    // 600 units on rank 5 of 6: dem folds rank 5 onto rank 1, balances 4 nodes, serves 4 and 5.
+    // 600 units on rank 5 of 6: dem folds 500 of them onto rank 1, balances 4 nodes, serves 4.
     let loads = [0, 0, 0, 0, 0, 600];
     let plan = balance(Algorithm::Dem, &loads, &BalanceOptions::default()).unwrap();
     assert_eq!(plan.final_loads, vec![100; 6]);
