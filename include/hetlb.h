@@ -210,7 +210,8 @@ const char *hetlb_last_error(void);
 /**
  * Balances `n` loads with the rule `algorithm` (any name `hetlb balance --algorithm` takes:
  * `dem`, `oem`, `cwa`, `dishet`, `diffusion`, …) on `topology` (a spec such as `ring:8` or
- * `torus:2x4`; NULL for the hypercube of `n` nodes) and writes the `n` loads after
+ * `torus:2x4`; NULL for the hypercube of `n` nodes, where a count that is not a power of
+ * two runs the hypercube rules embedded in a cube) and writes the `n` loads after
  * balancing to `final_loads`. `capacities` are the nodes' relative speeds (NULL: equal).
  * No MPI: this is the plan `hetlb balance` prints.
  *
