@@ -202,14 +202,18 @@ fn the_learned_model_is_the_same_on_every_rank_and_the_outcome_follows() {
     assert_exactly_once(&loads, &out);
     let first: Vec<&Report> = out.iter().map(|o| o.0[0].as_ref().unwrap()).collect();
     let second: Vec<&Report> = out.iter().map(|o| o.0[1].as_ref().unwrap()).collect();
-    assert!(first.iter().all(|r| r.cost_model == CostModel::FREE));
+    // The first call predicts with the probe's model (rank 0's, on every rank), no longer
+    // the free prior.
+    let probed = first[0].cost_model;
+    assert_ne!(
+        probed,
+        CostModel::FREE,
+        "the probe measures before the first move"
+    );
+    assert!(first.iter().all(|r| r.cost_model == probed));
     assert!(first.iter().all(|r| r.outcome.is_none()));
     let learned = second[0].cost_model;
-    assert_ne!(
-        learned,
-        CostModel::FREE,
-        "a measured move changes the model"
-    );
+    assert_ne!(learned, CostModel::FREE);
     assert!(second.iter().all(|r| r.cost_model == learned));
     for r in &second {
         let o = r.outcome.expect("the first call moved");
@@ -282,35 +286,49 @@ proptest! {
 
 #[test]
 fn the_trigger_weighs_the_learned_model() {
-    // A prior that makes every move dear holds the first call back; with learning on, the
-    // prior stays until a move is measured, so nothing is ever learned and the call is held
-    // back on every rank alike.
+    // A prior that makes every move dear holds the calls back on every rank. With learning
+    // on, the probe before the first move replaces the prior by rank 0's measured model, on
+    // every rank alike, and the ranks decide alike with it.
     let loads = [64, 0, 0, 0];
     let dear = CostModel {
         seconds_per_message: 1e6,
         seconds_per_byte: 0.0,
     };
-    let out = run(&loads, &[100.0; 4], 2, move || {
-        BalancerConfig::new("cwa")
-            .unwrap()
-            .speeds(Speeds::Measured { window: 1 })
-            .trigger(Trigger::Auto {
-                horizon: 10,
-                margin: 1.0,
-            })
-            .cost_model(dear)
-            .learn_cost(true)
-    });
+    let config = move |learn: bool| {
+        move || {
+            BalancerConfig::new("cwa")
+                .unwrap()
+                .speeds(Speeds::Measured { window: 1 })
+                .trigger(Trigger::Auto {
+                    horizon: 10,
+                    margin: 1.0,
+                })
+                .cost_model(dear)
+                .learn_cost(learn)
+        }
+    };
+    let out = run(&loads, &[100.0; 4], 2, config(false));
     assert_exactly_once(&loads, &out);
-    for (reports, mine) in &out {
+    for (reports, _) in &out {
         for r in reports {
             let r = r.as_ref().unwrap();
             assert!(r.held_back);
             assert_eq!(r.cost_model, dear);
         }
-        let _ = mine;
     }
     assert_eq!(out[0].1.len(), 64);
+    let out = run(&loads, &[100.0; 4], 2, config(true));
+    assert_exactly_once(&loads, &out);
+    for call in 0..2 {
+        let reports: Vec<&Report> = out.iter().map(|o| o.0[call].as_ref().unwrap()).collect();
+        assert!(
+            reports
+                .iter()
+                .all(|r| r.cost_model == reports[0].cost_model)
+        );
+        assert!(reports.iter().all(|r| r.held_back == reports[0].held_back));
+        assert_ne!(reports[0].cost_model, dear);
+    }
 }
 
 #[test]

@@ -11,6 +11,7 @@ use super::holdings::Aside;
 use super::item::Item;
 use super::learning::{CostLearner, PendingOutcome};
 use super::migrate::{Failed, carry_out};
+use super::probe::probe;
 use super::report::Report;
 use super::session::{Mailbox, Session, SessionSettings, TICK, Traffic, take_ask};
 use super::speed::SpeedMeter;
@@ -85,8 +86,10 @@ pub struct Balancer<K: ItemKind, G: Group> {
     /// The interval between the last two checks, and the most the budget allows.
     interval: u64,
     check_cap: u64,
-    /// The call and the messages of its all-gather (counted in the call's report).
+    /// The call and the messages of its all-gather and probe (counted in the call's report).
     gather_traffic: (u64, Traffic),
+    /// True once this rank has run the cost probe ([`super::probe`]).
+    probed: bool,
 }
 
 impl<K: ItemKind, G: Group> std::fmt::Debug for Balancer<K, G> {
@@ -139,6 +142,7 @@ impl<K: ItemKind, G: Group> Balancer<K, G> {
             interval: 1,
             check_cap: 1,
             gather_traffic: (0, Traffic::default()),
+            probed: false,
         })
     }
 
@@ -212,6 +216,21 @@ impl<K: ItemKind, G: Group> Balancer<K, G> {
     ) -> Result<Migration, PeerError> {
         let start = Instant::now();
         let me = self.rank;
+        let mut probed = Traffic::default();
+        if self.config.learn_cost && !self.probed {
+            // Every rank probes at its first deciding call, whatever comes of it.
+            self.probed = true;
+            let mut session = self.session();
+            match probe(&mut session) {
+                Ok(samples) => {
+                    probed = session.finish();
+                    if let Some(samples) = samples {
+                        self.learner.observe_probe(samples);
+                    }
+                }
+                Err(e) => return Err(session.give_up(e)),
+            }
+        }
         let Some(units) = units else {
             // The others wait for this rank's load: tell them.
             let mut session = self.session();
@@ -239,7 +258,7 @@ impl<K: ItemKind, G: Group> Balancer<K, G> {
             Err(e) => return Err(session.give_up(e)),
         };
         let gathered = session.finish();
-        self.gather_traffic = (self.epoch, gathered);
+        self.gather_traffic = (self.epoch, gathered.plus(probed));
         if let Some(s) = states.iter().find(|s| s.fingerprint != fingerprint) {
             return Err(PeerError::Mismatch(format!(
                 "rank {} is configured differently from rank {} (rule, topology, speeds, \

@@ -214,9 +214,10 @@ impl BalancerConfig {
     /// and per unit are refitted ([`CostModel::learn`], least squares) to the last
     /// [`LEARNED_SAMPLES`] moves — the busiest rank's messages and units, as
     /// [`CostModel::predict`] counts them, against the slowest rank's measured move. The
-    /// configured [`BalancerConfig::cost_model`] is the prior, used until a move has been
-    /// measured (the first move is the probe). Every rank uses rank 0's model, which reaches
-    /// it in the call's gather, so the ranks decide alike.
+    /// configured [`BalancerConfig::cost_model`] is the prior, replaced at the first call
+    /// that decides by a short probe: two timed dissemination exchanges, of empty and of
+    /// [`PROBE_BYTES`](super::PROBE_BYTES)-byte messages, before anything moves. Every rank
+    /// uses rank 0's model, which reaches it in the call's gather, so the ranks decide alike.
     pub fn learn_cost(mut self, on: bool) -> Self {
         self.learn_cost = on;
         self

@@ -47,7 +47,19 @@ impl CostLearner {
         self.model = CostModel::learn(&samples);
     }
 
-    /// The fitted model, once a move has been measured.
+    /// Adds the probe's samples (see [`super::probe`]); refits.
+    pub(crate) fn observe_probe(&mut self, samples: [MoveSample; 2]) {
+        for sample in samples {
+            if self.samples.len() == self.capacity {
+                self.samples.pop_front();
+            }
+            self.samples.push_back(sample);
+        }
+        let samples: Vec<MoveSample> = self.samples.iter().copied().collect();
+        self.model = CostModel::learn(&samples);
+    }
+
+    /// The fitted model, once a move (or the probe) has been measured.
     pub(crate) fn model(&self) -> Option<CostModel> {
         self.model
     }

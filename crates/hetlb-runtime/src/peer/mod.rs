@@ -43,6 +43,7 @@ mod holdings;
 mod item;
 mod learning;
 mod migrate;
+mod probe;
 mod report;
 mod session;
 mod speed;
@@ -59,6 +60,7 @@ pub use decide::{CandidatePrediction, Migration, PlannedTransfer, imbalance};
 pub use error::{ConfigError, Holding, PeerError, PeerFailure, PlanError};
 pub use item::Item;
 pub use learning::Outcome;
+pub use probe::PROBE_BYTES;
 pub use report::Report;
 pub use speed::SpeedMeter;
 pub use store::{

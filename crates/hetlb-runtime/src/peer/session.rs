@@ -71,6 +71,18 @@ pub(crate) struct Traffic {
     pub(crate) messages_received: u64,
 }
 
+impl Traffic {
+    /// The traffic of two sessions of one call.
+    pub(crate) fn plus(self, other: Traffic) -> Traffic {
+        Traffic {
+            bytes_sent: self.bytes_sent + other.bytes_sent,
+            bytes_received: self.bytes_received + other.bytes_received,
+            messages_sent: self.messages_sent + other.messages_sent,
+            messages_received: self.messages_received + other.messages_received,
+        }
+    }
+}
+
 /// Takes `r` if it is an ask (`Msg::Ask`): the coordinator answers it — sends the decision
 /// to every rank named, if it has decided the call, or keeps the ranks until it has — and
 /// any other rank ignores it. Returns the messages sent, or `None` when `r` is not an ask.

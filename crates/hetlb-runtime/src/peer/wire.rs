@@ -90,6 +90,13 @@ pub(crate) enum Msg<T> {
     Decided { epoch: u64, root: u32 },
     /// One round of a barrier.
     Arrive { epoch: u64, round: u32 },
+    /// One round of the cost probe's exchange `pass` (0: empty messages, 1: full ones).
+    Probe {
+        epoch: u64,
+        pass: u32,
+        round: u32,
+        bytes: Vec<u8>,
+    },
 }
 
 /// A decision as it travels.
@@ -118,7 +125,8 @@ impl<T> Msg<T> {
             | Msg::Redirect { epoch }
             | Msg::GiveUp { epoch, .. }
             | Msg::Decided { epoch, .. }
-            | Msg::Arrive { epoch, .. } => *epoch,
+            | Msg::Arrive { epoch, .. }
+            | Msg::Probe { epoch, .. } => *epoch,
         }
     }
 }
