@@ -16,7 +16,8 @@ pub use colouring::EdgeColouring;
 pub use graph::{Graph, GraphError, Location, MAX_ARCS, MAX_NODES};
 pub use hypercube::Hypercube;
 pub use network::{
-    BuildError, DefaultNetworkError, EitherIter, Network, Shape, SpecError, TopologySpec,
+    BuildError, DefaultNetworkError, EitherIter, MAX_COMPLETE_DEFAULT, Network, Shape, SpecError,
+    TopologySpec,
 };
 
 /// An undirected network of `node_count()` nodes numbered `0..node_count()`.

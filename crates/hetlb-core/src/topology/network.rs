@@ -82,8 +82,8 @@ impl Network {
     ///
     /// # Errors
     /// [`DefaultNetworkError`]: `nodes` is 0, or not a power of two and `hypercube_rules`
-    /// is false (the diffusion rules need a named network then), or too many for the
-    /// complete network's edges.
+    /// is false (the diffusion rules need a named network then), or more than
+    /// [`MAX_COMPLETE_DEFAULT`] (the complete network's edges grow as `N²`).
     ///
     /// # Example
     /// ```
@@ -91,6 +91,7 @@ impl Network {
     /// assert_eq!(Network::default_for(8, true).unwrap().1, "hypercube:3");
     /// assert_eq!(Network::default_for(6, true).unwrap().1, "complete:6");
     /// assert!(Network::default_for(6, false).is_err());
+    /// assert!(Network::default_for(3000, true).is_err()); // refused before anything is built
     /// ```
     pub fn default_for(
         nodes: usize,
@@ -100,6 +101,12 @@ impl Network {
             return Err(crate::ModelError::Empty.into());
         }
         if !nodes.is_power_of_two() && hypercube_rules {
+            if nodes > MAX_COMPLETE_DEFAULT {
+                return Err(DefaultNetworkError::TooManyNodes {
+                    nodes,
+                    max: MAX_COMPLETE_DEFAULT,
+                });
+            }
             let graph = generators::complete(nodes)?;
             let network = Network::Graph {
                 graph,
@@ -368,6 +375,10 @@ pub enum BuildError {
     },
 }
 
+/// The most nodes of the complete network [`Network::default_for`] builds for a count that
+/// is not a power of two: 2,048 nodes make about 4.2 million arcs (33 MB).
+pub const MAX_COMPLETE_DEFAULT: usize = 2048;
+
 /// Why [`Network::default_for`] has no network for a node count.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[non_exhaustive]
@@ -378,6 +389,17 @@ pub enum DefaultNetworkError {
     /// Too many nodes for the complete network.
     #[error(transparent)]
     Graph(#[from] GraphError),
+    /// More nodes than the complete network is built for by default.
+    #[error(
+        "{nodes} nodes: off a power of two the hypercube rules run on complete:N, built for at \
+         most {max} nodes (its edges grow as N²); use a power of two"
+    )]
+    TooManyNodes {
+        /// The node count.
+        nodes: usize,
+        /// The most nodes.
+        max: usize,
+    },
 }
 
 /// A topology spec that cannot be parsed.

@@ -5,7 +5,7 @@ use super::error::{ConfigError, PeerError};
 use hetlb_core::advice::{CostModel, Trigger};
 use hetlb_core::algorithm::Algorithm;
 use hetlb_core::routing::Routing;
-use hetlb_core::topology::{Network, Topology, TopologySpec};
+use hetlb_core::topology::{MAX_COMPLETE_DEFAULT, Network, Topology, TopologySpec};
 use hetlb_core::transmission::Schedule;
 use std::time::Duration;
 
@@ -502,8 +502,19 @@ impl BalancerConfig {
                 let spec = TopologySpec::Hypercube(d);
                 (spec.to_string(), spec.build().map_err(ConfigError::from)?)
             }
-            None if self.needs_hypercube() || self.default_auto() => {
-                // Every rank reaches every other: the hypercube rules run embedded in a cube.
+            None if self.needs_hypercube() && ranks > MAX_COMPLETE_DEFAULT => {
+                return bad(format!(
+                    "{} on {ranks} ranks: off a power of two the hypercube rules run on \
+                     complete:N, built for at most {MAX_COMPLETE_DEFAULT} ranks (its edges grow \
+                     as N²); use a power of two, or a diffusion rule",
+                    self.hypercube_rule_name()
+                ));
+            }
+            // Every rank reaches every other: the hypercube rules run embedded in a cube
+            // (auto's default candidates too, where the complete network is not too large).
+            None if self.needs_hypercube()
+                || (self.default_auto() && ranks <= MAX_COMPLETE_DEFAULT) =>
+            {
                 let spec = TopologySpec::Complete(ranks);
                 (spec.to_string(), spec.build().map_err(ConfigError::from)?)
             }
@@ -569,6 +580,9 @@ mod tests {
             .unwrap()
             .speeds(Speeds::Measured { window: 1 });
         assert_eq!(auto.resolve(6).unwrap().0, "complete:6");
+        assert_eq!(auto.resolve(3000).unwrap().0, "ring:3000");
+        let e = cfg.resolve(3000).unwrap_err().to_string();
+        assert!(e.contains("at most 2048"), "{e}");
         let cfg = BalancerConfig::new("dishet").unwrap();
         assert_eq!(cfg.resolve(6).unwrap().0, "ring:6");
         assert_eq!(cfg.resolve(2).unwrap().0, "hypercube:1");
