@@ -534,9 +534,10 @@ mod tests {
         let s = &report.summaries[0];
         assert_eq!(s.best_rule, "cwa");
         assert!(s.best_period == 1 || s.best_period == 2);
-        // The static workload is imbalanced from the start: auto's first call moves.
+        // The static workload is imbalanced from the start: auto's first call checks and
+        // decides (whether the move pays depends on the probe's measured cost, not asserted).
         let auto = &report.rows[3];
-        assert!(auto.moves >= 1, "{auto:?}");
+        assert!(auto.moves + auto.held_back >= 1, "{auto:?}");
     }
 
     #[test]
