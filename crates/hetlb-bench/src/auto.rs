@@ -548,7 +548,10 @@ mod tests {
         };
         assert_eq!(e(AutoConfig::default().ranks(1)), "ranks");
         assert_eq!(e(AutoConfig::default().periods(vec![0])), "periods");
-        assert_eq!(e(AutoConfig::default().algorithms(Vec::new())), "algorithms");
+        assert_eq!(
+            e(AutoConfig::default().algorithms(Vec::new())),
+            "algorithms"
+        );
         assert_eq!(e(AutoConfig::default().runs(10_000)), "runs");
     }
 }
