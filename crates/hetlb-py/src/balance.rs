@@ -7,7 +7,7 @@ use crate::errors::{Kind, raise};
 use hetlb_core::algorithm::{Algorithm, BalanceOptions, balance_on_within};
 use hetlb_core::report::{BalanceReport, ReportDetail};
 use hetlb_core::rounds::{RoundError, RoundRun};
-use hetlb_core::topology::{Hypercube, Network, Topology, TopologySpec};
+use hetlb_core::topology::{Network, Topology, TopologySpec};
 use hetlb_core::transmission::{Schedule, Transmission, transmit};
 use hetlb_core::{Capacities, Metrics};
 use numpy::{PyArray1, PyReadonlyArray1};
