@@ -419,6 +419,25 @@ pub struct Candidate {
     pub moves: bool,
 }
 
+impl Candidate {
+    /// A candidate as another planner (the peer balancer's `advise`) evaluated it.
+    pub fn new(
+        algorithm: Algorithm,
+        routing: Routing,
+        final_loads: Vec<u64>,
+        prediction: Prediction,
+        moves: bool,
+    ) -> Self {
+        Self {
+            algorithm,
+            routing,
+            final_loads,
+            prediction,
+            moves,
+        }
+    }
+}
+
 /// Every candidate's prediction and the one to follow: what `advise` answers before anything
 /// moves.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -431,6 +450,18 @@ pub struct Advice {
     pub choice: Option<usize>,
     /// The horizon the net gains were computed over.
     pub horizon: u64,
+}
+
+impl Advice {
+    /// Advice from candidates evaluated elsewhere (the peer balancer's `advise`): `choice`
+    /// is the candidate to follow, `None` to stay.
+    pub fn new(candidates: Vec<Candidate>, choice: Option<usize>, horizon: u64) -> Self {
+        Self {
+            candidates,
+            choice,
+            horizon,
+        }
+    }
 }
 
 /// Why `advise` could not answer.

@@ -383,3 +383,142 @@ fn the_trigger_checks_within_its_budget_at_the_same_calls_on_every_rank() {
             .is_err()
     );
 }
+
+#[test]
+fn auto_ranks_a_candidate_whose_moves_fell_short_below_one_not_yet_tried() {
+    // cwa and oem predict the same for [64, 0, 0, 0] at equal speeds; the tie goes to cwa.
+    // Its step after is then twice as long as predicted (0.32 s for 0.16 s): a shortfall of
+    // 0.16 s per iteration, which ranks oem (never tried) above it when the load comes back.
+    let handles: Vec<_> = threads::group(4)
+        .into_iter()
+        .zip(unit_items(&[64, 0, 0, 0]))
+        .enumerate()
+        .map(|(rank, (member, mut mine))| {
+            std::thread::spawn(move || {
+                let config = BalancerConfig::new(AUTO)
+                    .unwrap()
+                    .candidates(vec![Algorithm::Cwa, Algorithm::Oem])
+                    .speeds(Speeds::Measured { window: 1 })
+                    .trigger(Trigger::Always);
+                let mut b = Balancer::new(&member, config).unwrap();
+                b.record(100, 1.0);
+                let first = b.rebalance(&mut mine).unwrap();
+                if rank == 0 {
+                    mine.extend(64..128);
+                }
+                let held = mine.len() as u64;
+                let step = if rank == 0 { 16 } else { held };
+                b.record(step, 2.0 * step as f64 / 100.0);
+                let second = b.rebalance(&mut mine).unwrap();
+                (first, second, mine)
+            })
+        })
+        .collect();
+    let out: Vec<(Report, Report, Vec<u64>)> =
+        handles.into_iter().map(|h| h.join().unwrap()).collect();
+    let mut all: Vec<u64> = out.iter().flat_map(|o| o.2.iter().copied()).collect();
+    all.sort_unstable();
+    assert_eq!(
+        all,
+        (0..128).collect::<Vec<u64>>(),
+        "every item exactly once"
+    );
+    for (first, second, _) in &out {
+        assert_eq!(first.algorithm, "cwa");
+        assert!(first.alternatives.iter().all(|c| c.shortfall.is_none()));
+        let after = first.prediction.unwrap().iteration_seconds_after;
+        assert_eq!(after, 0.16);
+        let shortfalls: Vec<Option<f64>> =
+            second.alternatives.iter().map(|c| c.shortfall).collect();
+        assert_eq!(shortfalls, vec![Some(0.32 - 0.16), None]);
+        assert_eq!(second.algorithm, "oem", "the candidate not yet tried");
+        assert_eq!(second.loads_after, second.planned_after);
+    }
+}
+
+#[test]
+fn advise_moves_nothing_and_names_what_the_next_rebalance_does() {
+    let loads = [300, 0, 0, 40, 0, 0, 0, 100];
+    let speeds = [100.0, 200.0, 300.0, 400.0, 100.0, 200.0, 300.0, 800.0];
+    let handles: Vec<_> = threads::group(loads.len())
+        .into_iter()
+        .zip(unit_items(&loads))
+        .enumerate()
+        .map(|(rank, (member, mut mine))| {
+            let speed = speeds[rank];
+            std::thread::spawn(move || {
+                let config = BalancerConfig::new(AUTO)
+                    .unwrap()
+                    .speeds(Speeds::Measured { window: 1 })
+                    .trigger(Trigger::Auto {
+                        horizon: 10,
+                        margin: 1.0,
+                    });
+                let mut b = Balancer::new(&member, config).unwrap();
+                b.record(speed as u64, 1.0);
+                let before = mine.clone();
+                let advice = b.advise(&mine).unwrap();
+                assert_eq!(mine, before, "advice moves nothing");
+                let report = b.rebalance(&mut mine).unwrap();
+                (advice, report, mine)
+            })
+        })
+        .collect();
+    let out: Vec<_> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+    let mut all: Vec<u64> = out.iter().flat_map(|o| o.2.iter().copied()).collect();
+    all.sort_unstable();
+    assert_eq!(
+        all,
+        (0..440).collect::<Vec<u64>>(),
+        "every item exactly once"
+    );
+    let first = &out[0].0;
+    for (advice, report, _) in &out {
+        assert_eq!(advice, first, "every rank gets the same advice");
+        assert_eq!(advice.horizon, 10);
+        let names: Vec<Algorithm> = advice.candidates.iter().map(|c| c.algorithm).collect();
+        let listed: Vec<Algorithm> = report.alternatives.iter().map(|c| c.algorithm).collect();
+        assert_eq!(names, listed);
+        for (c, alt) in advice.candidates.iter().zip(&report.alternatives) {
+            assert_eq!(c.prediction, alt.prediction, "{}", c.algorithm);
+            assert_eq!(c.final_loads, predicted_loads(c.algorithm, &loads, &speeds));
+        }
+        let chosen = advice.choice.expect("this imbalance pays at once");
+        assert_eq!(report.algorithm, advice.candidates[chosen].algorithm.name());
+        assert_eq!(report.planned_after, advice.candidates[chosen].final_loads);
+    }
+}
+
+/// The loads `algorithm` ends at on `loads` with capacities in units of the slowest speed.
+fn predicted_loads(algorithm: Algorithm, loads: &[u64], speeds: &[f64]) -> Vec<u64> {
+    let network = "hypercube:3"
+        .parse::<TopologySpec>()
+        .unwrap()
+        .build()
+        .unwrap();
+    let slowest = speeds.iter().copied().fold(f64::INFINITY, f64::min);
+    let caps = Capacities::new(speeds.iter().map(|s| s / slowest).collect()).unwrap();
+    let options = BalanceOptions::new().capacities(Some(caps));
+    balance_on(&network, algorithm, loads, &options)
+        .unwrap()
+        .plan
+        .final_loads
+}
+
+#[test]
+fn advise_without_measured_speeds_is_refused_alike_on_every_rank() {
+    let handles: Vec<_> = threads::group(2)
+        .into_iter()
+        .map(|member| {
+            std::thread::spawn(move || {
+                let mut b = Balancer::new(&member, BalancerConfig::new("cwa").unwrap()).unwrap();
+                let items: Vec<u64> = vec![1, 2, 3];
+                b.advise(&items).unwrap_err().to_string()
+            })
+        })
+        .collect();
+    for h in handles {
+        let e = h.join().unwrap();
+        assert!(e.contains("measured speed"), "{e}");
+    }
+}

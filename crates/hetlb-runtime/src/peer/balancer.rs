@@ -4,12 +4,12 @@
 
 use super::agreement::COORDINATOR;
 use super::config::{BalancerConfig, LEARNED_SAMPLES, Speeds};
-use super::decide::{Migration, RuleInputs, decide, imbalance, max_step};
+use super::decide::{Migration, RuleInputs, advise, decide, imbalance, max_step};
 use super::error::{PeerError, PeerFailure, PlanError};
 use super::gather::{all_gather, barrier};
 use super::holdings::Aside;
 use super::item::Item;
-use super::learning::{CostLearner, PendingOutcome};
+use super::learning::{CostLearner, PendingOutcome, Shortfalls};
 use super::migrate::{Failed, carry_out};
 use super::probe::probe;
 use super::report::Report;
@@ -18,9 +18,18 @@ use super::speed::SpeedMeter;
 use super::store::{Bytes, ItemKind, RecordBuffer, Records, Store};
 use super::wire::{Msg, RankState, WireOutcome};
 use crate::transport::{Envelope, Group, Liveness, Transport};
-use hetlb_core::advice::Trigger;
+use hetlb_core::advice::{Advice, CostModel, Trigger};
 use hetlb_core::topology::Network;
 use std::time::Instant;
+
+/// What a deciding call gathered: every rank's state and what the rule needs from it.
+struct Gathered {
+    states: Vec<RankState>,
+    capacities: Option<Vec<f64>>,
+    measured_speeds: Option<Vec<f64>>,
+    cost_model: CostModel,
+    shortfalls: Shortfalls,
+}
 
 /// A call whose outcome this rank does not know yet, and the items it keeps aside meanwhile.
 struct Doubt<C> {
@@ -78,6 +87,8 @@ pub struct Balancer<K: ItemKind, G: Group> {
     doubt: Option<Doubt<K::Chunk>>,
     learner: CostLearner,
     pending: PendingOutcome,
+    /// Rule `auto`: the group's shortfalls per candidate (rank 0's, adopted at every call).
+    shortfalls: Shortfalls,
     last_step_seconds: Option<f64>,
     /// Seconds of this rank's last check (gather and plans; the move is not a check's cost).
     last_check_seconds: Option<f64>,
@@ -136,6 +147,7 @@ impl<K: ItemKind, G: Group> Balancer<K, G> {
             doubt: None,
             learner: CostLearner::new(LEARNED_SAMPLES),
             pending: PendingOutcome::default(),
+            shortfalls: Shortfalls::default(),
             last_step_seconds: None,
             last_check_seconds: None,
             skip_left: 0,
@@ -215,6 +227,53 @@ impl<K: ItemKind, G: Group> Balancer<K, G> {
         shape: u64,
     ) -> Result<Migration, PeerError> {
         let start = Instant::now();
+        let g = self.gather_inputs(items, units, shape)?;
+        let mut migration = decide(self.epoch, &g.states, self.rule_inputs(&g))?;
+        migration.decide_seconds = start.elapsed().as_secs_f64();
+        Ok(migration)
+    }
+
+    /// Advice for a store: [`Balancer::advise`] for any kind of items.
+    fn advise_now(
+        &mut self,
+        items: usize,
+        units: Option<u64>,
+        shape: u64,
+    ) -> Result<Advice, PeerError> {
+        self.begin()?;
+        let g = self.gather_inputs(items, units, shape)?;
+        advise(&g.states, self.rule_inputs(&g))
+    }
+
+    /// The rule's inputs from a call's gathered states.
+    fn rule_inputs<'a>(&'a self, g: &Gathered) -> RuleInputs<'a> {
+        RuleInputs {
+            algorithm: self.config.algorithm,
+            candidates: self.config.candidate_list(&self.network),
+            routing: self.config.routing,
+            network: &self.network,
+            label: &self.label,
+            capacities: g.capacities.clone(),
+            measured_speeds: g.measured_speeds.clone(),
+            procs_per_group: self.config.procs_per_group,
+            max_rounds: self.config.max_rounds,
+            seed: self.config.seed,
+            lambda: self.config.lambda,
+            schedule: self.config.schedule,
+            trigger: self.config.trigger,
+            cost_model: g.cost_model,
+            shortfalls: g.shortfalls,
+        }
+    }
+
+    /// The start of every deciding call: the probe (once), the all-gather of every rank's
+    /// state, the check that the ranks are configured alike, and what the rule needs.
+    fn gather_inputs(
+        &mut self,
+        items: usize,
+        units: Option<u64>,
+        shape: u64,
+    ) -> Result<Gathered, PeerError> {
         let me = self.rank;
         let mut probed = Traffic::default();
         if self.config.learn_cost && !self.probed {
@@ -251,6 +310,7 @@ impl<K: ItemKind, G: Group> Balancer<K, G> {
             model: self.learner.model().filter(|_| self.config.learn_cost),
             step_seconds: self.last_step_seconds,
             call_seconds: self.last_check_seconds,
+            shortfalls: (me == 0 && self.config.is_auto()).then_some(self.shortfalls),
         };
         let mut session = self.session();
         let states = match all_gather(&mut session, mine) {
@@ -288,28 +348,20 @@ impl<K: ItemKind, G: Group> Balancer<K, G> {
             Some(learned) if self.config.learn_cost => learned,
             _ => self.config.cost_model,
         };
-        let mut migration = decide(
-            self.epoch,
-            &states,
-            RuleInputs {
-                algorithm: self.config.algorithm,
-                candidates: self.config.candidate_list(&self.network),
-                routing: self.config.routing,
-                network: &self.network,
-                label: &self.label,
-                capacities,
-                measured_speeds,
-                procs_per_group: self.config.procs_per_group,
-                max_rounds: self.config.max_rounds,
-                seed: self.config.seed,
-                lambda: self.config.lambda,
-                schedule: self.config.schedule,
-                trigger: self.config.trigger,
-                cost_model,
-            },
-        )?;
-        migration.decide_seconds = start.elapsed().as_secs_f64();
-        Ok(migration)
+        // Rank 0's shortfalls are the group's; every rank measures the last move alike.
+        let mut shortfalls = states
+            .first()
+            .and_then(|s| s.shortfalls)
+            .unwrap_or_default();
+        shortfalls.settle(max_step(&states));
+        self.shortfalls = shortfalls;
+        Ok(Gathered {
+            states,
+            capacities,
+            measured_speeds,
+            cost_model,
+            shortfalls,
+        })
     }
 
     /// Decides for a store: [`Balancer::plan`] for any kind of items.
@@ -378,6 +430,11 @@ impl<K: ItemKind, G: Group> Balancer<K, G> {
         let slowest_move_seconds = dones.iter().map(|d| d.move_seconds).fold(0.0, f64::max);
         self.learner.observe(migration, slowest_move_seconds);
         self.pending.moved(migration, slowest_move_seconds);
+        if let Some(list) = self.config.candidate_list(&self.network) {
+            let position = list.iter().position(|&a| a == migration.algorithm);
+            let after = migration.prediction.map(|p| p.iteration_seconds_after);
+            self.shortfalls.moved(position, after);
+        }
         Ok(Report {
             epoch: migration.epoch,
             rank: me,
@@ -702,6 +759,51 @@ impl<T: Item, G: Group> Balancer<T, G> {
         self.decide_now(items.len(), units, 0)
     }
 
+    /// What moving would give, without moving anything (collective: every rank calls it,
+    /// and every rank gets the same advice): every candidate rule — the configured one, or
+    /// rule `auto`'s list — planned on the gathered loads and predicted at the measured
+    /// speeds with the cost model in force (the configured one, or rank 0's learned one):
+    /// its loads after, units moved (each hop counted; the cost model's β is per unit, so
+    /// `bytes_moved` counts units), messages, predicted move seconds and seconds saved per
+    /// iteration; whether the trigger would let it move; and the candidate
+    /// [`Balancer::rebalance`] would follow now (`choice`; `None`: it would move nothing),
+    /// over the trigger's horizon (1 for `always`). Rule `auto` ranks its candidates as
+    /// `rebalance` does, with what each one's moves fell short of their predictions.
+    ///
+    /// A call of its own: it does not count as a move, and the next `rebalance` decides
+    /// afresh.
+    ///
+    /// # Errors
+    /// [`PlanError::SpeedsNotMeasured`] (in [`PeerError::Plan`]) unless the speeds are
+    /// measured ([`Speeds::Measured`]) and every rank has recorded a step; as
+    /// [`Balancer::plan`] otherwise.
+    ///
+    /// # Example
+    /// ```
+    /// use hetlb_runtime::peer::{Balancer, BalancerConfig, Speeds};
+    /// use hetlb_runtime::transport::threads;
+    /// let handles: Vec<_> = threads::group(2).into_iter().enumerate().map(|(rank, m)| {
+    ///     std::thread::spawn(move || {
+    ///         let cfg = BalancerConfig::new("cwa").unwrap().speeds(Speeds::Measured { window: 1 });
+    ///         let mut b = Balancer::new(&m, cfg).unwrap();
+    ///         let items: Vec<u64> = if rank == 0 { (0..100).collect() } else { Vec::new() };
+    ///         b.record(50, 1.0); // 50 units per second on both ranks
+    ///         let advice = b.advise(&items).unwrap();
+    ///         // 100 units on one rank: 2 s per iteration, 1 s once balanced.
+    ///         assert_eq!(advice.candidates[0].prediction.gain_per_iteration, 1.0);
+    ///         assert_eq!(advice.choice, Some(0));
+    ///         assert_eq!(items.len(), if rank == 0 { 100 } else { 0 }); // nothing moved
+    ///     })
+    /// }).collect();
+    /// for h in handles { h.join().unwrap(); }
+    /// ```
+    pub fn advise(&mut self, items: &[T]) -> Result<Advice, PeerError> {
+        let units = items
+            .iter()
+            .try_fold(0u64, |a, it| a.checked_add(it.load()));
+        self.advise_now(items.len(), units, 0)
+    }
+
     /// Carries out a migration decided by [`Balancer::plan`] in the same call: moves this
     /// rank's part of it, votes, and waits for the call's outcome. Collective.
     ///
@@ -798,6 +900,17 @@ impl<G: Group> Balancer<Bytes, G> {
         records: &Records<'_, B>,
     ) -> Result<Migration, PeerError> {
         self.plan_store(records)
+    }
+
+    /// [`Balancer::advise`] for records.
+    ///
+    /// # Errors
+    /// As [`Balancer::advise`].
+    pub fn advise_records<B: RecordBuffer + ?Sized>(
+        &mut self,
+        records: &Records<'_, B>,
+    ) -> Result<Advice, PeerError> {
+        self.advise_now(records.len(), records.units(), records.shape())
     }
 
     /// [`Balancer::migrate`] for records: on success the sent records have left the buffer

@@ -238,6 +238,11 @@ impl BalancerConfig {
         self
     }
 
+    /// True for rule `auto` (it chooses among candidates).
+    pub(crate) fn is_auto(&self) -> bool {
+        self.candidates.is_some()
+    }
+
     /// The rule's name as configured: `auto`, or the algorithm's name.
     pub fn rule_name(&self) -> &'static str {
         if self.candidates.is_some() {

@@ -1,8 +1,9 @@
 //! Deciding: the core's rule run over the gathered loads, and this rank's part of the plan.
 
 use super::error::{PeerError, PlanError};
+use super::learning::Shortfalls;
 use super::wire::RankState;
-use hetlb_core::advice::{CostModel, MoveSample, Prediction, Trigger, choose};
+use hetlb_core::advice::{Advice, Candidate, CostModel, MoveSample, Prediction, Trigger, choose};
 use hetlb_core::algorithm::{Algorithm, BalanceOptions, Family, balance_on};
 use hetlb_core::model::Capacities;
 use hetlb_core::plan::Plan;
@@ -182,6 +183,8 @@ pub(crate) struct RuleInputs<'a> {
     pub(crate) schedule: Schedule,
     pub(crate) trigger: Trigger,
     pub(crate) cost_model: CostModel,
+    /// Rule `auto`: what each candidate's moves fell short of their predictions.
+    pub(crate) shortfalls: Shortfalls,
 }
 
 /// One candidate of rule `auto`, as predicted at the call.
@@ -192,6 +195,10 @@ pub struct CandidatePrediction {
     pub algorithm: Algorithm,
     /// Its plan's prediction at the measured speeds.
     pub prediction: Prediction,
+    /// Learned from its earlier moves: how much slower the step after them was than
+    /// predicted (seconds per iteration, the mean); `None` until one was measured. The
+    /// candidates are ranked by `net gain − horizon × shortfall`.
+    pub shortfall: Option<f64>,
 }
 
 /// A rule's plan with the options that rule takes, routed as configured.
@@ -223,19 +230,28 @@ fn plan_for(
     Ok((plan, run.converged))
 }
 
-/// Runs the rule on the gathered states and lists the plan's transfers. Rule `auto` plans
-/// every candidate and follows the one with the best predicted net gain.
-///
-/// # Errors
-/// [`PeerError::Plan`] when the rule refuses the loads (an overflowing total), or when the
-/// plan has more transfers than a call can number (2³²).
-pub(crate) fn decide(
-    epoch: u64,
-    states: &[RankState],
-    inputs: RuleInputs<'_>,
-) -> Result<Migration, PeerError> {
-    let loads: Vec<u64> = states.iter().map(|s| s.units).collect();
-    let items_before: Vec<u64> = states.iter().map(|s| s.items).collect();
+/// One candidate planned: the rule, its routed plan, whether it converged, and its
+/// prediction (when every speed is measured).
+type Planned = (Algorithm, Plan, bool, Option<Prediction>);
+
+/// Every candidate planned and predicted, and the one to follow.
+struct Evaluation {
+    planned: Vec<Planned>,
+    /// Rule `auto`: each candidate's learned shortfall (`None` for one rule).
+    shortfalls: Vec<Option<f64>>,
+    /// The candidate followed: the best ranked net gain (ties to the first).
+    choice: usize,
+    /// The horizon the net gains are ranked over.
+    horizon: u64,
+}
+
+/// Plans and predicts the candidates on `loads` and picks the one to follow. With
+/// `every_candidate` false, a call that no plan can pay for plans its first candidate only.
+fn evaluate(
+    loads: &[u64],
+    inputs: &RuleInputs<'_>,
+    every_candidate: bool,
+) -> Result<Evaluation, PeerError> {
     let capacities = inputs
         .capacities
         .as_ref()
@@ -257,14 +273,15 @@ pub(crate) fn decide(
     };
     // When no plan can pass the trigger, one candidate's plan is enough to report what was
     // held back.
-    let candidates = if cannot_pay(&loads, inputs.measured_speeds.as_deref(), &inputs) {
-        vec![candidates[0]]
-    } else {
-        candidates
-    };
+    let candidates =
+        if !every_candidate && cannot_pay(loads, inputs.measured_speeds.as_deref(), inputs) {
+            vec![candidates[0]]
+        } else {
+            candidates
+        };
     let mut planned = Vec::with_capacity(candidates.len());
     for &algorithm in &candidates {
-        let (plan, converged) = plan_for(algorithm, &loads, capacities.as_ref(), &inputs)?;
+        let (plan, converged) = plan_for(algorithm, loads, capacities.as_ref(), inputs)?;
         let prediction = predict_plan(&plan);
         planned.push((algorithm, plan, converged, prediction));
     }
@@ -272,19 +289,93 @@ pub(crate) fn decide(
         Trigger::Auto { horizon, .. } => horizon,
         _ => 1,
     };
-    let predictions: Vec<Prediction> = planned.iter().filter_map(|p| p.3).collect();
-    let choice = if predictions.len() == planned.len() {
-        choose(&predictions, horizon).unwrap_or(0)
+    let several = planned.len() > 1;
+    let shortfalls: Vec<Option<f64>> = (0..planned.len())
+        .map(|position| several.then(|| inputs.shortfalls.of(position)).flatten())
+        .collect();
+    // Ranked by the net gain less what each candidate's moves fell short by so far; whether
+    // to move stays the trigger's, on the chosen plan's own prediction.
+    let ranked: Vec<Prediction> = planned
+        .iter()
+        .zip(&shortfalls)
+        .filter_map(|(p, shortfall)| {
+            p.3.map(|mut prediction| {
+                prediction.gain_per_iteration -= shortfall.unwrap_or(0.0);
+                prediction
+            })
+        })
+        .collect();
+    let choice = if ranked.len() == planned.len() {
+        choose(&ranked, horizon).unwrap_or(0)
     } else {
         0
     };
+    Ok(Evaluation {
+        planned,
+        shortfalls,
+        choice,
+        horizon,
+    })
+}
+
+/// What a call would do, without doing it: every candidate's prediction (as
+/// [`hetlb_core::advice::Candidate`]s, in the configured order), and the one `rebalance`
+/// would follow — `None` when it would move nothing (the trigger holds the plan back, or the
+/// plan moves nothing).
+///
+/// # Errors
+/// [`PeerError::Plan`] when a rule refuses the loads, or when a rank's speed is not
+/// measured (a prediction needs every rank's).
+pub(crate) fn advise(states: &[RankState], inputs: RuleInputs<'_>) -> Result<Advice, PeerError> {
+    if inputs.measured_speeds.is_none() {
+        return Err(PlanError::SpeedsNotMeasured.into());
+    }
+    let loads: Vec<u64> = states.iter().map(|s| s.units).collect();
+    let evaluation = evaluate(&loads, &inputs, true)?;
+    let mut candidates = Vec::with_capacity(evaluation.planned.len());
+    for (algorithm, plan, _, prediction) in evaluation.planned {
+        let prediction = prediction.ok_or(PlanError::SpeedsNotMeasured)?;
+        let moves = plan.transfers().any(|t| t.units > 0) && inputs.trigger.moves(&prediction);
+        candidates.push(Candidate::new(
+            algorithm,
+            inputs.routing,
+            plan.final_loads,
+            prediction,
+            moves,
+        ));
+    }
+    let choice = Some(evaluation.choice).filter(|&c| candidates[c].moves);
+    Ok(Advice::new(candidates, choice, evaluation.horizon))
+}
+
+/// Runs the rule on the gathered states and lists the plan's transfers. Rule `auto` plans
+/// every candidate and follows the one with the best predicted net gain.
+///
+/// # Errors
+/// [`PeerError::Plan`] when the rule refuses the loads (an overflowing total), or when the
+/// plan has more transfers than a call can number (2³²).
+pub(crate) fn decide(
+    epoch: u64,
+    states: &[RankState],
+    inputs: RuleInputs<'_>,
+) -> Result<Migration, PeerError> {
+    let loads: Vec<u64> = states.iter().map(|s| s.units).collect();
+    let items_before: Vec<u64> = states.iter().map(|s| s.items).collect();
+    let Evaluation {
+        mut planned,
+        shortfalls,
+        choice,
+        ..
+    } = evaluate(&loads, &inputs, false)?;
     let alternatives: Vec<CandidatePrediction> = if planned.len() > 1 {
         planned
             .iter()
-            .filter_map(|p| {
+            .zip(&shortfalls)
+            .filter_map(|(p, &shortfall)| {
                 p.3.map(|prediction| CandidatePrediction {
                     algorithm: p.0,
                     prediction,
+                    shortfall,
                 })
             })
             .collect()

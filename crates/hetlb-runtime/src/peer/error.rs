@@ -95,6 +95,12 @@ pub enum PlanError {
     /// The plan has more transfers than a call numbers.
     #[error("the plan has more than 2^32 transfers")]
     TooManyTransfers,
+    /// Advice needs every rank's measured speed.
+    #[error(
+        "advise needs every rank's measured speed: configure Speeds::Measured and record a \
+         step on every rank first"
+    )]
+    SpeedsNotMeasured,
     /// A rank's units (the sum of its items' loads) overflow `u64`.
     #[error("rank {rank}'s units overflow u64")]
     UnitsOverflow {

@@ -23,6 +23,8 @@ pub(crate) struct RankState {
     /// Seconds of its last check (the gather and the plans of a `rebalance` that
     /// communicated), when it made one.
     pub(crate) call_seconds: Option<f64>,
+    /// Rule `auto`: rank 0's learned shortfalls (the group's); `None` from the other ranks.
+    pub(crate) shortfalls: Option<super::learning::Shortfalls>,
 }
 
 /// What one rank reports when it has finished its part of the move (its vote).
