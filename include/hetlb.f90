@@ -38,6 +38,7 @@ module hetlb
   ! The two-step form (C names and arguments; callbacks by c_funloc of bind(c) procedures,
   ! local indices from 0 as in C).
   public :: hetlb_plan_create, hetlb_plan_exports, hetlb_plan_imports, hetlb_migrate
+  public :: hetlb_balancer_advise
   public :: hetlb_plan_free
 
   interface
@@ -123,6 +124,21 @@ module hetlb
       type(c_ptr), value :: b
       integer(c_int) :: rank
     end function hetlb_balancer_rank
+
+    !> What hetlb_rebalance would do now, moving nothing (collective); loads: c_loc of n
+    !> integer(c_int64_t) values, or c_null_ptr for 1 each. choice: the candidate it would
+    !> follow (0-based), or -1; json: c_null_ptr, or c_loc of a c_ptr that receives the advice
+    !> as a NUL-terminated string (free it with hetlb_free).
+    function hetlb_balancer_advise(b, n, loads, choice, json) &
+        bind(c, name='hetlb_balancer_advise') result(rc)
+      import :: c_ptr, c_size_t, c_int, c_int64_t
+      type(c_ptr), value :: b
+      integer(c_size_t), value :: n
+      type(c_ptr), value :: loads
+      integer(c_int64_t), intent(out) :: choice
+      type(c_ptr), value :: json
+      integer(c_int) :: rc
+    end function hetlb_balancer_advise
 
     !> Decides where this rank's n items go (collective); loads: c_loc of n integer(c_int64_t)
     !> values, or c_null_ptr for 1 each.

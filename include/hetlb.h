@@ -293,6 +293,32 @@ int hetlb_record(struct hetlb_balancer *b, uint64_t units, double seconds);
 
 #if defined(HETLB_MPI)
 /**
+ * What `hetlb_rebalance` would do now, moving nothing (collective: every rank calls it and
+ * gets the same advice). `loads` gives this rank's `n` items' loads (NULL: 1 each). Every
+ * candidate rule (the balancer's rule, or rule `auto`'s candidates) is planned on the
+ * ranks' loads and predicted at the measured speeds with the cost model in force.
+ * `*choice` (when not NULL) receives the index of the candidate `hetlb_rebalance` would
+ * follow, or -1 when it would move nothing; `*json` (when not NULL) the advice as JSON
+ * (`candidates` with each rule's `prediction` and `final_loads`, `choice`, `horizon`), a
+ * NUL-terminated string from `malloc` that the caller frees (`free` or `hetlb_free`).
+ *
+ * Needs `speeds=measured` and a `hetlb_record` on every rank (`HETLB_ERR_PLAN` otherwise,
+ * on every rank). Returns 0, or a negative `HETLB_ERR_*` code with the message in
+ * `hetlb_last_error()`.
+ *
+ * # Safety
+ * `b` is a live balancer; `loads` is NULL or points to `n` values; `choice` and `json` are
+ * NULL or point to writable values.
+ */
+int hetlb_balancer_advise(struct hetlb_balancer *b,
+                          size_t n,
+                          const uint64_t *loads,
+                          int64_t *choice,
+                          char **json);
+#endif
+
+#if defined(HETLB_MPI)
+/**
  * This rank's number in the balancer's communicator (as `MPI_Comm_rank`), or a negative
  * code for NULL.
  *

@@ -158,25 +158,37 @@ pub unsafe extern "C" fn hetlb_advise(
             // SAFETY: writable, by the contract.
             unsafe { *choice = index };
         }
-        if !json.is_null() {
-            let bytes = text.as_bytes();
-            // SAFETY: plain allocation of the text and its NUL.
-            let p = unsafe { libc::malloc(bytes.len() + 1) }.cast::<u8>();
-            if p.is_null() {
-                return Err(CapiError::NoMem(format!(
-                    "json: cannot allocate {} bytes",
-                    bytes.len() + 1
-                )));
-            }
-            // SAFETY: `p` holds `len + 1` bytes; `json` is writable by the contract.
-            unsafe {
-                std::ptr::copy_nonoverlapping(bytes.as_ptr(), p, bytes.len());
-                *p.add(bytes.len()) = 0;
-                *json = p.cast();
-            }
-        }
+        // SAFETY: `json` is NULL or writable, by the contract.
+        unsafe { write_json(&text, json) }?;
         Ok(())
     })
+}
+
+/// Writes `text` to `*json` (when `json` is not NULL) as a NUL-terminated string from
+/// `malloc`.
+///
+/// # Safety
+/// `json` is NULL or points to a writable pointer.
+pub(crate) unsafe fn write_json(text: &str, json: *mut *mut c_char) -> Result<(), CapiError> {
+    if json.is_null() {
+        return Ok(());
+    }
+    let bytes = text.as_bytes();
+    // SAFETY: plain allocation of the text and its NUL.
+    let p = unsafe { libc::malloc(bytes.len() + 1) }.cast::<u8>();
+    if p.is_null() {
+        return Err(CapiError::NoMem(format!(
+            "json: cannot allocate {} bytes",
+            bytes.len() + 1
+        )));
+    }
+    // SAFETY: `p` holds `len + 1` bytes; `json` is writable by the contract.
+    unsafe {
+        std::ptr::copy_nonoverlapping(bytes.as_ptr(), p, bytes.len());
+        *p.add(bytes.len()) = 0;
+        *json = p.cast();
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -3,9 +3,9 @@
 #![allow(unsafe_code)]
 
 use crate::error::{CapiError, guard};
-use crate::ffi_util::{opt_str, req_str};
+use crate::ffi_util::{opt_slice, opt_str, req_str};
 use crate::options;
-use hetlb_runtime::peer::{Balancer, Bytes, PeerError};
+use hetlb_runtime::peer::{Balancer, Bytes, PeerError, Records};
 use hetlb_runtime::transport::mpi::Mpi;
 use mpi::ffi::{MPI_Comm, MPI_Fint};
 use mpi::raw::FromRaw;
@@ -197,6 +197,76 @@ pub unsafe extern "C" fn hetlb_record(b: *mut hetlb_balancer, units: u64, second
         b.records.record(units, seconds);
         b.plans.record(units, seconds);
         Ok(())
+    })
+}
+
+/// What `hetlb_rebalance` would do now, moving nothing (collective: every rank calls it and
+/// gets the same advice). `loads` gives this rank's `n` items' loads (NULL: 1 each). Every
+/// candidate rule (the balancer's rule, or rule `auto`'s candidates) is planned on the
+/// ranks' loads and predicted at the measured speeds with the cost model in force.
+/// `*choice` (when not NULL) receives the index of the candidate `hetlb_rebalance` would
+/// follow, or -1 when it would move nothing; `*json` (when not NULL) the advice as JSON
+/// (`candidates` with each rule's `prediction` and `final_loads`, `choice`, `horizon`), a
+/// NUL-terminated string from `malloc` that the caller frees (`free` or `hetlb_free`).
+///
+/// Needs `speeds=measured` and a `hetlb_record` on every rank (`HETLB_ERR_PLAN` otherwise,
+/// on every rank). Returns 0, or a negative `HETLB_ERR_*` code with the message in
+/// `hetlb_last_error()`.
+///
+/// # Safety
+/// `b` is a live balancer; `loads` is NULL or points to `n` values; `choice` and `json` are
+/// NULL or point to writable values.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn hetlb_balancer_advise(
+    b: *mut hetlb_balancer,
+    n: usize,
+    loads: *const u64,
+    choice: *mut i64,
+    json: *mut *mut c_char,
+) -> c_int {
+    guard(|| {
+        // SAFETY: the caller's contract.
+        let b = unsafe { b.as_mut() }.ok_or(CapiError::Null("b"))?;
+        // SAFETY: the caller's contract.
+        let loads = unsafe { opt_slice(loads, n) };
+        let mut buffer: Vec<u8> = Vec::new();
+        buffer
+            .try_reserve(n.saturating_mul(8))
+            .map_err(|e| CapiError::NoMem(format!("loads of {n} items: {e}")))?;
+        for i in 0..n {
+            buffer.extend_from_slice(&loads.map_or(1, |l| l[i]).to_ne_bytes());
+        }
+        let weigh = |r: &[u8]| r.try_into().map_or(0, u64::from_ne_bytes);
+        let records =
+            Records::new(&mut buffer, 8, 0).map_err(|e| CapiError::Internal(e.to_string()))?;
+        let advice = b
+            .records
+            .advise_records(&records.with_loads(&weigh))
+            .map_err(|e| {
+                let mut err = peer_error(&e, 0, "records");
+                if let CapiError::Invalid(m)
+                | CapiError::Mismatch(m)
+                | CapiError::Plan(m)
+                | CapiError::Peer(m)
+                | CapiError::InDoubt(m)
+                | CapiError::NoMem(m)
+                | CapiError::Mpi(m) = &mut err
+                {
+                    *m = format!("{e}; nothing moved (advice moves nothing)");
+                }
+                err
+            })?;
+        if !choice.is_null() {
+            let index = advice
+                .choice
+                .map_or(-1, |i| i64::try_from(i).unwrap_or(i64::MAX));
+            // SAFETY: writable, by the contract.
+            unsafe { *choice = index };
+        }
+        let text = serde_json::to_string_pretty(&advice)
+            .map_err(|e| CapiError::Internal(e.to_string()))?;
+        // SAFETY: `json` is NULL or writable, by the contract.
+        unsafe { crate::advise::write_json(&text, json) }
     })
 }
 

@@ -167,6 +167,28 @@ static void test_create(hetlb_balancer **b) {
     EXPECT(hetlb_record(*b, 1000, 1.0), HETLB_OK); /* equal measured speeds */
 }
 
+static void test_advise(hetlb_balancer *b) {
+    /* Rank 0 holds 5000 unit items, the others none; every speed is measured equal. */
+    size_t n = rank == 0 ? 5000 : 0;
+    int64_t choice = -2;
+    char *json = NULL;
+    EXPECT(hetlb_balancer_advise(NULL, n, NULL, &choice, &json), HETLB_ERR_NULL);
+    CHECK(choice == -2 && json == NULL, "nothing written after an error");
+    EXPECT(hetlb_balancer_advise(b, n, NULL, &choice, &json), HETLB_OK);
+    CHECK(choice == (size > 1 ? 0 : -1), "the rule would move: choice %lld",
+          (long long)choice);
+    CHECK(json != NULL && strstr(json, "\"candidates\"") != NULL
+              && strstr(json, "\"gain_per_iteration\"") != NULL,
+          "the advice as JSON");
+    long long mine = (long long)choice, lo = 0, hi = 0;
+    MPI_Allreduce(&mine, &lo, 1, MPI_LONG_LONG, MPI_MIN, MPI_COMM_WORLD);
+    MPI_Allreduce(&mine, &hi, 1, MPI_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
+    CHECK(lo == hi, "every rank gets the same choice");
+    free(json);
+    /* Without the outputs it still answers. */
+    EXPECT(hetlb_balancer_advise(b, n, NULL, NULL, NULL), HETLB_OK);
+}
+
 static void test_rebalance(hetlb_balancer *b) {
     const size_t n0 = 5000;
     size_t count = rank == 0 ? n0 : 0;
@@ -426,6 +448,7 @@ int main(int argc, char **argv) {
     hetlb_balancer *b = NULL;
     test_create(&b);
     if (b) {
+        test_advise(b);
         test_rebalance(b);
         test_two_step(b);
         hetlb_balancer_free(b);

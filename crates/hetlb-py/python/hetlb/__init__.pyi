@@ -200,6 +200,11 @@ class Balancer:
         """Reports `units` of work done in `seconds` (measured speeds)."""
     def speed(self) -> Optional[float]:
         """This rank's measured speed, once it has one."""
+    def advise(
+        self, items: List[Any], load: Optional[Callable[[Any], int]] = None
+    ) -> Dict[str, Any]:
+        """What `rebalance` would do now (every candidate's prediction and `choice`),
+        moving nothing. Collective."""
     def rebalance(
         self, items: List[Any], load: Optional[Callable[[Any], int]] = None
     ) -> RebalanceReport:

@@ -278,6 +278,44 @@ class Balancer:
         """This rank's measured speed (units per second), once it has one."""
         return self._n().speed()
 
+    def advise(
+        self, items: List[Any], load: Optional[Callable[[Any], int]] = None
+    ) -> Dict[str, Any]:
+        """What :meth:`rebalance` would do now, moving nothing. Collective: every rank
+        calls it, and every rank gets the same advice.
+
+        Every candidate rule (the configured one, or rule ``"auto"``'s candidates) is
+        planned on the ranks' loads and predicted at the measured speeds with the cost model
+        in force (``move_cost``, or the learned one): ``candidates[i]`` has ``algorithm``,
+        ``routing``, ``final_loads``, ``prediction`` (seconds per iteration before and
+        after, ``gain_per_iteration``, ``move_seconds``, ``units_moved``, ``messages``) and
+        ``moves`` (whether the trigger lets it move); ``choice`` is the index of the
+        candidate ``rebalance`` would follow, or ``None`` when it would move nothing;
+        ``horizon`` the iterations the net gains are ranked over.
+
+        Args:
+            items: this rank's items (only their loads are read; nothing is pickled).
+            load: ``None`` (one unit each) or a callable giving an item's load.
+
+        Raises:
+            PeerError: a peer failed, or a speed is not measured yet (needs
+                ``speeds="measured"`` and a :meth:`record` on every rank).
+
+        Example:
+            >>> b = hetlb.Balancer(MPI.COMM_WORLD, "auto", speeds="measured")
+            >>> b.record(units=1000, seconds=0.5)
+            >>> a = b.advise(items)
+            >>> if a["choice"] is not None:
+            ...     b.rebalance(items)
+        """
+        if not isinstance(items, list):
+            raise InvalidTypeError(f"items: expected a list, not {type(items).__name__}")
+        loads = [
+            1 if load is None else one_load(load(it), f"load of item {i}")
+            for i, it in enumerate(items)
+        ]
+        return _json_loads(self._n().advise(loads))
+
     def rebalance(
         self, items: List[Any], load: Optional[Callable[[Any], int]] = None
     ) -> RebalanceReport:

@@ -309,6 +309,38 @@ impl NativeBalancer {
         Ok(self.live(py)?.balancer.speed())
     }
 
+    /// What a rebalance would do now, moving nothing (collective): `loads` gives this
+    /// rank's items' loads. Returns the advice as JSON (`hetlb_core::advice::Advice`).
+    fn advise(&mut self, py: Python<'_>, loads: Vec<u64>) -> PyResult<String> {
+        if loads.len() >= MAX_ITEMS {
+            return Err(raise(
+                py,
+                Kind::InvalidInput,
+                "items: too many items on one rank".into(),
+            ));
+        }
+        let rank = self.rank;
+        let items: Vec<Packed> = loads
+            .into_iter()
+            .enumerate()
+            .map(|(i, load)| Packed {
+                id: id_of(rank, i),
+                load,
+                data: Vec::new(),
+            })
+            .collect();
+        let live = OnThisThread(self.live(py)?);
+        let result = py.detach(move || {
+            let live = live;
+            live.0.balancer.advise(&items)
+        });
+        match result {
+            Ok(advice) => serde_json::to_string(&advice)
+                .map_err(|e| raise(py, Kind::Other, format!("serialising: {e}"))),
+            Err(e) => Err(peer_error(py, &e)),
+        }
+    }
+
     /// Rebalances pickled items: `items` are `(bytes, load)` pairs. Returns
     /// `(layout, report_json, error)`: what this rank holds now (an index into `items` for
     /// an item it kept, the bytes of an item it received), and the report or the error.

@@ -228,3 +228,30 @@ def test_rule_auto_direct_routing_and_the_learned_cost():
         hetlb.Balancer(COMM, RULES[0], candidates=["cwa"])
     with pytest.raises(hetlb.InvalidInputError, match="routing"):
         hetlb.Balancer(COMM, RULES[0], routing="sideways")
+
+
+def test_advise_moves_nothing_and_names_what_rebalance_does():
+    with hetlb.Balancer(COMM, "auto", speeds="measured", window=1, trigger="auto:10:1") as b:
+        items = list(range(RANK * 1000, RANK * 1000 + 10 * (RANK + 1)))
+        before = list(items)
+        b.record(units=100, seconds=1.0)  # equal speeds: the larger ranks' loads pay to move
+        advice = b.advise(items)
+        assert items == before, "advice moves nothing"
+        assert advice == COMM.bcast(advice, root=0), "every rank gets the same advice"
+        assert advice["horizon"] == 10
+        report = b.rebalance(items)
+        names = [c["algorithm"] for c in advice["candidates"]]
+        choice = advice["choice"]
+        if SIZE == 1:
+            assert choice is None
+        else:
+            assert names == [c["algorithm"] for c in report.alternatives]
+            assert choice is not None
+            assert report.algorithm == names[choice]
+            assert list(report.planned_after) == advice["candidates"][choice]["final_loads"]
+        assert _every_id_once(items) == sorted(
+            r * 1000 + i for r in range(SIZE) for i in range(10 * (r + 1))
+        )
+    with hetlb.Balancer(COMM, RULES[0]) as b:
+        with pytest.raises(hetlb.PeerError, match="measured speed"):
+            b.advise([1, 2, 3])
