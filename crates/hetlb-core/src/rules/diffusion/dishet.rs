@@ -131,7 +131,8 @@ enum Threshold {
 fn passes(w_i: u64, c_i: f64, sum_w: u64, sum_c: f64, excess: f64, threshold: Threshold) -> bool {
     const WHOLE: f64 = 9_007_199_254_740_992.0;
     if c_i.fract() == 0.0 && sum_c.fract() == 0.0 && c_i < WHOLE && sum_c < WHOLE {
-        let (c_i, sum_c) = (c_i as u128, sum_c as u128);
+        // whole and below 2^53: through u64, the same values without a 128-bit conversion
+        let (c_i, sum_c) = (u128::from(c_i as u64), u128::from(sum_c as u64));
         let left = u128::from(w_i).checked_mul(sum_c);
         let right = c_i
             .checked_mul(u128::from(sum_w))
@@ -146,6 +147,27 @@ fn passes(w_i: u64, c_i: f64, sum_w: u64, sum_c: f64, excess: f64, threshold: Th
     match threshold {
         Threshold::AboveOne => excess > 1.0,
         Threshold::AtLeastOne => excess >= 1.0,
+    }
+}
+
+/// Sorts `v` by `compare`, by insertion when it is short (a node's neighbours, mostly): the
+/// comparisons used here are strict total orders (ties go to distinct node ids), so every
+/// sort gives the same order, and insertion costs least on a handful of entries.
+#[inline]
+fn sort_small<E: Copy>(v: &mut [E], mut compare: impl FnMut(&E, &E) -> std::cmp::Ordering) {
+    const SHORT: usize = 16;
+    if v.len() > SHORT {
+        v.sort_unstable_by(compare);
+        return;
+    }
+    for k in 1..v.len() {
+        let e = v[k];
+        let mut at = k;
+        while at > 0 && compare(&e, &v[at - 1]).is_lt() {
+            v[at] = v[at - 1];
+            at -= 1;
+        }
+        v[at] = e;
     }
 }
 
@@ -191,7 +213,9 @@ fn decide<T: Topology>(
     }
     let ld = (excess as u64).min(w_i); // excess ≥ 1: the cast is a floor
     // Balance: water-fill the lightest deficient neighbours up to a common level.
-    dn.sort_unstable_by(|a, b| a.level.total_cmp(&b.level).then(a.node.cmp(&b.node)));
+    sort_small(dn, |a, b| {
+        a.level.total_cmp(&b.level).then(a.node.cmp(&b.node))
+    });
     let (mut acc_w, mut acc_c, mut filled) = (0.0f64, 0.0f64, 0);
     let mut level = 0.0;
     while filled < dn.len() {
@@ -220,7 +244,9 @@ fn decide<T: Topology>(
                 .enumerate()
                 .map(|(idx, k)| (k.load.saturating_add(k.units + 1) as f64 / k.capacity, idx)),
         );
-        order.sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(dn[a.1].node.cmp(&dn[b.1].node)));
+        sort_small(order, |a, b| {
+            a.0.total_cmp(&b.0).then(dn[a.1].node.cmp(&dn[b.1].node))
+        });
         for &(_, idx) in order.iter() {
             if given >= ld {
                 break;
@@ -340,6 +366,38 @@ mod tests {
         assert!(!decide_with(&DishetTight, &star, &loads, &caps, 0).is_empty());
         let one_more = [w + 1, w - 2, w - 1, w - 1]; // LD = 7/4
         assert!(!decide(&star, &one_more, &caps, 0).is_empty());
+    }
+
+    /// The short sort gives the order of the library's sort: the comparisons are strict
+    /// total orders (levels, then distinct node ids).
+    #[test]
+    fn the_short_sort_gives_the_same_order() {
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let mut draw = |m: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % m
+        };
+        for len in 0..40usize {
+            for _ in 0..50 {
+                let mut ids: Vec<usize> = (0..len).collect();
+                for k in (1..len).rev() {
+                    ids.swap(k, draw(k as u64 + 1) as usize);
+                }
+                let v: Vec<(f64, usize)> = ids
+                    .iter()
+                    .map(|&id| (draw(5) as f64 / (1 + draw(3)) as f64, id))
+                    .collect();
+                let compare =
+                    |a: &(f64, usize), b: &(f64, usize)| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1));
+                let mut short = v.clone();
+                sort_small(&mut short, compare);
+                let mut library = v;
+                library.sort_unstable_by(compare);
+                assert_eq!(short, library);
+            }
+        }
     }
 
     #[test]
