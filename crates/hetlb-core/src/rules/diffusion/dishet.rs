@@ -368,35 +368,30 @@ mod tests {
         assert!(!decide(&star, &one_more, &caps, 0).is_empty());
     }
 
-    /// The short sort gives the order of the library's sort: the comparisons are strict
-    /// total orders (levels, then distinct node ids).
-    #[test]
-    fn the_short_sort_gives_the_same_order() {
-        let mut x = 0x2545_f491_4f6c_dd1du64;
-        let mut draw = |m: u64| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x % m
-        };
-        for len in 0..40usize {
-            for _ in 0..50 {
-                let mut ids: Vec<usize> = (0..len).collect();
-                for k in (1..len).rev() {
-                    ids.swap(k, draw(k as u64 + 1) as usize);
-                }
-                let v: Vec<(f64, usize)> = ids
-                    .iter()
-                    .map(|&id| (draw(5) as f64 / (1 + draw(3)) as f64, id))
-                    .collect();
-                let compare =
-                    |a: &(f64, usize), b: &(f64, usize)| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1));
-                let mut short = v.clone();
-                sort_small(&mut short, compare);
-                let mut library = v;
-                library.sort_unstable_by(compare);
-                assert_eq!(short, library);
-            }
+    proptest::proptest! {
+        /// The short sort gives the order of the library's sort: the comparisons are strict
+        /// total orders (levels, then distinct node ids).
+        #[test]
+        fn the_short_sort_gives_the_same_order(
+            entries in proptest::collection::vec((0u8..5, 1u8..4), 0..40),
+            seed in proptest::prelude::any::<u64>(),
+        ) {
+            use rand::seq::SliceRandom;
+            use rand::SeedableRng;
+            let mut ids: Vec<usize> = (0..entries.len()).collect();
+            ids.shuffle(&mut rand_pcg::Pcg64::seed_from_u64(seed));
+            let v: Vec<(f64, usize)> = entries
+                .iter()
+                .zip(ids)
+                .map(|(&(a, b), id)| (f64::from(a) / f64::from(b), id))
+                .collect();
+            let compare =
+                |a: &(f64, usize), b: &(f64, usize)| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1));
+            let mut short = v.clone();
+            sort_small(&mut short, compare);
+            let mut library = v;
+            library.sort_unstable_by(compare);
+            proptest::prop_assert_eq!(short, library);
         }
     }
 
