@@ -577,3 +577,140 @@ fn a_freeze_far_below_the_timeout_is_never_a_failure() {
         assert_eq!(held, all);
     }
 }
+
+/// Calls of the trigger `auto` over several steps: a balanced start (the first checks find
+/// nothing, so the ranks skip calls, at the same calls), new items on one rank between calls
+/// (so that later checks move), and a fault on one rank that strikes at the first call that
+/// moves enough. After every trial: every item created is held exactly once, every rank that
+/// failed holds what it held before that call, and the ranks skipped the same calls.
+#[test]
+fn trigger_auto_skips_calls_alike_and_keeps_every_item_exactly_once() {
+    quiet_injected_panics();
+    const CALLS: usize = 10;
+    let trials: u64 = std::env::var("HETLB_FAULT_TRIALS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .map_or(200, |n: u64| n / 5)
+        .max(1);
+    let mut skipped = 0usize;
+    let mut failed = 0usize;
+    for seed in 0..trials {
+        let mut rng = Pcg64::seed_from_u64(70_000 + seed);
+        let ranks = rng.random_range(2..9usize);
+        let rules: Vec<Algorithm> = Algorithm::all().collect();
+        let algorithm = rules[rng.random_range(0..rules.len())];
+        let horizon = rng.random_range(2..17u64);
+        let per_rank = rng.random_range(0..20u64);
+        // Who adds how many new items before each call (none before the first).
+        let additions: Vec<(usize, u64)> = (0..CALLS)
+            .map(|k| {
+                let n = if k == 0 { 0 } else { rng.random_range(0..40) };
+                (rng.random_range(0..ranks), n)
+            })
+            .collect();
+        let victim = rng.random_range(0..ranks);
+        // No crash here: a rank that dies takes its items with it, which the single-call
+        // harness above accounts for.
+        let fault = match random_fault(&mut rng) {
+            Fault::PanicAfterSends(k) => Fault::LeaveAfterSends(k),
+            Fault::PanicAfterVote => Fault::LeaveAfterVote,
+            f => f,
+        };
+        let speed_of: Vec<u64> = (0..ranks).map(|_| rng.random_range(1..4)).collect();
+        let handles: Vec<_> = threads::group(ranks)
+            .into_iter()
+            .enumerate()
+            .map(|(rank, member)| {
+                let additions = additions.clone();
+                let speed = speed_of[rank];
+                let mut cfg = BalancerConfig::for_algorithm(algorithm)
+                    .topology(&topology(ranks))
+                    .expect("a topology")
+                    .speeds(Speeds::Measured { window: 1 })
+                    .trigger(hetlb_core::advice::Trigger::Auto {
+                        horizon,
+                        margin: 1.0,
+                    })
+                    .timeout(TIMEOUT);
+                if rank == victim {
+                    cfg = cfg.fault(fault);
+                }
+                std::thread::spawn(move || {
+                    let mut b = Balancer::new(&member, cfg).expect("a valid configuration");
+                    let base = rank as u64 * 1_000;
+                    let mut mine: Vec<Job> = (0..per_rank)
+                        .map(|i| Job {
+                            id: base + i,
+                            cost: 1,
+                        })
+                        .collect();
+                    let mut created: Vec<u64> = mine.iter().map(|j| j.id).collect();
+                    let mut checked = Vec::new();
+                    let mut error = None;
+                    for (k, &(adder, n)) in additions.iter().enumerate() {
+                        if adder == rank {
+                            let first = 1_000_000 + (k as u64) * 1_000;
+                            mine.extend((first..first + n).map(|id| Job { id, cost: 1 }));
+                            created.extend(first..first + n);
+                        }
+                        // Short steps: a check costs more than 1% of one, so the trigger
+                        // skips calls after checks that find nothing to move.
+                        b.record(speed * 100, 1e-4);
+                        let before = ids(&mine);
+                        match b.rebalance(&mut mine) {
+                            Ok(r) => checked.push(r.checked),
+                            Err(e) => {
+                                error = Some((k, e.to_string(), before == ids(&mine)));
+                                break;
+                            }
+                        }
+                    }
+                    (checked, error, ids(&mine), created)
+                })
+            })
+            .collect();
+        let watchdog = Instant::now() + Duration::from_secs(120);
+        let out: Vec<_> = handles
+            .into_iter()
+            .map(|h| {
+                while !h.is_finished() {
+                    assert!(Instant::now() < watchdog, "trial {seed} hung");
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+                h.join().expect("no rank panics")
+            })
+            .collect();
+        let mut held: Vec<u64> = out.iter().flat_map(|o| o.2.iter().copied()).collect();
+        let mut created: Vec<u64> = out.iter().flat_map(|o| o.3.iter().copied()).collect();
+        held.sort_unstable();
+        created.sort_unstable();
+        assert_eq!(held, created, "trial {seed}: every item exactly once");
+        for (rank, (_, error, _, _)) in out.iter().enumerate() {
+            if let Some((k, e, unchanged)) = error {
+                failed += 1;
+                assert!(
+                    unchanged,
+                    "trial {seed}: rank {rank} failed in call {k} ({e}) but lost or gained items"
+                );
+            }
+        }
+        // The calls every rank completed were skipped alike.
+        let common = out.iter().map(|o| o.0.len()).min().unwrap_or(0);
+        for k in 0..common {
+            let first = out[0].0[k];
+            assert!(
+                out.iter().all(|o| o.0[k] == first),
+                "trial {seed}: ranks disagree on skipping call {k}"
+            );
+            skipped += usize::from(!first);
+        }
+    }
+    eprintln!(
+        "{trials} trigger-auto trials: {skipped} calls skipped alike, {failed} failed calls \
+         left every item where it was"
+    );
+    assert!(
+        trials < 20 || skipped > 0,
+        "the trials exercise skipped calls"
+    );
+}
