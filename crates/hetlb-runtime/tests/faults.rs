@@ -24,6 +24,11 @@
 //! it with the coordinator's own result. Either way what it holds afterwards must be what
 //! the outcome gives it.
 //!
+//! One more harness runs the trigger `auto` over ten calls per trial: the ranks skip calls
+//! after checks that find nothing to move, new items arrive between calls, and a fault on
+//! one rank strikes at a later move; the ranks must skip the same calls and keep every item
+//! exactly once (`HETLB_FAULT_TRIALS / 5` trials, 200 by default).
+//!
 //! Nothing here depends on timing: a freeze that happens to outlast the timeout on a loaded
 //! machine turns a call that would have committed into one that rolls back, and both must
 //! keep the promises.
