@@ -300,17 +300,9 @@ fn run(t: &Trial, storage: Storage, agreement: Agreement) -> Vec<Outcome> {
             })
         })
         .collect();
-    // A hang would be a defect of the protocol: report it with the trial rather than wait.
-    let watchdog = Instant::now() + Duration::from_secs(120);
-    let ended: Vec<_> = handles
+    let ended: Vec<_> = join_within(handles, &format!("{t:?}"))
         .into_iter()
-        .map(|h| {
-            while !h.is_finished() {
-                assert!(Instant::now() < watchdog, "trial hung: {t:?}");
-                std::thread::sleep(Duration::from_millis(1));
-            }
-            h.join().ok()
-        })
+        .map(Result::ok)
         .collect();
     // The coordinator is never in doubt: its result is the outcome. Dead, it never decided
     // (its injected panics strike before it decides): the call was rolled back.
@@ -333,6 +325,25 @@ fn run(t: &Trial, storage: Storage, agreement: Agreement) -> Vec<Outcome> {
                     (r, from_records(&buffer))
                 }
             })
+        })
+        .collect()
+}
+
+/// Joins every rank's thread. A hang would be a defect of the protocol: the trial is
+/// reported (`what`) after two minutes rather than waited for.
+fn join_within<T>(
+    handles: Vec<std::thread::JoinHandle<T>>,
+    what: &str,
+) -> Vec<std::thread::Result<T>> {
+    let watchdog = Instant::now() + Duration::from_secs(120);
+    handles
+        .into_iter()
+        .map(|h| {
+            while !h.is_finished() {
+                assert!(Instant::now() < watchdog, "trial hung: {what}");
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            h.join()
         })
         .collect()
 }
@@ -674,16 +685,9 @@ fn trigger_auto_skips_calls_alike_and_keeps_every_item_exactly_once() {
                 })
             })
             .collect();
-        let watchdog = Instant::now() + Duration::from_secs(120);
-        let out: Vec<_> = handles
+        let out: Vec<_> = join_within(handles, &format!("trigger-auto trial {seed}"))
             .into_iter()
-            .map(|h| {
-                while !h.is_finished() {
-                    assert!(Instant::now() < watchdog, "trial {seed} hung");
-                    std::thread::sleep(Duration::from_millis(1));
-                }
-                h.join().expect("no rank panics")
-            })
+            .map(|r| r.expect("no rank panics"))
             .collect();
         let mut held: Vec<u64> = out.iter().flat_map(|o| o.2.iter().copied()).collect();
         let mut created: Vec<u64> = out.iter().flat_map(|o| o.3.iter().copied()).collect();

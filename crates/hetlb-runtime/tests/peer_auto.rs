@@ -4,6 +4,7 @@
 use hetlb_core::advice::{CostModel, Prediction, Trigger};
 use hetlb_core::algorithm::{Algorithm, BalanceOptions, balance_on};
 use hetlb_core::model::Capacities;
+use hetlb_core::plan::Plan;
 use hetlb_core::routing::{Routing, minimum_units};
 use hetlb_core::topology::TopologySpec;
 use hetlb_runtime::peer::{AUTO, Balancer, BalancerConfig, PeerError, Report, Speeds};
@@ -69,6 +70,17 @@ fn run_recording(
     handles.into_iter().map(|h| h.join().unwrap()).collect()
 }
 
+/// Every id `0..total` is held exactly once across `held`.
+fn assert_held_once<'a>(held: impl IntoIterator<Item = &'a Vec<u64>>, total: u64) {
+    let mut all: Vec<u64> = held.into_iter().flatten().copied().collect();
+    all.sort_unstable();
+    assert_eq!(
+        all,
+        (0..total).collect::<Vec<u64>>(),
+        "every item exactly once"
+    );
+}
+
 fn assert_exactly_once(loads: &[u64], out: &[RankOutcome]) {
     let mut all: Vec<u64> = out.iter().flat_map(|(_, v)| v.iter().copied()).collect();
     all.sort_unstable();
@@ -80,15 +92,21 @@ fn assert_exactly_once(loads: &[u64], out: &[RankOutcome]) {
     );
 }
 
-/// The prediction of `algorithm` on `loads`, computed here from the core alone.
-fn predicted(spec: &str, algorithm: Algorithm, loads: &[u64], speeds: &[f64]) -> Prediction {
+/// The plan of `algorithm` on `loads` with capacities in units of the slowest speed, as the
+/// balancer makes it, computed here from the core alone.
+fn plan_of(spec: &str, algorithm: Algorithm, loads: &[u64], speeds: &[f64]) -> Plan {
     let network = spec.parse::<TopologySpec>().unwrap().build().unwrap();
     let slowest = speeds.iter().copied().fold(f64::INFINITY, f64::min);
     let caps = Capacities::new(speeds.iter().map(|s| s / slowest).collect()).unwrap();
     let options = BalanceOptions::new().capacities(Some(caps));
-    let plan = balance_on(&network, algorithm, loads, &options)
+    balance_on(&network, algorithm, loads, &options)
         .unwrap()
-        .plan;
+        .plan
+}
+
+/// The prediction of `algorithm` on `loads`, computed here from the core alone.
+fn predicted(spec: &str, algorithm: Algorithm, loads: &[u64], speeds: &[f64]) -> Prediction {
+    let plan = plan_of(spec, algorithm, loads, speeds);
     Prediction::of(&plan, speeds, 1, &CostModel::FREE).unwrap()
 }
 
@@ -416,13 +434,7 @@ fn auto_ranks_a_candidate_whose_moves_fell_short_below_one_not_yet_tried() {
         .collect();
     let out: Vec<(Report, Report, Vec<u64>)> =
         handles.into_iter().map(|h| h.join().unwrap()).collect();
-    let mut all: Vec<u64> = out.iter().flat_map(|o| o.2.iter().copied()).collect();
-    all.sort_unstable();
-    assert_eq!(
-        all,
-        (0..128).collect::<Vec<u64>>(),
-        "every item exactly once"
-    );
+    assert_held_once(out.iter().map(|o| &o.2), 128);
     for (first, second, _) in &out {
         assert_eq!(first.algorithm, "cwa");
         assert!(first.alternatives.iter().all(|c| c.shortfall.is_none()));
@@ -465,13 +477,7 @@ fn advise_moves_nothing_and_names_what_the_next_rebalance_does() {
         })
         .collect();
     let out: Vec<_> = handles.into_iter().map(|h| h.join().unwrap()).collect();
-    let mut all: Vec<u64> = out.iter().flat_map(|o| o.2.iter().copied()).collect();
-    all.sort_unstable();
-    assert_eq!(
-        all,
-        (0..440).collect::<Vec<u64>>(),
-        "every item exactly once"
-    );
+    assert_held_once(out.iter().map(|o| &o.2), 440);
     let first = &out[0].0;
     for (advice, report, _) in &out {
         assert_eq!(advice, first, "every rank gets the same advice");
@@ -481,28 +487,15 @@ fn advise_moves_nothing_and_names_what_the_next_rebalance_does() {
         assert_eq!(names, listed);
         for (c, alt) in advice.candidates.iter().zip(&report.alternatives) {
             assert_eq!(c.prediction, alt.prediction, "{}", c.algorithm);
-            assert_eq!(c.final_loads, predicted_loads(c.algorithm, &loads, &speeds));
+            assert_eq!(
+                c.final_loads,
+                plan_of("hypercube:3", c.algorithm, &loads, &speeds).final_loads
+            );
         }
         let chosen = advice.choice.expect("this imbalance pays at once");
         assert_eq!(report.algorithm, advice.candidates[chosen].algorithm.name());
         assert_eq!(report.planned_after, advice.candidates[chosen].final_loads);
     }
-}
-
-/// The loads `algorithm` ends at on `loads` with capacities in units of the slowest speed.
-fn predicted_loads(algorithm: Algorithm, loads: &[u64], speeds: &[f64]) -> Vec<u64> {
-    let network = "hypercube:3"
-        .parse::<TopologySpec>()
-        .unwrap()
-        .build()
-        .unwrap();
-    let slowest = speeds.iter().copied().fold(f64::INFINITY, f64::min);
-    let caps = Capacities::new(speeds.iter().map(|s| s / slowest).collect()).unwrap();
-    let options = BalanceOptions::new().capacities(Some(caps));
-    balance_on(&network, algorithm, loads, &options)
-        .unwrap()
-        .plan
-        .final_loads
 }
 
 #[test]

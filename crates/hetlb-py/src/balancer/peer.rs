@@ -61,6 +61,19 @@ pub struct NativeBalancer {
     topology: String,
 }
 
+/// This rank's items as the balancer carries them: `(bytes, load)` pairs, numbered in order.
+fn packed(rank: usize, items: impl IntoIterator<Item = (Vec<u8>, u64)>) -> Vec<Packed> {
+    items
+        .into_iter()
+        .enumerate()
+        .map(|(i, (data, load))| Packed {
+            id: id_of(rank, i),
+            load,
+            data,
+        })
+        .collect()
+}
+
 fn config_error(py: Python<'_>, e: &PeerError) -> PyErr {
     raise(py, Kind::InvalidInput, e.to_string())
 }
@@ -319,16 +332,7 @@ impl NativeBalancer {
                 "items: too many items on one rank".into(),
             ));
         }
-        let rank = self.rank;
-        let items: Vec<Packed> = loads
-            .into_iter()
-            .enumerate()
-            .map(|(i, load)| Packed {
-                id: id_of(rank, i),
-                load,
-                data: Vec::new(),
-            })
-            .collect();
+        let items = packed(self.rank, loads.into_iter().map(|load| (Vec::new(), load)));
         let live = OnThisThread(self.live(py)?);
         let result = py.detach(move || {
             let live = live;
@@ -357,16 +361,7 @@ impl NativeBalancer {
             ));
         }
         let rank = self.rank;
-        let packed: Vec<Packed> = items
-            .into_iter()
-            .enumerate()
-            .map(|(i, (data, load))| Packed {
-                id: id_of(rank, i),
-                load,
-                data,
-            })
-            .collect();
-        let (held, result) = self.run(py, packed)?;
+        let (held, result) = self.run(py, packed(rank, items))?;
         let layout = PyList::empty(py);
         for p in held {
             match own_index(rank, p.id) {
