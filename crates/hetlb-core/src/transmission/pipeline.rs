@@ -128,16 +128,76 @@ struct OpenBurst {
     len: u64,
 }
 
+/// The steps at which nodes are to be decided: a bucket per step for the first
+/// [`Calendar::NEAR`] steps (a schedule of `S` steps then costs `O(S)` to walk), an ordered
+/// map beyond. Every entry is pushed at a step after the one being taken, so the buckets
+/// already walked past stay empty.
+#[derive(Default)]
+struct Calendar {
+    /// `near[s]`: the entries of step `s < NEAR`.
+    near: Vec<Vec<(usize, u32)>>,
+    /// The first step of `near` not yet taken.
+    cursor: usize,
+    /// The entries of steps from `NEAR` on.
+    far: BTreeMap<u64, Vec<(usize, u32)>>,
+    /// Emptied buckets, their allocations kept for the next steps.
+    spare: Vec<Vec<(usize, u32)>>,
+}
+
+impl Calendar {
+    /// Steps below this have a bucket each.
+    const NEAR: u64 = 1 << 16;
+
+    fn push(&mut self, step: u64, entry: (usize, u32)) {
+        if step < Self::NEAR {
+            let s = step as usize;
+            if s >= self.near.len() {
+                self.near.resize_with(s + 1, Vec::new);
+            }
+            let bucket = &mut self.near[s];
+            if bucket.capacity() == 0 {
+                if let Some(spare) = self.spare.pop() {
+                    *bucket = spare;
+                }
+            }
+            bucket.push(entry);
+        } else {
+            self.far.entry(step).or_default().push(entry);
+        }
+    }
+
+    /// The earliest step with entries, and its entries.
+    fn pop(&mut self) -> Option<(u64, Vec<(usize, u32)>)> {
+        while self.cursor < self.near.len() {
+            let s = self.cursor;
+            self.cursor += 1;
+            if !self.near[s].is_empty() {
+                return Some((s as u64, std::mem::take(&mut self.near[s])));
+            }
+        }
+        self.far.pop_first()
+    }
+
+    /// Keeps the allocation of a bucket that [`Calendar::pop`] returned.
+    fn recycle(&mut self, mut bucket: Vec<(usize, u32)>) {
+        bucket.clear();
+        self.spare.push(bucket);
+    }
+}
+
 struct Pipeline {
     n: usize,
     links: Vec<Link>,
+    /// `ends[slot]`: for a full link, the first step at which it has sent all its units
+    /// ([`Link::done`]), kept apart, eight to a cache line, for the scans of a node's links.
+    ends: Vec<u64>,
     waiting: Vec<u64>,
     last: Vec<usize>,
     nodes: Vec<Node>,
     /// Finished bursts; each link's latest one is still in [`Link`].
     bursts: Vec<Burst>,
     /// The nodes to decide at each step, with the version that makes the entry current.
-    queue: BTreeMap<u64, Vec<(usize, u32)>>,
+    queue: Calendar,
     /// Units sent this step by nodes that are not full, delivered at its end.
     deliveries: Vec<usize>,
     pending: u128,
@@ -151,7 +211,7 @@ impl Pipeline {
         if step < node.next {
             node.next = step;
             node.version = node.version.wrapping_add(1);
-            self.queue.entry(step).or_default().push((k, node.version));
+            self.queue.push(step, (k, node.version));
         }
     }
 
@@ -183,7 +243,7 @@ impl Pipeline {
             self.last[k] = last_served(node.full, self.last[k]);
             if node.done <= to {
                 for m in bits(node.full) {
-                    let done = self.links[k * self.n + m].done();
+                    let done = self.ends[k * self.n + m];
                     if done <= to {
                         self.close_link(k, m, done);
                         self.nodes[k].full &= !(1 << m);
@@ -198,7 +258,7 @@ impl Pipeline {
     /// The first step at which one of node `k`'s full `links` has sent all its units.
     fn first_done(&self, k: usize, links: u64) -> u64 {
         bits(links)
-            .map(|m| self.links[k * self.n + m].done())
+            .map(|m| self.ends[k * self.n + m])
             .min()
             .unwrap_or(u64::MAX)
     }
@@ -248,9 +308,11 @@ impl Pipeline {
             self.schedule(q, step + 1);
         }
         for m in bits(links & !before) {
-            let link = &mut self.links[k * self.n + m];
+            let slot = k * self.n + m;
+            let link = &mut self.links[slot];
             link.since = step;
             let done = link.done();
+            self.ends[slot] = done;
             self.nodes[k].done = self.nodes[k].done.min(done);
             let q = k ^ (1 << m);
             self.settle_held(q, step);
@@ -345,11 +407,12 @@ pub(super) fn run(
                 ..Link::default()
             })
             .collect(),
+        ends: vec![0; togo.units.len()],
         waiting,
         last: vec![n.saturating_sub(1); nodes],
         nodes: initial.iter().map(|&held| Node::holding(held)).collect(),
         bursts: Vec::new(),
-        queue: BTreeMap::new(),
+        queue: Calendar::default(),
         deliveries: Vec::new(),
         pending,
         last_send: None,
@@ -362,15 +425,16 @@ pub(super) fn run(
     let mut step = 0;
     // Every decision schedules the next one at a later step, so a step's list is complete
     // when it is taken.
-    while let Some((s, due)) = p.queue.pop_first() {
+    while let Some((s, due)) = p.queue.pop() {
         step = s;
-        for (k, version) in due {
+        for &(k, version) in &due {
             if p.nodes[k].version != version {
                 continue;
             }
             p.nodes[k].next = u64::MAX;
             p.decide(k, step);
         }
+        p.queue.recycle(due);
         // units from nodes that were not full arrive at the end of the step
         for i in 0..p.deliveries.len() {
             let q = p.deliveries[i];
