@@ -290,6 +290,27 @@ impl Pipeline {
         node.held_since = to;
     }
 
+    /// A full neighbour of `q` stops sending to it at step `step`. A full receiver may fall
+    /// short sooner: it is decided at the first step it might (the bound of [`Pipeline::decide`]
+    /// with the lower rate) unless it is due earlier; any other receiver in the next step.
+    fn fewer_coming(&mut self, q: usize, step: u64) {
+        self.settle_held(q, step);
+        self.nodes[q].rate -= 1;
+        let node = self.nodes[q];
+        // not due at this step: it sends on all its full links in this one
+        if node.full != 0 && node.next > step {
+            let links = u64::from(node.full.count_ones());
+            let rate = u64::from(node.rate);
+            if node.held < links {
+                self.schedule(q, step + 1);
+            } else if rate < links {
+                self.schedule(q, step + (node.held - links) / (links - rate) + 1);
+            }
+        } else {
+            self.schedule(q, step + 1);
+        }
+    }
+
     /// Node `k` sends one unit per step on `links` from step `step` on (none: `0`); its
     /// receivers' rates follow.
     fn set_full(&mut self, k: usize, links: u64, step: u64) {
@@ -301,11 +322,7 @@ impl Pipeline {
         }
         for m in bits(before & !links) {
             self.close_link(k, m, step);
-            let q = k ^ (1 << m);
-            self.settle_held(q, step);
-            self.nodes[q].rate -= 1;
-            // fewer units coming: a full receiver may fall short sooner
-            self.schedule(q, step + 1);
+            self.fewer_coming(k ^ (1 << m), step);
         }
         for m in bits(links & !before) {
             let slot = k * self.n + m;
@@ -331,10 +348,7 @@ impl Pipeline {
         self.settle_links(k, step);
         // links done during the interval: their receivers' rates dropped when they closed
         for m in bits(before & !self.nodes[k].full) {
-            let q = k ^ (1 << m);
-            self.settle_held(q, step);
-            self.nodes[q].rate -= 1;
-            self.schedule(q, step + 1);
+            self.fewer_coming(k ^ (1 << m), step);
         }
         let w = self.waiting[k];
         let held = self.nodes[k].held;
