@@ -186,7 +186,10 @@ impl Calendar {
 }
 
 struct Pipeline {
-    n: usize,
+    /// `rows[k]`: the slot of node `k`'s first link in `links` and `ends`, and the mask of
+    /// the dimensions it sends over: only the links that carry units have a slot, so that
+    /// the tables are as small as the plan.
+    rows: Vec<(usize, u64)>,
     links: Vec<Link>,
     /// `ends[slot]`: for a full link, the first step at which it has sent all its units
     /// ([`Link::done`]), kept apart, eight to a cache line, for the scans of a node's links.
@@ -205,6 +208,12 @@ struct Pipeline {
 }
 
 impl Pipeline {
+    /// The slot of link `(k, m)`, a link that carries units.
+    fn slot(&self, k: usize, m: usize) -> usize {
+        let (first, used) = self.rows[k];
+        first + (used & ((1u64 << m) - 1)).count_ones() as usize
+    }
+
     /// Decide `k` at step `step` unless it is already due earlier.
     fn schedule(&mut self, k: usize, step: u64) {
         let node = &mut self.nodes[k];
@@ -217,7 +226,8 @@ impl Pipeline {
 
     /// Link `(k, m)` carries one unit in each of the steps `start..start + len`.
     fn extend_burst(&mut self, k: usize, m: usize, start: u64, len: u64) {
-        let open = &mut self.links[k * self.n + m].open;
+        let slot = self.slot(k, m);
+        let open = &mut self.links[slot].open;
         if open.len > 0 && open.start + open.len == start {
             open.len += len;
         } else {
@@ -243,7 +253,7 @@ impl Pipeline {
             self.last[k] = last_served(node.full, self.last[k]);
             if node.done <= to {
                 for m in bits(node.full) {
-                    let done = self.ends[k * self.n + m];
+                    let done = self.ends[self.slot(k, m)];
                     if done <= to {
                         self.close_link(k, m, done);
                         self.nodes[k].full &= !(1 << m);
@@ -258,14 +268,14 @@ impl Pipeline {
     /// The first step at which one of node `k`'s full `links` has sent all its units.
     fn first_done(&self, k: usize, links: u64) -> u64 {
         bits(links)
-            .map(|m| self.ends[k * self.n + m])
+            .map(|m| self.ends[self.slot(k, m)])
             .min()
             .unwrap_or(u64::MAX)
     }
 
     /// Full link `(k, m)` stops at step `at`: it carried one unit per step since it opened.
     fn close_link(&mut self, k: usize, m: usize, at: u64) {
-        let slot = k * self.n + m;
+        let slot = self.slot(k, m);
         let since = self.links[slot].since;
         let sent = at - since;
         if sent > 0 {
@@ -325,7 +335,7 @@ impl Pipeline {
             self.fewer_coming(k ^ (1 << m), step);
         }
         for m in bits(links & !before) {
-            let slot = k * self.n + m;
+            let slot = self.slot(k, m);
             let link = &mut self.links[slot];
             link.since = step;
             let done = link.done();
@@ -376,7 +386,8 @@ impl Pipeline {
             if left == 0 {
                 break;
             }
-            let link = &mut self.links[k * self.n + m];
+            let slot = self.slot(k, m);
+            let link = &mut self.links[slot];
             link.togo -= 1;
             if link.togo == 0 {
                 self.waiting[k] &= !(1 << m);
@@ -411,17 +422,25 @@ pub(super) fn run(
                 .fold(0u64, |mask, (m, _)| mask | (1 << m))
         })
         .collect();
+    let mut rows = Vec::with_capacity(nodes);
+    let mut first = 0;
+    for &used in &waiting {
+        rows.push((first, used));
+        first += used.count_ones() as usize;
+    }
+    let links: Vec<Link> = togo
+        .units
+        .iter()
+        .filter(|&&units| units > 0)
+        .map(|&togo| Link {
+            togo,
+            ..Link::default()
+        })
+        .collect();
     let mut p = Pipeline {
-        n,
-        links: togo
-            .units
-            .iter()
-            .map(|&togo| Link {
-                togo,
-                ..Link::default()
-            })
-            .collect(),
-        ends: vec![0; togo.units.len()],
+        rows,
+        ends: vec![0; links.len()],
+        links,
         waiting,
         last: vec![n.saturating_sub(1); nodes],
         nodes: initial.iter().map(|&held| Node::holding(held)).collect(),
@@ -468,15 +487,16 @@ pub(super) fn run(
     }
     let steps = p.last_send.map_or(0, |s| s + 1);
     let mut bursts = p.bursts;
-    for (slot, Link { open, .. }) in p.links.iter().enumerate() {
-        if open.len > 0 {
-            let from = slot / n;
-            bursts.push(Burst {
-                from,
-                to: from ^ (1 << (slot % n)),
-                start: open.start,
-                len: open.len,
-            });
+    for (from, &(first, used)) in p.rows.iter().enumerate() {
+        for (m, Link { open, .. }) in bits(used).zip(&p.links[first..]) {
+            if open.len > 0 {
+                bursts.push(Burst {
+                    from,
+                    to: from ^ (1 << m),
+                    start: open.start,
+                    len: open.len,
+                });
+            }
         }
     }
     Ok((steps, steps, bursts))
