@@ -486,20 +486,76 @@ pub(super) fn run(
         });
     }
     let steps = p.last_send.map_or(0, |s| s + 1);
-    let mut bursts = p.bursts;
-    for (from, &(first, used)) in p.rows.iter().enumerate() {
-        for (m, Link { open, .. }) in bits(used).zip(&p.links[first..]) {
-            if open.len > 0 {
-                bursts.push(Burst {
-                    from,
-                    to: from ^ (1 << m),
-                    start: open.start,
-                    len: open.len,
-                });
+    Ok((steps, steps, p.sorted_bursts(steps)))
+}
+
+impl Pipeline {
+    /// Every burst, sorted by start, then link (as [`super::transmit`] sorts them, so that its
+    /// sort finds them in order): each link's bursts, links in order of sender and receiver,
+    /// then a stable counting sort by start, when there are not many more steps than bursts.
+    fn sorted_bursts(self, steps: u64) -> Vec<Burst> {
+        let mut finished = self.bursts;
+        finished.sort_unstable_by_key(|b| (b.from, b.to, b.start));
+        let mut finished = finished.into_iter().peekable();
+        let mut by_link = Vec::with_capacity(self.links.len() + finished.len());
+        for (from, &(first, used)) in self.rows.iter().enumerate() {
+            let slot = |m: usize| first + (used & ((1u64 << m) - 1)).count_ones() as usize;
+            // receivers in increasing order: from ^ 2^m for the dimensions set in `from`,
+            // highest first, then for the others, lowest first
+            let below = used & from as u64;
+            let above = used & !(from as u64);
+            let mut highest = below;
+            let down = std::iter::from_fn(move || {
+                (highest != 0).then(|| {
+                    let m = 63 - highest.leading_zeros() as usize;
+                    highest &= !(1 << m);
+                    m
+                })
+            });
+            for m in down.chain(bits(above)) {
+                let to = from ^ (1 << m);
+                while let Some(b) = finished.next_if(|b| (b.from, b.to) == (from, to)) {
+                    by_link.push(b);
+                }
+                let open = self.links[slot(m)].open;
+                if open.len > 0 {
+                    by_link.push(Burst {
+                        from,
+                        to,
+                        start: open.start,
+                        len: open.len,
+                    });
+                }
             }
         }
+        by_link.extend(finished);
+        let starts = usize::try_from(steps).unwrap_or(usize::MAX);
+        if starts > by_link.len().saturating_mul(4).max(1 << 16) {
+            return by_link;
+        }
+        let mut at = vec![0usize; starts + 1];
+        for b in &by_link {
+            at[b.start as usize + 1] += 1;
+        }
+        for s in 1..at.len() {
+            at[s] += at[s - 1];
+        }
+        let mut sorted = vec![
+            Burst {
+                from: 0,
+                to: 0,
+                start: 0,
+                len: 0,
+            };
+            by_link.len()
+        ];
+        for b in by_link {
+            let slot = &mut at[b.start as usize];
+            sorted[*slot] = b;
+            *slot += 1;
+        }
+        sorted
     }
-    Ok((steps, steps, bursts))
 }
 
 #[cfg(test)]
