@@ -302,7 +302,8 @@ impl Pipeline {
 
     /// A full neighbour of `q` stops sending to it at step `step`. A full receiver may fall
     /// short sooner: it is decided at the first step it might (the bound of [`Pipeline::decide`]
-    /// with the lower rate) unless it is due earlier; any other receiver in the next step.
+    /// with the lower rate) unless it is due earlier; any other receiver with links waiting in
+    /// the next step (one with nothing to send has nothing to decide).
     fn fewer_coming(&mut self, q: usize, step: u64) {
         self.settle_held(q, step);
         self.nodes[q].rate -= 1;
@@ -316,7 +317,7 @@ impl Pipeline {
             } else if rate < links {
                 self.schedule(q, step + (node.held - links) / (links - rate) + 1);
             }
-        } else {
+        } else if self.waiting[q] != 0 {
             self.schedule(q, step + 1);
         }
     }
