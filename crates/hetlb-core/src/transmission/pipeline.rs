@@ -429,15 +429,11 @@ pub(super) fn run(
         rows.push((first, used));
         first += used.count_ones() as usize;
     }
-    let links: Vec<Link> = togo
-        .units
-        .iter()
-        .filter(|&&units| units > 0)
-        .map(|&togo| Link {
-            togo,
-            ..Link::default()
-        })
-        .collect();
+    let mut links = Vec::with_capacity(first);
+    links.extend(togo.units.iter().filter(|&&units| units > 0).map(|&togo| Link {
+        togo,
+        ..Link::default()
+    }));
     let mut p = Pipeline {
         rows,
         ends: vec![0; links.len()],
@@ -497,46 +493,22 @@ impl Pipeline {
     fn sorted_bursts(self, steps: u64) -> Vec<Burst> {
         let mut finished = self.bursts;
         finished.sort_unstable_by_key(|b| (b.from, b.to, b.start));
-        let mut finished = finished.into_iter().peekable();
-        let mut by_link = Vec::with_capacity(self.links.len() + finished.len());
-        for (from, &(first, used)) in self.rows.iter().enumerate() {
-            let slot = |m: usize| first + (used & ((1u64 << m) - 1)).count_ones() as usize;
-            // receivers in increasing order: from ^ 2^m for the dimensions set in `from`,
-            // highest first, then for the others, lowest first
-            let below = used & from as u64;
-            let above = used & !(from as u64);
-            let mut highest = below;
-            let down = std::iter::from_fn(move || {
-                (highest != 0).then(|| {
-                    let m = 63 - highest.leading_zeros() as usize;
-                    highest &= !(1 << m);
-                    m
-                })
-            });
-            for m in down.chain(bits(above)) {
-                let to = from ^ (1 << m);
-                while let Some(b) = finished.next_if(|b| (b.from, b.to) == (from, to)) {
-                    by_link.push(b);
-                }
-                let open = self.links[slot(m)].open;
-                if open.len > 0 {
-                    by_link.push(Burst {
-                        from,
-                        to,
-                        start: open.start,
-                        len: open.len,
-                    });
-                }
-            }
-        }
-        by_link.extend(finished);
+        let total = self.links.iter().filter(|l| l.open.len > 0).count() + finished.len();
         let starts = usize::try_from(steps).unwrap_or(usize::MAX);
-        if starts > by_link.len().saturating_mul(4).max(1 << 16) {
-            return by_link;
+        if starts > total.saturating_mul(4).max(1 << 16) {
+            let mut bursts = Vec::with_capacity(total);
+            by_link(&self.rows, &self.links, &finished, |b| bursts.push(b));
+            return bursts;
         }
+        // where the bursts of each start go
         let mut at = vec![0usize; starts + 1];
-        for b in &by_link {
+        for b in &finished {
             at[b.start as usize + 1] += 1;
+        }
+        for l in &self.links {
+            if l.open.len > 0 {
+                at[l.open.start as usize + 1] += 1;
+            }
         }
         for s in 1..at.len() {
             at[s] += at[s - 1];
@@ -548,15 +520,55 @@ impl Pipeline {
                 start: 0,
                 len: 0,
             };
-            by_link.len()
+            total
         ];
-        for b in by_link {
+        by_link(&self.rows, &self.links, &finished, |b| {
             let slot = &mut at[b.start as usize];
             sorted[*slot] = b;
             *slot += 1;
-        }
+        });
         sorted
     }
+}
+
+/// Every burst, in order of sender, receiver and start: the `finished` ones (in that order)
+/// and each link's open one.
+fn by_link(
+    rows: &[(usize, u64)],
+    links: &[Link],
+    finished: &[Burst],
+    mut each: impl FnMut(Burst),
+) {
+    let mut finished = finished.iter().copied().peekable();
+    for (from, &(first, used)) in rows.iter().enumerate() {
+        let slot = |m: usize| first + (used & ((1u64 << m) - 1)).count_ones() as usize;
+        // receivers in increasing order: from ^ 2^m for the dimensions set in `from`,
+        // highest first, then for the others, lowest first
+        let mut below = used & from as u64;
+        let down = std::iter::from_fn(move || {
+            (below != 0).then(|| {
+                let m = 63 - below.leading_zeros() as usize;
+                below &= !(1 << m);
+                m
+            })
+        });
+        for m in down.chain(bits(used & !(from as u64))) {
+            let to = from ^ (1 << m);
+            while let Some(b) = finished.next_if(|b| (b.from, b.to) == (from, to)) {
+                each(b);
+            }
+            let open = links[slot(m)].open;
+            if open.len > 0 {
+                each(Burst {
+                    from,
+                    to,
+                    start: open.start,
+                    len: open.len,
+                });
+            }
+        }
+    }
+    finished.for_each(each);
 }
 
 #[cfg(test)]
