@@ -430,10 +430,15 @@ pub(super) fn run(
         first += used.count_ones() as usize;
     }
     let mut links = Vec::with_capacity(first);
-    links.extend(togo.units.iter().filter(|&&units| units > 0).map(|&togo| Link {
-        togo,
-        ..Link::default()
-    }));
+    links.extend(
+        togo.units
+            .iter()
+            .filter(|&&units| units > 0)
+            .map(|&togo| Link {
+                togo,
+                ..Link::default()
+            }),
+    );
     let mut p = Pipeline {
         rows,
         ends: vec![0; links.len()],
@@ -533,12 +538,7 @@ impl Pipeline {
 
 /// Every burst, in order of sender, receiver and start: the `finished` ones (in that order)
 /// and each link's open one.
-fn by_link(
-    rows: &[(usize, u64)],
-    links: &[Link],
-    finished: &[Burst],
-    mut each: impl FnMut(Burst),
-) {
+fn by_link(rows: &[(usize, u64)], links: &[Link], finished: &[Burst], mut each: impl FnMut(Burst)) {
     let mut finished = finished.iter().copied().peekable();
     for (from, &(first, used)) in rows.iter().enumerate() {
         let slot = |m: usize| first + (used & ((1u64 << m) - 1)).count_ones() as usize;
