@@ -14,16 +14,22 @@
 //! * possibly short of units: held `h`, `w` links, `ρ` full neighbours sending to it — the
 //!   holdings after `k` steps are at least `h + k(ρ − w)`, so the first step it might not be
 //!   full is `⌊(h − w)/(w − ρ)⌋ + 1` steps on (never when `ρ ≥ w`);
-//! * a change in `ρ` (a neighbour becoming full, or ceasing to be).
+//! * a change in `ρ`: a neighbour becoming full re-decides a node that is not; a full
+//!   neighbour ceasing to send moves a full node's "possibly short" step earlier (the same
+//!   bound from its holdings at that step and the lower `ρ`), without deciding it before.
 //!
 //! Units from nodes that are not full are delivered one by one, and such nodes are decided
 //! step by step, as before. An event that comes too early (extra units arrived) only
 //! re-decides the node. The schedules are exactly those of the step-by-step simulation
 //! (`stepwise.rs`, kept for the property tests that compare the two).
 //!
+//! The steps to decide are kept in a bucket per step; only the links that carry units have a
+//! slot, a node's in one row; the bursts are handed over already in [`super::transmit`]'s
+//! order (a counting sort by start of the bursts listed link by link).
+//!
 //! # Complexity
-//! `O(E log S + B)` for `E` events, `B` bursts and `S` steps, instead of one operation per
-//! unit-hop.
+//! `O(E + S + B)` for `E` events, `B` bursts and `S` steps (`O(E log S)` for the events
+//! beyond step 2^16), instead of one operation per unit-hop.
 
 use super::{Burst, Schedule, Togo, TransmissionError};
 use std::collections::BTreeMap;
