@@ -14,16 +14,22 @@
 //! * possibly short of units: held `h`, `w` links, `ρ` full neighbours sending to it — the
 //!   holdings after `k` steps are at least `h + k(ρ − w)`, so the first step it might not be
 //!   full is `⌊(h − w)/(w − ρ)⌋ + 1` steps on (never when `ρ ≥ w`);
-//! * a change in `ρ` (a neighbour becoming full, or ceasing to be).
+//! * a change in `ρ`: a neighbour becoming full re-decides a node that is not; a full
+//!   neighbour ceasing to send moves a full node's "possibly short" step earlier (the same
+//!   bound from its holdings at that step and the lower `ρ`), without deciding it before.
 //!
 //! Units from nodes that are not full are delivered one by one, and such nodes are decided
 //! step by step, as before. An event that comes too early (extra units arrived) only
 //! re-decides the node. The schedules are exactly those of the step-by-step simulation
 //! (`stepwise.rs`, kept for the property tests that compare the two).
 //!
+//! The steps to decide are kept in a bucket per step; only the links that carry units have a
+//! slot, a node's in one row; the bursts are handed over already in [`super::transmit`]'s
+//! order (a counting sort by start of the bursts listed link by link).
+//!
 //! # Complexity
-//! `O(E log S + B)` for `E` events, `B` bursts and `S` steps, instead of one operation per
-//! unit-hop.
+//! `O(E + S + B)` for `E` events, `B` bursts and `S` steps (`O(E log S)` for the events
+//! beyond step 2^16), instead of one operation per unit-hop.
 
 use super::{Burst, Schedule, Togo, TransmissionError};
 use std::collections::BTreeMap;
@@ -128,16 +134,79 @@ struct OpenBurst {
     len: u64,
 }
 
+/// The steps at which nodes are to be decided: a bucket per step for the first
+/// [`Calendar::NEAR`] steps (a schedule of `S` steps then costs `O(S)` to walk), an ordered
+/// map beyond. Every entry is pushed at a step after the one being taken, so the buckets
+/// already walked past stay empty.
+#[derive(Default)]
+struct Calendar {
+    /// `near[s]`: the entries of step `s < NEAR`.
+    near: Vec<Vec<(usize, u32)>>,
+    /// The first step of `near` not yet taken.
+    cursor: usize,
+    /// The entries of steps from `NEAR` on.
+    far: BTreeMap<u64, Vec<(usize, u32)>>,
+    /// Emptied buckets, their allocations kept for the next steps.
+    spare: Vec<Vec<(usize, u32)>>,
+}
+
+impl Calendar {
+    /// Steps below this have a bucket each.
+    const NEAR: u64 = 1 << 16;
+
+    fn push(&mut self, step: u64, entry: (usize, u32)) {
+        if step < Self::NEAR {
+            let s = step as usize;
+            if s >= self.near.len() {
+                self.near.resize_with(s + 1, Vec::new);
+            }
+            let bucket = &mut self.near[s];
+            if bucket.capacity() == 0 {
+                if let Some(spare) = self.spare.pop() {
+                    *bucket = spare;
+                }
+            }
+            bucket.push(entry);
+        } else {
+            self.far.entry(step).or_default().push(entry);
+        }
+    }
+
+    /// The earliest step with entries, and its entries.
+    fn pop(&mut self) -> Option<(u64, Vec<(usize, u32)>)> {
+        while self.cursor < self.near.len() {
+            let s = self.cursor;
+            self.cursor += 1;
+            if !self.near[s].is_empty() {
+                return Some((s as u64, std::mem::take(&mut self.near[s])));
+            }
+        }
+        self.far.pop_first()
+    }
+
+    /// Keeps the allocation of a bucket that [`Calendar::pop`] returned.
+    fn recycle(&mut self, mut bucket: Vec<(usize, u32)>) {
+        bucket.clear();
+        self.spare.push(bucket);
+    }
+}
+
 struct Pipeline {
-    n: usize,
+    /// `rows[k]`: the slot of node `k`'s first link in `links` and `ends`, and the mask of
+    /// the dimensions it sends over: only the links that carry units have a slot, so that
+    /// the tables are as small as the plan.
+    rows: Vec<(usize, u64)>,
     links: Vec<Link>,
+    /// `ends[slot]`: for a full link, the first step at which it has sent all its units
+    /// ([`Link::done`]), kept apart, eight to a cache line, for the scans of a node's links.
+    ends: Vec<u64>,
     waiting: Vec<u64>,
     last: Vec<usize>,
     nodes: Vec<Node>,
     /// Finished bursts; each link's latest one is still in [`Link`].
     bursts: Vec<Burst>,
     /// The nodes to decide at each step, with the version that makes the entry current.
-    queue: BTreeMap<u64, Vec<(usize, u32)>>,
+    queue: Calendar,
     /// Units sent this step by nodes that are not full, delivered at its end.
     deliveries: Vec<usize>,
     pending: u128,
@@ -145,19 +214,26 @@ struct Pipeline {
 }
 
 impl Pipeline {
+    /// The slot of link `(k, m)`, a link that carries units.
+    fn slot(&self, k: usize, m: usize) -> usize {
+        let (first, used) = self.rows[k];
+        first + (used & ((1u64 << m) - 1)).count_ones() as usize
+    }
+
     /// Decide `k` at step `step` unless it is already due earlier.
     fn schedule(&mut self, k: usize, step: u64) {
         let node = &mut self.nodes[k];
         if step < node.next {
             node.next = step;
             node.version = node.version.wrapping_add(1);
-            self.queue.entry(step).or_default().push((k, node.version));
+            self.queue.push(step, (k, node.version));
         }
     }
 
     /// Link `(k, m)` carries one unit in each of the steps `start..start + len`.
     fn extend_burst(&mut self, k: usize, m: usize, start: u64, len: u64) {
-        let open = &mut self.links[k * self.n + m].open;
+        let slot = self.slot(k, m);
+        let open = &mut self.links[slot].open;
         if open.len > 0 && open.start + open.len == start {
             open.len += len;
         } else {
@@ -183,7 +259,7 @@ impl Pipeline {
             self.last[k] = last_served(node.full, self.last[k]);
             if node.done <= to {
                 for m in bits(node.full) {
-                    let done = self.links[k * self.n + m].done();
+                    let done = self.ends[self.slot(k, m)];
                     if done <= to {
                         self.close_link(k, m, done);
                         self.nodes[k].full &= !(1 << m);
@@ -198,14 +274,14 @@ impl Pipeline {
     /// The first step at which one of node `k`'s full `links` has sent all its units.
     fn first_done(&self, k: usize, links: u64) -> u64 {
         bits(links)
-            .map(|m| self.links[k * self.n + m].done())
+            .map(|m| self.ends[self.slot(k, m)])
             .min()
             .unwrap_or(u64::MAX)
     }
 
     /// Full link `(k, m)` stops at step `at`: it carried one unit per step since it opened.
     fn close_link(&mut self, k: usize, m: usize, at: u64) {
-        let slot = k * self.n + m;
+        let slot = self.slot(k, m);
         let since = self.links[slot].since;
         let sent = at - since;
         if sent > 0 {
@@ -230,6 +306,28 @@ impl Pipeline {
         node.held_since = to;
     }
 
+    /// A full neighbour of `q` stops sending to it at step `step`. A full receiver may fall
+    /// short sooner: it is decided at the first step it might (the bound of [`Pipeline::decide`]
+    /// with the lower rate) unless it is due earlier; any other receiver with links waiting in
+    /// the next step (one with nothing to send has nothing to decide).
+    fn fewer_coming(&mut self, q: usize, step: u64) {
+        self.settle_held(q, step);
+        self.nodes[q].rate -= 1;
+        let node = self.nodes[q];
+        // not due at this step: it sends on all its full links in this one
+        if node.full != 0 && node.next > step {
+            let links = u64::from(node.full.count_ones());
+            let rate = u64::from(node.rate);
+            if node.held < links {
+                self.schedule(q, step + 1);
+            } else if rate < links {
+                self.schedule(q, step + (node.held - links) / (links - rate) + 1);
+            }
+        } else if self.waiting[q] != 0 {
+            self.schedule(q, step + 1);
+        }
+    }
+
     /// Node `k` sends one unit per step on `links` from step `step` on (none: `0`); its
     /// receivers' rates follow.
     fn set_full(&mut self, k: usize, links: u64, step: u64) {
@@ -241,16 +339,14 @@ impl Pipeline {
         }
         for m in bits(before & !links) {
             self.close_link(k, m, step);
-            let q = k ^ (1 << m);
-            self.settle_held(q, step);
-            self.nodes[q].rate -= 1;
-            // fewer units coming: a full receiver may fall short sooner
-            self.schedule(q, step + 1);
+            self.fewer_coming(k ^ (1 << m), step);
         }
         for m in bits(links & !before) {
-            let link = &mut self.links[k * self.n + m];
+            let slot = self.slot(k, m);
+            let link = &mut self.links[slot];
             link.since = step;
             let done = link.done();
+            self.ends[slot] = done;
             self.nodes[k].done = self.nodes[k].done.min(done);
             let q = k ^ (1 << m);
             self.settle_held(q, step);
@@ -269,10 +365,7 @@ impl Pipeline {
         self.settle_links(k, step);
         // links done during the interval: their receivers' rates dropped when they closed
         for m in bits(before & !self.nodes[k].full) {
-            let q = k ^ (1 << m);
-            self.settle_held(q, step);
-            self.nodes[q].rate -= 1;
-            self.schedule(q, step + 1);
+            self.fewer_coming(k ^ (1 << m), step);
         }
         let w = self.waiting[k];
         let held = self.nodes[k].held;
@@ -300,7 +393,8 @@ impl Pipeline {
             if left == 0 {
                 break;
             }
-            let link = &mut self.links[k * self.n + m];
+            let slot = self.slot(k, m);
+            let link = &mut self.links[slot];
             link.togo -= 1;
             if link.togo == 0 {
                 self.waiting[k] &= !(1 << m);
@@ -335,21 +429,31 @@ pub(super) fn run(
                 .fold(0u64, |mask, (m, _)| mask | (1 << m))
         })
         .collect();
-    let mut p = Pipeline {
-        n,
-        links: togo
-            .units
+    let mut rows = Vec::with_capacity(nodes);
+    let mut first = 0;
+    for &used in &waiting {
+        rows.push((first, used));
+        first += used.count_ones() as usize;
+    }
+    let mut links = Vec::with_capacity(first);
+    links.extend(
+        togo.units
             .iter()
+            .filter(|&&units| units > 0)
             .map(|&togo| Link {
                 togo,
                 ..Link::default()
-            })
-            .collect(),
+            }),
+    );
+    let mut p = Pipeline {
+        rows,
+        ends: vec![0; links.len()],
+        links,
         waiting,
         last: vec![n.saturating_sub(1); nodes],
         nodes: initial.iter().map(|&held| Node::holding(held)).collect(),
         bursts: Vec::new(),
-        queue: BTreeMap::new(),
+        queue: Calendar::default(),
         deliveries: Vec::new(),
         pending,
         last_send: None,
@@ -362,15 +466,16 @@ pub(super) fn run(
     let mut step = 0;
     // Every decision schedules the next one at a later step, so a step's list is complete
     // when it is taken.
-    while let Some((s, due)) = p.queue.pop_first() {
+    while let Some((s, due)) = p.queue.pop() {
         step = s;
-        for (k, version) in due {
+        for &(k, version) in &due {
             if p.nodes[k].version != version {
                 continue;
             }
             p.nodes[k].next = u64::MAX;
             p.decide(k, step);
         }
+        p.queue.recycle(due);
         // units from nodes that were not full arrive at the end of the step
         for i in 0..p.deliveries.len() {
             let q = p.deliveries[i];
@@ -389,19 +494,87 @@ pub(super) fn run(
         });
     }
     let steps = p.last_send.map_or(0, |s| s + 1);
-    let mut bursts = p.bursts;
-    for (slot, Link { open, .. }) in p.links.iter().enumerate() {
-        if open.len > 0 {
-            let from = slot / n;
-            bursts.push(Burst {
-                from,
-                to: from ^ (1 << (slot % n)),
-                start: open.start,
-                len: open.len,
-            });
+    Ok((steps, steps, p.sorted_bursts(steps)))
+}
+
+impl Pipeline {
+    /// Every burst, sorted by start, then link (as [`super::transmit`] sorts them, so that its
+    /// sort finds them in order): each link's bursts, links in order of sender and receiver,
+    /// then a stable counting sort by start, when there are not many more steps than bursts.
+    fn sorted_bursts(self, steps: u64) -> Vec<Burst> {
+        let mut finished = self.bursts;
+        finished.sort_unstable_by_key(|b| (b.from, b.to, b.start));
+        let total = self.links.iter().filter(|l| l.open.len > 0).count() + finished.len();
+        let starts = usize::try_from(steps).unwrap_or(usize::MAX);
+        if starts > total.saturating_mul(4).max(1 << 16) {
+            let mut bursts = Vec::with_capacity(total);
+            by_link(&self.rows, &self.links, &finished, |b| bursts.push(b));
+            return bursts;
+        }
+        // where the bursts of each start go
+        let mut at = vec![0usize; starts + 1];
+        for b in &finished {
+            at[b.start as usize + 1] += 1;
+        }
+        for l in &self.links {
+            if l.open.len > 0 {
+                at[l.open.start as usize + 1] += 1;
+            }
+        }
+        for s in 1..at.len() {
+            at[s] += at[s - 1];
+        }
+        let mut sorted = vec![
+            Burst {
+                from: 0,
+                to: 0,
+                start: 0,
+                len: 0,
+            };
+            total
+        ];
+        by_link(&self.rows, &self.links, &finished, |b| {
+            let slot = &mut at[b.start as usize];
+            sorted[*slot] = b;
+            *slot += 1;
+        });
+        sorted
+    }
+}
+
+/// Every burst, in order of sender, receiver and start: the `finished` ones (in that order)
+/// and each link's open one.
+fn by_link(rows: &[(usize, u64)], links: &[Link], finished: &[Burst], mut each: impl FnMut(Burst)) {
+    let mut finished = finished.iter().copied().peekable();
+    for (from, &(first, used)) in rows.iter().enumerate() {
+        let slot = |m: usize| first + (used & ((1u64 << m) - 1)).count_ones() as usize;
+        // receivers in increasing order: from ^ 2^m for the dimensions set in `from`,
+        // highest first, then for the others, lowest first
+        let mut below = used & from as u64;
+        let down = std::iter::from_fn(move || {
+            (below != 0).then(|| {
+                let m = 63 - below.leading_zeros() as usize;
+                below &= !(1 << m);
+                m
+            })
+        });
+        for m in down.chain(bits(used & !(from as u64))) {
+            let to = from ^ (1 << m);
+            while let Some(b) = finished.next_if(|b| (b.from, b.to) == (from, to)) {
+                each(b);
+            }
+            let open = links[slot(m)].open;
+            if open.len > 0 {
+                each(Burst {
+                    from,
+                    to,
+                    start: open.start,
+                    len: open.len,
+                });
+            }
         }
     }
-    Ok((steps, steps, bursts))
+    finished.for_each(each);
 }
 
 #[cfg(test)]

@@ -129,5 +129,27 @@ proptest! {
         let plan = plan_of(alg, &loads);
         let (events, steps) = both_pipelines(&plan);
         prop_assert_eq!(events, steps, "{}", alg);
+        // the event-driven simulation hands its bursts over in transmit's order
+        let (_, _, bursts) = pipeline::run(&plan.initial, Togo::of(&plan).unwrap()).unwrap();
+        prop_assert!(bursts.is_sorted_by_key(|b| (b.start, b.from, b.to)));
+    }
+}
+
+/// Plans longer than the pipeline's bucketed steps (2^16) and with far more steps than
+/// bursts: the ordered map of later steps and the bursts left for `transmit` to sort.
+#[test]
+fn event_driven_pipeline_equals_the_step_by_step_one_on_long_plans() {
+    for (alg, loads) in [
+        (Algorithm::Dem, vec![300_000, 0]),
+        (Algorithm::Dem, vec![200_000, 3, 0, 70_001]),
+        (Algorithm::Cwa, vec![0, 5, 180_000, 1, 0, 0, 2, 90_000]),
+        (Algorithm::Oem, vec![150_000, 0, 0, 0, 0, 0, 0, 150_000]),
+    ] {
+        let plan = plan_of(alg, &loads);
+        let (events, steps) = both_pipelines(&plan);
+        assert!(events.0 > 1 << 16, "{alg} {loads:?}: {} steps", events.0);
+        assert_eq!(events, steps, "{alg} {loads:?}");
+        let t = transmit(&plan, Schedule::Pipeline).unwrap();
+        t.check(&plan).unwrap();
     }
 }
