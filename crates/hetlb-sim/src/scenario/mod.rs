@@ -291,18 +291,28 @@ impl Scenario {
             .saturating_add(nodes * 400 + links * 64)
     }
 
-    /// Runs the scenario once with its own seed.
+    /// The engine of one run with the scenario's own seed, ready to run: its nodes, links,
+    /// policy and setup copied, every node's state allocated (what a run costs before its
+    /// first event; [`Engine::run`] is the event loop).
     ///
     /// # Errors
-    /// [`SimError`] if the policy fails (the scenario was validated, so this is rare).
-    pub fn run(&self) -> Result<Report, SimError> {
+    /// [`SimError::Setup`] if the parts do not agree (the scenario was validated, so this is
+    /// rare).
+    pub fn engine(&self) -> Result<Engine<Nodes, Links, AnyPolicy>, SimError> {
         Engine::new(
             self.nodes.clone(),
             self.links.clone(),
             self.policy.build_seeded(self.setup.seed),
             self.setup.clone(),
-        )?
-        .run()
+        )
+    }
+
+    /// Runs the scenario once with its own seed.
+    ///
+    /// # Errors
+    /// [`SimError`] if the policy fails (the scenario was validated, so this is rare).
+    pub fn run(&self) -> Result<Report, SimError> {
+        self.engine()?.run()
     }
 
     /// Number of nodes.
