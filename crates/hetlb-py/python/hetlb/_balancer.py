@@ -136,7 +136,8 @@ class Balancer:
             order. hetlb duplicates it for its own messages.
         rule: a name from :func:`hetlb.algorithms`, or ``"auto"``: at every call each
             candidate rule is planned and predicted at the measured speeds and the one with
-            the best predicted net gain is followed (needs ``speeds="measured"``).
+            the best predicted net gain, less its earlier moves' shortfall, is followed
+            (needs ``speeds="measured"``).
         speeds: ``"equal"``, ``"measured"`` (from :meth:`record`, median of the last
             ``window`` reports) or one capacity per rank.
         timeout: seconds of silence after which a peer is judged to have stopped.

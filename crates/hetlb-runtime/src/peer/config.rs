@@ -188,8 +188,11 @@ impl BalancerConfig {
     /// Rule `auto`: at every call, plan each of `candidates` on the gathered loads, predict
     /// each at the measured speeds ([`hetlb_core::advice::Prediction`]) and follow the one
     /// with the best predicted net gain over the trigger's horizon (1 iteration with
-    /// [`Trigger::Always`]). An empty list means the default set for the network: `cwa`,
-    /// `dem-hetero`, `oem` and `dishet` on a hypercube, `dishet` and `gdem` elsewhere.
+    /// [`Trigger::Always`]), less what that candidate's earlier moves fell short of their
+    /// predictions (its learned shortfall, in the report's `alternatives`). An empty list
+    /// means the default set for the network ([`default_candidates`]): `cwa`, `dem-hetero`,
+    /// `oem` and `dishet` on a hypercube or the complete network, `dishet` and `gdem`
+    /// elsewhere.
     /// Until every rank has a measured speed the first candidate runs alone. Needs measured
     /// speeds ([`Speeds::Measured`]).
     pub fn candidates(mut self, candidates: Vec<Algorithm>) -> Self {
