@@ -38,6 +38,7 @@ pub mod engine;
 pub mod model;
 pub mod network;
 pub mod policy;
+mod prefetch;
 pub mod queue;
 pub mod report;
 pub mod rng;

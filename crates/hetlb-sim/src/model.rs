@@ -22,6 +22,11 @@ pub trait NodeModel {
 
     /// The service time of the next task started at `node`, drawn from `rng` if random.
     fn service_time(&self, node: usize, rng: &mut Pcg64) -> f64;
+
+    /// Asks the processor to start loading what [`NodeModel::service_time`] will read for
+    /// `node`, a few events before it is asked (a hint: the default does nothing).
+    #[inline]
+    fn prefetch(&self, _node: usize) {}
 }
 
 /// Which nodes are joined and how links behave.
@@ -125,6 +130,13 @@ impl NodeModel for Nodes {
     #[inline]
     fn service_time(&self, node: usize, rng: &mut Pcg64) -> f64 {
         self.service.sample(self.means[node], rng)
+    }
+
+    #[inline]
+    fn prefetch(&self, node: usize) {
+        if let Some(mean) = self.means.get(node) {
+            crate::prefetch::prefetch(mean, 1);
+        }
     }
 }
 

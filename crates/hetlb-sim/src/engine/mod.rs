@@ -11,6 +11,7 @@ pub use event::Event;
 
 use crate::model::{LinkModel, NodeModel};
 use crate::policy::{Delivery, Order, Policy, PolicyError, Reported, View};
+use crate::prefetch::prefetch;
 use crate::queue::EventQueue;
 use crate::report::{NodeReport, Report};
 use crate::rng::{Purpose, exponential, stream};
@@ -348,6 +349,10 @@ impl<N: NodeModel, L: LinkModel, P: Policy> Engine<N, L, P> {
         let end = self.setup.end_time.unwrap_or(f64::INFINITY);
         let mut stopped_early = false;
         while let Some(next) = self.queue.pop() {
+            // the memory of the event after this one starts loading while this one is handled
+            if let Some(&ahead) = self.queue.next_hint() {
+                self.prefetch_for(ahead);
+            }
             if next.time() > end {
                 stopped_early = true;
                 break;
@@ -400,6 +405,18 @@ impl<N: NodeModel, L: LinkModel, P: Policy> Engine<N, L, P> {
         }
         if self.policy.round_interval().is_some() {
             self.queue.push(0.0, Event::Round);
+        }
+    }
+
+    /// Starts loading the record and the node model's entry of the node `event` concerns
+    /// (see [`crate::prefetch`]).
+    #[inline]
+    fn prefetch_for(&self, event: Event) {
+        if let Event::Completion { node, .. } | Event::Arrival { node } = event
+            && let Some(s) = self.state.get(node as usize)
+        {
+            prefetch(s, 3);
+            self.nodes.prefetch(node as usize);
         }
     }
 
