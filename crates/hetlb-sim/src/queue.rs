@@ -334,6 +334,41 @@ mod tests {
             prop_assert!(hinted >= times.len().min(AHEAD_SCAN) - 1);
         }
 
+        /// Times spread over many binades and many equal times, pushed while popping, against
+        /// a sorted list: keys that differ in high bits and in low ones.
+        #[test]
+        fn wide_keys_match_a_sorted_list(
+            steps in proptest::collection::vec((any::<u64>(), 0u8..3, 0u8..4), 1..300)
+        ) {
+            let mut q = EventQueue::new();
+            let mut reference: Vec<(f64, usize)> = Vec::new();
+            let mut now = 0.0f64;
+            let mut pushed = 0usize;
+            for &(bits, pushes, equal) in &steps {
+                for k in 0..pushes {
+                    // a gap of any size, or none (an equal time)
+                    let gap = if equal == 0 { 0.0 } else { f64::from_bits(bits >> (2 + k)) .abs() };
+                    let t = now + if gap.is_finite() { gap } else { 1.0 };
+                    q.push(t, pushed);
+                    reference.push((t, pushed));
+                    pushed += 1;
+                }
+                reference.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+                if !reference.is_empty() {
+                    let (t, expected) = reference.remove(0);
+                    let got = q.pop().unwrap();
+                    prop_assert_eq!(got.event, expected);
+                    prop_assert_eq!(got.time().to_bits(), t.to_bits());
+                    now = t;
+                }
+            }
+            while let Some(got) = q.pop() {
+                let (_, expected) = reference.remove(0);
+                prop_assert_eq!(got.event, expected);
+            }
+            prop_assert!(reference.is_empty());
+        }
+
         /// The integer key orders like `total_cmp`, negative values and NaN included.
         #[test]
         fn key_order_is_total_cmp(a in any::<f64>(), b in any::<f64>()) {
