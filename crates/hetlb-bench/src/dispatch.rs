@@ -158,7 +158,7 @@ pub fn run(
             "threads",
             ("self", "threads, one task per request"),
             ("bare", "bare crossbeam request–reply"),
-            Some(3.0),
+            Some(2.0),
         )
         .per(tasks),
         Comparison::of(

@@ -40,6 +40,9 @@ enum State {
 const MASTER_CHUNK_TASKS: u64 = 4;
 const MASTER_CHUNK_SECONDS: f64 = 0.02;
 
+/// How often the master judges its workers' silences while messages keep coming.
+const TIMEOUT_CHECK_EVERY: Duration = Duration::from_millis(1);
+
 struct Master<'a, 'j, J: Job, Tr> {
     tr: &'a Tr,
     cpu: &'a mut Cpu<'j, J>,
@@ -72,6 +75,9 @@ struct Master<'a, 'j, J: Job, Tr> {
     /// message found waiting), when it has been handled, and around the master's own tasks.
     /// A wait starts from the reading that ended the handling of the previous message.
     now: Instant,
+    /// Silences are judged again once the clock passes this, or after a wait that ended
+    /// without a message (see [`Master::check_timeouts`]).
+    next_timeout_check: Instant,
     /// Task numbers being handed out (kept to reuse its memory).
     picked: Vec<u64>,
     own: Totals,
@@ -134,6 +140,7 @@ where
         duplicates: 0,
         t0: now,
         now,
+        next_timeout_check: now,
         picked: Vec::new(),
         own: Totals::default(),
         chunk: Observation::default(),
@@ -196,7 +203,10 @@ where
             if self.done >= self.total {
                 break;
             }
-            self.check_timeouts();
+            if self.now >= self.next_timeout_check {
+                self.check_timeouts();
+                self.next_timeout_check = self.now + TIMEOUT_CHECK_EVERY;
+            }
             if self.place_leftovers()? {
                 // Counted in no part of the master's time, as the first round.
                 self.now = Instant::now();
@@ -216,10 +226,12 @@ where
                     left: self.total - self.done,
                 });
             }
-            let got = self.tr.recv(Some(self.deadline()))?;
+            let got = self.tr.recv_until(|| Some(self.deadline()))?;
             self.own.t_wait += self.tick();
-            if let Some(env) = got {
-                self.attend(env)?;
+            match got {
+                Some(env) => self.attend(env)?,
+                // the wait ended at the first silent deadline: judge the silences at once
+                None => self.next_timeout_check = self.now,
             }
         }
         let makespan = self.since_start();
@@ -644,7 +656,10 @@ where
     /// counted from when the master itself last resumed from a pause at the earliest.
     ///
     /// Judged at the clock's last reading: a wait for messages, which ends at the earliest
-    /// deadline, reads the clock when it ends.
+    /// deadline, reads the clock when it ends, and the silences are judged right after it.
+    /// While messages keep coming the master judges them every [`TIMEOUT_CHECK_EVERY`] only
+    /// (each judgement asks the transport about every busy worker), so a worker is reported
+    /// at most that much after its timeout.
     fn check_timeouts(&mut self) {
         for w in 0..self.state.len() {
             if self.state[w] != State::Busy {

@@ -228,7 +228,7 @@ fn recv_while_heard<M, Tr: Transport<M>>(
     peer: usize,
 ) -> Result<Option<(Envelope<M>, Instant)>, RuntimeError> {
     loop {
-        let got = tr.recv(Some(silent_deadline(tr, peer, timeout)))?;
+        let got = tr.recv_until(|| Some(silent_deadline(tr, peer, timeout)))?;
         let now = Instant::now();
         match got {
             Some(env) => return Ok(Some((env, now))),

@@ -229,6 +229,23 @@ pub trait Transport<M> {
     /// [`TransportError`] when no message can ever arrive or one cannot be decoded.
     fn recv(&self, deadline: Option<Instant>) -> Result<Option<Envelope<M>>, TransportError>;
 
+    /// As [`Transport::recv`], with the deadline worked out only when no message has come
+    /// within the transport's short poll: a caller whose deadline takes work to find (the
+    /// silences of its peers) pays for it only when it is about to sleep, not on every message
+    /// of a busy exchange.
+    ///
+    /// # Errors
+    /// As [`Transport::recv`].
+    fn recv_until(
+        &self,
+        deadline: impl FnOnce() -> Option<Instant>,
+    ) -> Result<Option<Envelope<M>>, TransportError>
+    where
+        Self: Sized,
+    {
+        self.recv(deadline())
+    }
+
     /// As [`Transport::recv`], but the thread sleeps at once instead of polling for a moment
     /// first: for waits that are usually long (a collective of many ranks, whose last message
     /// comes from the slowest), where polling would take the core from the ranks still working.

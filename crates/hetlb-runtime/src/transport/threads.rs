@@ -306,6 +306,17 @@ impl<M> Transport<M> for Endpoint<M> {
         self.recv_sleeping(deadline)
     }
 
+    fn recv_until(
+        &self,
+        deadline: impl FnOnce() -> Option<Instant>,
+    ) -> Result<Option<Envelope<M>>, TransportError> {
+        // as `recv`, the deadline found only before parking
+        if let Some(w) = super::poll(SPIN_BEFORE_PARKING, Some(YIELD_AFTER), || self.try_wire())? {
+            return Ok(self.take(w));
+        }
+        self.recv_sleeping(deadline())
+    }
+
     fn recv_sleeping(
         &self,
         deadline: Option<Instant>,
