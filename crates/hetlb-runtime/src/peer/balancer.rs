@@ -228,7 +228,8 @@ impl<K: ItemKind, G: Group> Balancer<K, G> {
     ) -> Result<Migration, PeerError> {
         let start = Instant::now();
         let g = self.gather_inputs(items, units, shape)?;
-        let mut migration = decide(self.epoch, &g.states, self.rule_inputs(&g))?;
+        let (states, inputs) = self.rule_inputs(g);
+        let mut migration = decide(self.epoch, &states, inputs)?;
         migration.decide_seconds = start.elapsed().as_secs_f64();
         Ok(migration)
     }
@@ -242,19 +243,20 @@ impl<K: ItemKind, G: Group> Balancer<K, G> {
     ) -> Result<Advice, PeerError> {
         self.begin()?;
         let g = self.gather_inputs(items, units, shape)?;
-        advise(&g.states, self.rule_inputs(&g))
+        let (states, inputs) = self.rule_inputs(g);
+        advise(&states, inputs)
     }
 
-    /// The rule's inputs from a call's gathered states.
-    fn rule_inputs<'a>(&'a self, g: &Gathered) -> RuleInputs<'a> {
-        RuleInputs {
+    /// The rule's inputs from a call's gathered parts (moved, not copied), and the states.
+    fn rule_inputs(&self, g: Gathered) -> (Vec<RankState>, RuleInputs<'_>) {
+        let inputs = RuleInputs {
             algorithm: self.config.algorithm,
             candidates: self.config.candidate_list(&self.network),
             routing: self.config.routing,
             network: &self.network,
             label: &self.label,
-            capacities: g.capacities.clone(),
-            measured_speeds: g.measured_speeds.clone(),
+            capacities: g.capacities,
+            measured_speeds: g.measured_speeds,
             procs_per_group: self.config.procs_per_group,
             max_rounds: self.config.max_rounds,
             seed: self.config.seed,
@@ -263,7 +265,8 @@ impl<K: ItemKind, G: Group> Balancer<K, G> {
             trigger: self.config.trigger,
             cost_model: g.cost_model,
             shortfalls: g.shortfalls,
-        }
+        };
+        (g.states, inputs)
     }
 
     /// The start of every deciding call: the probe (once), the all-gather of every rank's
