@@ -207,8 +207,8 @@ impl<E> EventQueue<E> {
         Some(item)
     }
 
-    /// The event most likely to be popped next, found without moving any: the lowest bucket's
-    /// when it holds at most [`AHEAD_SCAN`] keys (its earliest), none otherwise. An event
+    /// The event most likely to be popped next, found without moving any: the lowest
+    /// bucket's earliest when that bucket holds at most 8 keys, none otherwise. An event
     /// pushed before the next pop may still come first; the engine uses the answer only to
     /// start loading the memory the event will touch.
     #[inline]
