@@ -295,22 +295,18 @@ impl<M> Transport<M> for Endpoint<M> {
     }
 
     fn recv(&self, deadline: Option<Instant>) -> Result<Option<Envelope<M>>, TransportError> {
-        // A reply usually follows within microseconds; waiting for it briefly before parking
-        // saves two thread wake-ups per request (tens of microseconds on a virtual machine).
-        // After a few microseconds the poll yields the core between checks: when the other
-        // end waits for a turn on the same core (a loaded machine), spinning would only delay
-        // it.
-        if let Some(w) = super::poll(SPIN_BEFORE_PARKING, Some(YIELD_AFTER), || self.try_wire())? {
-            return Ok(self.take(w));
-        }
-        self.recv_sleeping(deadline)
+        self.recv_until(|| deadline)
     }
 
     fn recv_until(
         &self,
         deadline: impl FnOnce() -> Option<Instant>,
     ) -> Result<Option<Envelope<M>>, TransportError> {
-        // as `recv`, the deadline found only before parking
+        // A reply usually follows within microseconds; waiting for it briefly before parking
+        // saves two thread wake-ups per request (tens of microseconds on a virtual machine).
+        // After a few microseconds the poll yields the core between checks: when the other
+        // end waits for a turn on the same core (a loaded machine), spinning would only delay
+        // it. The deadline is needed only to park.
         if let Some(w) = super::poll(SPIN_BEFORE_PARKING, Some(YIELD_AFTER), || self.try_wire())? {
             return Ok(self.take(w));
         }
