@@ -28,7 +28,10 @@
 //! **Ending.** Dropping the [`Mpi`] sends a farewell to every peer and keeps receiving until
 //! every peer's farewell arrived (at most [`FAREWELL_WAIT`]), so that no message is left
 //! unmatched; a send that a silent peer never took is freed and its buffer leaked, as MPI
-//! requires. There is no pending collective at any time. Under MPI's fail-stop model a process
+//! requires. A peer whose farewell has arrived is sent nothing more, not even a beat: it may
+//! already be in `MPI_Finalize`, and a send it never takes would keep this process's own
+//! `MPI_Finalize` from returning (as when a master checks results for longer than
+//! [`FAREWELL_WAIT`] after its workers left). There is no pending collective at any time. Under MPI's fail-stop model a process
 //! that dies ends the job through the launcher; what hetlb survives are processes that stop
 //! and go on, or fall silent.
 
@@ -244,7 +247,13 @@ impl Inner {
             Mode::Owned(commands) => commands
                 .send(Command::Send(to, bytes))
                 .map_err(|_| Self::stopped_error()),
-            Mode::Shared { .. } => self.with_engine(|e, inner| e.post(inner, to, bytes))?,
+            // Without a keeper the engine may not have looked for arrivals since the
+            // application last called: a farewell that came meanwhile is read first.
+            Mode::Shared { keeper: false, .. } => self.with_engine(|e, inner| {
+                e.pump(inner);
+                e.post(to, bytes)
+            })?,
+            Mode::Shared { .. } => self.with_engine(|e, _| e.post(to, bytes))?,
         }
     }
 
@@ -331,13 +340,23 @@ impl Engine {
         }
     }
 
-    fn post(&mut self, inner: &Inner, to: usize, bytes: Vec<u8>) -> Result<(), TransportError> {
+    /// Starts sending `bytes` to `to`, unless `to` has said farewell: a process that left may
+    /// already be in `MPI_Finalize`, and a send it never receives would keep this process's
+    /// own `MPI_Finalize` from returning.
+    fn post(&mut self, to: usize, bytes: Vec<u8>) -> Result<(), TransportError> {
+        if self.left(to) {
+            return Err(TransportError::Closed(to));
+        }
         let s = raw::PendingSend::start(&self.comm, to as i32, TAG, bytes)
             .map_err(TransportError::Mpi)?;
         self.sends.push(s);
         self.progress_sends();
-        let _ = inner;
         Ok(())
+    }
+
+    /// True once rank `r`'s farewell has arrived: it sends nothing more and is sent nothing.
+    fn left(&self, r: usize) -> bool {
+        self.farewells.get(r).copied().unwrap_or(false)
     }
 
     fn progress_sends(&mut self) {
@@ -418,7 +437,7 @@ impl Engine {
         let mut step = 1usize;
         while step < inner.size {
             let to = (inner.rank + step) % inner.size;
-            let _ = self.post(inner, to, bytes.clone());
+            let _ = self.post(to, bytes.clone());
             step <<= 1;
         }
     }
@@ -426,7 +445,7 @@ impl Engine {
     fn broadcast(&mut self, inner: &Inner, frame: &Frame) {
         if let Ok(bytes) = encode::<()>(None, frame) {
             for to in (0..inner.size).filter(|&r| r != inner.rank) {
-                let _ = self.post(inner, to, bytes.clone());
+                let _ = self.post(to, bytes.clone());
             }
         }
     }
@@ -434,6 +453,8 @@ impl Engine {
     /// Says farewell, receives until every peer's farewell is in (at most
     /// [`FAREWELL_WAIT`]), then frees what never completed.
     fn shutdown(mut self, inner: &Inner) {
+        // Farewells that already arrived spare their senders a farewell of ours.
+        self.pump_quietly(inner);
         self.broadcast(inner, &Frame::Farewell);
         let until = Instant::now() + FAREWELL_WAIT;
         let me = inner.rank;
@@ -764,7 +785,7 @@ fn progress_loop(mut engine: Engine, inner: &Inner, commands: &Receiver<Command>
         loop {
             match commands.try_recv() {
                 Ok(Command::Send(to, bytes)) => {
-                    let _ = engine.post(inner, to, bytes);
+                    let _ = engine.post(to, bytes);
                     active = true;
                 }
                 Ok(Command::Abort(code)) => engine.comm.get().abort(code),
@@ -789,7 +810,7 @@ fn progress_loop(mut engine: Engine, inner: &Inner, commands: &Receiver<Command>
         let nap = Duration::from_micros(10u64 << idle.min(5)).min(MAX_IDLE_SLEEP);
         match commands.recv_timeout(nap) {
             Ok(Command::Send(to, bytes)) => {
-                let _ = engine.post(inner, to, bytes);
+                let _ = engine.post(to, bytes);
                 idle = 0;
                 last_active = Instant::now();
             }
