@@ -6,6 +6,7 @@
 
 mod event;
 mod node;
+mod tasks;
 
 pub use event::Event;
 
@@ -622,8 +623,7 @@ impl<N: NodeModel, L: LinkModel, P: Policy> Engine<N, L, P> {
         if n == 0 {
             return;
         }
-        let keep = s.queue.len() - n;
-        taken.extend(s.queue.drain(keep..));
+        s.queue.take_back(n, taken);
         if s.queue.is_empty() {
             // The task in service left: cancel its completion.
             s.epoch = s.epoch.wrapping_add(1);
@@ -787,10 +787,11 @@ impl<N: NodeModel, L: LinkModel, P: Policy> Engine<N, L, P> {
         let now = self.now;
         let s = &mut self.state[node];
         let len = s.load();
-        match s.series.last_mut() {
+        let series = s.series.get_or_insert_default();
+        match series.last_mut() {
             Some(last) if last.0 == now => last.1 = len,
             Some(last) if now - last.0 < opts.interval && len != 0 => {}
-            _ => s.series.push((now, len)),
+            _ => series.push((now, len)),
         }
     }
 
@@ -855,7 +856,7 @@ impl<N: NodeModel, L: LinkModel, P: Policy> Engine<N, L, P> {
                 final_load: s.load(),
             });
             if self.setup.series.enabled {
-                let mut points = std::mem::take(&mut s.series);
+                let mut points = s.series.take().map_or_else(Vec::new, |b| *b);
                 if points.last().is_some_and(|p| p.0 < horizon) {
                     points.push((horizon, s.load()));
                 }

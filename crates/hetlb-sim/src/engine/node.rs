@@ -1,26 +1,25 @@
 //! The state of one simulated node.
 
+use super::tasks::TaskQueue;
 use rand_pcg::Pcg64;
-use std::collections::VecDeque;
 
 /// A node: its FIFO queue of tasks (each task is the time it entered the system), its
 /// service epoch, its random streams and its accounting.
 ///
 /// Laid out in three cache lines by use, so that an event touches one or two of them: the
-/// first holds what every completion reads and writes, the second what an arrival needs, the
-/// third the service stream (used when a service starts) and what is rarely touched.
+/// first holds what every completion reads and writes (with the first tasks of the queue
+/// inline), the second what an arrival needs, the third the service stream (used when a
+/// service starts) and what is rarely touched.
 #[derive(Debug, Clone)]
 #[repr(C, align(64))]
 pub(crate) struct NodeState {
     /// Tasks in FIFO order; the front one is in service.
-    pub queue: VecDeque<f64>,
+    pub queue: TaskQueue,
     /// Bumped whenever the task in service is taken away, cancelling its completion.
     pub epoch: u32,
     pub executed: u64,
     /// Time of the last completion.
     pub finish: f64,
-    /// When the current busy period began (valid while the queue is non-empty).
-    pub busy_since: f64,
 
     /// The node's stream of Poisson arrivals.
     pub arrival_rng: Pcg64,
@@ -30,32 +29,34 @@ pub(crate) struct NodeState {
     pub arrival_mean: f64,
     /// Closed busy time.
     pub busy: f64,
-    pub sent: u64,
+    /// When the current busy period began (valid while the queue is non-empty).
+    pub busy_since: f64,
 
     /// The node's stream of service times.
     pub service_rng: Pcg64,
     pub received: u64,
-    /// `(time, length)` samples.
-    pub series: Vec<(f64, u64)>,
+    pub sent: u64,
+    /// `(time, length)` samples; allocated only when series are recorded.
+    pub series: Option<Box<Vec<(f64, u64)>>>,
 }
 
 impl NodeState {
     /// A node holding `initial` tasks that entered at time 0.
     pub fn new(initial: u64, service_rng: Pcg64, arrival_rng: Pcg64) -> Self {
         Self {
-            queue: std::iter::repeat_n(0.0, initial as usize).collect(),
+            queue: TaskQueue::repeat(0.0, initial as usize),
             epoch: 0,
             executed: 0,
             finish: 0.0,
-            busy_since: 0.0,
             arrival_rng,
             arrivals_left: 0,
             arrival_mean: f64::INFINITY,
             busy: 0.0,
-            sent: 0,
+            busy_since: 0.0,
             service_rng,
             received: 0,
-            series: Vec::new(),
+            sent: 0,
+            series: None,
         }
     }
 
