@@ -180,6 +180,9 @@ pub struct Engine<N, L, P> {
     moved: u64,
     transfers: u64,
     in_transit: u64,
+    /// Every node's `(time, queue length)` samples, when series are recorded (empty
+    /// otherwise); kept apart from the node records, which every event touches.
+    queue_series: Vec<Vec<(f64, u64)>>,
     /// `(time, tasks on links)` at its changes, when series are recorded.
     transit_series: Vec<(f64, u64)>,
     response_sum: f64,
@@ -288,6 +291,11 @@ impl<N: NodeModel, L: LinkModel, P: Policy> Engine<N, L, P> {
             })
             .collect();
         let link_count = links.table().link_count();
+        let queue_series = if setup.series.enabled {
+            vec![Vec::new(); n]
+        } else {
+            Vec::new()
+        };
         Ok(Self {
             link_rng: (0..n).map(|i| stream(seed, Purpose::Links, i)).collect(),
             link_free: vec![0.0; link_count],
@@ -314,6 +322,7 @@ impl<N: NodeModel, L: LinkModel, P: Policy> Engine<N, L, P> {
             moved: 0,
             transfers: 0,
             in_transit: 0,
+            queue_series,
             transit_series: Vec::new(),
             response_sum: 0.0,
             elided: Elided {
@@ -606,7 +615,7 @@ impl<N: NodeModel, L: LinkModel, P: Policy> Engine<N, L, P> {
         }
         let s = &mut self.state[node];
         let was_idle = s.queue.is_empty();
-        s.queue.extend(tasks.iter().copied());
+        s.queue.extend(tasks);
         if was_idle {
             s.busy_since = self.now;
             self.start_service(node);
@@ -785,9 +794,8 @@ impl<N: NodeModel, L: LinkModel, P: Policy> Engine<N, L, P> {
             return;
         }
         let now = self.now;
-        let s = &mut self.state[node];
-        let len = s.load();
-        let series = s.series.get_or_insert_default();
+        let len = self.state[node].load();
+        let series = &mut self.queue_series[node];
         match series.last_mut() {
             Some(last) if last.0 == now => last.1 = len,
             Some(last) if now - last.0 < opts.interval && len != 0 => {}
@@ -856,7 +864,7 @@ impl<N: NodeModel, L: LinkModel, P: Policy> Engine<N, L, P> {
                 final_load: s.load(),
             });
             if self.setup.series.enabled {
-                let mut points = s.series.take().map_or_else(Vec::new, |b| *b);
+                let mut points = std::mem::take(&mut self.queue_series[i]);
                 if points.last().is_some_and(|p| p.0 < horizon) {
                     points.push((horizon, s.load()));
                 }

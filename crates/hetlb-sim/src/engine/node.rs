@@ -36,12 +36,6 @@ pub(crate) struct NodeState {
     pub service_rng: Pcg64,
     pub received: u64,
     pub sent: u64,
-    /// `(time, length)` samples; allocated only when series are recorded.
-    #[expect(
-        clippy::box_collection,
-        reason = "a pointer of 8 bytes keeps the record in three lines; a Vec takes 24"
-    )]
-    pub series: Option<Box<Vec<(f64, u64)>>>,
 }
 
 impl NodeState {
@@ -60,7 +54,6 @@ impl NodeState {
             service_rng,
             received: 0,
             sent: 0,
-            series: None,
         }
     }
 

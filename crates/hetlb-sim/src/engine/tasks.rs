@@ -7,20 +7,23 @@ use std::collections::VecDeque;
 /// most events touch no memory outside the node record.
 const INLINE: usize = 3;
 
-/// A FIFO queue of tasks (each the time it entered the system) whose oldest [`INLINE`] tasks
-/// live in a ring inside the queue itself, and the newer ones, if any, in a heap-allocated
-/// overflow. 40 bytes, so that it shares the node record's first cache line with what every
-/// completion reads; its length is read without leaving the record.
+/// A FIFO queue of tasks (each the time it entered the system) whose oldest tasks, up to
+/// [`INLINE`], live in a ring inside the queue itself, and the newer ones, if any, in a
+/// heap-allocated overflow. 40 bytes, so that it shares the node record's first cache line
+/// with what every completion reads; its length is read without leaving the record.
 ///
-/// The overflow, once allocated, is kept for the node's next long queue (as a [`VecDeque`]
-/// keeps its buffer). Tasks leave in the order they came ([`TaskQueue::pop_front`]) or the
-/// newest first ([`TaskQueue::take_back`], for transfers), exactly as a [`VecDeque`] would
-/// give them.
+/// The ring is refilled from the overflow only when it runs empty, [`INLINE`] tasks at a time,
+/// so that a long queue reaches its overflow once per [`INLINE`] completions. The overflow,
+/// once allocated, is kept for the node's next long queue (as a [`VecDeque`] keeps its
+/// buffer). Tasks leave in the order they came ([`TaskQueue::pop_front`]) or the newest first
+/// ([`TaskQueue::take_back`], for transfers), exactly as a [`VecDeque`] would give them.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct TaskQueue {
     /// Index in `ring` of the oldest task.
-    head: u32,
-    /// Tasks in all: the first `min(len, INLINE)` in `ring`, the rest in `overflow`.
+    head: u16,
+    /// Tasks in `ring`; the queue's oldest (no task of the overflow is older).
+    ring_len: u16,
+    /// Tasks in all, in `ring` and `overflow`.
     len: u32,
     ring: [f64; INLINE],
     /// The tasks after the ring's, oldest first.
@@ -35,7 +38,9 @@ impl TaskQueue {
     /// A queue of `count` tasks that entered at `time`.
     pub fn repeat(time: f64, count: usize) -> Self {
         let mut q = Self::default();
-        q.extend(std::iter::repeat_n(time, count));
+        for _ in 0..count {
+            q.extend(&[time]);
+        }
         q
     }
 
@@ -54,26 +59,27 @@ impl TaskQueue {
         (self.head as usize + k) % INLINE
     }
 
-    /// Appends a task.
+    /// Appends `tasks` in order: into the ring while it has room and nothing overflows, the
+    /// rest to the overflow.
     ///
     /// # Panics
     /// Never below 2^32 tasks on one node, which the engine's memory bound keeps far off.
-    pub fn push_back(&mut self, task: f64) {
-        let n = self.len as usize;
-        if n < INLINE {
-            let at = self.slot(n);
-            self.ring[at] = task;
-        } else {
-            self.overflow.get_or_insert_default().push_back(task);
+    pub fn extend(&mut self, tasks: &[f64]) {
+        let n = self.len as usize + tasks.len();
+        let mut rest = tasks;
+        if self.len == u32::from(self.ring_len) {
+            let room = (INLINE - self.ring_len as usize).min(rest.len());
+            for &t in &rest[..room] {
+                let at = self.slot(self.ring_len as usize);
+                self.ring[at] = t;
+                self.ring_len += 1;
+            }
+            rest = &rest[room..];
         }
-        self.len = u32::try_from(n + 1).expect("fewer than 2^32 tasks on a node");
-    }
-
-    /// Appends `tasks` in order.
-    pub fn extend(&mut self, tasks: impl IntoIterator<Item = f64>) {
-        for t in tasks {
-            self.push_back(t);
+        if !rest.is_empty() {
+            self.overflow.get_or_insert_default().extend(rest);
         }
+        self.len = u32::try_from(n).expect("fewer than 2^32 tasks on a node");
     }
 
     /// Removes and returns the oldest task.
@@ -83,33 +89,46 @@ impl TaskQueue {
         }
         let at = self.head as usize;
         let task = self.ring[at];
-        self.head = ((at + 1) % INLINE) as u32;
+        self.head = ((at + 1) % INLINE) as u16;
+        self.ring_len -= 1;
         self.len -= 1;
-        if self.len as usize >= INLINE {
-            // the oldest overflowing task takes the freed place, so the ring stays the front
-            let back = self.slot(INLINE - 1);
-            if let Some(next) = self.overflow.as_mut().and_then(|o| o.pop_front()) {
-                self.ring[back] = next;
-            }
+        if self.ring_len == 0 && self.len > 0 {
+            self.refill();
         }
         Some(task)
+    }
+
+    /// Moves the oldest overflowing tasks, up to [`INLINE`], into the empty ring.
+    fn refill(&mut self) {
+        self.head = 0;
+        if let Some(o) = &mut self.overflow {
+            let k = INLINE.min(o.len());
+            for (slot, t) in self.ring.iter_mut().zip(o.drain(..k)) {
+                *slot = t;
+            }
+            self.ring_len = k as u16;
+        }
     }
 
     /// Moves the newest `count` tasks (all, if fewer) to the end of `out`, oldest first.
     pub fn take_back(&mut self, count: usize, out: &mut Vec<f64>) {
         let n = self.len as usize;
         let count = count.min(n);
-        let over = n.saturating_sub(INLINE);
+        let in_ring = self.ring_len as usize;
+        let over = n - in_ring;
         let from_over = count.min(over);
-        let in_ring = n.min(INLINE);
         let keep = in_ring - (count - from_over);
         out.extend((keep..in_ring).map(|k| self.ring[self.slot(k)]));
+        self.ring_len = keep as u16;
         if from_over > 0
             && let Some(o) = &mut self.overflow
         {
             out.extend(o.drain(over - from_over..));
         }
         self.len = (n - count) as u32;
+        if self.ring_len == 0 && self.len > 0 {
+            self.refill();
+        }
     }
 }
 
@@ -148,7 +167,7 @@ mod tests {
             for op in ops {
                 match op {
                     Op::Push(tasks) => {
-                        q.extend(tasks.iter().copied());
+                        q.extend(&tasks);
                         model.extend(tasks);
                     }
                     Op::Pop => prop_assert_eq!(q.pop_front(), model.pop_front()),
@@ -164,7 +183,8 @@ mod tests {
                 prop_assert_eq!(q.len(), model.len());
                 prop_assert_eq!(q.is_empty(), model.is_empty());
                 let over = q.overflow.as_ref().map_or(0, |o| o.len());
-                prop_assert_eq!(over, model.len().saturating_sub(INLINE));
+                prop_assert_eq!(over + usize::from(q.ring_len), model.len());
+                prop_assert!(q.ring_len > 0 || model.is_empty());
             }
         }
     }
