@@ -31,9 +31,9 @@
 //! requires. A peer whose farewell has arrived is sent nothing more, not even a beat: it may
 //! already be in `MPI_Finalize`, and a send it never takes would keep this process's own
 //! `MPI_Finalize` from returning (as when a master checks results for longer than
-//! [`FAREWELL_WAIT`] after its workers left). There is no pending collective at any time. Under MPI's fail-stop model a process
-//! that dies ends the job through the launcher; what hetlb survives are processes that stop
-//! and go on, or fall silent.
+//! [`FAREWELL_WAIT`] after its workers left). There is no pending collective at any time.
+//! Under MPI's fail-stop model a process that dies ends the job through the launcher; what
+//! hetlb survives are processes that stop and go on, or fall silent.
 
 use super::{Envelope, Group, Liveness, Message, Transport, TransportError};
 use crossbeam::channel::{self, Receiver, RecvTimeoutError, Sender, TryRecvError};
