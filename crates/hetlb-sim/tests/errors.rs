@@ -332,3 +332,12 @@ fn a_network_too_large_for_the_memory_is_refused_before_it_is_built() {
     let small = "topology = \"ring:4\"\n[nodes]\ncount = 4\nrate = 1.0\n";
     assert!(Scenario::from_toml_within(small, 1 << 20).is_ok());
 }
+
+#[test]
+fn a_node_that_would_hold_more_than_its_queue_counts_is_an_error_not_a_panic() {
+    // 2^32 tasks on one node: refused before any of them is allocated
+    let s = Scenario::from_toml(&edit("initial = 5", "initial = 4294967296")).unwrap();
+    let e = s.run().expect_err("more tasks than a queue holds");
+    let text = e.to_string();
+    assert!(text.contains("node 0 would hold more than 4294967295 tasks"), "{text}");
+}

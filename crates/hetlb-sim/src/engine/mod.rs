@@ -112,6 +112,14 @@ pub enum SimError {
     /// A policy's rule refused its input.
     #[error("policy: {0}")]
     Policy(#[from] PolicyError),
+    /// A node would hold more tasks than its queue can count.
+    #[error("node {node} would hold more than {max} tasks, the most one node's queue can hold")]
+    QueueFull {
+        /// The node.
+        node: usize,
+        /// The most tasks one node holds.
+        max: u64,
+    },
     /// Tasks were lost or created: a bug in the engine.
     #[error(
         "task conservation violated at t = {time}: executed {executed} + queued {queued} + in transit {in_transit} != {expected}"
@@ -128,6 +136,14 @@ pub enum SimError {
         /// Initial + injected + arrived.
         expected: u64,
     },
+}
+
+/// The error of a node whose queue would overflow.
+fn queue_full(node: usize) -> SimError {
+    SimError::QueueFull {
+        node,
+        max: tasks::TaskQueue::MAX,
+    }
 }
 
 /// A batch of tasks on a link.
@@ -282,14 +298,15 @@ impl<N: NodeModel, L: LinkModel, P: Policy> Engine<N, L, P> {
                     w,
                     stream(seed, Purpose::Service, i),
                     stream(seed, Purpose::Arrivals, i),
-                );
+                )
+                .map_err(|_| queue_full(i))?;
                 s.arrivals_left = per_node;
                 if let Some(a) = &setup.arrivals {
                     s.arrival_mean = 1.0 / a.rates[i];
                 }
-                s
+                Ok(s)
             })
-            .collect();
+            .collect::<Result<_, SimError>>()?;
         let link_count = links.table().link_count();
         let queue_series = if setup.series.enabled {
             vec![Vec::new(); n]
@@ -452,7 +469,7 @@ impl<N: NodeModel, L: LinkModel, P: Policy> Engine<N, L, P> {
             }
             Event::Arrival { node } => {
                 let node = node as usize;
-                self.add_tasks(node, &[self.now]);
+                self.add_tasks(node, &[self.now])?;
                 self.arrived += 1;
                 let s = &mut self.state[node];
                 s.arrivals_left -= 1;
@@ -480,7 +497,7 @@ impl<N: NodeModel, L: LinkModel, P: Policy> Engine<N, L, P> {
             Event::Injection { index } => {
                 let inj = self.setup.injections[index as usize];
                 let stamps = vec![self.now; inj.tasks as usize];
-                self.add_tasks(inj.node, &stamps);
+                self.add_tasks(inj.node, &stamps)?;
                 self.injected += inj.tasks;
                 let mut orders = std::mem::take(&mut self.orders);
                 let decided = self.policy.on_injection(
@@ -510,7 +527,7 @@ impl<N: NodeModel, L: LinkModel, P: Policy> Engine<N, L, P> {
                 self.in_transit -= n;
                 self.record_transit();
                 self.state[batch.to].received += n;
-                self.add_tasks(batch.to, &batch.tasks);
+                self.add_tasks(batch.to, &batch.tasks)?;
             }
             Event::Status => {
                 let now = self.now;
@@ -609,18 +626,19 @@ impl<N: NodeModel, L: LinkModel, P: Policy> Engine<N, L, P> {
         self.held = held;
     }
 
-    fn add_tasks(&mut self, node: usize, tasks: &[f64]) {
+    fn add_tasks(&mut self, node: usize, tasks: &[f64]) -> Result<(), SimError> {
         if tasks.is_empty() {
-            return;
+            return Ok(());
         }
         let s = &mut self.state[node];
         let was_idle = s.queue.is_empty();
-        s.queue.extend(tasks);
+        s.queue.extend(tasks).map_err(|_| queue_full(node))?;
         if was_idle {
             s.busy_since = self.now;
             self.start_service(node);
         }
         self.record(node);
+        Ok(())
     }
 
     /// Moves up to `count` of the most recently queued tasks of `node` into `taken` (emptied
@@ -698,7 +716,7 @@ impl<N: NodeModel, L: LinkModel, P: Policy> Engine<N, L, P> {
             match link {
                 None => {
                     self.state[order.to].received += count;
-                    self.add_tasks(order.to, &tasks);
+                    self.add_tasks(order.to, &tasks)?;
                     // kept for the next order: an instant delivery allocates nothing
                     self.moving = tasks;
                 }

@@ -1,6 +1,6 @@
 //! The state of one simulated node.
 
-use super::tasks::TaskQueue;
+use super::tasks::{QueueFull, TaskQueue};
 use rand_pcg::Pcg64;
 
 /// A node: its FIFO queue of tasks (each task is the time it entered the system), its
@@ -40,9 +40,12 @@ pub(crate) struct NodeState {
 
 impl NodeState {
     /// A node holding `initial` tasks that entered at time 0.
-    pub fn new(initial: u64, service_rng: Pcg64, arrival_rng: Pcg64) -> Self {
-        Self {
-            queue: TaskQueue::repeat(0.0, initial as usize),
+    ///
+    /// # Errors
+    /// [`QueueFull`] when `initial` is above [`TaskQueue::MAX`].
+    pub fn new(initial: u64, service_rng: Pcg64, arrival_rng: Pcg64) -> Result<Self, QueueFull> {
+        Ok(Self {
+            queue: TaskQueue::repeat(0.0, initial)?,
             epoch: 0,
             executed: 0,
             finish: 0.0,
@@ -54,7 +57,7 @@ impl NodeState {
             service_rng,
             received: 0,
             sent: 0,
-        }
+        })
     }
 
     pub fn load(&self) -> u64 {

@@ -35,13 +35,22 @@ pub(crate) struct TaskQueue {
 }
 
 impl TaskQueue {
+    /// The most tasks a queue holds (its length is 32 bits, to keep it in the record).
+    pub const MAX: u64 = u32::MAX as u64;
+
     /// A queue of `count` tasks that entered at `time`.
-    pub fn repeat(time: f64, count: usize) -> Self {
+    ///
+    /// # Errors
+    /// [`QueueFull`] when `count` is above [`TaskQueue::MAX`].
+    pub fn repeat(time: f64, count: u64) -> Result<Self, QueueFull> {
+        if count > Self::MAX {
+            return Err(QueueFull);
+        }
         let mut q = Self::default();
         for _ in 0..count {
-            q.extend(&[time]);
+            q.extend(&[time])?;
         }
-        q
+        Ok(q)
     }
 
     /// The number of tasks.
@@ -62,10 +71,12 @@ impl TaskQueue {
     /// Appends `tasks` in order: into the ring while it has room and nothing overflows, the
     /// rest to the overflow.
     ///
-    /// # Panics
-    /// Never below 2^32 tasks on one node, which the engine's memory bound keeps far off.
-    pub fn extend(&mut self, tasks: &[f64]) {
+    /// # Errors
+    /// [`QueueFull`], and nothing appended, when the queue would hold more than
+    /// [`TaskQueue::MAX`] tasks.
+    pub fn extend(&mut self, tasks: &[f64]) -> Result<(), QueueFull> {
         let n = self.len as usize + tasks.len();
+        let new_len = u32::try_from(n).map_err(|_| QueueFull)?;
         let mut rest = tasks;
         if self.len == u32::from(self.ring_len) {
             let room = (INLINE - self.ring_len as usize).min(rest.len());
@@ -79,7 +90,8 @@ impl TaskQueue {
         if !rest.is_empty() {
             self.overflow.get_or_insert_default().extend(rest);
         }
-        self.len = u32::try_from(n).expect("fewer than 2^32 tasks on a node");
+        self.len = new_len;
+        Ok(())
     }
 
     /// Removes and returns the oldest task.
@@ -132,6 +144,10 @@ impl TaskQueue {
     }
 }
 
+/// A queue would hold more than [`TaskQueue::MAX`] tasks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct QueueFull;
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -157,17 +173,31 @@ mod tests {
         assert_eq!(std::mem::size_of::<TaskQueue>(), 40);
     }
 
+    #[test]
+    fn refuses_more_than_it_can_count() {
+        assert_eq!(
+            TaskQueue::repeat(0.0, TaskQueue::MAX + 1).err(),
+            Some(QueueFull)
+        );
+        let mut q = TaskQueue {
+            len: u32::MAX - 1,
+            ..TaskQueue::default()
+        };
+        assert_eq!(q.extend(&[1.0, 2.0]), Err(QueueFull));
+        assert_eq!(q.len(), (u32::MAX - 1) as usize);
+    }
+
     proptest! {
         /// Every sequence of appends, pops and takes gives what a `VecDeque` gives.
         #[test]
         fn behaves_as_a_vecdeque(start in 0usize..6, ops in prop::collection::vec(op(), 0..60)) {
-            let mut q = TaskQueue::repeat(0.5, start);
+            let mut q = TaskQueue::repeat(0.5, start as u64).unwrap();
             let mut model: VecDeque<f64> = std::iter::repeat_n(0.5, start).collect();
             let (mut got, mut want) = (Vec::new(), Vec::new());
             for op in ops {
                 match op {
                     Op::Push(tasks) => {
-                        q.extend(&tasks);
+                        q.extend(&tasks).unwrap();
                         model.extend(tasks);
                     }
                     Op::Pop => prop_assert_eq!(q.pop_front(), model.pop_front()),
