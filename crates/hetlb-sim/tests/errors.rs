@@ -339,5 +339,8 @@ fn a_node_that_would_hold_more_than_its_queue_counts_is_an_error_not_a_panic() {
     let s = Scenario::from_toml(&edit("initial = 5", "initial = 4294967296")).unwrap();
     let e = s.run().expect_err("more tasks than a queue holds");
     let text = e.to_string();
-    assert!(text.contains("node 0 would hold more than 4294967295 tasks"), "{text}");
+    assert!(
+        text.contains("node 0 would hold more than 4294967295 tasks"),
+        "{text}"
+    );
 }
