@@ -12,9 +12,9 @@
 
 use hetlb_bench::timing::median;
 use hetlb_core::rules::self_scheduling::Policy;
-use hetlb_runtime::transport::mpi::Mpi;
 use hetlb_runtime::workload::synthetic::Synthetic;
 use hetlb_runtime::{RunConfig, run_mpi};
+use hetlb_transport::mpi::Mpi;
 use mpi::point_to_point::{Destination, Source};
 use mpi::topology::{Communicator, SimpleCommunicator};
 use std::time::Instant;

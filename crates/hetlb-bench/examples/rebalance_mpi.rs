@@ -16,8 +16,8 @@
 
 use hetlb_bench::rebalance::Item64;
 use hetlb_bench::timing::median;
-use hetlb_runtime::peer::{Balancer, BalancerConfig, DEFAULT_TIMEOUT, SyncPoint};
-use hetlb_runtime::transport::mpi::Mpi;
+use hetlb_peer::{Balancer, BalancerConfig, DEFAULT_TIMEOUT, SyncPoint};
+use hetlb_transport::mpi::Mpi;
 use mpi::collective::{CommunicatorCollectives, SystemOperation};
 use mpi::datatype::{Partition, PartitionMut};
 use mpi::topology::Communicator;

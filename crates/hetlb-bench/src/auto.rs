@@ -27,8 +27,8 @@ use crate::BenchError;
 use crate::timing::{Machine, Progress, median};
 use hetlb_core::advice::Trigger;
 use hetlb_core::algorithm::Algorithm;
+use hetlb_peer::{AUTO, BalancerConfig, Speeds};
 use hetlb_runtime::Slowdown;
-use hetlb_runtime::peer::{AUTO, BalancerConfig, Speeds};
 use hetlb_runtime::workload::iterative::{
     Drift, IterativeConfig, IterativeRun, SpeedChange, Work, run_threads,
 };

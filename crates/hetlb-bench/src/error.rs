@@ -33,7 +33,7 @@ pub enum BenchError {
     Simulation(#[from] hetlb_sim::SimError),
     /// Peer rebalancing failed while timed.
     #[error(transparent)]
-    Peer(#[from] hetlb_runtime::peer::PeerError),
+    Peer(#[from] hetlb_peer::PeerError),
     /// A kernel could not be set up (an engine refusing its inputs, say).
     #[error(transparent)]
     Kernel(Box<dyn std::error::Error + Send + Sync>),

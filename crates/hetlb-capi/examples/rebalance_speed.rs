@@ -19,8 +19,8 @@
 
 use hetlb::balancer::{hetlb_balancer, hetlb_balancer_create, hetlb_balancer_free};
 use hetlb::records::hetlb_rebalance;
-use hetlb_runtime::peer::{Balancer, BalancerConfig, Bytes, Item, Records};
-use hetlb_runtime::transport::mpi::Mpi;
+use hetlb_peer::{Balancer, BalancerConfig, Bytes, Item, Records};
+use hetlb_transport::mpi::Mpi;
 use mpi::collective::{CommunicatorCollectives, SystemOperation};
 use mpi::raw::AsRaw;
 use mpi::topology::Communicator;
@@ -106,7 +106,7 @@ fn c_call(
 
 /// Seconds of one `rebalance_records` of the same records in a `Vec<u8>` of the same
 /// capacity (no spare room, as the `malloc`'ed array), checked.
-fn records_call<G: hetlb_runtime::transport::Group>(
+fn records_call<G: hetlb_transport::Group>(
     b: &mut Balancer<Bytes, G>,
     ids: &std::ops::Range<u64>,
     check: &dyn Fn(u64, u64, bool) -> f64,
@@ -127,7 +127,7 @@ fn records_call<G: hetlb_runtime::transport::Group>(
 }
 
 /// Seconds of one `rebalance` of the same records as a `Vec<Rec>`, checked.
-fn items_call<G: hetlb_runtime::transport::Group>(
+fn items_call<G: hetlb_transport::Group>(
     b: &mut Balancer<Rec, G>,
     ids: &std::ops::Range<u64>,
     check: &dyn Fn(u64, u64, bool) -> f64,

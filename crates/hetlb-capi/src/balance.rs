@@ -6,7 +6,7 @@ use crate::error::{CapiError, guard, last_error_ptr};
 use crate::ffi_util::{opt_slice, opt_str, req_slice, req_slice_mut, req_str};
 use hetlb_core::topology::TopologySpec;
 use hetlb_core::{Algorithm, BalanceOptions, Capacities, balance, balance_on};
-use hetlb_runtime::peer::BalancerConfig;
+use hetlb_peer::BalancerConfig;
 use std::ffi::{c_char, c_int};
 
 /// The largest topology file `hetlb_balance` reads (as a balancer, 64 MiB).
@@ -74,7 +74,7 @@ pub(crate) fn balance_loads(
     if loads.is_empty() {
         return Err(CapiError::Invalid("n: at least one load is needed".into()));
     }
-    if algorithm == hetlb_runtime::peer::AUTO {
+    if algorithm == hetlb_peer::AUTO {
         return Err(CapiError::Invalid(
             "algorithm: auto picks a rule from measured speeds at each rebalance; name a rule \
              here"

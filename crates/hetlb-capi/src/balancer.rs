@@ -5,8 +5,8 @@
 use crate::error::{CapiError, guard};
 use crate::ffi_util::{opt_slice, opt_str, req_str};
 use crate::options;
-use hetlb_runtime::peer::{Balancer, Bytes, PeerError, Records};
-use hetlb_runtime::transport::mpi::Mpi;
+use hetlb_peer::{Balancer, Bytes, PeerError, Records};
+use hetlb_transport::mpi::Mpi;
 use mpi::ffi::{MPI_Comm, MPI_Fint};
 use mpi::raw::FromRaw;
 use mpi::topology::SimpleCommunicator;
@@ -126,10 +126,7 @@ pub unsafe extern "C" fn hetlb_balancer_create_f(
     unsafe { hetlb_balancer_create(comm, rule, options, out) }
 }
 
-fn create(
-    comm: MPI_Comm,
-    config: hetlb_runtime::peer::BalancerConfig,
-) -> Result<hetlb_balancer, CapiError> {
+fn create(comm: MPI_Comm, config: hetlb_peer::BalancerConfig) -> Result<hetlb_balancer, CapiError> {
     if !mpi::environment::is_initialized() {
         return Err(CapiError::Mpi(
             "MPI is not initialised (call MPI_Init first)".into(),

@@ -3,7 +3,7 @@
 //! rolls the call back) and never shrinks.
 #![allow(unsafe_code)]
 
-use hetlb_runtime::peer::{RecordBuffer, StoreError};
+use hetlb_peer::{RecordBuffer, StoreError};
 
 /// A `malloc`'ed array: `len` bytes of records in an allocation of at least `cap` bytes.
 #[derive(Debug)]
@@ -90,8 +90,8 @@ impl RecordBuffer for MallocBuffer {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use hetlb_runtime::peer::{Balancer, BalancerConfig, Bytes, Records};
-    use hetlb_runtime::transport::threads;
+    use hetlb_peer::{Balancer, BalancerConfig, Bytes, Records};
+    use hetlb_transport::threads;
 
     /// A malloc'ed array of records (id, !id, id²), 24 bytes each.
     fn malloced(ids: std::ops::Range<u64>) -> MallocBuffer {

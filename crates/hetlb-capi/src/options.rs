@@ -24,7 +24,7 @@ use hetlb_core::advice::{CostModel, Trigger};
 use hetlb_core::algorithm::Algorithm;
 use hetlb_core::routing::Routing;
 use hetlb_core::transmission::Schedule;
-use hetlb_runtime::peer::{AUTO, BalancerConfig, Speeds};
+use hetlb_peer::{AUTO, BalancerConfig, Speeds};
 use std::time::Duration;
 
 /// The window of `speeds=measured` without one.

@@ -1,11 +1,11 @@
 //! `hetlb_rebalance` and `hetlb_resolve`: the application's records in a `malloc`'ed array,
-//! moved as plain bytes by the peer protocol (`hetlb_runtime::peer::Records`).
+//! moved as plain bytes by the peer protocol (`hetlb_peer::Records`).
 #![allow(unsafe_code)]
 
 use crate::balancer::{hetlb_balancer, peer_error};
 use crate::error::{CapiError, guard};
 use crate::malloc_buffer::MallocBuffer;
-use hetlb_runtime::peer::Records;
+use hetlb_peer::Records;
 use std::ffi::{c_int, c_void};
 use std::time::Instant;
 
@@ -210,10 +210,7 @@ pub unsafe extern "C" fn hetlb_resolve(
     })
 }
 
-type RecordsBalancer = hetlb_runtime::peer::Balancer<
-    hetlb_runtime::peer::Bytes,
-    hetlb_runtime::transport::mpi::Mpi<'static>,
->;
+type RecordsBalancer = hetlb_peer::Balancer<hetlb_peer::Bytes, hetlb_transport::mpi::Mpi<'static>>;
 
 /// Runs `f` on the balancer and the records (weighed by `load_of` when given).
 fn with_records<R>(
@@ -224,15 +221,15 @@ fn with_records<R>(
     f: impl FnOnce(
         &mut RecordsBalancer,
         &mut Records<'_, MallocBuffer>,
-    ) -> Result<R, hetlb_runtime::peer::PeerError>,
-) -> Result<R, hetlb_runtime::peer::PeerError> {
+    ) -> Result<R, hetlb_peer::PeerError>,
+) -> Result<R, hetlb_peer::PeerError> {
     let weigh = move |r: &[u8]| match load_of {
         // SAFETY: `r` is one whole record; the function reads it (the caller's contract).
         Some(f) => unsafe { f(r.as_ptr().cast(), ctx) },
         None => 1,
     };
     let records = Records::new(&mut a.buffer, a.item_size, id_offset).map_err(|source| {
-        hetlb_runtime::peer::ConfigError::Records {
+        hetlb_peer::ConfigError::Records {
             argument: None,
             source,
         }

@@ -15,7 +15,7 @@
 use crate::balancer::hetlb_balancer;
 use crate::error::{CapiError, guard};
 use crate::ffi_util::opt_slice;
-use hetlb_runtime::peer::{PeerError, Records};
+use hetlb_peer::{PeerError, Records};
 use mpi::collective::{CommunicatorCollectives, SystemOperation};
 use mpi::datatype::{Partition, PartitionMut};
 use mpi::topology::SimpleCommunicator;

@@ -1,8 +1,9 @@
 //! # hetlb-core
 //!
 //! Exact integer load-balancing rules for heterogeneous clusters, the plans they produce and
-//! the metrics that judge them. No I/O: the simulator, the experiments and the runtime all
-//! drive these same rules. The large kernels — the in-place exchange and the diffusion rounds
+//! the metrics that judge them. The simulator, the experiments and the runtime all drive these
+//! same rules; the only I/O is one bounded reader of topology and load files
+//! ([`text_file`]). The large kernels — the in-place exchange and the diffusion rounds
 //! — spread over rayon's threads, with the same result whatever their number.
 //!
 //! * [`model`] — integer loads, capacities, validation errors.

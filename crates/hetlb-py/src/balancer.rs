@@ -1,4 +1,4 @@
-//! `hetlb.Balancer`: the peer balancer (`hetlb_runtime::peer::Balancer`) over an mpi4py
+//! `hetlb.Balancer`: the peer balancer (`hetlb_peer::Balancer`) over an mpi4py
 //! communicator (feature `mpi`). Without the feature nothing is registered and the Python
 //! side says that this build has no MPI.
 

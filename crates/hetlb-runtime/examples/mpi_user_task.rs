@@ -9,8 +9,8 @@
 //! ```
 
 use hetlb_core::rules::self_scheduling::Policy;
-use hetlb_runtime::transport::mpi::Mpi;
 use hetlb_runtime::{FnJob, RunConfig, TaskError, run_mpi};
+use hetlb_transport::mpi::Mpi;
 use serde::{Deserialize, Serialize};
 
 /// One task: count the primes in `[start, end)`.

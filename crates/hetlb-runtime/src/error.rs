@@ -1,7 +1,7 @@
 //! What can go wrong in a run.
 
-use crate::transport::TransportError;
 use hetlb_core::rules::self_scheduling::SchedulingError;
+use hetlb_transport::TransportError;
 use std::fmt;
 use thiserror::Error;
 

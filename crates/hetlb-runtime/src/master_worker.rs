@@ -410,8 +410,8 @@ pub fn on_mpi_job<J>(
 ) -> Option<Vec<Outcome<J::Output>>>
 where
     J: Job,
-    J::Task: crate::transport::Message,
-    J::Output: crate::transport::Message,
+    J::Task: hetlb_transport::Message,
+    J::Output: hetlb_transport::Message,
 {
     let run = in_turn(settings, mpi.size(), progress, |cfg| {
         crate::run_mpi(mpi.mpi(), job, cfg)

@@ -10,8 +10,8 @@
 //! [`crate::master_worker::on_mpi_job`], [`crate::workload::iterative::compare::on_mpi_job`]
 //! and [`crate::scenario::run_mpi_job`].
 
-use crate::transport::TransportError;
-use crate::transport::mpi::Mpi;
+use hetlb_transport::TransportError;
+use hetlb_transport::mpi::Mpi;
 use std::io::Write;
 use std::time::Duration;
 

@@ -6,8 +6,8 @@ use crate::job::Job;
 use crate::message::Msg;
 use crate::processor::{self, Ending};
 use crate::report::Outcome;
-use crate::transport::Transport;
-use crate::transport::threads::network;
+use hetlb_transport::Transport;
+use hetlb_transport::threads::network;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -122,23 +122,23 @@ pub fn run_sequential<J: Job>(job: &J) -> Result<(Vec<J::Output>, f64), RuntimeE
 /// calls this with the same job and settings. Rank 0 gets `Some(outcome)`, the others `None`.
 ///
 /// On an error, ranks may still be waiting for messages that will never come: call
-/// [`crate::transport::mpi::Mpi::abort`] to end them all rather than hang.
+/// [`hetlb_transport::mpi::Mpi::abort`] to end them all rather than hang.
 ///
 /// # Errors
 /// As [`run_threads`]; a rank that stops answering is reported as
 /// [`RuntimeError::Unresponsive`] once the timeout passes.
 #[cfg(feature = "mpi")]
 pub fn run_mpi<J>(
-    mpi: &crate::transport::mpi::Mpi<'_>,
+    mpi: &hetlb_transport::mpi::Mpi<'_>,
     job: &J,
     cfg: &RunConfig,
 ) -> Result<Option<Outcome<J::Output>>, RuntimeError>
 where
     J: Job,
-    J::Task: crate::transport::Message,
-    J::Output: crate::transport::Message,
+    J::Task: hetlb_transport::Message,
+    J::Output: hetlb_transport::Message,
 {
-    use crate::transport::Group;
+    use hetlb_transport::Group;
     cfg.validate(mpi.size())?;
     let tr = mpi.open::<Msg<J::Task, J::Output>>()?;
     match processor::run(&tr, job, cfg)? {

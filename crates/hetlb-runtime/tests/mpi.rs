@@ -7,10 +7,10 @@ mod common;
 use common::mpiexec;
 
 use hetlb_core::rules::self_scheduling::Policy;
-use hetlb_runtime::transport::mpi::Mpi;
 use hetlb_runtime::workload::matmul::MatmulJob;
 use hetlb_runtime::workload::synthetic::Synthetic;
 use hetlb_runtime::{FailureKind, Faults, FnJob, RunConfig, Slowdown, TaskError, run_mpi};
+use hetlb_transport::mpi::Mpi;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 

@@ -11,7 +11,7 @@ use anyhow::{Context, Result, anyhow, bail};
 use hetlb_core::advice::Trigger;
 use hetlb_core::algorithm::Algorithm;
 use hetlb_core::topology::{Graph, GraphError, Network, Topology, TopologySpec};
-use hetlb_runtime::peer::default_candidates;
+use hetlb_peer::default_candidates;
 use hetlb_runtime::workload::iterative::dump::{self, DumpLine};
 use hetlb_runtime::workload::iterative::replay::{self, Outcome, ReplayError};
 use std::collections::HashMap;

@@ -312,7 +312,7 @@ impl Topology for Network {
 /// | `complete:N` | complete graph |
 /// | `hypercube:D` | the implicit `D`-cube, `2^D` nodes |
 /// | `random:N:P[:SEED]` | seeded connected G(N, P) (seed 0 by default) |
-/// | `file:PATH` | edge list or JSON file (read by the caller: the core does no I/O) |
+/// | `file:PATH` | edge list or JSON file (read by [`TopologySpec::build_reading`], bounded in size) |
 ///
 /// # Example
 /// ```

@@ -18,7 +18,7 @@ pub struct Packed {
     pub data: Vec<u8>,
 }
 
-impl hetlb_runtime::peer::Item for Packed {
+impl hetlb_peer::Item for Packed {
     fn id(&self) -> u64 {
         self.id
     }

@@ -1,4 +1,4 @@
-//! The native balancer: a `hetlb_runtime::peer::Balancer` of [`Packed`] items on hetlb's
+//! The native balancer: a `hetlb_peer::Balancer` of [`Packed`] items on hetlb's
 //! duplicate of an mpi4py communicator. The Python class `hetlb.Balancer` checks the
 //! communicator and the MPI library, packs the items and calls this one.
 
@@ -6,11 +6,11 @@ use super::packed::{MAX_ITEMS, Packed, id_of, own_index};
 use crate::errors::{Kind, raise, raise_with};
 use hetlb_core::advice::{CostModel, Trigger};
 use hetlb_core::transmission::Schedule;
-use hetlb_runtime::peer::{
+use hetlb_peer::{
     Balancer, BalancerConfig, Bytes, ConfigError, Fault, Holding, PeerError, PeerFailure, Records,
     Speeds,
 };
-use hetlb_runtime::transport::mpi::Mpi;
+use hetlb_transport::mpi::Mpi;
 use mpi::raw::FromRaw;
 use mpi::topology::SimpleCommunicator;
 use numpy::{PyArray2, PyReadonlyArray1, PyReadonlyArray2};
@@ -231,7 +231,7 @@ impl NativeBalancer {
             .learn_cost(learn_cost)
             .routing(routing.parse().map_err(|e| bad(format!("routing: {e}")))?);
         if let Some(names) = candidates {
-            if rule != hetlb_runtime::peer::AUTO {
+            if rule != hetlb_peer::AUTO {
                 return Err(bad(format!(
                     "candidates: only rule auto has candidates, not {rule}"
                 )));

@@ -15,8 +15,8 @@ use crate::error::RuntimeError;
 use crate::job::Job;
 use crate::message::{Batch, Msg, Totals};
 use crate::report::{Dispatch, Failure, FailureKind, Outcome, ProcessorReport, RunReport};
-use crate::transport::{Envelope, Transport};
 use hetlb_core::rules::self_scheduling::{Observation, Scheduler};
+use hetlb_transport::{Envelope, Transport};
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 

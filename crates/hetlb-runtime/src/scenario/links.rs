@@ -9,10 +9,10 @@
 
 use super::ScenarioRunError;
 use super::messages::{LinkMeasure, Message, Task};
-use crate::transport::Transport;
 use hetlb_sim::Scenario;
 use hetlb_sim::model::LinkModel;
 use hetlb_sim::rng::stream;
+use hetlb_transport::Transport;
 use rand_pcg::Pcg64;
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};

@@ -48,9 +48,9 @@ pub use links::LinkEstimates;
 pub use messages::{LinkMeasure, Message, NodeMeasured, RankTiming, Task};
 pub use work::{Calibration, Work};
 
-use crate::transport::{Transport, TransportError};
 use hetlb_sim::Scenario;
 use hetlb_sim::scenario::PolicySpec;
+use hetlb_transport::{Transport, TransportError};
 use rank::{Clock, Rank};
 use serde::Serialize;
 use std::time::{Duration, Instant};
@@ -592,7 +592,7 @@ pub fn run_threads(
             "nodes.count: {n} nodes; 1 to {MAX_RANKS} run on threads"
         )));
     }
-    let mut ends = crate::transport::threads::network::<Message>(n).into_iter();
+    let mut ends = hetlb_transport::threads::network::<Message>(n).into_iter();
     let first = ends.next().expect("at least one rank");
     let mut handles = Vec::new();
     for tr in ends {
@@ -663,7 +663,7 @@ pub fn run_mpi_job(
     cfg: &RealConfig,
     calibration: Calibration,
 ) -> Option<RealReport> {
-    use crate::transport::Group;
+    use hetlb_transport::Group;
     let tr = match job.mpi().open::<Message>() {
         Ok(tr) => tr,
         Err(e) => job.report_and_end(&format!("{label}: {e}"), Duration::ZERO),

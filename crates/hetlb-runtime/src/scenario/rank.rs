@@ -12,12 +12,12 @@ use super::links::LinkEstimates;
 use super::messages::{Message, NodeMeasured, Task};
 use super::work::{Calibration, Work, spin};
 use super::{RealConfig, ScenarioRunError};
-use crate::transport::Transport;
 use hetlb_sim::Scenario;
 use hetlb_sim::model::{LinkModel, NodeModel};
 use hetlb_sim::policy::{Delivery, Order, Policy, Reported, View};
 use hetlb_sim::rng::{Purpose, exponential, stream};
 use hetlb_sim::scenario::PolicySpec;
+use hetlb_transport::Transport;
 use rand_pcg::Pcg64;
 use std::collections::{BTreeMap, VecDeque};
 use std::time::{Duration, Instant};
@@ -250,7 +250,7 @@ impl<'a, T: Transport<Message>> Rank<'a, T> {
     /// no task is left anywhere, so none can be lost) does not need it.
     fn notify(&self, to: usize, msg: Message) -> Result<(), ScenarioRunError> {
         match self.tr.send(to, msg) {
-            Ok(_) | Err(crate::transport::TransportError::Closed(_)) => Ok(()),
+            Ok(_) | Err(hetlb_transport::TransportError::Closed(_)) => Ok(()),
             Err(e) => Err(e.into()),
         }
     }
@@ -860,7 +860,7 @@ impl<'a, T: Transport<Message>> Rank<'a, T> {
         }
         self.watched = Instant::now();
         for peer in (0..self.size).filter(|&p| p != self.node) {
-            if let crate::transport::Liveness::Silent(d) = self.tr.liveness(peer) {
+            if let hetlb_transport::Liveness::Silent(d) = self.tr.liveness(peer) {
                 if d > self.cfg.timeout {
                     return Err(ScenarioRunError::Failed(format!(
                         "node {peer} stopped answering: nothing heard for {:.1} s (timeout \

@@ -10,8 +10,8 @@ use hetlb_core::advice::Trigger;
 use hetlb_core::algorithm::Algorithm;
 use hetlb_core::routing::Routing;
 use hetlb_core::transmission::Schedule;
+use hetlb_peer::{AUTO, BalancerConfig, Speeds};
 use hetlb_runtime::Slowdown;
-use hetlb_runtime::peer::{AUTO, BalancerConfig, Speeds};
 use hetlb_runtime::workload::iterative::compare::{self, BalancerReport, SpeedWarning, Spread};
 use hetlb_runtime::workload::iterative::{
     Drift, IterationProgress, IterativeConfig, IterativeRun, dump,
@@ -104,7 +104,7 @@ pub struct Args {
     learn_cost: bool,
     /// With `--trigger auto`: the share of the iteration time that checking may cost (0 to 1;
     /// 0 checks at every rebalance). Calls between checks return at once, without a message.
-    #[arg(long, default_value_t = hetlb_runtime::peer::DEFAULT_CHECK_BUDGET, value_parser = crate::input::real(0.0, 1.0, false))]
+    #[arg(long, default_value_t = hetlb_peer::DEFAULT_CHECK_BUDGET, value_parser = crate::input::real(0.0, 1.0, false))]
     check_budget: f64,
     /// Topology of the ranks for the diffusion rules (`ring:6`, `torus:2x4`, …); default a
     /// hypercube on a power of two, else complete:N for the hypercube rules, a ring otherwise.

@@ -4,9 +4,9 @@
 //! that had nothing to move, the measured speeds that cannot be right.
 
 use super::{IterationProgress, IterativeConfig, IterativeError, IterativeRun, RankLog, Step};
-use crate::peer::BalancerConfig;
-use crate::speed_check::{Implausible, implausible, speed};
 use hetlb_core::algorithm::Algorithm;
+use hetlb_peer::BalancerConfig;
+use hetlb_peer::speed_check::{Implausible, implausible, speed};
 use serde::Serialize;
 use std::time::Duration;
 
@@ -72,7 +72,7 @@ pub fn check_exactly_once(cells: u64, runs: &[IterativeRun]) -> Result<(), Itera
 /// # Example
 /// ```
 /// use hetlb_runtime::workload::iterative::{IterativeConfig, compare};
-/// use hetlb_runtime::peer::BalancerConfig;
+/// use hetlb_peer::BalancerConfig;
 /// use hetlb_runtime::Slowdown;
 /// let mut cfg = IterativeConfig::default();
 /// (cfg.cells, cfg.iterations, cfg.every, cfg.cost, cfg.payload) = (64, 4, 2, 5, 8);

@@ -170,7 +170,7 @@ pub enum DumpError {
 /// # Example
 /// ```
 /// use hetlb_runtime::workload::iterative::{dump, run_threads, IterativeConfig};
-/// use hetlb_runtime::peer::BalancerConfig;
+/// use hetlb_peer::BalancerConfig;
 /// use hetlb_runtime::Slowdown;
 /// let mut cfg = IterativeConfig::default();
 /// (cfg.cells, cfg.iterations, cfg.every, cfg.cost, cfg.payload) = (64, 4, 2, 5, 8);

@@ -15,10 +15,10 @@ pub mod compare;
 pub mod dump;
 pub mod replay;
 
-use crate::peer::{Balancer, BalancerConfig, Item, PeerError, Report, SyncPoint};
 use crate::slowdown::Slowdown;
-use crate::transport::{Group, Transport, TransportError, threads};
 use crate::workload::synthetic::Synthetic;
+use hetlb_peer::{Balancer, BalancerConfig, Item, PeerError, Report, SyncPoint};
+use hetlb_transport::{Group, Transport, TransportError, threads};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -361,7 +361,7 @@ pub struct ReportRecord {
     pub prediction: Option<hetlb_core::advice::Prediction>,
     /// How the previous move's prediction turned out, measured at this call.
     #[serde(default)]
-    pub outcome: Option<crate::peer::Outcome>,
+    pub outcome: Option<hetlb_peer::Outcome>,
 }
 
 impl From<&Report> for ReportRecord {
@@ -717,7 +717,7 @@ pub fn run_rank<G: Group>(
 /// # Example
 /// ```
 /// use hetlb_runtime::workload::iterative::{run_threads, IterativeConfig};
-/// use hetlb_runtime::peer::{BalancerConfig, Speeds};
+/// use hetlb_peer::{BalancerConfig, Speeds};
 /// use hetlb_runtime::Slowdown;
 /// let mut cfg = IterativeConfig::default();
 /// (cfg.cells, cfg.iterations, cfg.every, cfg.cost, cfg.payload) = (64, 6, 2, 10, 8);
@@ -746,7 +746,7 @@ pub fn run_threads(
     let timeout = timeout.unwrap_or_else(|| {
         balancer
             .as_ref()
-            .map_or(crate::peer::DEFAULT_TIMEOUT, BalancerConfig::timeout_value)
+            .map_or(hetlb_peer::DEFAULT_TIMEOUT, BalancerConfig::timeout_value)
     });
     let start = Instant::now();
     let handles: Vec<_> = threads::group(ranks)

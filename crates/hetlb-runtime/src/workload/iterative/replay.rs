@@ -4,13 +4,13 @@
 //! imbalance after, units moved, task-hops and Σ Tmax (Rim, Jang & Kim 2003, §5.2).
 
 use super::dump::DumpLine;
-use crate::peer::imbalance;
 use hetlb_core::Metrics;
 use hetlb_core::advice::{CostModel, Prediction, Trigger, choose};
 use hetlb_core::algorithm::{Algorithm, BalanceError, BalanceOptions, balance_on_within};
 use hetlb_core::model::{Capacities, ModelError};
 use hetlb_core::table::{Table, Text, fixed};
 use hetlb_core::topology::Network;
+use hetlb_peer::imbalance;
 use serde::Serialize;
 use thiserror::Error;
 

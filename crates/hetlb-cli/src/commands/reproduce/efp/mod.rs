@@ -153,7 +153,7 @@ fn run_mpi(_args: &Args, _plan: &Plan) -> Result<()> {
 
 #[cfg(feature = "mpi")]
 fn run_mpi(args: &Args, plan: &Plan) -> Result<()> {
-    use hetlb_runtime::transport::mpi::Mpi;
+    use hetlb_transport::mpi::Mpi;
     let mpi = Mpi::init().map_err(|e| anyhow::anyhow!("--backend: {e}"))?;
     let procs = mpi.size();
     let fail = |e: anyhow::Error| -> Result<()> {

@@ -1,0 +1,369 @@
+//! Moving: this rank's part of a [`Migration`], under the chosen schedule, then the closing
+//! agreement.
+//!
+//! **Order.** A rank sends its transfers in plan order. When a transfer may start depends on
+//! the schedule (Rim, Jang & Kim 2003, §6):
+//! * `phased` — once everything addressed to this rank in earlier phases has arrived (a
+//!   dimension, or a round, at a time; no global barrier);
+//! * `overlap` — as soon as the rank holds enough units for the whole transfer, or the phased
+//!   condition holds;
+//! * `pipeline` — as soon as the rank holds any unit: what it holds goes at once and the rest
+//!   follows as more arrives (items are forwarded as soon as they are held).
+//!
+//! The plan is feasible phase by phase, so the phased condition always comes true: no schedule
+//! can deadlock, and with weighted items a rank that holds fewer units than planned sends what
+//! it has once the phased condition holds (the shortfall is reported as residual).
+//!
+//! **Acknowledgements.** A receiver acknowledges a transfer when its last message arrived; the
+//! sender times the transfer from its first message to the acknowledgement, which gives the
+//! measured time per unit of the report.
+//!
+//! **Agreement.** A rank that has sent and received all its transfers (and had its sends
+//! acknowledged) votes, and keeps or drops what it received only when the call's outcome is
+//! decided (`agreement.rs`): every rank commits, or every rank rolls back. A failure found
+//! before this rank votes makes it give the call up, which aborts it everywhere.
+
+use super::agreement::{Verdict, agree, pass_abort_down, stop_waiting, vote, wait};
+use super::config::Fault;
+use super::decide::{Migration, PlannedTransfer};
+use super::error::PeerError;
+use super::holdings::{Aside, Holdings};
+use super::session::Session;
+use super::store::Store;
+use super::wire::{DoneSummary, Msg};
+use hetlb_core::transmission::Schedule;
+use hetlb_transport::Transport;
+use std::collections::{BTreeMap, HashMap};
+use std::time::Instant;
+
+/// What this rank's move did.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct MoveStats {
+    pub(crate) items_sent: u64,
+    pub(crate) items_received: u64,
+    pub(crate) units_sent: u64,
+    pub(crate) units_received: u64,
+    /// Σ over this rank's transfers of (planned − carried) units.
+    pub(crate) residual: i64,
+    pub(crate) messages: u64,
+    /// Every rank's summary, once the call committed.
+    pub(crate) dones: Vec<DoneSummary>,
+    /// This rank's summary, when its part of the move is done.
+    pub(crate) mine: DoneSummary,
+    pub(crate) move_seconds: f64,
+}
+
+struct Outgoing {
+    t: PlannedTransfer,
+    carried: u64,
+    first_sent: Option<Instant>,
+    finished: bool,
+    acked: bool,
+}
+
+struct Incoming {
+    from: usize,
+    phase: usize,
+    complete: bool,
+}
+
+/// How a move ended for this rank, when it did not commit.
+pub(crate) struct Failed<C> {
+    pub(crate) error: PeerError,
+    /// The items in doubt, when the outcome is not known here.
+    pub(crate) aside: Option<Aside<C>>,
+}
+
+/// Carries out this rank's part of `m`; on success `items` holds the new distribution, on
+/// failure exactly what it held before (or, when the outcome is not known here, what the
+/// move did not touch, the rest being returned aside).
+pub(crate) fn carry_out<S: Store, E: Transport<Msg<S::Chunk>>>(
+    session: &mut Session<'_, S::Chunk, E>,
+    items: &mut S,
+    m: &Migration,
+    fault: Fault,
+) -> Result<MoveStats, Failed<S::Chunk>> {
+    let start = Instant::now();
+    let mut holdings = Holdings::new(items);
+    let mut stats = MoveStats::default();
+    let moved = move_items(session, &mut holdings, m, fault, &mut stats, start).and_then(|()| {
+        // Room for what this rank holds if the call commits, before it votes: committing
+        // then cannot fail.
+        holdings
+            .prepare_commit()
+            .map_err(|e| PeerError::Storage(e.to_string()))
+    });
+    if let Err(e) = moved {
+        holdings.roll_back();
+        let error = session.give_up(e);
+        pass_abort_down(session, &error);
+        return Err(Failed { error, aside: None });
+    }
+    let verdict = match fault {
+        Fault::PanicAfterVote | Fault::FreezeAfterVote(_) | Fault::LeaveAfterVote => {
+            agree_with_fault(session, stats.mine, fault)
+        }
+        _ => agree(session, stats.mine),
+    };
+    match verdict {
+        Verdict::Commit(dones) => {
+            holdings.commit();
+            stats.dones = dones;
+            stats.move_seconds = start.elapsed().as_secs_f64();
+            Ok(stats)
+        }
+        Verdict::Abort(error) => {
+            holdings.roll_back();
+            pass_abort_down(session, &error);
+            Err(Failed { error, aside: None })
+        }
+        Verdict::InDoubt {
+            coordinator,
+            reason,
+        } => {
+            let aside = holdings.set_aside();
+            Err(Failed {
+                error: PeerError::InDoubt {
+                    epoch: session.epoch(),
+                    coordinator,
+                    reason,
+                    items_aside: aside.len() as u64,
+                },
+                aside: Some(aside),
+            })
+        }
+    }
+}
+
+/// The agreement with a fault injected right after this rank's vote: a panic (the rank dies
+/// with what it holds), a freeze, or giving up — which, after a vote, is never a decision of
+/// its own: where the group shares a ledger the ledger settles it, elsewhere the rank only
+/// stops waiting and keeps the items in doubt aside.
+fn agree_with_fault<C: serde::Serialize, E: Transport<Msg<C>>>(
+    session: &mut Session<'_, C, E>,
+    mine: DoneSummary,
+    fault: Fault,
+) -> Verdict {
+    let me = session.rank();
+    let voted = match vote(session, mine) {
+        Ok(voted) => voted,
+        Err(settled) => return settled,
+    };
+    match fault {
+        Fault::PanicAfterVote => panic!("injected fault: rank {me} panics after its vote"),
+        Fault::FreezeAfterVote(d) => session.ep.pause(Some(d)),
+        Fault::LeaveAfterVote => return stop_waiting(session, voted),
+        _ => {}
+    }
+    wait(session, voted)
+}
+
+/// Link timing gathered while moving: Σ seconds from first send to acknowledgement, Σ units.
+#[derive(Default)]
+struct LinkTiming {
+    seconds: f64,
+    units: u64,
+}
+
+fn move_items<S: Store, E: Transport<Msg<S::Chunk>>>(
+    session: &mut Session<'_, S::Chunk, E>,
+    holdings: &mut Holdings<'_, S>,
+    m: &Migration,
+    fault: Fault,
+    stats: &mut MoveStats,
+    start: Instant,
+) -> Result<(), PeerError> {
+    let me = session.rank();
+    let size = session.size();
+    let epoch = m.epoch;
+    let mut outs: Vec<Outgoing> = m
+        .sends(me)
+        .map(|&t| Outgoing {
+            t,
+            carried: 0,
+            first_sent: None,
+            finished: false,
+            acked: false,
+        })
+        .collect();
+    let out_index: HashMap<u32, usize> =
+        outs.iter().enumerate().map(|(i, o)| (o.t.id, i)).collect();
+    let mut ins: HashMap<u32, Incoming> = m
+        .receives(me)
+        .map(|t| {
+            (
+                t.id,
+                Incoming {
+                    from: t.from,
+                    phase: t.phase,
+                    complete: false,
+                },
+            )
+        })
+        .collect();
+    let mut incomplete_by_phase: BTreeMap<usize, u32> = BTreeMap::new();
+    for i in ins.values() {
+        *incomplete_by_phase.entry(i.phase).or_default() += 1;
+    }
+    let mut waiting_from = vec![0u32; size];
+    for i in ins.values() {
+        waiting_from[i.from] += 1;
+    }
+    let mut unacked_to = vec![0u32; size];
+    let mut timing = LinkTiming::default();
+    let mut next_out = 0usize;
+    let mut item_messages = 0u32;
+    loop {
+        // Send what the schedule allows.
+        while let Some(o) = outs.get_mut(next_out) {
+            let earlier_done = incomplete_by_phase
+                .keys()
+                .next()
+                .is_none_or(|&p| p >= o.t.phase);
+            let remaining = o.t.units.saturating_sub(o.carried);
+            let held = holdings.units();
+            let (amount, last) = match m.schedule {
+                Schedule::Phased if earlier_done => (remaining, true),
+                Schedule::Overlap if earlier_done || held >= remaining => (remaining, true),
+                Schedule::Pipeline if earlier_done => (remaining, true),
+                Schedule::Pipeline if held > 0 => (remaining.min(held), held >= remaining),
+                _ => break,
+            };
+            let per_message = holdings.store().max_chunk_items();
+            let (chunks, carried) = holdings.take(amount.min(held), per_message);
+            if chunks.is_empty() && !last {
+                break;
+            }
+            if o.first_sent.is_none() {
+                o.first_sent = Some(Instant::now());
+            }
+            o.carried += carried;
+            let count = chunks.len().max(1);
+            let unit_items = holdings.unit_items();
+            let mut chunks = chunks.into_iter();
+            for k in 0..count {
+                let store = holdings.store();
+                let items = chunks.next().unwrap_or_else(|| store.new_chunk());
+                let n = store.chunk_len(&items);
+                stats.items_sent += n as u64;
+                let units = if unit_items {
+                    n as u64
+                } else {
+                    (0..n).fold(0u64, |a, i| a.saturating_add(store.chunk_load(&items, i)))
+                };
+                stats.units_sent += units;
+                session.send(
+                    o.t.to,
+                    Msg::Items {
+                        epoch,
+                        transfer: o.t.id,
+                        last: last && k + 1 == count,
+                        units,
+                        items,
+                    },
+                )?;
+            }
+            item_messages += 1;
+            inject(session, fault, item_messages)?;
+            if !last {
+                break;
+            }
+            o.finished = true;
+            unacked_to[o.t.to] += 1;
+            stats.residual += o.t.units as i64 - o.carried as i64;
+            next_out += 1;
+        }
+        let all_sent = next_out == outs.len();
+        if all_sent && incomplete_by_phase.is_empty() && unacked_to.iter().all(|&n| n == 0) {
+            break;
+        }
+        let got = session.next(
+            |_, msg| matches!(msg, Msg::Items { .. } | Msg::Ack { .. }),
+            |p| waiting_from[p] > 0 || unacked_to[p] > 0,
+        )?;
+        stats.messages += 1;
+        let from = got.from;
+        match got.msg {
+            Msg::Items {
+                transfer,
+                last,
+                units,
+                items,
+                ..
+            } => {
+                let Some(inc) = ins.get_mut(&transfer) else {
+                    return Err(PeerError::Mismatch(format!(
+                        "rank {from} sent items for transfer {transfer}, which is not addressed \
+                         to rank {me}"
+                    )));
+                };
+                if inc.from != from || inc.complete {
+                    return Err(PeerError::Mismatch(format!(
+                        "rank {from} sent items for transfer {transfer} out of turn"
+                    )));
+                }
+                if let Err(why) = holdings.store().check_chunk(&items) {
+                    return Err(PeerError::Mismatch(format!("rank {from}: {why}")));
+                }
+                stats.items_received += holdings.store().chunk_len(&items) as u64;
+                stats.units_received += units;
+                holdings.receive(items, units);
+                if last {
+                    inc.complete = true;
+                    waiting_from[from] -= 1;
+                    let phase = inc.phase;
+                    if let Some(n) = incomplete_by_phase.get_mut(&phase) {
+                        *n -= 1;
+                        if *n == 0 {
+                            incomplete_by_phase.remove(&phase);
+                        }
+                    }
+                    session.send(from, Msg::Ack { epoch, transfer })?;
+                }
+            }
+            Msg::Ack { transfer, .. } => {
+                if let Some(&i) = out_index.get(&transfer) {
+                    let o = &mut outs[i];
+                    if o.finished && !o.acked && o.t.to == from {
+                        o.acked = true;
+                        unacked_to[from] -= 1;
+                        if let Some(t0) = o.first_sent {
+                            timing.seconds += t0.elapsed().as_secs_f64();
+                            timing.units += o.carried;
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    stats.mine = DoneSummary {
+        units: holdings.units(),
+        items: holdings.items(),
+        move_seconds: start.elapsed().as_secs_f64(),
+        link_seconds: timing.seconds,
+        link_units: timing.units,
+    };
+    Ok(())
+}
+
+/// Applies an injected fault after this rank's `sent`-th item message.
+fn inject<C: serde::Serialize, E: Transport<Msg<C>>>(
+    session: &mut Session<'_, C, E>,
+    fault: Fault,
+    sent: u32,
+) -> Result<(), PeerError> {
+    match fault {
+        Fault::PanicAfterSends(k) if k == sent => {
+            panic!("injected fault: rank {} panics in a move", session.rank())
+        }
+        Fault::FreezeAfterSends(k, d) if k == sent => {
+            session.ep.pause(Some(d));
+            Ok(())
+        }
+        Fault::LeaveAfterSends(k) if k == sent => Err(PeerError::GaveUp {
+            rank: session.rank(),
+        }),
+        _ => Ok(()),
+    }
+}

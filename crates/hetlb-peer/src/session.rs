@@ -1,0 +1,579 @@
+//! One call's view of the network: messages of this call only, the peers it waits for, the
+//! failure detector, and how a rank gives the call up.
+//!
+//! Every message carries the call's epoch. Messages of earlier calls (left over after a failed
+//! call) are dropped — but for the decision of a call whose outcome this rank does not know
+//! yet; messages of later calls (a fast rank already in the next call) are kept for it;
+//! messages of this call that the caller does not want yet (items that arrive while the
+//! gather is still running) wait in the mailbox.
+//!
+//! **Failure detection.** While it waits, a rank looks at the peers it is waiting *for* and
+//! only at those: a peer whose endpoint closed, or that has been silent for longer than the
+//! timeout, has failed. A peer that has not reached the call yet is busy, not silent, where
+//! the transport cannot prove liveness outside calls: it is judged by the entry timeout only.
+//!
+//! **Giving up.** A rank that gives a call up before it has voted makes the call abort
+//! everywhere: it writes the abort into the group's ledger (shared memory) or tells every
+//! rank (messages). A rank that has voted never gives up on its own: see `agreement.rs`.
+//!
+//! **Asks.** Where the ranks share no memory, a rank whose parent in the agreement's tree
+//! failed asks the coordinator for the decision (`Msg::Ask`). The coordinator answers
+//! wherever it reads its endpoint — in this call, in any later call, in `Balancer::check`,
+//! and when its balancer is dropped — from the decisions it keeps ([`Mailbox::decided`]);
+//! an ask for a call it has not decided yet is kept until it has.
+
+use super::agreement::COORDINATOR;
+use super::error::{PeerError, PeerFailure};
+use super::wire::{Msg, WireOutcome};
+use hetlb_transport::{Envelope, LedgerOutcome, Liveness, Transport, TransportError};
+use serde::Serialize;
+use std::collections::VecDeque;
+use std::time::{Duration, Instant};
+
+/// How often a waiting rank checks its peers and the ledger, at most.
+pub(crate) const TICK: Duration = Duration::from_millis(50);
+
+/// Decisions the coordinator keeps to answer asks (the latest calls').
+const KEPT_DECISIONS: usize = 16;
+
+/// What a balancer keeps between calls.
+pub(crate) struct Mailbox<T> {
+    /// Messages of later calls.
+    pub(crate) later: VecDeque<Envelope<Msg<T>>>,
+    /// The latest call each peer was heard in: a peer heard in this call takes part in it.
+    pub(crate) seen_in: Vec<u64>,
+    /// A call whose outcome this rank does not know yet, and its decision once it arrives.
+    pub(crate) doubt: Option<(u64, Option<Envelope<Msg<T>>>)>,
+    /// The coordinator's latest decisions (where the ranks share no memory), oldest first.
+    pub(crate) decided: VecDeque<(u64, WireOutcome)>,
+    /// Ranks that asked the coordinator for the decision of a call it has not decided yet.
+    pub(crate) asked: Vec<(u64, usize)>,
+}
+
+impl<T> Mailbox<T> {
+    pub(crate) fn new(size: usize) -> Self {
+        Self {
+            later: VecDeque::new(),
+            seen_in: vec![0; size],
+            doubt: None,
+            decided: VecDeque::new(),
+            asked: Vec::new(),
+        }
+    }
+}
+
+/// Traffic counters of one call.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Traffic {
+    pub(crate) bytes_sent: u64,
+    pub(crate) bytes_received: u64,
+    pub(crate) messages_sent: u64,
+    pub(crate) messages_received: u64,
+}
+
+impl Traffic {
+    /// The traffic of two sessions of one call.
+    pub(crate) fn plus(self, other: Traffic) -> Traffic {
+        Traffic {
+            bytes_sent: self.bytes_sent + other.bytes_sent,
+            bytes_received: self.bytes_received + other.bytes_received,
+            messages_sent: self.messages_sent + other.messages_sent,
+            messages_received: self.messages_received + other.messages_received,
+        }
+    }
+}
+
+/// Takes `r` if it is an ask (`Msg::Ask`): the coordinator answers it — sends the decision
+/// to every rank named, if it has decided the call, or keeps the ranks until it has — and
+/// any other rank ignores it. Returns the messages sent, or `None` when `r` is not an ask.
+pub(crate) fn take_ask<T, E: Transport<Msg<T>>>(
+    ep: &E,
+    mailbox: &mut Mailbox<T>,
+    r: &Envelope<Msg<T>>,
+) -> Option<u64> {
+    let Msg::Ask { epoch, ranks } = &r.msg else {
+        return None;
+    };
+    if ep.rank() != COORDINATOR {
+        return Some(0);
+    }
+    let size = ep.size();
+    let ranks = ranks.iter().map(|&q| q as usize).filter(|&q| q < size);
+    let decided = mailbox.decided.iter().find(|(e, _)| e == epoch);
+    let mut sent = 0;
+    match decided {
+        Some((_, outcome)) => {
+            for to in ranks {
+                let msg = Msg::Decision {
+                    epoch: *epoch,
+                    outcome: outcome.clone(),
+                };
+                if ep.send(to, msg).is_ok() {
+                    sent += 1;
+                }
+            }
+        }
+        None => {
+            for q in ranks {
+                if !mailbox.asked.contains(&(*epoch, q)) {
+                    mailbox.asked.push((*epoch, q));
+                }
+            }
+        }
+    }
+    Some(sent)
+}
+
+pub(crate) struct Session<'a, T, E> {
+    pub(crate) ep: &'a E,
+    epoch: u64,
+    timeout: Duration,
+    entry_timeout: Option<Duration>,
+    count_bytes: bool,
+    /// Messages of this call not yet taken.
+    pending: VecDeque<Envelope<Msg<T>>>,
+    /// Messages received while judging peers, not yet looked at.
+    early: VecDeque<Envelope<Msg<T>>>,
+    mailbox: &'a mut Mailbox<T>,
+    last_tick: Instant,
+    pub(crate) traffic: Traffic,
+}
+
+/// How a session is set up.
+pub(crate) struct SessionSettings {
+    pub(crate) epoch: u64,
+    pub(crate) timeout: Duration,
+    pub(crate) entry_timeout: Option<Duration>,
+    pub(crate) count_bytes: bool,
+}
+
+impl<'a, T: Serialize, E: Transport<Msg<T>>> Session<'a, T, E> {
+    pub(crate) fn new(ep: &'a E, mailbox: &'a mut Mailbox<T>, s: SessionSettings) -> Self {
+        let mut pending = VecDeque::new();
+        let mut kept = VecDeque::new();
+        for r in mailbox.later.drain(..) {
+            let e = r.msg.epoch();
+            if e == s.epoch {
+                mailbox.seen_in[r.from] = s.epoch;
+                pending.push_back(r);
+            } else if e > s.epoch {
+                kept.push_back(r);
+            }
+        }
+        mailbox.later = kept;
+        Self {
+            ep,
+            epoch: s.epoch,
+            timeout: s.timeout,
+            entry_timeout: s.entry_timeout,
+            count_bytes: s.count_bytes,
+            pending,
+            early: VecDeque::new(),
+            mailbox,
+            last_tick: Instant::now(),
+            traffic: Traffic::default(),
+        }
+    }
+
+    pub(crate) fn rank(&self) -> usize {
+        self.ep.rank()
+    }
+
+    pub(crate) fn size(&self) -> usize {
+        self.ep.size()
+    }
+
+    pub(crate) fn epoch(&self) -> u64 {
+        self.epoch
+    }
+
+    /// Sends a message of this call.
+    pub(crate) fn send(&mut self, to: usize, msg: Msg<T>) -> Result<(), PeerError> {
+        // Where nothing is serialised (threads), items are counted at the size they would
+        // take on the wire.
+        let counted = if self.count_bytes && matches!(msg, Msg::Items { .. }) {
+            postcard::serialize_with_flavor::<_, postcard::ser_flavors::Size, usize>(
+                &msg,
+                postcard::ser_flavors::Size::default(),
+            )
+            .ok()
+            .map(|n| n as u64)
+        } else {
+            None
+        };
+        let wire = match self.ep.send(to, msg) {
+            Ok(n) => n,
+            // A receiver that has gone away is judged by its liveness where it matters
+            // (while this rank waits for it), not here.
+            Err(TransportError::Closed(_)) => 0,
+            Err(e) => return Err(e.into()),
+        };
+        self.traffic.bytes_sent += if wire > 0 { wire } else { counted.unwrap_or(0) };
+        self.traffic.messages_sent += 1;
+        Ok(())
+    }
+
+    /// Gives the call up because of `error`, before this rank has voted: the call aborts on
+    /// every rank. Returns the error to report.
+    pub(crate) fn give_up(&mut self, error: PeerError) -> PeerError {
+        if matches!(error, PeerError::Aborted { .. }) {
+            return error; // another rank gave it up already
+        }
+        let me = self.rank();
+        let culprit = error.culprit();
+        let reason = match &error {
+            PeerError::PeerFailed { rank, failure } => format!("rank {rank} {failure}"),
+            other => other.to_string(),
+        };
+        let epoch = self.epoch;
+        if let Some(ledger) = self.ep.ledger() {
+            ledger.abort(epoch, me, culprit, &reason);
+            self.wake_all();
+        } else {
+            for to in (0..self.size()).filter(|&r| r != me) {
+                let _ = self.send(
+                    to,
+                    Msg::GiveUp {
+                        epoch,
+                        culprit: culprit.map(|c| c as u32),
+                        reason: reason.clone(),
+                    },
+                );
+            }
+            if me == COORDINATOR {
+                // The coordinator giving a call up decides it: ranks that ask learn so.
+                self.record_decision(WireOutcome::Abort {
+                    by: me as u32,
+                    culprit: culprit.map(|c| c as u32),
+                    reason,
+                });
+            }
+        }
+        error
+    }
+
+    /// The coordinator keeps its decision of this call, and sends it to the ranks that asked
+    /// for it before it was taken.
+    pub(crate) fn record_decision(&mut self, outcome: WireOutcome) {
+        let epoch = self.epoch;
+        let mailbox = &mut *self.mailbox;
+        mailbox.decided.retain(|(e, _)| *e != epoch);
+        mailbox.decided.push_back((epoch, outcome.clone()));
+        while mailbox.decided.len() > KEPT_DECISIONS {
+            mailbox.decided.pop_front();
+        }
+        let waiting: Vec<usize> = mailbox
+            .asked
+            .iter()
+            .filter(|(e, _)| *e == epoch)
+            .map(|&(_, q)| q)
+            .collect();
+        let oldest = mailbox.decided.front().map_or(epoch, |(e, _)| *e);
+        mailbox.asked.retain(|(e, _)| *e != epoch && *e >= oldest);
+        for to in waiting {
+            let msg = Msg::Decision {
+                epoch,
+                outcome: outcome.clone(),
+            };
+            let _ = self.send(to, msg);
+        }
+    }
+
+    /// True when the coordinator has kept a decision of this call.
+    pub(crate) fn has_decided(&self) -> bool {
+        self.mailbox.decided.iter().any(|(e, _)| *e == self.epoch)
+    }
+
+    /// Reads every message already waiting (answering asks), keeping this call's for later.
+    pub(crate) fn drain(&mut self) -> Result<(), PeerError> {
+        while let Some(r) = self.receive_now()? {
+            self.traffic.messages_received += 1;
+            self.traffic.bytes_received += r.bytes;
+            if let Some(r) = self.admit(r) {
+                self.pending.push_back(r);
+            }
+        }
+        Ok(())
+    }
+
+    /// Tells every other rank that the ledger decided this call: this rank is the root of a
+    /// binomial tree down which the news travels.
+    pub(crate) fn wake_all(&mut self) {
+        let me = self.rank();
+        self.wake_children(me);
+    }
+
+    /// Sends `Decided` to this rank's children in the binomial tree rooted at `root`: with
+    /// ranks numbered relative to the root, rank `r` tells `r + 2^k` for every `2^k > r`.
+    fn wake_children(&mut self, root: usize) {
+        let (me, size, epoch) = (self.rank(), self.size(), self.epoch);
+        let relative = (me + size - root) % size;
+        let mut step = 1usize;
+        while step < size {
+            if step > relative && relative + step < size {
+                let to = (root + relative + step) % size;
+                let _ = self.send(
+                    to,
+                    Msg::Decided {
+                        epoch,
+                        root: root as u32,
+                    },
+                );
+            }
+            step <<= 1;
+        }
+    }
+
+    /// A `Decided` of this call, when the ledger holds its outcome.
+    fn decided_in_ledger(&self) -> Option<Envelope<Msg<T>>> {
+        let decided = self.ep.ledger()?.outcome(self.epoch).is_some();
+        decided.then(|| Envelope {
+            from: self.rank(),
+            msg: Msg::Decided {
+                epoch: self.epoch,
+                root: self.rank() as u32,
+            },
+            arrived: Instant::now(),
+            bytes: 0,
+        })
+    }
+
+    /// The error that stops this call, if another rank gave it up.
+    fn stopped(&self) -> Option<PeerError> {
+        if let Some(ledger) = self.ep.ledger() {
+            if let Some(LedgerOutcome::Abort {
+                by,
+                culprit,
+                reason,
+            }) = ledger.outcome(self.epoch)
+            {
+                return Some(PeerError::Aborted {
+                    by,
+                    culprit,
+                    reason,
+                });
+            }
+        }
+        self.pending.iter().find_map(|r| stop_of(r))
+    }
+
+    /// The next message of this call that `wanted` accepts, waiting for the ranks `watch`
+    /// says it waits for. Other messages of this call are kept for later.
+    ///
+    /// # Errors
+    /// [`PeerError::Aborted`] when another rank gave the call up (unless `wanted` takes its
+    /// message); [`PeerError::PeerFailed`] when a watched peer failed (nobody is told:
+    /// the caller decides); transport errors.
+    pub(crate) fn next(
+        &mut self,
+        wanted: impl Fn(usize, &Msg<T>) -> bool,
+        watch: impl Fn(usize) -> bool,
+    ) -> Result<Envelope<Msg<T>>, PeerError> {
+        // News of the ledger kept from before this call started: pass it on down its tree.
+        let roots: Vec<usize> = self
+            .pending
+            .iter()
+            .filter_map(|r| match r.msg {
+                Msg::Decided { root, .. } => Some(root as usize),
+                _ => None,
+            })
+            .collect();
+        if !roots.is_empty() {
+            for root in roots {
+                self.wake_children(root);
+            }
+            let (decided, rest): (VecDeque<_>, VecDeque<_>) = self
+                .pending
+                .drain(..)
+                .partition(|r| matches!(r.msg, Msg::Decided { .. }));
+            self.pending = rest;
+            if let Some(r) = decided.into_iter().find(|r| wanted(r.from, &r.msg)) {
+                return Ok(r);
+            }
+        }
+        if let Some(i) = self.pending.iter().position(|r| wanted(r.from, &r.msg)) {
+            if let Some(r) = self.pending.remove(i) {
+                return Ok(r);
+            }
+        }
+        if let Some(e) = self.stopped() {
+            return Err(e);
+        }
+        loop {
+            // Read what has already arrived before judging anyone: a peer that finished the
+            // call and left sent its last messages first.
+            let r = match self.receive_now()? {
+                Some(r) => r,
+                None => {
+                    self.tick(&watch)?;
+                    // The ledger decided but the news has not come down the tree (a rank on
+                    // the way died, or left first): the ledger itself is the news.
+                    if let Some(r) = self.decided_in_ledger() {
+                        if wanted(r.from, &r.msg) {
+                            return Ok(r);
+                        }
+                    }
+                    match self.receive_until(Instant::now() + TICK)? {
+                        Some(r) => r,
+                        None => continue,
+                    }
+                }
+            };
+            self.traffic.bytes_received += r.bytes;
+            self.traffic.messages_received += 1;
+            let Some(r) = self.admit(r) else { continue };
+            if let Msg::Decided { root, .. } = r.msg {
+                self.wake_children(root as usize);
+            }
+            if wanted(r.from, &r.msg) {
+                return Ok(r);
+            }
+            if let Some(e) = stop_of(&r) {
+                return Err(e);
+            }
+            if let Msg::Decided { .. } = r.msg {
+                if let Some(e) = self.stopped() {
+                    return Err(e);
+                }
+                continue;
+            }
+            self.pending.push_back(r);
+        }
+    }
+
+    /// Sorts a message by its call: this call's is returned; a later call's is kept; an
+    /// earlier call's is dropped, but for the decision of a call in doubt. An ask of any call
+    /// is answered at once (see [`take_ask`]).
+    fn admit(&mut self, r: Envelope<Msg<T>>) -> Option<Envelope<Msg<T>>> {
+        if let Some(sent) = take_ask(self.ep, self.mailbox, &r) {
+            self.traffic.messages_sent += sent;
+            return None;
+        }
+        let e = r.msg.epoch();
+        if e == self.epoch {
+            self.mailbox.seen_in[r.from] = self.epoch;
+            return Some(r);
+        }
+        if e > self.epoch {
+            self.mailbox.later.push_back(r);
+            return None;
+        }
+        if let Some((doubtful, slot)) = &mut self.mailbox.doubt {
+            let settles = matches!(r.msg, Msg::Decision { .. } | Msg::GiveUp { .. });
+            if *doubtful == e && settles && slot.is_none() {
+                *slot = Some(r);
+            }
+        }
+        None
+    }
+
+    /// Judges the watched peers (and proves this rank alive where that takes messages).
+    fn tick(&mut self, watch: &impl Fn(usize) -> bool) -> Result<(), PeerError> {
+        if self.last_tick.elapsed() >= TICK {
+            self.ep.keep_alive();
+            self.last_tick = Instant::now();
+        }
+        if let Some(e) = self.stopped() {
+            return Err(e);
+        }
+        let me = self.rank();
+        for peer in (0..self.size()).filter(|&p| p != me && watch(p)) {
+            // Anything that arrived meanwhile is read before judging.
+            if !self.quiet()? {
+                return Ok(());
+            }
+            if let Some(failure) = self.judge(peer) {
+                return Err(PeerError::PeerFailed {
+                    rank: peer,
+                    failure,
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// How `peer` failed, if it did.
+    pub(crate) fn judge(&self, peer: usize) -> Option<PeerFailure> {
+        match self.ep.liveness(peer) {
+            Liveness::Alive => None,
+            Liveness::Closed { panicked: Some(m) } => Some(PeerFailure::Panicked(m)),
+            Liveness::Closed { panicked: None } => Some(PeerFailure::Left),
+            Liveness::Silent(d) => {
+                let taking_part = self.mailbox.seen_in[peer] == self.epoch;
+                let limit = if taking_part || self.ep.proves_liveness_outside_calls() {
+                    Some(self.timeout)
+                } else {
+                    self.entry_timeout
+                };
+                match limit {
+                    Some(l) if d > l => Some(PeerFailure::Silent {
+                        seconds: d.as_secs_f64(),
+                        timeout: l.as_secs_f64(),
+                    }),
+                    _ => None,
+                }
+            }
+        }
+    }
+
+    fn receive_now(&mut self) -> Result<Option<Envelope<Msg<T>>>, PeerError> {
+        match self.early.pop_front() {
+            Some(r) => Ok(Some(r)),
+            None => Ok(self.ep.try_recv()?),
+        }
+    }
+
+    fn receive_until(&mut self, until: Instant) -> Result<Option<Envelope<Msg<T>>>, PeerError> {
+        match self.early.pop_front() {
+            Some(r) => Ok(Some(r)),
+            None => Ok(self.ep.recv_sleeping(Some(until))?),
+        }
+    }
+
+    /// True when no message is waiting; a waiting message is kept for the caller's loop.
+    fn quiet(&mut self) -> Result<bool, PeerError> {
+        match self.ep.try_recv()? {
+            None => Ok(true),
+            Some(r) => {
+                self.early.push_back(r);
+                Ok(false)
+            }
+        }
+    }
+
+    /// Ends this part of the call: unread messages of this call (items that arrived while the
+    /// decision was still being made) stay for the move, which has the same epoch.
+    pub(crate) fn finish(self) -> Traffic {
+        for r in self.pending.into_iter().chain(self.early).rev() {
+            self.mailbox.later.push_front(r);
+        }
+        self.traffic
+    }
+}
+
+/// The error a message means for this call, when it stops it.
+fn stop_of<T>(r: &Envelope<Msg<T>>) -> Option<PeerError> {
+    match &r.msg {
+        Msg::GiveUp {
+            culprit, reason, ..
+        } => Some(PeerError::Aborted {
+            by: r.from,
+            culprit: culprit.map(|c| c as usize),
+            reason: reason.clone(),
+        }),
+        Msg::Decision {
+            outcome:
+                WireOutcome::Abort {
+                    by,
+                    culprit,
+                    reason,
+                },
+            ..
+        } => Some(PeerError::Aborted {
+            by: *by as usize,
+            culprit: culprit.map(|c| c as usize),
+            reason: reason.clone(),
+        }),
+        _ => None,
+    }
+}

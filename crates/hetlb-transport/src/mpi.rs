@@ -1,0 +1,1176 @@
+//! The MPI flavour: ranks are the processes of an MPI communicator.
+//!
+//! **One way in.** [`Mpi::init`] starts MPI for a program that leaves MPI to hetlb (the
+//! `hetlb` binary); [`Mpi::adopt`] joins an application that owns MPI, on a duplicate of the
+//! communicator it hands over, so that hetlb's messages never mix with the application's.
+//! Either way every message of every endpoint goes over that one duplicate, serialised with
+//! serde + postcard, with a small frame saying which endpoint it is for.
+//!
+//! **One engine.** All MPI calls on the duplicate are made by one engine, one caller at a
+//! time: non-blocking sends on buffers it owns (`MPI_Isend`), matched probes for arrivals
+//! (`MPI_Improbe` + `MPI_Mrecv`), and a heartbeat every [`BEAT`]: a gossip of the newest beat
+//! number known of every rank, sent to `⌈log₂ P⌉` peers, so that liveness costs `O(log P)`
+//! messages per rank and reaches every rank within `⌈log₂ P⌉` beats. A rank that
+//! waits for a message drives the engine itself, so an exchange costs no hand-over between
+//! threads. Where MPI allows it (`MPI_THREAD_MULTIPLE`, which hetlb asks for when it starts
+//! MPI) a keeper thread also drives the engine between calls, so a process proves it is alive
+//! while its application computes, and a process stopped between two exchanges (`SIGSTOP`)
+//! falls silent within a beat. Below `MULTIPLE` the engine runs only inside hetlb's calls, on
+//! the adopting thread: then a peer is heard only while it waits for messages itself
+//! ([`Transport::proves_liveness_outside_calls`] is false). If hetlb starts MPI and the
+//! library offers less than `MULTIPLE`, the engine lives on hetlb's own thread, the only one
+//! allowed to call MPI, and endpoints hand it their messages over a channel.
+//!
+//! **Silence** is counted from the moment this process last resumed from a pause at the
+//! earliest: a process that was itself stopped reads what arrived meanwhile before it blames
+//! anyone.
+//!
+//! **Ending.** Dropping the [`Mpi`] sends a farewell to every peer and keeps receiving until
+//! every peer's farewell arrived (at most [`FAREWELL_WAIT`]), so that no message is left
+//! unmatched; a send that a silent peer never took is freed and its buffer leaked, as MPI
+//! requires. A peer whose farewell has arrived is sent nothing more, not even a beat: it may
+//! already be in `MPI_Finalize`, and a send it never takes would keep this process's own
+//! `MPI_Finalize` from returning (as when a master checks results for longer than
+//! [`FAREWELL_WAIT`] after its workers left). There is no pending collective at any time.
+//! Under MPI's fail-stop model a process that dies ends the job through the launcher; what
+//! hetlb survives are processes that stop and go on, or fall silent.
+
+use super::{Envelope, Group, Liveness, Message, Transport, TransportError};
+use crossbeam::channel::{self, Receiver, RecvTimeoutError, Sender, TryRecvError};
+use mpi::Threading;
+use mpi::point_to_point::{MatchedReceiveVec, Source};
+use mpi::topology::Communicator;
+use serde::{Deserialize, Serialize};
+use std::cell::Cell;
+use std::collections::HashMap;
+use std::marker::PhantomData;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::thread::{JoinHandle, ThreadId};
+use std::time::{Duration, Instant};
+
+/// The tag of every frame on the duplicate.
+const TAG: i32 = 0x4845;
+/// How often a process beats to every peer.
+pub const BEAT: Duration = Duration::from_millis(100);
+/// The longest the progress thread sleeps between two polls when idle.
+pub const MAX_IDLE_SLEEP: Duration = Duration::from_micros(200);
+/// How long the progress thread keeps polling after the last message before it sleeps.
+const SPIN: Duration = Duration::from_micros(300);
+/// How long an endpoint polls its channel before it blocks on it.
+const SPIN_BEFORE_BLOCKING: Duration = Duration::from_micros(100);
+/// How long a closing process waits for its peers' farewells.
+pub const FAREWELL_WAIT: Duration = Duration::from_secs(2);
+/// The longest the keeper of a shared engine sleeps between two looks.
+const KEEPER_IDLE_NAP: Duration = Duration::from_millis(1);
+/// A gap this much longer than a beat between two looks of the engine means this process was
+/// not running (stopped, or starved): silence is then counted from its resumption.
+const PAUSE_GAP: Duration = Duration::from_millis(300);
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// The frame at the end of every message on the duplicate.
+#[derive(Debug, Serialize, Deserialize)]
+enum Frame {
+    /// A message for endpoint `port` (the payload precedes the frame).
+    Data { port: u32 },
+    /// The sender is alive; the payload is its table of the newest beat known of every rank.
+    Beat,
+    /// The sender's end of endpoint `port` was dropped (`Some` when its thread panicked).
+    Closed { port: u32, panicked: Option<String> },
+    /// The sender is shutting down; nothing more follows.
+    Farewell,
+}
+
+/// Encodes `payload` then `frame` and the frame's length in the last byte.
+fn encode<M: Serialize>(msg: Option<&M>, frame: &Frame) -> Result<Vec<u8>, TransportError> {
+    let enc = |e: postcard::Error| TransportError::Encoding(e.to_string());
+    let mut bytes = match msg {
+        Some(m) => postcard::to_allocvec(m).map_err(enc)?,
+        None => Vec::new(),
+    };
+    let before = bytes.len();
+    bytes = postcard::to_extend(frame, bytes).map_err(enc)?;
+    let frame_len = u8::try_from(bytes.len() - before)
+        .map_err(|_| TransportError::Encoding("frame longer than 255 bytes".into()))?;
+    bytes.push(frame_len);
+    Ok(bytes)
+}
+
+/// Splits a received message into its frame and payload (the payload keeps the buffer).
+fn decode(mut bytes: Vec<u8>) -> Option<(Frame, Vec<u8>)> {
+    let n = usize::from(*bytes.last()?);
+    let end = bytes.len() - 1;
+    let start = end.checked_sub(n)?;
+    let frame = postcard::from_bytes(&bytes[start..end]).ok()?;
+    bytes.truncate(start);
+    Some((frame, bytes))
+}
+
+enum Delivery {
+    Msg(usize, Vec<u8>, Instant),
+    /// Rank `.0` closed its end of this endpoint: wakes a waiting rank.
+    Closed(usize),
+}
+
+#[derive(Default)]
+struct Slot {
+    tx: Option<Sender<Delivery>>,
+    parked: Vec<Delivery>,
+    gone: bool,
+}
+
+/// What the engine and the endpoints share.
+struct Inner {
+    rank: usize,
+    size: usize,
+    local_ranks: usize,
+    /// When each peer was last heard (directly, or a newer beat of it relayed by another).
+    heard: Mutex<Vec<Instant>>,
+    /// The newest beat number known of every rank (this rank's own at its index).
+    beats: Mutex<Vec<u64>>,
+    /// When this process last resumed from a pause (or started).
+    resumed: Mutex<Instant>,
+    /// Fault injection: no beats while set (`None`: for good).
+    paused: Mutex<Option<Option<Instant>>>,
+    slots: Mutex<Vec<Slot>>,
+    closed: Mutex<HashMap<(usize, u32), Option<String>>>,
+    /// The engine has stopped (shut down, or its thread ended).
+    stopped: AtomicBool,
+    mode: Mode,
+}
+
+enum Mode {
+    /// The engine lives on hetlb's own thread, which alone may call MPI (hetlb started MPI
+    /// and the library offers less than `MPI_THREAD_MULTIPLE`); endpoints talk to it over a
+    /// channel.
+    Owned(Sender<Command>),
+    /// The engine is shared: whoever waits for a message drives it (one at a time). Under
+    /// `MPI_THREAD_MULTIPLE` a keeper thread also drives it every millisecond or so, so that
+    /// beats go out and arrivals are heard while the application computes; below, only the
+    /// adopting thread (`only`) may call in, and only inside hetlb's calls.
+    Shared {
+        engine: Mutex<Option<Engine>>,
+        only: Option<ThreadId>,
+        keeper: bool,
+    },
+}
+
+enum Command {
+    Send(usize, Vec<u8>),
+    Abort(i32),
+    Shutdown,
+}
+
+impl Inner {
+    fn new(rank: usize, size: usize, local_ranks: usize, mode: Mode) -> Self {
+        let now = Instant::now();
+        Self {
+            rank,
+            size,
+            local_ranks,
+            heard: Mutex::new(vec![now; size]),
+            beats: Mutex::new(vec![0; size]),
+            resumed: Mutex::new(now),
+            paused: Mutex::new(None),
+            slots: Mutex::new(Vec::new()),
+            closed: Mutex::new(HashMap::new()),
+            stopped: AtomicBool::new(false),
+            mode,
+        }
+    }
+
+    fn stopped_error() -> TransportError {
+        TransportError::Mpi("hetlb's MPI engine has stopped".into())
+    }
+
+    fn deliver(&self, port: u32, d: Delivery) {
+        let mut slots = lock(&self.slots);
+        let k = port as usize;
+        if slots.len() <= k {
+            slots.resize_with(k + 1, Slot::default);
+        }
+        let slot = &mut slots[k];
+        if slot.gone {
+            return;
+        }
+        match &slot.tx {
+            Some(tx) => {
+                let _ = tx.send(d);
+            }
+            None => slot.parked.push(d),
+        }
+    }
+
+    /// Takes in a peer's table of beat numbers: every rank whose number went up was heard.
+    fn merge_beats(&self, payload: &[u8], arrived: Instant) {
+        let Ok(theirs) = postcard::from_bytes::<Vec<u64>>(payload) else {
+            return;
+        };
+        let mut beats = lock(&self.beats);
+        let mut heard = lock(&self.heard);
+        for (r, (&b, mine)) in theirs.iter().zip(beats.iter_mut()).enumerate() {
+            if b > *mine && r != self.rank {
+                *mine = b;
+                if let Some(h) = heard.get_mut(r) {
+                    *h = arrived;
+                }
+            }
+        }
+    }
+
+    fn silence(&self, peer: usize) -> Duration {
+        let heard = lock(&self.heard).get(peer).copied();
+        let resumed = *lock(&self.resumed);
+        heard.map_or(Duration::MAX, |h| h.max(resumed).elapsed())
+    }
+
+    fn beats_paused(&self) -> bool {
+        match *lock(&self.paused) {
+            None => false,
+            Some(None) => true,
+            Some(Some(until)) => Instant::now() < until,
+        }
+    }
+
+    /// Hands `bytes` for rank `to` to the engine.
+    fn post(&self, to: usize, bytes: Vec<u8>) -> Result<(), TransportError> {
+        if to >= self.size {
+            return Err(TransportError::NoSuchRank {
+                rank: to,
+                size: self.size,
+            });
+        }
+        match &self.mode {
+            Mode::Owned(commands) => commands
+                .send(Command::Send(to, bytes))
+                .map_err(|_| Self::stopped_error()),
+            // Without a keeper the engine may not have looked for arrivals since the
+            // application last called: a farewell that came meanwhile is read first.
+            Mode::Shared { keeper: false, .. } => self.with_engine(|e, inner| {
+                e.pump(inner);
+                e.post(to, bytes)
+            })?,
+            Mode::Shared { .. } => self.with_engine(|e, _| e.post(to, bytes))?,
+        }
+    }
+
+    /// Runs `f` on the shared engine (from the adopting thread only, below
+    /// `MPI_THREAD_MULTIPLE`).
+    fn with_engine<R>(
+        &self,
+        f: impl FnOnce(&mut Engine, &Inner) -> R,
+    ) -> Result<R, TransportError> {
+        let Mode::Shared { engine, only, .. } = &self.mode else {
+            return Err(TransportError::Mpi("the engine is not shared".into()));
+        };
+        if only.is_some_and(|t| t != std::thread::current().id()) {
+            return Err(TransportError::Mpi(
+                "MPI was adopted below MPI_THREAD_MULTIPLE: hetlb must be called from the \
+                 thread that adopted it"
+                    .into(),
+            ));
+        }
+        let mut guard = lock(engine);
+        let e = guard.as_mut().ok_or_else(Self::stopped_error)?;
+        Ok(f(e, self))
+    }
+
+    /// True when callers drive the engine themselves.
+    fn shared(&self) -> bool {
+        matches!(self.mode, Mode::Shared { .. })
+    }
+
+    /// True when a thread of hetlb's keeps the engine going between calls.
+    fn has_thread(&self) -> bool {
+        matches!(
+            self.mode,
+            Mode::Owned(_) | Mode::Shared { keeper: true, .. }
+        )
+    }
+}
+
+/// The keeper of a shared engine: drives it when no caller does, often while there is
+/// traffic and every millisecond when idle, until told to stop.
+fn keep(inner: &Inner, stop: &Receiver<()>) {
+    let Mode::Shared { engine, .. } = &inner.mode else {
+        return;
+    };
+    let mut nap = Duration::from_micros(100);
+    loop {
+        match stop.recv_timeout(nap) {
+            Err(RecvTimeoutError::Timeout) => {}
+            Ok(()) | Err(RecvTimeoutError::Disconnected) => return,
+        }
+        let active = match engine.try_lock() {
+            Ok(mut g) => g.as_mut().is_some_and(|e| e.pump(inner)),
+            Err(_) => true, // a caller drives it
+        };
+        nap = if active {
+            Duration::from_micros(100)
+        } else {
+            (nap * 2).min(KEEPER_IDLE_NAP)
+        };
+    }
+}
+
+/// The engine: the only code that calls MPI on the duplicate.
+struct Engine {
+    comm: raw::OwnedComm,
+    sends: Vec<raw::PendingSend>,
+    last_beat: Instant,
+    last_look: Instant,
+    farewells: Vec<bool>,
+    /// The first error a send reported (sends are checked without a caller to tell).
+    send_error: Option<String>,
+}
+
+impl Engine {
+    fn new(comm: raw::OwnedComm, size: usize) -> Self {
+        let now = Instant::now();
+        Self {
+            comm,
+            sends: Vec::new(),
+            last_beat: now - BEAT,
+            last_look: now,
+            farewells: vec![false; size],
+            send_error: None,
+        }
+    }
+
+    /// Starts sending `bytes` to `to`, unless `to` has said farewell: a process that left may
+    /// already be in `MPI_Finalize`, and a send it never receives would keep this process's
+    /// own `MPI_Finalize` from returning.
+    fn post(&mut self, to: usize, bytes: Vec<u8>) -> Result<(), TransportError> {
+        if self.left(to) {
+            return Err(TransportError::Closed(to));
+        }
+        let s = raw::PendingSend::start(&self.comm, to as i32, TAG, bytes)
+            .map_err(TransportError::Mpi)?;
+        self.sends.push(s);
+        self.progress_sends();
+        Ok(())
+    }
+
+    /// True once rank `r`'s farewell has arrived: it sends nothing more and is sent nothing.
+    fn left(&self, r: usize) -> bool {
+        self.farewells.get(r).copied().unwrap_or(false)
+    }
+
+    fn progress_sends(&mut self) {
+        let mut first_error = None;
+        self.sends.retain_mut(|s| match s.test() {
+            Ok(done) => !done,
+            Err(e) => {
+                first_error.get_or_insert(e);
+                false
+            }
+        });
+        if self.send_error.is_none() {
+            self.send_error = first_error;
+        }
+    }
+
+    /// Receives everything waiting, completes sends, beats when due. True when anything
+    /// arrived.
+    fn pump(&mut self, inner: &Inner) -> bool {
+        let now = Instant::now();
+        if now.duration_since(self.last_look) > PAUSE_GAP + BEAT {
+            // This process was not running: peers' silence counts from now at the earliest.
+            *lock(&inner.resumed) = now;
+        }
+        self.last_look = now;
+        self.progress_sends();
+        let mut active = false;
+        while let Some(probed) = self
+            .comm
+            .get()
+            .any_process()
+            .immediate_matched_probe_with_tag(TAG)
+        {
+            let from = probed.1.source_rank() as usize;
+            let (bytes, _) = probed.matched_receive_vec::<u8>();
+            let arrived = Instant::now();
+            if let Some(h) = lock(&inner.heard).get_mut(from) {
+                *h = arrived;
+            }
+            active = true;
+            match decode(bytes) {
+                Some((Frame::Data { port }, payload)) => {
+                    inner.deliver(port, Delivery::Msg(from, payload, arrived));
+                }
+                Some((Frame::Closed { port, panicked }, _)) => {
+                    lock(&inner.closed).insert((from, port), panicked);
+                    inner.deliver(port, Delivery::Closed(from));
+                }
+                Some((Frame::Farewell, _)) => {
+                    if let Some(f) = self.farewells.get_mut(from) {
+                        *f = true;
+                    }
+                }
+                Some((Frame::Beat, payload)) => inner.merge_beats(&payload, arrived),
+                None => {}
+            }
+        }
+        if now.duration_since(self.last_beat) >= BEAT && !inner.beats_paused() {
+            self.last_beat = now;
+            self.beat(inner);
+        }
+        active
+    }
+
+    /// One beat: this rank's beat number goes up, and its table of the newest beat known of
+    /// every rank goes to `⌈log₂ P⌉` peers — `rank + 2^k` — so that news of every rank
+    /// reaches every other within `⌈log₂ P⌉` beats, at `O(log P)` messages per rank per beat
+    /// (gossip, as van Renesse, Minsky and Hayden's failure detector).
+    fn beat(&mut self, inner: &Inner) {
+        let table = {
+            let mut beats = lock(&inner.beats);
+            beats[inner.rank] += 1;
+            beats.clone()
+        };
+        let Ok(bytes) = encode(Some(&table), &Frame::Beat) else {
+            return;
+        };
+        let mut step = 1usize;
+        while step < inner.size {
+            let to = (inner.rank + step) % inner.size;
+            let _ = self.post(to, bytes.clone());
+            step <<= 1;
+        }
+    }
+
+    fn broadcast(&mut self, inner: &Inner, frame: &Frame) {
+        if let Ok(bytes) = encode::<()>(None, frame) {
+            for to in (0..inner.size).filter(|&r| r != inner.rank) {
+                let _ = self.post(to, bytes.clone());
+            }
+        }
+    }
+
+    /// Says farewell, receives until every peer's farewell is in (at most
+    /// [`FAREWELL_WAIT`]), then frees what never completed.
+    fn shutdown(mut self, inner: &Inner) {
+        // Farewells that already arrived spare their senders a farewell of ours.
+        self.pump_quietly(inner);
+        self.broadcast(inner, &Frame::Farewell);
+        let until = Instant::now() + FAREWELL_WAIT;
+        let me = inner.rank;
+        loop {
+            self.pump_quietly(inner);
+            let all = (0..inner.size).all(|r| r == me || self.farewells[r]);
+            if (all && self.sends.is_empty()) || Instant::now() >= until {
+                break;
+            }
+            std::thread::sleep(Duration::from_micros(200));
+        }
+        inner.stopped.store(true, Ordering::SeqCst);
+        // Sends still pending are freed and their buffers leaked by PendingSend's Drop.
+    }
+
+    /// As [`Engine::pump`], without beats (the process is leaving).
+    fn pump_quietly(&mut self, inner: &Inner) {
+        *lock(&inner.paused) = Some(None);
+        self.pump(inner);
+    }
+}
+
+/// This process's MPI, as hetlb uses it: the rank, the size, and the engine. Create it once
+/// per process with [`Mpi::init`] or [`Mpi::adopt`], then open typed endpoints from it
+/// ([`Group::open`]) in the same order on every rank.
+///
+/// The lifetime `'u` ties everything to the application's MPI universe when MPI is adopted
+/// (no endpoint can outlive `MPI_Finalize`); it is `'static` when hetlb started MPI itself.
+pub struct Mpi<'u> {
+    inner: Arc<Inner>,
+    thread: Option<JoinHandle<()>>,
+    /// Tells the keeper of a shared engine to stop.
+    stop_keeper: Option<Sender<()>>,
+    opened: Cell<u32>,
+    _universe: PhantomData<&'u mpi::environment::Universe>,
+}
+
+impl std::fmt::Debug for Mpi<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Mpi")
+            .field("rank", &self.inner.rank)
+            .field("size", &self.inner.size)
+            .field("progress_thread", &self.has_progress_thread())
+            .finish()
+    }
+}
+
+impl Mpi<'static> {
+    /// Starts MPI for this process on a progress thread of hetlb's, which owns it until the
+    /// returned value is dropped (then MPI is finalised). For programs that make no MPI call
+    /// of their own, such as the `hetlb` binary. Under `mpiexec -n N` every process gets its
+    /// rank in `0..N`; run directly, the process is a world of one.
+    ///
+    /// # Errors
+    /// [`TransportError::Mpi`] when MPI is already initialised or offers too little threading
+    /// support.
+    pub fn init() -> Result<Self, TransportError> {
+        let (cmd_tx, cmd_rx) = channel::unbounded::<Command>();
+        let (stop_tx, stop_rx) = channel::bounded::<()>(1);
+        type Ready = Result<(usize, usize, usize, Option<Engine>), String>;
+        let (ready_tx, ready_rx) = channel::bounded::<Ready>(1);
+        let (inner_tx, inner_rx) = channel::bounded::<Arc<Inner>>(1);
+        let thread = std::thread::Builder::new()
+            .name("hetlb-mpi".into())
+            .spawn(move || {
+                let Some((universe, threading)) =
+                    mpi::initialize_with_threading(Threading::Multiple)
+                else {
+                    let _ = ready_tx.send(Err("MPI is already initialised in this process".into()));
+                    return;
+                };
+                if threading < Threading::Funneled {
+                    let _ = ready_tx.send(Err(format!(
+                        "the MPI library offers only {threading:?}, Funneled is needed"
+                    )));
+                    return;
+                }
+                let world = universe.world();
+                let local = world.split_shared(0).size() as usize;
+                let comm = raw::OwnedComm::duplicate_on_this_thread(&world);
+                let (rank, size) = (world.rank() as usize, world.size() as usize);
+                let engine = Engine::new(comm, size);
+                if threading == Threading::Multiple {
+                    // Shared: callers drive the engine; this thread keeps it going between
+                    // calls and finalises MPI at the end.
+                    if ready_tx
+                        .send(Ok((rank, size, local, Some(engine))))
+                        .is_err()
+                    {
+                        return;
+                    }
+                    let Ok(inner) = inner_rx.recv() else { return };
+                    keep(&inner, &stop_rx);
+                } else {
+                    if ready_tx.send(Ok((rank, size, local, None))).is_err() {
+                        return;
+                    }
+                    let Ok(inner) = inner_rx.recv() else { return };
+                    progress_loop(engine, &inner, &cmd_rx);
+                }
+                drop(universe);
+            })
+            .map_err(|e| TransportError::Mpi(format!("cannot start the MPI thread: {e}")))?;
+        let (rank, size, local, shared) = match ready_rx.recv() {
+            Ok(Ok(x)) => x,
+            Ok(Err(e)) => {
+                let _ = thread.join();
+                return Err(TransportError::Mpi(e));
+            }
+            Err(_) => {
+                let _ = thread.join();
+                return Err(TransportError::Mpi(
+                    "the MPI thread ended during initialisation".into(),
+                ));
+            }
+        };
+        let (mode, stop_keeper) = match shared {
+            Some(engine) => (
+                Mode::Shared {
+                    engine: Mutex::new(Some(engine)),
+                    only: None,
+                    keeper: true,
+                },
+                Some(stop_tx),
+            ),
+            None => (Mode::Owned(cmd_tx), None),
+        };
+        let inner = Arc::new(Inner::new(rank, size, local, mode));
+        let _ = inner_tx.send(Arc::clone(&inner));
+        Ok(Self {
+            inner,
+            thread: Some(thread),
+            stop_keeper,
+            opened: Cell::new(0),
+            _universe: PhantomData,
+        })
+    }
+}
+
+impl Mpi<'static> {
+    /// [`Mpi::adopt`] for a caller that has no rsmpi [`Universe`](mpi::environment::Universe)
+    /// because MPI was initialised by foreign code (a C, C++ or Fortran application that
+    /// embeds hetlb through its C interface): hetlb works on a duplicate of `comm` (collective).
+    ///
+    /// # Errors
+    /// [`TransportError::Mpi`] when MPI is not initialised, or already finalised.
+    ///
+    /// # Safety
+    /// MPI must stay initialised until the returned value, and every endpoint opened from
+    /// it, are dropped: the caller calls `MPI_Finalize` only after that (the lifetime
+    /// `'static` cannot tie them to a universe that Rust does not own).
+    #[allow(unsafe_code)]
+    pub unsafe fn adopt_foreign<C: Communicator>(comm: &C) -> Result<Self, TransportError> {
+        if !mpi::environment::is_initialized() {
+            return Err(TransportError::Mpi("MPI is not initialised".into()));
+        }
+        if mpi::environment::is_finalized() {
+            return Err(TransportError::Mpi("MPI is already finalised".into()));
+        }
+        Ok(Self::adopt_comm(comm))
+    }
+}
+
+impl<'u> Mpi<'u> {
+    /// Joins an application that owns MPI: hetlb works on a duplicate of `comm` (a collective
+    /// call: every rank of `comm` must make it). Under `MPI_THREAD_MULTIPLE` the engine runs
+    /// on a progress thread; below, on the calling thread inside hetlb's calls, which must
+    /// then all come from this thread.
+    ///
+    /// # Example
+    /// ```no_run
+    /// use hetlb_transport::{Group, mpi::Mpi};
+    /// let (universe, _) = mpi::initialize_with_threading(mpi::Threading::Multiple).unwrap();
+    /// let mpi = Mpi::adopt(&universe, &universe.world());
+    /// println!("rank {} of {}", mpi.rank(), mpi.size());
+    /// ```
+    pub fn adopt<C: Communicator>(universe: &'u mpi::environment::Universe, comm: &C) -> Self {
+        let _ = universe;
+        Self::adopt_comm(comm)
+    }
+
+    fn adopt_comm<C: Communicator>(comm: &C) -> Self {
+        let local = comm.split_shared(0).size() as usize;
+        let (rank, size) = (comm.rank() as usize, comm.size() as usize);
+        let engine = Engine::new(raw::OwnedComm::duplicate_on_this_thread(comm), size);
+        let multiple = mpi::environment::threading_support() == Threading::Multiple;
+        let mode = Mode::Shared {
+            engine: Mutex::new(Some(engine)),
+            only: (!multiple).then(|| std::thread::current().id()),
+            keeper: multiple,
+        };
+        let inner = Arc::new(Inner::new(rank, size, local, mode));
+        let (mut thread, mut stop_keeper) = (None, None);
+        if multiple {
+            let (stop_tx, stop_rx) = channel::bounded::<()>(1);
+            let shared = Arc::clone(&inner);
+            thread = std::thread::Builder::new()
+                .name("hetlb-mpi".into())
+                .spawn(move || keep(&shared, &stop_rx))
+                .ok();
+            stop_keeper = Some(stop_tx);
+        }
+        Self {
+            inner,
+            thread,
+            stop_keeper,
+            opened: Cell::new(0),
+            _universe: PhantomData,
+        }
+    }
+
+    /// This process's rank.
+    pub fn rank(&self) -> usize {
+        self.inner.rank
+    }
+
+    /// The number of processes.
+    pub fn size(&self) -> usize {
+        self.inner.size
+    }
+
+    /// Processes of this job on this process's node (to judge oversubscription).
+    pub fn ranks_on_this_node(&self) -> usize {
+        self.inner.local_ranks
+    }
+
+    /// True when the engine runs on a progress thread (liveness is then proven between
+    /// calls too).
+    pub fn has_progress_thread(&self) -> bool {
+        self.inner.has_thread()
+    }
+
+    /// Ends every rank of the job with `code` (`MPI_Abort`): for a failure after which the
+    /// other ranks cannot go on (one of them stopped answering, say).
+    pub fn abort(&self, code: i32) -> ! {
+        match &self.inner.mode {
+            Mode::Owned(commands) => {
+                let _ = commands.send(Command::Abort(code));
+                std::thread::sleep(Duration::from_secs(30));
+            }
+            Mode::Shared { .. } => {
+                let _ = self.inner.with_engine(|e, _| e.comm.get().abort(code));
+            }
+        }
+        std::process::exit(code)
+    }
+}
+
+impl<'u> Group for Mpi<'u> {
+    type Endpoint<M: Message> = MpiEndpoint<'u, M>;
+
+    fn rank(&self) -> usize {
+        self.inner.rank
+    }
+
+    fn size(&self) -> usize {
+        self.inner.size
+    }
+
+    fn backend(&self) -> &'static str {
+        "mpi"
+    }
+
+    fn open<M: Message>(&self) -> Result<MpiEndpoint<'u, M>, TransportError> {
+        if self.inner.stopped.load(Ordering::SeqCst) {
+            return Err(Inner::stopped_error());
+        }
+        let port = self.opened.get();
+        self.opened.set(port + 1);
+        let (tx, rx) = channel::unbounded();
+        {
+            let mut slots = lock(&self.inner.slots);
+            let k = port as usize;
+            if slots.len() <= k {
+                slots.resize_with(k + 1, Slot::default);
+            }
+            let slot = &mut slots[k];
+            for d in slot.parked.drain(..) {
+                let _ = tx.send(d);
+            }
+            slot.tx = Some(tx);
+        }
+        Ok(MpiEndpoint {
+            inner: Arc::clone(&self.inner),
+            port,
+            rx,
+            read_closed: Mutex::new(vec![false; self.inner.size]),
+            _messages: PhantomData,
+            _universe: PhantomData,
+        })
+    }
+}
+
+impl Drop for Mpi<'_> {
+    fn drop(&mut self) {
+        match &self.inner.mode {
+            Mode::Owned(commands) => {
+                let _ = commands.send(Command::Shutdown);
+            }
+            Mode::Shared { engine, only, .. } => {
+                let here = only.is_none_or(|t| t == std::thread::current().id());
+                if let Some(e) = lock(engine).take() {
+                    if here {
+                        e.shutdown(&self.inner);
+                    } else {
+                        // Below MPI_THREAD_MULTIPLE only the adopting thread may call MPI:
+                        // the duplicate is left to MPI_Finalize.
+                        std::mem::forget(e);
+                    }
+                }
+            }
+        }
+        if let Some(stop) = self.stop_keeper.take() {
+            let _ = stop.send(());
+        }
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+        self.inner.stopped.store(true, Ordering::SeqCst);
+    }
+}
+
+fn progress_loop(mut engine: Engine, inner: &Inner, commands: &Receiver<Command>) {
+    let mut last_active = Instant::now();
+    let mut idle = 0u32;
+    loop {
+        let mut active = engine.pump(inner);
+        loop {
+            match commands.try_recv() {
+                Ok(Command::Send(to, bytes)) => {
+                    let _ = engine.post(to, bytes);
+                    active = true;
+                }
+                Ok(Command::Abort(code)) => engine.comm.get().abort(code),
+                Ok(Command::Shutdown) | Err(TryRecvError::Disconnected) => {
+                    return engine.shutdown(inner);
+                }
+                Err(TryRecvError::Empty) => break,
+            }
+        }
+        if active {
+            idle = 0;
+            last_active = Instant::now();
+            continue;
+        }
+        // Just after traffic a reply is likely soon: keep polling, yielding the core.
+        if last_active.elapsed() < SPIN {
+            std::thread::yield_now();
+            continue;
+        }
+        idle = idle.saturating_add(1);
+        // Sleep on the command channel so that a send wakes the thread at once.
+        let nap = Duration::from_micros(10u64 << idle.min(5)).min(MAX_IDLE_SLEEP);
+        match commands.recv_timeout(nap) {
+            Ok(Command::Send(to, bytes)) => {
+                let _ = engine.post(to, bytes);
+                idle = 0;
+                last_active = Instant::now();
+            }
+            Ok(Command::Abort(code)) => engine.comm.get().abort(code),
+            Ok(Command::Shutdown) | Err(RecvTimeoutError::Disconnected) => {
+                return engine.shutdown(inner);
+            }
+            Err(RecvTimeoutError::Timeout) => {}
+        }
+    }
+}
+
+/// One rank's end of an endpoint over MPI. Messages are serialised with postcard. It cannot
+/// outlive the MPI universe it works in (`'u`).
+pub struct MpiEndpoint<'u, M> {
+    inner: Arc<Inner>,
+    port: u32,
+    rx: Receiver<Delivery>,
+    /// Peers whose closing this end has read (every message they sent before it is read).
+    read_closed: Mutex<Vec<bool>>,
+    _messages: PhantomData<fn(M) -> M>,
+    _universe: PhantomData<&'u mpi::environment::Universe>,
+}
+
+impl<M> std::fmt::Debug for MpiEndpoint<'_, M> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MpiEndpoint")
+            .field("rank", &self.inner.rank)
+            .field("size", &self.inner.size)
+            .field("port", &self.port)
+            .finish()
+    }
+}
+
+impl<M: Message> MpiEndpoint<'_, M> {
+    fn open_delivery(&self, d: Delivery) -> Result<Option<Envelope<M>>, TransportError> {
+        match d {
+            Delivery::Msg(from, bytes, arrived) => {
+                let msg = postcard::from_bytes(&bytes).map_err(|e| {
+                    TransportError::Encoding(format!(
+                        "a message from rank {from} cannot be decoded: {e}"
+                    ))
+                })?;
+                Ok(Some(Envelope {
+                    from,
+                    msg,
+                    arrived,
+                    bytes: bytes.len() as u64,
+                }))
+            }
+            Delivery::Closed(from) => {
+                if let Some(r) = lock(&self.read_closed).get_mut(from) {
+                    *r = true;
+                }
+                Ok(None)
+            }
+        }
+    }
+
+    /// Waits for a message by driving the shared engine: polling it, yielding the core, for
+    /// `eager` at first, then sleeping in growing steps (at most half a millisecond) so that
+    /// a waiting rank leaves the cores to computing ones.
+    fn drive(
+        &self,
+        deadline: Option<Instant>,
+        eager: Duration,
+    ) -> Result<Option<Envelope<M>>, TransportError> {
+        let start = Instant::now();
+        let mut nap = Duration::from_micros(20);
+        loop {
+            if let Some(d) = self.try_delivery()? {
+                return self.open_delivery(d);
+            }
+            let now = Instant::now();
+            if deadline.is_some_and(|d| now >= d) {
+                return Ok(None);
+            }
+            if now.duration_since(start) < eager {
+                std::thread::yield_now();
+            } else {
+                let left = deadline.map_or(nap, |d| d - now);
+                std::thread::sleep(nap.min(left));
+                nap = (nap * 2).min(Duration::from_micros(500));
+            }
+        }
+    }
+
+    fn try_delivery(&self) -> Result<Option<Delivery>, TransportError> {
+        if self.inner.shared() {
+            self.inner.with_engine(|e, inner| e.pump(inner))?;
+        }
+        match self.rx.try_recv() {
+            Ok(d) => Ok(Some(d)),
+            Err(TryRecvError::Empty) if self.inner.stopped.load(Ordering::SeqCst) => {
+                Err(Inner::stopped_error())
+            }
+            Err(TryRecvError::Empty) => Ok(None),
+            Err(TryRecvError::Disconnected) => Err(Inner::stopped_error()),
+        }
+    }
+}
+
+impl<M: Message> Transport<M> for MpiEndpoint<'_, M> {
+    fn rank(&self) -> usize {
+        self.inner.rank
+    }
+
+    fn size(&self) -> usize {
+        self.inner.size
+    }
+
+    fn backend(&self) -> &'static str {
+        "mpi"
+    }
+
+    fn send(&self, to: usize, msg: M) -> Result<u64, TransportError> {
+        let bytes = encode(Some(&msg), &Frame::Data { port: self.port })?;
+        let n = bytes.len() as u64;
+        self.inner.post(to, bytes)?;
+        Ok(n)
+    }
+
+    fn recv(&self, deadline: Option<Instant>) -> Result<Option<Envelope<M>>, TransportError> {
+        if self.inner.shared() {
+            return self.drive(deadline, Duration::from_micros(500));
+        }
+        // A reply usually follows soon: poll before blocking, which costs a thread wake-up
+        // (tens of microseconds on a virtual machine), yielding the core to the engine's
+        // thread meanwhile.
+        if let Some(d) = super::poll(SPIN_BEFORE_BLOCKING, Some(Duration::ZERO), || {
+            self.try_delivery()
+        })? {
+            return self.open_delivery(d);
+        }
+        self.recv_sleeping(deadline)
+    }
+
+    fn recv_sleeping(
+        &self,
+        deadline: Option<Instant>,
+    ) -> Result<Option<Envelope<M>>, TransportError> {
+        if self.inner.shared() {
+            return self.drive(deadline, Duration::ZERO);
+        }
+        // Blocks in slices, so that an engine that stops is noticed.
+        loop {
+            let slice = Instant::now() + Duration::from_millis(100);
+            let until = deadline.map_or(slice, |d| d.min(slice));
+            match self.rx.recv_deadline(until) {
+                Ok(d) => return self.open_delivery(d),
+                Err(RecvTimeoutError::Timeout) => {
+                    if deadline.is_some_and(|d| Instant::now() >= d) {
+                        return Ok(None);
+                    }
+                    if self.inner.stopped.load(Ordering::SeqCst) {
+                        return Err(Inner::stopped_error());
+                    }
+                }
+                Err(RecvTimeoutError::Disconnected) => return Err(Inner::stopped_error()),
+            }
+        }
+    }
+
+    fn try_recv(&self) -> Result<Option<Envelope<M>>, TransportError> {
+        loop {
+            match self.try_delivery()? {
+                None => return Ok(None),
+                Some(d) => {
+                    if let Some(e) = self.open_delivery(d)? {
+                        return Ok(Some(e));
+                    }
+                }
+            }
+        }
+    }
+
+    /// A peer is [`Liveness::Closed`] once every message it sent before closing has been
+    /// read here (its closing was read, or nothing is waiting).
+    fn liveness(&self, peer: usize) -> Liveness {
+        if let Some(panicked) = lock(&self.inner.closed).get(&(peer, self.port)) {
+            let read = lock(&self.read_closed).get(peer).copied().unwrap_or(false);
+            if read || self.rx.is_empty() {
+                return Liveness::Closed {
+                    panicked: panicked.clone(),
+                };
+            }
+        }
+        Liveness::Silent(self.inner.silence(peer))
+    }
+
+    fn proves_liveness_outside_calls(&self) -> bool {
+        self.inner.has_thread()
+    }
+
+    fn keep_alive(&self) {
+        if self.inner.shared() {
+            let _ = self.inner.with_engine(|e, inner| e.pump(inner));
+        }
+    }
+
+    fn pause(&self, duration: Option<Duration>) {
+        *lock(&self.inner.paused) = Some(duration.map(|d| Instant::now() + d));
+        if let Some(d) = duration {
+            std::thread::sleep(d);
+            *lock(&self.inner.paused) = None;
+        }
+    }
+}
+
+impl<M> Drop for MpiEndpoint<'_, M> {
+    fn drop(&mut self) {
+        {
+            let mut slots = lock(&self.inner.slots);
+            if let Some(slot) = slots.get_mut(self.port as usize) {
+                slot.tx = None;
+                slot.gone = true;
+                slot.parked.clear();
+            }
+        }
+        let panicked = std::thread::panicking().then(|| "its thread panicked".to_string());
+        let frame = Frame::Closed {
+            port: self.port,
+            panicked,
+        };
+        if let Ok(bytes) = encode::<()>(None, &frame) {
+            for to in (0..self.inner.size).filter(|&r| r != self.inner.rank) {
+                let _ = self.inner.post(to, bytes.clone());
+            }
+        }
+    }
+}
+
+/// The handful of raw MPI operations the safe wrapper lacks: non-blocking sends whose buffers
+/// the engine owns, and sharing the duplicate between threads.
+#[allow(unsafe_code)]
+mod raw {
+    use mpi::ffi;
+    use mpi::raw::AsRaw;
+    use mpi::topology::{Communicator, SimpleCommunicator};
+
+    /// hetlb's duplicate of a communicator, freed when dropped.
+    pub(super) struct OwnedComm(SimpleCommunicator);
+
+    impl OwnedComm {
+        /// Duplicates `comm` (collective) on the calling thread.
+        pub(super) fn duplicate_on_this_thread<C: Communicator>(comm: &C) -> Self {
+            Self(comm.duplicate())
+        }
+
+        pub(super) fn get(&self) -> &SimpleCommunicator {
+            &self.0
+        }
+    }
+
+    // SAFETY: an MPI communicator handle is a process-wide value. The engine that owns the
+    // duplicate is used by one thread at a time (under a mutex, or on hetlb's own thread);
+    // it is used from several threads only under MPI_THREAD_MULTIPLE (`Mpi::init` and
+    // `Mpi::adopt` check the level before they share it), and below that level only from the
+    // thread that made it (`Mode::Shared::only`, checked on every call).
+    unsafe impl Send for OwnedComm {}
+
+    /// A send in flight on a buffer it owns. rsmpi ties a request's buffer to a lexical scope,
+    /// which cannot outlive a failed call; here the buffer lives with the request, and a
+    /// request abandoned before completion (its receiver fell silent) is freed and its buffer
+    /// leaked, as MPI requires (`MPI_Request_free` lets the send finish in the background,
+    /// reading the buffer).
+    pub(super) struct PendingSend {
+        request: ffi::MPI_Request,
+        buffer: Vec<u8>,
+        done: bool,
+    }
+
+    // SAFETY: the request and the buffer are only touched by the engine that owns them; the
+    // engine moves between threads only under MPI_THREAD_MULTIPLE or before MPI is used.
+    unsafe impl Send for PendingSend {}
+
+    impl PendingSend {
+        /// Starts `MPI_Isend` of `buffer` to `to` with `tag` on `comm`.
+        pub(super) fn start(
+            comm: &OwnedComm,
+            to: i32,
+            tag: i32,
+            buffer: Vec<u8>,
+        ) -> Result<Self, String> {
+            let count = i32::try_from(buffer.len())
+                .map_err(|_| format!("a message of {} bytes is too large for MPI", buffer.len()))?;
+            // SAFETY: RSMPI_REQUEST_NULL is a constant initialised by the MPI library.
+            let mut request = unsafe { ffi::RSMPI_REQUEST_NULL };
+            // SAFETY: `buffer` is heap memory owned by the returned value, which keeps it alive
+            // (or leaks it) until the request completes; `count` bytes of it are readable; the
+            // communicator is live for this call.
+            let rc = unsafe {
+                ffi::MPI_Isend(
+                    buffer.as_ptr().cast(),
+                    count,
+                    ffi::RSMPI_UINT8_T,
+                    to,
+                    tag,
+                    comm.0.as_raw(),
+                    &mut request,
+                )
+            };
+            if rc != ffi::MPI_SUCCESS as i32 {
+                return Err(format!("MPI_Isend failed with error code {rc}"));
+            }
+            Ok(Self {
+                request,
+                buffer,
+                done: false,
+            })
+        }
+
+        /// `Ok(true)` once the send has completed (its buffer may then be dropped). An error
+        /// of `MPI_Test` (possible under `MPI_ERRORS_RETURN`) leaves the send pending: its
+        /// buffer is then never freed while MPI may still read it.
+        pub(super) fn test(&mut self) -> Result<bool, String> {
+            if self.done {
+                return Ok(true);
+            }
+            let mut flag = 0;
+            // SAFETY: `request` is the live request of this send; the status is ignored.
+            let rc =
+                unsafe { ffi::MPI_Test(&mut self.request, &mut flag, ffi::RSMPI_STATUS_IGNORE) };
+            if rc != ffi::MPI_SUCCESS as i32 {
+                return Err(format!("MPI_Test failed with error code {rc}"));
+            }
+            self.done = flag != 0;
+            Ok(self.done)
+        }
+    }
+
+    impl Drop for PendingSend {
+        fn drop(&mut self) {
+            if !self.done && !matches!(self.test(), Ok(true)) {
+                // SAFETY: the request is live (or null after a failed test, which
+                // MPI_Request_free rejects harmlessly); freeing it lets the send complete in
+                // the background, so the buffer must outlive it: it is leaked on purpose.
+                unsafe {
+                    ffi::MPI_Request_free(&mut self.request);
+                }
+                std::mem::forget(std::mem::take(&mut self.buffer));
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn frames_round_trip_behind_their_payload() {
+        let bytes = encode(Some(&(7u32, "seven")), &Frame::Data { port: 3 }).unwrap();
+        let (frame, payload) = decode(bytes).unwrap();
+        assert!(matches!(frame, Frame::Data { port: 3 }));
+        let m: (u32, String) = postcard::from_bytes(&payload).unwrap();
+        assert_eq!(m, (7, "seven".to_string()));
+        let (frame, payload) = decode(encode::<()>(None, &Frame::Farewell).unwrap()).unwrap();
+        assert!(matches!(frame, Frame::Farewell) && payload.is_empty());
+        assert!(decode(vec![]).is_none());
+        assert!(decode(vec![9]).is_none(), "a length beyond the message");
+    }
+}
