@@ -199,6 +199,7 @@ pub(crate) fn wait<T: Serialize, E: Transport<Msg<T>>>(
 /// call (an abort, unless the last vote is already in); the coordinator decides the call
 /// (an abort); any other rank keeps the items in doubt aside, and asks the coordinator to
 /// send the decision to it and to its children (which will not get it from this rank).
+#[cfg(feature = "fault-injection")]
 pub(crate) fn stop_waiting<T: Serialize, E: Transport<Msg<T>>>(
     session: &mut Session<'_, T, E>,
     voted: Voted,

@@ -3,7 +3,7 @@
 //! calls.
 
 use super::agreement::COORDINATOR;
-use super::config::{BalancerConfig, LEARNED_SAMPLES, Speeds};
+use super::config::{BalancerConfig, LEARNED_SAMPLES};
 use super::decide::{Migration, RuleInputs, advise, decide, imbalance, max_step};
 use super::error::{PeerError, PeerFailure, PlanError};
 use super::gather::{all_gather, barrier};
@@ -11,6 +11,7 @@ use super::holdings::Aside;
 use super::item::Item;
 use super::learning::{CostLearner, PendingOutcome, Shortfalls};
 use super::migrate::{Failed, carry_out};
+use super::options::Speeds;
 use super::probe::probe;
 use super::report::Report;
 use super::session::{Mailbox, Session, SessionSettings, TICK, Traffic, take_ask};
@@ -108,7 +109,7 @@ impl<K: ItemKind, G: Group> std::fmt::Debug for Balancer<K, G> {
         f.debug_struct("Balancer")
             .field("rank", &self.rank)
             .field("size", &self.size)
-            .field("algorithm", &self.config.algorithm.name())
+            .field("algorithm", &self.config.algorithm().name())
             .field("topology", &self.label)
             .field("epoch", &self.epoch)
             .finish()
@@ -126,7 +127,7 @@ impl<K: ItemKind, G: Group> Balancer<K, G> {
     pub fn new(group: &G, config: BalancerConfig) -> Result<Self, PeerError> {
         let size = group.size();
         let (label, network) = config.resolve(size)?;
-        let window = match config.speeds {
+        let window = match config.options.speeds {
             Speeds::Measured { window } => window,
             _ => 1,
         };
@@ -198,9 +199,9 @@ impl<K: ItemKind, G: Group> Balancer<K, G> {
             &mut self.mailbox,
             SessionSettings {
                 epoch: self.epoch,
-                timeout: self.config.timeout,
-                entry_timeout: self.config.entry_timeout,
-                count_bytes: self.config.count_bytes,
+                timeout: self.config.options.timeout,
+                entry_timeout: self.config.options.entry_timeout,
+                count_bytes: self.config.options.count_bytes,
             },
         )
     }
@@ -250,19 +251,19 @@ impl<K: ItemKind, G: Group> Balancer<K, G> {
     /// The rule's inputs from a call's gathered parts (moved, not copied), and the states.
     fn rule_inputs(&self, g: Gathered) -> (Vec<RankState>, RuleInputs<'_>) {
         let inputs = RuleInputs {
-            algorithm: self.config.algorithm,
+            algorithm: self.config.algorithm(),
             candidates: self.config.candidate_list(&self.network),
-            routing: self.config.routing,
+            routing: self.config.options.routing,
             network: &self.network,
             label: &self.label,
             capacities: g.capacities,
             measured_speeds: g.measured_speeds,
-            procs_per_group: self.config.procs_per_group,
-            max_rounds: self.config.max_rounds,
-            seed: self.config.seed,
-            lambda: self.config.lambda,
-            schedule: self.config.schedule,
-            trigger: self.config.trigger,
+            procs_per_group: self.config.options.procs_per_group,
+            max_rounds: self.config.options.max_rounds,
+            seed: self.config.options.seed,
+            lambda: self.config.options.lambda,
+            schedule: self.config.options.schedule,
+            trigger: self.config.options.trigger,
             cost_model: g.cost_model,
             shortfalls: g.shortfalls,
         };
@@ -279,7 +280,7 @@ impl<K: ItemKind, G: Group> Balancer<K, G> {
     ) -> Result<Gathered, PeerError> {
         let me = self.rank;
         let mut probed = Traffic::default();
-        if self.config.learn_cost && !self.probed {
+        if self.config.options.learn_cost && !self.probed {
             // Every rank probes at its first deciding call, whatever comes of it.
             self.probed = true;
             let mut session = self.session();
@@ -305,12 +306,15 @@ impl<K: ItemKind, G: Group> Balancer<K, G> {
             rank: me as u32,
             units,
             items: items as u64,
-            speed: match self.config.speeds {
+            speed: match self.config.options.speeds {
                 Speeds::Measured { .. } => self.meter.speed(),
                 _ => None,
             },
             fingerprint,
-            model: self.learner.model().filter(|_| self.config.learn_cost),
+            model: self
+                .learner
+                .model()
+                .filter(|_| self.config.options.learn_cost),
             step_seconds: self.last_step_seconds,
             call_seconds: self.last_check_seconds,
             shortfalls: (me == 0 && self.config.is_auto()).then_some(self.shortfalls),
@@ -329,7 +333,7 @@ impl<K: ItemKind, G: Group> Balancer<K, G> {
                 s.rank, me
             )));
         }
-        let (capacities, measured_speeds) = match &self.config.speeds {
+        let (capacities, measured_speeds) = match &self.config.options.speeds {
             Speeds::Equal => (None, None),
             Speeds::Fixed(c) => (Some(c.clone()), None),
             Speeds::Measured { .. } => {
@@ -348,8 +352,8 @@ impl<K: ItemKind, G: Group> Balancer<K, G> {
         self.check_cap = self.check_cap(&states);
         // Rank 0's learned model is the group's, so that every rank predicts alike.
         let cost_model = match states.first().and_then(|s| s.model) {
-            Some(learned) if self.config.learn_cost => learned,
-            _ => self.config.cost_model,
+            Some(learned) if self.config.options.learn_cost => learned,
+            _ => self.config.options.move_cost,
         };
         // Rank 0's shortfalls are the group's; every rank measures the last move alike.
         let mut shortfalls = states
@@ -502,7 +506,7 @@ impl<K: ItemKind, G: Group> Balancer<K, G> {
                 self.rank,
                 self.backend,
                 (self.config.rule_name(), &self.label),
-                self.config.schedule,
+                self.config.options.schedule,
                 items.len() as u64,
                 items.units().unwrap_or(u64::MAX),
             ));
@@ -536,10 +540,10 @@ impl<K: ItemKind, G: Group> Balancer<K, G> {
     /// The most calls between two checks of the trigger `auto`
     /// ([`BalancerConfig::check_budget`]), from the gathered states: the same on every rank.
     fn check_cap(&self, states: &[RankState]) -> u64 {
-        let Trigger::Auto { horizon, .. } = self.config.trigger else {
+        let Trigger::Auto { horizon, .. } = self.config.options.trigger else {
             return 1;
         };
-        let budget = self.config.check_budget;
+        let budget = self.config.options.check_budget;
         let calls: Option<Vec<f64>> = states.iter().map(|s| s.call_seconds).collect();
         let (Some(calls), Some(step)) = (calls, max_step(states)) else {
             return 1;
@@ -575,7 +579,7 @@ impl<K: ItemKind, G: Group> Balancer<K, G> {
         let Some(doubt) = self.doubt.take() else {
             return Ok(());
         };
-        let deadline = Instant::now() + self.config.timeout;
+        let deadline = Instant::now() + self.config.options.timeout;
         loop {
             if let Some((e, Some(env))) = &self.mailbox.doubt {
                 debug_assert_eq!(*e, doubt.epoch);
@@ -632,7 +636,7 @@ impl<K: ItemKind, G: Group> Balancer<K, G> {
                         doubt.coordinator,
                         PeerFailure::Silent {
                             seconds: silence.as_secs_f64().min(1e9),
-                            timeout: self.config.timeout.as_secs_f64(),
+                            timeout: self.config.options.timeout.as_secs_f64(),
                         }
                     ),
                 };
@@ -738,7 +742,7 @@ impl<K: ItemKind, G: Group> Balancer<K, G> {
                 _ => {}
             }
         }
-        super::sync_point::check_peers(&self.ep, self.config.timeout)
+        super::sync_point::check_peers(&self.ep, self.config.options.timeout)
     }
 }
 
@@ -981,7 +985,7 @@ impl<K: ItemKind, G: Group> Drop for Balancer<K, G> {
 
 /// A digest of everything the ranks must agree on (FNV-1a over a canonical text).
 fn fingerprint(config: &BalancerConfig, label: &str, network: &Network, size: usize) -> u64 {
-    let speeds = match &config.speeds {
+    let speeds = match &config.options.speeds {
         Speeds::Equal => "equal".to_string(),
         Speeds::Fixed(c) => format!(
             "fixed:{}",
@@ -994,24 +998,24 @@ fn fingerprint(config: &BalancerConfig, label: &str, network: &Network, size: us
     };
     let text = format!(
         "{}|{label}|{size}|{speeds}|{}|{:?}|{:?}|{}|{:?}|{}|{}|{}",
-        config.algorithm.name(),
-        config.schedule.name(),
-        config.procs_per_group,
-        config.max_rounds,
-        config.seed,
-        config.lambda.map(f64::to_bits),
-        config.trigger,
-        config.cost_model.seconds_per_message.to_bits(),
-        config.cost_model.seconds_per_byte.to_bits(),
+        config.algorithm().name(),
+        config.options.schedule.name(),
+        config.options.procs_per_group,
+        config.options.max_rounds,
+        config.options.seed,
+        config.options.lambda.map(f64::to_bits),
+        config.options.trigger,
+        config.options.move_cost.seconds_per_message.to_bits(),
+        config.options.move_cost.seconds_per_byte.to_bits(),
     ) + &format!(
         "|{}|{:?}|{}|{}",
         config
             .candidate_list(network)
             .map(|l| l.iter().map(|a| a.name()).collect::<Vec<_>>().join(","))
             .unwrap_or_default(),
-        config.routing,
-        config.learn_cost,
-        config.check_budget.to_bits(),
+        config.options.routing,
+        config.options.learn_cost,
+        config.options.check_budget.to_bits(),
     );
     text.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
         (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)

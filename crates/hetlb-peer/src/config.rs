@@ -1,7 +1,9 @@
-//! How a [`Balancer`](super::Balancer) decides: the rule, the ranks' topology, their speeds,
-//! the transmission schedule and the timeouts.
+//! How a [`Balancer`](super::Balancer) decides: its rule and its options (the table of
+//! [`crate::options`]), resolved against the group's size.
 
 use super::error::{ConfigError, PeerError};
+use super::faults::Fault;
+use super::options::{Options, Speeds};
 use hetlb_core::advice::{CostModel, Trigger};
 use hetlb_core::algorithm::Algorithm;
 use hetlb_core::routing::Routing;
@@ -39,66 +41,24 @@ pub fn default_candidates(network: &Network) -> Vec<Algorithm> {
     }
 }
 
-/// The share of the iteration time that the trigger `auto`'s checks may cost by default
-/// ([`BalancerConfig::check_budget`]).
-pub const DEFAULT_CHECK_BUDGET: f64 = 0.01;
-
 /// How many measured moves the learned cost model is fitted to
 /// ([`BalancerConfig::learn_cost`]).
 pub const LEARNED_SAMPLES: usize = 16;
 
-/// The default silence after which a peer is judged to have stopped answering.
-pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
-
-/// Where the capacities that the rule weighs come from.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Speeds {
-    /// Every rank counts the same (the rules' uniform case).
-    Equal,
-    /// Given capacities, one per rank, positive and finite.
-    Fixed(Vec<f64>),
-    /// Measured: the application reports, with [`Balancer::record`], the units it processed
-    /// and the seconds they took; a rank's speed is the median rate of its last `window`
-    /// reports, and its capacity that speed in units of the slowest rank's (equal speeds until
-    /// every rank has reported once).
-    ///
-    /// [`Balancer::record`]: super::Balancer::record
-    Measured {
-        /// Reports the median is taken over.
-        window: usize,
-    },
+/// The rule of a balancer: one of the core's, or `auto` (the best candidate at each call).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Rule {
+    One(Algorithm),
+    Auto,
 }
 
-/// Faults to inject into one rank's rebalance, to show and test what the others do. The
-/// `…AfterSends` faults strike after this rank has sent `k` item messages in the call (never,
-/// when it sends fewer); the `…AfterVote` faults strike right after this rank has voted in
-/// the closing agreement (when the call moves anything).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-#[non_exhaustive]
-pub enum Fault {
-    /// No fault.
-    #[default]
-    None,
-    /// Panic after sending `k` item messages (a crash in the middle of a move: the rank's
-    /// items die with it).
-    PanicAfterSends(u32),
-    /// Stop answering after sending `k` item messages, for the given time, then carry on (as
-    /// a process stopped with SIGSTOP and continued).
-    FreezeAfterSends(u32, Duration),
-    /// Give the call up after sending `k` item messages, as a rank that hits an error of its
-    /// own would: the call aborts on every rank.
-    LeaveAfterSends(u32),
-    /// Panic right after voting (a crash in the uncertain part of the call).
-    PanicAfterVote,
-    /// Stop answering right after voting, for the given time, then carry on.
-    FreezeAfterVote(Duration),
-    /// Stop waiting for the outcome right after voting. The rank does not roll back on its
-    /// own: see [`PeerError::InDoubt`](super::PeerError::InDoubt).
-    LeaveAfterVote,
-}
-
-/// Everything a [`Balancer`](super::Balancer) needs besides its communicator. Every rank of
-/// the group must use the same configuration (the ranks check that they agree).
+/// Everything a [`Balancer`](super::Balancer) needs besides its communicator: the rule and
+/// the [`Options`]. Every rank of the group must use the same configuration (the ranks check
+/// that they agree).
+///
+/// Options are set by name from text ([`BalancerConfig::set`], as every face does) or by the
+/// typed builder methods; either way their bounds are checked once, by the table of
+/// [`crate::options`].
 ///
 /// # Example
 /// ```
@@ -111,95 +71,112 @@ pub enum Fault {
 ///     .speeds(Speeds::Measured { window: 5 })
 ///     .schedule(Schedule::Phased);
 /// assert_eq!(cfg.algorithm().name(), "dishet");
+/// let same = BalancerConfig::new("dishet")
+///     .unwrap()
+///     .set_pairs("topology=ring:6; speeds=measured")
+///     .unwrap();
+/// assert_eq!(same.options(), cfg.options());
 /// assert!(BalancerConfig::new("dem-superb").is_err());
 /// ```
 #[derive(Debug, Clone)]
 #[must_use = "a configuration does nothing until a Balancer is built with it"]
 pub struct BalancerConfig {
-    pub(crate) algorithm: Algorithm,
-    pub(crate) topology: Option<(String, Network)>,
-    pub(crate) speeds: Speeds,
-    pub(crate) schedule: Schedule,
-    pub(crate) timeout: Duration,
-    pub(crate) entry_timeout: Option<Duration>,
-    pub(crate) procs_per_group: Option<usize>,
-    pub(crate) max_rounds: Option<u64>,
-    pub(crate) seed: u64,
-    pub(crate) lambda: Option<f64>,
+    rule: Rule,
+    pub(crate) options: Options,
+    /// The network of `options.topology` (read and built when it was set), or one given
+    /// built ([`BalancerConfig::network`]), with its label.
+    network: Option<(String, Network)>,
     pub(crate) fault: Fault,
-    pub(crate) count_bytes: bool,
-    pub(crate) trigger: Trigger,
-    pub(crate) cost_model: CostModel,
-    pub(crate) candidates: Option<Vec<Algorithm>>,
-    pub(crate) routing: Routing,
-    pub(crate) learn_cost: bool,
-    pub(crate) check_budget: f64,
 }
 
 impl BalancerConfig {
     /// A configuration for `rule`: any name `hetlb balance --algorithm` accepts (`dem`,
     /// `dem-fixed`, `dem-improved`, `dem-hetero`, `oem`, `cwa`, `hybrid`, `dishet`,
-    /// `diffusion`, `random-biasing`, `dynamic-biasing`, `gdem`). Equal speeds, the phased
-    /// schedule, a 10 s timeout, the default topology (see [`BalancerConfig::topology`]).
+    /// `diffusion`, `random-biasing`, `dynamic-biasing`, `gdem`), or `auto`; every option at
+    /// its default ([`Options::default`]).
     ///
     /// # Errors
     /// [`PeerError::Config`] for an unknown rule.
     pub fn new(rule: &str) -> Result<Self, PeerError> {
-        if rule == AUTO {
-            return Ok(Self::for_algorithm(Algorithm::Cwa).candidates(Vec::new()));
+        if rule.trim() == AUTO {
+            return Ok(Self::with_rule(Rule::Auto));
         }
-        let algorithm = rule
-            .parse::<Algorithm>()
-            .map_err(|source| ConfigError::UnknownRule {
-                source,
-                known: Algorithm::all()
-                    .map(|a| a.name())
-                    .chain(std::iter::once(AUTO))
-                    .collect::<Vec<_>>()
-                    .join(", "),
-            })?;
+        let algorithm =
+            rule.trim()
+                .parse::<Algorithm>()
+                .map_err(|source| ConfigError::UnknownRule {
+                    source,
+                    known: Algorithm::all()
+                        .map(|a| a.name())
+                        .chain(std::iter::once(AUTO))
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                })?;
         Ok(Self::for_algorithm(algorithm))
     }
 
     /// A configuration for an already parsed rule.
     pub fn for_algorithm(algorithm: Algorithm) -> Self {
+        Self::with_rule(Rule::One(algorithm))
+    }
+
+    fn with_rule(rule: Rule) -> Self {
         Self {
-            algorithm,
-            topology: None,
-            speeds: Speeds::Equal,
-            schedule: Schedule::Phased,
-            timeout: DEFAULT_TIMEOUT,
-            entry_timeout: None,
-            procs_per_group: None,
-            max_rounds: None,
-            seed: 0,
-            lambda: None,
-            fault: Fault::None,
-            count_bytes: true,
-            trigger: Trigger::Always,
-            cost_model: CostModel::FREE,
-            candidates: None,
-            routing: Routing::Paper,
-            learn_cost: false,
-            check_budget: DEFAULT_CHECK_BUDGET,
+            rule,
+            options: Options::default(),
+            network: None,
+            fault: Fault::default(),
         }
     }
 
-    /// Rule `auto`: at every call, plan each of `candidates` on the gathered loads, predict
-    /// each at the measured speeds ([`hetlb_core::advice::Prediction`]) and follow the one
-    /// with the best predicted net gain over the trigger's horizon (1 iteration with
-    /// [`Trigger::Always`]), less what that candidate's earlier moves fell short of their
-    /// predictions (its learned shortfall, in the report's `alternatives`). An empty list
-    /// means the default set for the network ([`default_candidates`]): `cwa`, `dem-hetero`,
-    /// `oem` and `dishet` on a hypercube or the complete network, `dishet` and `gdem`
-    /// elsewhere.
-    /// Until every rank has a measured speed the first candidate runs alone. Needs measured
-    /// speeds ([`Speeds::Measured`]).
-    pub fn candidates(mut self, candidates: Vec<Algorithm>) -> Self {
-        if let Some(&first) = candidates.first() {
-            self.algorithm = first;
+    /// Sets the option `name` from its text, as [`Options::set`] does; a `topology` is read
+    /// and built at once.
+    ///
+    /// # Errors
+    /// [`PeerError::Config`] naming the option ([`ConfigError::Option`],
+    /// [`ConfigError::UnknownOption`], or a topology's own error).
+    pub fn set(mut self, name: &str, value: &str) -> Result<Self, PeerError> {
+        if crate::options::OptionInfo::find(name)?.name == "topology" {
+            return self.topology(value);
         }
-        self.candidates = Some(candidates);
+        self.options.set(name, value)?;
+        Ok(self)
+    }
+
+    /// Sets options from `key=value` pairs separated by `;` (the C options string), in order.
+    ///
+    /// # Errors
+    /// As [`BalancerConfig::set`], and [`ConfigError::Syntax`] for a string that is not
+    /// pairs.
+    pub fn set_pairs(mut self, text: &str) -> Result<Self, PeerError> {
+        for (key, value) in crate::options::pairs(text)? {
+            self = self.set(key, value)?;
+        }
+        Ok(self)
+    }
+
+    /// The options.
+    pub fn options(&self) -> &Options {
+        &self.options
+    }
+
+    /// The value of option `name` as text (`None` when unset or not an option).
+    pub fn get(&self, name: &str) -> Option<String> {
+        self.options.get(name)
+    }
+
+    /// Rule `auto`'s candidates: at every call, plan each of `candidates` on the gathered
+    /// loads, predict each at the measured speeds ([`hetlb_core::advice::Prediction`]) and
+    /// follow the one with the best predicted net gain over the trigger's horizon (1
+    /// iteration with [`Trigger::Always`]), less what that candidate's earlier moves fell
+    /// short of their predictions (its learned shortfall, in the report's `alternatives`).
+    /// An empty list means the default set for the network ([`default_candidates`]): `cwa`,
+    /// `dem-hetero`, `oem` and `dishet` on a hypercube or the complete network, `dishet` and
+    /// `gdem` elsewhere. Until every rank has a measured speed the first candidate runs
+    /// alone. Only rule `auto` has candidates (a [`Balancer`](super::Balancer) of another
+    /// rule refuses them), and it needs measured speeds ([`Speeds::Measured`]).
+    pub fn candidates(mut self, candidates: Vec<Algorithm>) -> Self {
+        self.options.candidates = Some(candidates);
         self
     }
 
@@ -209,7 +186,7 @@ impl BalancerConfig {
     /// on MPI. Direct routing moves the fewest units the start and end vectors allow
     /// ([`hetlb_core::routing::direct`]) in one phase.
     pub fn routing(mut self, routing: Routing) -> Self {
-        self.routing = routing;
+        self.options.routing = routing;
         self
     }
 
@@ -222,112 +199,127 @@ impl BalancerConfig {
     /// [`PROBE_BYTES`](super::PROBE_BYTES)-byte messages, before anything moves. Every rank
     /// uses rank 0's model, which reaches it in the call's gather, so the ranks decide alike.
     pub fn learn_cost(mut self, on: bool) -> Self {
-        self.learn_cost = on;
+        self.options.learn_cost = on;
         self
     }
 
     /// With the trigger `auto`: the share of the application's iteration time that checking
-    /// may cost (default [`DEFAULT_CHECK_BUDGET`], 1%; 0 checks at every call). A check is a
-    /// collective call: its gather, the candidates' plans and the predictions. After a
-    /// check that moved, the next call checks again; after one that did not, the interval
-    /// doubles, up to `k = ⌈c ÷ (budget · t)⌉` calls when a check costs `c` seconds and an
-    /// iteration `t` (at most the trigger's horizon). The calls between checks return at
-    /// once, without a message ([`Report::checked`](super::Report::checked) false).
-    /// Every rank computes the same `k` from the call's gather (the slowest rank's last check
-    /// and last step), so the ranks check at the same calls. A check's cost is its gather
-    /// and plans; the moves it makes are weighed by the trigger itself.
+    /// may cost (default [`DEFAULT_CHECK_BUDGET`](crate::options::DEFAULT_CHECK_BUDGET), 1%;
+    /// 0 checks at every call). A check is a collective call: its gather, the candidates'
+    /// plans and the predictions. After a check that moved, the next call checks again; after
+    /// one that did not, the interval doubles, up to `k = ⌈c ÷ (budget · t)⌉` calls when a
+    /// check costs `c` seconds and an iteration `t` (at most the trigger's horizon). The
+    /// calls between checks return at once, without a message
+    /// ([`Report::checked`](super::Report::checked) false). Every rank computes the same `k`
+    /// from the call's gather (the slowest rank's last check and last step), so the ranks
+    /// check at the same calls. A check's cost is its gather and plans; the moves it makes
+    /// are weighed by the trigger itself.
     pub fn check_budget(mut self, budget: f64) -> Self {
-        self.check_budget = budget;
+        self.options.check_budget = budget;
         self
     }
 
     /// True for rule `auto` (it chooses among candidates).
     pub(crate) fn is_auto(&self) -> bool {
-        self.candidates.is_some()
+        self.rule == Rule::Auto
     }
 
     /// The rule's name as configured: `auto`, or the algorithm's name.
     pub fn rule_name(&self) -> &'static str {
-        if self.candidates.is_some() {
-            AUTO
-        } else {
-            self.algorithm.name()
+        match self.rule {
+            Rule::Auto => AUTO,
+            Rule::One(a) => a.name(),
         }
     }
 
     /// The routing.
     pub fn routing_kind(&self) -> Routing {
-        self.routing
+        self.options.routing
+    }
+
+    /// The rules this configuration may run on `network`: the rule, or `auto`'s candidates.
+    fn rules_on(&self, network: &Network) -> Vec<Algorithm> {
+        self.candidate_list(network)
+            .unwrap_or_else(|| vec![self.algorithm()])
+    }
+
+    /// The rules named so far (`auto` without candidates names none).
+    fn named_rules(&self) -> Vec<Algorithm> {
+        match self.rule {
+            Rule::One(a) => vec![a],
+            Rule::Auto => self.options.candidates.clone().unwrap_or_default(),
+        }
     }
 
     /// True when the rule (or a candidate named for `auto`) runs on a hypercube only.
     fn needs_hypercube(&self) -> bool {
-        match &self.candidates {
-            None => self.algorithm.needs_hypercube(),
-            Some(list) => list.iter().any(|a| a.needs_hypercube()),
-        }
+        self.named_rules().iter().any(|a| a.needs_hypercube())
     }
 
     /// Rule `auto` with its default candidates.
     fn default_auto(&self) -> bool {
-        self.candidates.as_ref().is_some_and(Vec::is_empty)
+        self.is_auto() && self.options.candidates.as_ref().is_none_or(Vec::is_empty)
     }
 
     /// The first rule that needs a hypercube, for messages.
     fn hypercube_rule_name(&self) -> &'static str {
-        match &self.candidates {
-            Some(list) => list
-                .iter()
-                .find(|a| a.needs_hypercube())
-                .map_or(AUTO, |a| a.name()),
-            None => self.algorithm.name(),
-        }
+        self.named_rules()
+            .iter()
+            .find(|a| a.needs_hypercube())
+            .map_or(self.rule_name(), |a| a.name())
     }
 
     /// The candidates of rule `auto` on `network` (`None` for a single rule).
     pub(crate) fn candidate_list(&self, network: &Network) -> Option<Vec<Algorithm>> {
-        let list = self.candidates.as_ref()?;
-        if !list.is_empty() {
-            return Some(list.clone());
+        if !self.is_auto() {
+            return None;
         }
-        Some(default_candidates(network))
+        match &self.options.candidates {
+            Some(list) if !list.is_empty() => Some(list.clone()),
+            _ => Some(default_candidates(network)),
+        }
     }
 
     /// The ranks' topology as a spec (`ring:8`, `torus:2x4`, `hypercube:3`, `random:8:0.5:1`,
-    /// `file:PATH` …), with as many nodes as there are ranks. Without it: a hypercube when the
-    /// rank count is a power of two; otherwise the complete network for the hypercube rules
-    /// and `auto` (they run embedded in a cube, [`hetlb_core::embedding`]) and a ring for the
-    /// diffusion rules.
+    /// `file:PATH` …), with as many nodes as there are ranks; read and built at once. Without
+    /// it: a hypercube when the rank count is a power of two; otherwise the complete network
+    /// for the hypercube rules and `auto` (they run embedded in a cube,
+    /// [`hetlb_core::embedding`]) and a ring for the diffusion rules.
     ///
     /// # Errors
     /// [`PeerError::Config`] for a spec that cannot be parsed or built, or a file that cannot
     /// be read.
     pub fn topology(mut self, spec: &str) -> Result<Self, PeerError> {
-        let parsed: TopologySpec = spec.parse().map_err(ConfigError::TopologySpec)?;
+        let parsed: TopologySpec = spec.trim().parse().map_err(ConfigError::TopologySpec)?;
         let network = parsed
             .build_reading(None, None, MAX_TOPOLOGY_FILE_BYTES)
             .map_err(ConfigError::from)?;
-        self.topology = Some((parsed.to_string(), network));
+        self.network = Some((parsed.to_string(), network));
+        self.options.topology = Some(parsed);
         Ok(self)
     }
 
     /// The ranks' topology as a built network, named `label` in reports and dumps.
     pub fn network(mut self, label: impl Into<String>, network: Network) -> Self {
-        self.topology = Some((label.into(), network));
+        self.network = Some((label.into(), network));
+        self.options.topology = None;
         self
     }
 
     /// Where the capacities come from.
     pub fn speeds(mut self, speeds: Speeds) -> Self {
-        self.speeds = speeds;
+        if let Speeds::Measured { window } = speeds {
+            self.options.window = window;
+        }
+        self.options.speeds = speeds;
         self
     }
 
-    /// How items are put on the links: phased, overlapped or pipelined (Rim, Jang & Kim 2003, §6).
-    /// [`Schedule::PipelinePerProcessor`] is a model of the paper's pseudo-code, not a way to
-    /// move items: [`crate::Balancer::new`] refuses it.
+    /// How items are put on the links: phased, overlapped or pipelined (Rim, Jang & Kim
+    /// 2003, §6). [`Schedule::PipelinePerProcessor`] is a model of the paper's pseudo-code,
+    /// not a way to move items: [`crate::Balancer::new`] refuses it.
     pub fn schedule(mut self, schedule: Schedule) -> Self {
-        self.schedule = schedule;
+        self.options.schedule = schedule;
         self
     }
 
@@ -336,7 +328,7 @@ impl BalancerConfig {
     /// peer that has not reached the call yet is busy, not silent (see
     /// [`BalancerConfig::entry_timeout`]).
     pub fn timeout(mut self, timeout: Duration) -> Self {
-        self.timeout = timeout;
+        self.options.timeout = timeout;
         self
     }
 
@@ -344,35 +336,37 @@ impl BalancerConfig {
     /// alive meanwhile (on MPI below `MPI_THREAD_MULTIPLE`, where no thread can answer for a
     /// busy rank). Default: no limit, since a busy peer must never be declared dead.
     pub fn entry_timeout(mut self, timeout: Option<Duration>) -> Self {
-        self.entry_timeout = timeout;
+        self.options.entry_timeout = timeout;
         self
     }
 
     /// `P` of `hybrid` (OEM within groups of `P` ranks, then CWA).
     pub fn procs_per_group(mut self, p: Option<usize>) -> Self {
-        self.procs_per_group = p;
+        self.options.procs_per_group = p;
         self
     }
 
     /// Round limit of the diffusion rules (default 100,000, as `hetlb balance`).
     pub fn max_rounds(mut self, rounds: Option<u64>) -> Self {
-        self.max_rounds = rounds;
+        self.options.max_rounds = rounds;
         self
     }
 
     /// Seed of `random-biasing`'s draws.
     pub fn seed(mut self, seed: u64) -> Self {
-        self.seed = seed;
+        self.options.seed = seed;
         self
     }
 
     /// `λ` of `gdem` (default: the network's optimal or 1/2).
     pub fn lambda(mut self, lambda: Option<f64>) -> Self {
-        self.lambda = lambda;
+        self.options.lambda = lambda;
         self
     }
 
-    /// A fault to inject into this rank's calls (tests and demonstrations).
+    /// A fault to inject into this rank's calls (the fault harness and demonstrations; only
+    /// with the feature `fault-injection`).
+    #[cfg(feature = "fault-injection")]
     pub fn fault(mut self, fault: Fault) -> Self {
         self.fault = fault;
         self
@@ -382,7 +376,7 @@ impl BalancerConfig {
     /// take on the wire, for reports (on by default; it costs one serialisation pass over the
     /// items sent, without copying).
     pub fn count_bytes(mut self, on: bool) -> Self {
-        self.count_bytes = on;
+        self.options.count_bytes = on;
         self
     }
 
@@ -393,22 +387,22 @@ impl BalancerConfig {
     /// `held_back`. `Auto` needs measured speeds ([`Speeds::Measured`]): the gain is in
     /// seconds. Until every rank has a measured speed the call moves as with `Always`.
     pub fn trigger(mut self, trigger: Trigger) -> Self {
-        self.trigger = trigger;
+        self.options.trigger = trigger;
         self
     }
 
-    /// The cost of moving that the trigger weighs: seconds per message and per *unit* of
-    /// load (Hockney's α and β, with units in place of bytes), the same on every rank.
-    /// Default: free ([`CostModel::FREE`]), so `Auto` moves whenever the predicted gain is
-    /// positive.
+    /// The cost of moving that the trigger weighs: seconds per message, and per *unit* of
+    /// load in the field `seconds_per_byte` (Hockney's α and β with units in place of bytes:
+    /// the balancer predicts with one byte per unit), the same on every rank. Default: free
+    /// ([`CostModel::FREE`]), so `Auto` moves whenever the predicted gain is positive.
     pub fn cost_model(mut self, model: CostModel) -> Self {
-        self.cost_model = model;
+        self.options.move_cost = model;
         self
     }
 
     /// The trigger.
     pub fn trigger_kind(&self) -> Trigger {
-        self.trigger
+        self.options.trigger
     }
 
     /// Checks the configuration against a group of `ranks` ranks, as
@@ -422,100 +416,114 @@ impl BalancerConfig {
 
     /// The silence after which a peer is judged to have stopped.
     pub fn timeout_value(&self) -> Duration {
-        self.timeout
+        self.options.timeout
     }
 
-    /// The rule.
+    /// The rule (for `auto`: the first candidate named, which runs until every speed is
+    /// measured, or `cwa`).
     pub fn algorithm(&self) -> Algorithm {
-        self.algorithm
+        match self.rule {
+            Rule::One(a) => a,
+            Rule::Auto => self
+                .options
+                .candidates
+                .as_ref()
+                .and_then(|c| c.first().copied())
+                .unwrap_or(Algorithm::Cwa),
+        }
     }
 
     /// The schedule.
     pub fn schedule_kind(&self) -> Schedule {
-        self.schedule
+        self.options.schedule
     }
 
     /// The speeds.
     pub fn speeds_kind(&self) -> &Speeds {
-        &self.speeds
+        &self.options.speeds
     }
 
     /// Checks the configuration against `ranks` ranks and returns the topology's label and
     /// network. Nothing has moved when this fails.
     pub(crate) fn resolve(&self, ranks: usize) -> Result<(String, Network), PeerError> {
-        let bad = |m: String| Err(PeerError::invalid(m));
-        if matches!(self.trigger, Trigger::Auto { .. })
-            && !matches!(self.speeds, Speeds::Measured { .. })
-        {
-            return bad(
-                "trigger auto weighs seconds: it needs measured speeds (Speeds::Measured)"
-                    .to_string(),
-            );
+        self.options.validate()?;
+        self.check_rule_options()?;
+        if ranks == 0 {
+            return Err(PeerError::invalid("a group needs at least one rank"));
         }
-        if self.candidates.is_some() && !matches!(self.speeds, Speeds::Measured { .. }) {
-            return bad(
-                "rule auto compares predicted seconds: it needs measured speeds \
-                 (Speeds::Measured)"
-                    .to_string(),
-            );
+        if let Speeds::Fixed(c) = &self.options.speeds {
+            if c.len() != ranks {
+                return Err(option(
+                    "speeds",
+                    format!("{} capacities given for {ranks} ranks", c.len()),
+                ));
+            }
         }
-        if !(self.check_budget.is_finite() && (0.0..=1.0).contains(&self.check_budget)) {
-            return bad(format!(
-                "check_budget: {} is not a share from 0 to 1",
-                self.check_budget
+        let (label, network) = self.network_for(ranks)?;
+        if network.node_count() != ranks {
+            return Err(option(
+                "topology",
+                format!(
+                    "{label} has {} nodes but there are {ranks} ranks",
+                    network.node_count()
+                ),
             ));
         }
-        if let Err(e) = self.cost_model.validate() {
-            return Err(ConfigError::CostModel(e).into());
-        }
-        if self.schedule == Schedule::PipelinePerProcessor {
-            return bad(
-                "schedule pipeline-per-processor models the literal reading of Rim et al.'s \
-                 pseudo-code for transmission times only; move items with phased, overlap or \
-                 pipeline"
-                    .into(),
-            );
-        }
-        if ranks == 0 {
-            return bad("a group needs at least one rank".into());
-        }
-        if self.timeout.is_zero() {
-            return bad("timeout: must be positive".into());
-        }
-        match &self.speeds {
-            Speeds::Fixed(c) => {
-                if c.len() != ranks {
-                    return bad(format!(
-                        "capacities: {} values given for {ranks} ranks",
-                        c.len()
-                    ));
-                }
-                if let Some(i) = c.iter().position(|x| !(x.is_finite() && *x > 0.0)) {
-                    return bad(format!(
-                        "capacities: value {} ({}) must be positive and finite",
-                        i + 1,
-                        c[i]
-                    ));
-                }
-            }
-            Speeds::Measured { window: 0 } => {
-                return bad("speeds: the measuring window must hold at least one report".into());
-            }
-            _ => {}
-        }
-        let (label, network) = match &self.topology {
-            Some((label, network)) => (label.clone(), network.clone()),
-            None if ranks.is_power_of_two() => {
-                let d = ranks.trailing_zeros();
-                let spec = TopologySpec::Hypercube(d);
-                (spec.to_string(), spec.build().map_err(ConfigError::from)?)
-            }
-            None if self.needs_hypercube() && ranks > MAX_COMPLETE_DEFAULT => {
-                return bad(format!(
-                    "{} on {ranks} ranks: off a power of two the hypercube rules run on \
-                     complete:N, built for at most {MAX_COMPLETE_DEFAULT} ranks (its edges grow \
-                     as N²); use a power of two, or a diffusion rule",
+        if self.needs_hypercube() && !network.runs_hypercube_rules() {
+            return Err(option(
+                "rule",
+                format!(
+                    "{} runs on a hypercube or a complete network only, not on {label} (use \
+                     gdem, dishet or diffusion on other networks)",
                     self.hypercube_rule_name()
+                ),
+            ));
+        }
+        self.check_rule_parameters(&self.rules_on(&network))?;
+        Ok((label, network))
+    }
+
+    /// What the rule asks of the other options, whatever the group.
+    fn check_rule_options(&self) -> Result<(), PeerError> {
+        let measured = matches!(self.options.speeds, Speeds::Measured { .. });
+        if matches!(self.options.trigger, Trigger::Auto { .. }) && !measured {
+            return Err(option(
+                "trigger",
+                "auto weighs seconds: it needs measured speeds (speeds=measured)",
+            ));
+        }
+        if self.options.candidates.is_some() && !self.is_auto() {
+            return Err(option(
+                "candidates",
+                format!("only rule auto has candidates, not {}", self.rule_name()),
+            ));
+        }
+        if self.is_auto() && !measured {
+            return Err(option(
+                "rule",
+                "auto compares predicted seconds: it needs measured speeds (speeds=measured)",
+            ));
+        }
+        Ok(())
+    }
+
+    /// The network named, or the default for `ranks` ranks.
+    fn network_for(&self, ranks: usize) -> Result<(String, Network), PeerError> {
+        if let Some((label, network)) = &self.network {
+            return Ok((label.clone(), network.clone()));
+        }
+        let spec = match &self.options.topology {
+            Some(spec) => spec.clone(),
+            None if ranks.is_power_of_two() => TopologySpec::Hypercube(ranks.trailing_zeros()),
+            None if self.needs_hypercube() && ranks > MAX_COMPLETE_DEFAULT => {
+                return Err(option(
+                    "rule",
+                    format!(
+                        "{} on {ranks} ranks: off a power of two the hypercube rules run on \
+                         complete:N, built for at most {MAX_COMPLETE_DEFAULT} ranks (its edges \
+                         grow as N²); use a power of two, or a diffusion rule",
+                        self.hypercube_rule_name()
+                    ),
                 ));
             }
             // Every rank reaches every other: the hypercube rules run embedded in a cube
@@ -523,56 +531,48 @@ impl BalancerConfig {
             None if self.needs_hypercube()
                 || (self.default_auto() && ranks <= MAX_COMPLETE_DEFAULT) =>
             {
-                let spec = TopologySpec::Complete(ranks);
-                (spec.to_string(), spec.build().map_err(ConfigError::from)?)
+                TopologySpec::Complete(ranks)
             }
-            None => {
-                // Not a power of two, so at least 3 ranks: a ring exists.
-                let spec = TopologySpec::Ring(ranks);
-                (spec.to_string(), spec.build().map_err(ConfigError::from)?)
-            }
+            // Not a power of two, so at least 3 ranks: a ring exists.
+            None => TopologySpec::Ring(ranks),
         };
-        if network.node_count() != ranks {
-            return bad(format!(
-                "topology: {label} has {} nodes but there are {ranks} ranks",
-                network.node_count()
-            ));
-        }
-        if self.needs_hypercube() && !network.runs_hypercube_rules() {
-            return bad(format!(
-                "{} runs on a hypercube or a complete network only, not on {label} (use gdem, \
-                 dishet or diffusion on other networks)",
-                self.hypercube_rule_name()
-            ));
-        }
-        let rules = self
-            .candidate_list(&network)
-            .unwrap_or_else(|| vec![self.algorithm]);
-        if self.procs_per_group.is_some() && !rules.contains(&Algorithm::Hybrid) {
-            return bad(format!(
-                "procs_per_group: only hybrid has groups, not {}",
-                self.rule_name()
-            ));
-        }
-        if let Some(l) = self.lambda {
-            if !rules.contains(&Algorithm::Gdem) {
-                return bad(format!(
-                    "lambda: only gdem has one, not {}",
-                    self.rule_name()
-                ));
-            }
-            if !(l.is_finite() && l > 0.0 && l < 1.0) {
-                return bad(format!("lambda: {l} is not in (0, 1)"));
-            }
-        }
-        if self.max_rounds.is_some() && rules.iter().all(|a| a.needs_hypercube()) {
-            return bad(format!(
-                "max_rounds: {} runs one phase per dimension and has no round limit",
-                self.rule_name()
-            ));
-        }
-        Ok((label, network))
+        let network = spec
+            .build_reading(None, None, MAX_TOPOLOGY_FILE_BYTES)
+            .map_err(ConfigError::from)?;
+        Ok((spec.to_string(), network))
     }
+
+    /// The options that belong to one rule only, against the rules that may run.
+    fn check_rule_parameters(&self, rules: &[Algorithm]) -> Result<(), PeerError> {
+        let o = &self.options;
+        if o.procs_per_group.is_some() && !rules.contains(&Algorithm::Hybrid) {
+            return Err(option(
+                "procs_per_group",
+                format!("only hybrid has groups, not {}", self.rule_name()),
+            ));
+        }
+        if o.lambda.is_some() && !rules.contains(&Algorithm::Gdem) {
+            return Err(option(
+                "lambda",
+                format!("only gdem has one, not {}", self.rule_name()),
+            ));
+        }
+        if o.max_rounds.is_some() && rules.iter().all(|a| a.needs_hypercube()) {
+            return Err(option(
+                "max_rounds",
+                format!(
+                    "{} runs one phase per dimension and has no round limit",
+                    self.rule_name()
+                ),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// A [`ConfigError::Option`] as a [`PeerError`].
+fn option(name: &'static str, reason: impl Into<String>) -> PeerError {
+    ConfigError::option(name, reason).into()
 }
 
 #[cfg(test)]
@@ -601,13 +601,16 @@ mod tests {
     fn bad_arguments_are_named() {
         let e = |c: BalancerConfig, n| c.resolve(n).unwrap_err().to_string();
         let oem = BalancerConfig::new("oem").unwrap();
-        assert!(e(oem.clone().speeds(Speeds::Fixed(vec![1.0; 3])), 4).contains("capacities: 3"));
+        assert!(
+            e(oem.clone().speeds(Speeds::Fixed(vec![1.0; 3])), 4)
+                .contains("speeds: 3 capacities given for 4 ranks")
+        );
         assert!(
             e(
                 oem.clone().speeds(Speeds::Fixed(vec![1.0, 0.0, 1.0, 1.0])),
                 4
             )
-            .contains("value 2")
+            .contains("capacity 2")
         );
         assert!(e(oem.clone().topology("ring:4").unwrap(), 4).contains("complete network only"));
         assert!(e(oem.clone().topology("ring:5").unwrap(), 4).contains("5 nodes"));
@@ -620,5 +623,45 @@ mod tests {
                 .topology("ring")
                 .is_err()
         );
+    }
+
+    #[test]
+    fn errors_between_options_name_the_option() {
+        let name = |c: BalancerConfig| match c.resolve(4).unwrap_err() {
+            PeerError::Config(e) => e.option_name(),
+            other => panic!("{other}"),
+        };
+        let dem = BalancerConfig::new("dem").unwrap();
+        let auto_trigger = Trigger::Auto {
+            horizon: 1,
+            margin: 1.0,
+        };
+        assert_eq!(
+            name(dem.clone().candidates(vec![Algorithm::Cwa])),
+            Some("candidates")
+        );
+        assert_eq!(name(dem.clone().trigger(auto_trigger)), Some("trigger"));
+        assert_eq!(name(BalancerConfig::new("auto").unwrap()), Some("rule"));
+        assert_eq!(name(dem.clone().lambda(Some(0.5))), Some("lambda"));
+        assert_eq!(name(dem.clone().max_rounds(Some(5))), Some("max_rounds"));
+        assert_eq!(name(dem.clone().topology("ring:4").unwrap()), Some("rule"));
+        assert_eq!(
+            name(dem.clone().speeds(Speeds::Fixed(vec![1.0; 3]))),
+            Some("speeds")
+        );
+        // Set by name, the same checks.
+        let e = dem.clone().set("timeout", "0").unwrap_err();
+        assert!(matches!(
+            e,
+            PeerError::Config(ConfigError::Option {
+                name: "timeout",
+                ..
+            })
+        ));
+        let e = dem.clone().set("topology", "ring").unwrap_err();
+        assert!(matches!(&e, PeerError::Config(c) if c.option_name() == Some("topology")));
+        let c = dem.set_pairs("topology=ring:4;speeds=measured").unwrap();
+        assert_eq!(c.get("topology").as_deref(), Some("ring:4"));
+        assert!(c.check(4).is_err(), "dem needs a hypercube");
     }
 }

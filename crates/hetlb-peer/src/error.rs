@@ -44,10 +44,67 @@ pub enum ConfigError {
         #[source]
         source: RecordError,
     },
-    /// Settings that do not fit together or with the group (a trigger without measured
-    /// speeds, capacities for another rank count, a zero timeout …), described.
+    /// An option's value refused, or options that do not fit together or with the group
+    /// (a trigger without measured speeds, capacities for another rank count …); `name` is
+    /// the option as the options table spells it ([`crate::options::OPTIONS`]), so that a
+    /// face can print it in its own spelling.
+    #[error("{name}: {reason}")]
+    Option {
+        /// The option (`timeout`, `move_cost`, …; `rule` for the rule).
+        name: &'static str,
+        /// Why it is refused.
+        reason: String,
+    },
+    /// An option name that is not in the table.
+    #[error("unknown option '{name}' (known: {known})")]
+    UnknownOption {
+        /// The name given.
+        name: String,
+        /// The known names, comma-separated.
+        known: String,
+    },
+    /// An options string that is not `key=value` pairs separated by `;`.
+    #[error("{0}")]
+    Syntax(String),
+    /// Settings that do not fit the group as a whole (no ranks at all), described.
     #[error("{0}")]
     Invalid(String),
+}
+
+impl ConfigError {
+    /// An [`ConfigError::Option`] error.
+    pub fn option(name: &'static str, reason: impl Into<String>) -> Self {
+        ConfigError::Option {
+            name,
+            reason: reason.into(),
+        }
+    }
+
+    /// The option the error is about, as the options table spells it (`rule` for the rule,
+    /// `topology` for a topology that cannot be parsed, built or read).
+    pub fn option_name(&self) -> Option<&'static str> {
+        match self {
+            ConfigError::Option { name, .. } => Some(name),
+            ConfigError::UnknownRule { .. } => Some("rule"),
+            ConfigError::TopologySpec(_) | ConfigError::Topology(_) | ConfigError::Graph(_) => {
+                Some("topology")
+            }
+            ConfigError::CostModel(_) => Some("move_cost"),
+            _ => None,
+        }
+    }
+
+    /// What is wrong, without the option's name in front: a face prints it after the
+    /// option in its own spelling (`--move-cost: …`).
+    pub fn reason(&self) -> String {
+        match self {
+            ConfigError::Option { reason, .. } => reason.clone(),
+            ConfigError::TopologySpec(e) => e.to_string(),
+            ConfigError::Topology(e) => e.to_string(),
+            ConfigError::Graph(e) => e.to_string(),
+            other => other.to_string(),
+        }
+    }
 }
 
 impl PartialEq for ConfigError {

@@ -25,6 +25,25 @@
 //!   ([`hetlb_transport::threads::group`]) or MPI processes (`hetlb_transport::mpi::Mpi`,
 //!   feature `mpi`; the application's communicator, duplicated).
 //! * Between calls, [`Balancer::barrier`] and [`Balancer::check`] find a rank that stopped.
+//! * Options are one table ([`options`]): set by name from text in every face, or by the
+//!   typed builder of [`BalancerConfig`].
+//!
+//! ```
+//! use hetlb_peer::{Balancer, BalancerConfig};
+//! use hetlb_transport::threads;
+//! let handles: Vec<_> = threads::group(2)
+//!     .into_iter()
+//!     .map(|m| std::thread::spawn(move || {
+//!         let mut items: Vec<u64> = if m.rank() == 0 { (0..10).collect() } else { vec![] };
+//!         let config = BalancerConfig::new("cwa").unwrap().set("timeout", "5").unwrap();
+//!         let mut b = Balancer::new(&m, config).unwrap();
+//!         b.rebalance(&mut items).unwrap();
+//!         items.len()
+//!     }))
+//!     .collect();
+//! let counts: Vec<usize> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+//! assert_eq!(counts, vec![5, 5]);
+//! ```
 //!
 //! # Design
 //! The protocol, the failure model and the reasons behind them are in `README.md` beside this
@@ -38,11 +57,13 @@ mod balancer;
 mod config;
 mod decide;
 mod error;
+mod faults;
 mod gather;
 mod holdings;
 mod item;
 mod learning;
 mod migrate;
+pub mod options;
 mod probe;
 mod report;
 mod session;
@@ -53,14 +74,14 @@ mod sync_point;
 mod wire;
 
 pub use balancer::Balancer;
-pub use config::{
-    AUTO, BalancerConfig, DEFAULT_CHECK_BUDGET, DEFAULT_TIMEOUT, Fault, LEARNED_SAMPLES, Speeds,
-    default_candidates,
-};
+pub use config::{AUTO, BalancerConfig, LEARNED_SAMPLES, default_candidates};
 pub use decide::{CandidatePrediction, Migration, PlannedTransfer, imbalance};
 pub use error::{ConfigError, Holding, PeerError, PeerFailure, PlanError};
+#[cfg(feature = "fault-injection")]
+pub use faults::Fault;
 pub use item::Item;
 pub use learning::Outcome;
+pub use options::{DEFAULT_CHECK_BUDGET, DEFAULT_TIMEOUT, Options, Speeds};
 pub use probe::PROBE_BYTES;
 pub use report::Report;
 pub use speed::SpeedMeter;

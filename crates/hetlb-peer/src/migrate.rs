@@ -23,10 +23,10 @@
 //! decided (`agreement.rs`): every rank commits, or every rank rolls back. A failure found
 //! before this rank votes makes it give the call up, which aborts it everywhere.
 
-use super::agreement::{Verdict, agree, pass_abort_down, stop_waiting, vote, wait};
-use super::config::Fault;
+use super::agreement::{Verdict, agree, pass_abort_down};
 use super::decide::{Migration, PlannedTransfer};
 use super::error::PeerError;
+use super::faults::Fault;
 use super::holdings::{Aside, Holdings};
 use super::session::Session;
 use super::store::Store;
@@ -99,11 +99,10 @@ pub(crate) fn carry_out<S: Store, E: Transport<Msg<S::Chunk>>>(
         pass_abort_down(session, &error);
         return Err(Failed { error, aside: None });
     }
-    let verdict = match fault {
-        Fault::PanicAfterVote | Fault::FreezeAfterVote(_) | Fault::LeaveAfterVote => {
-            agree_with_fault(session, stats.mine, fault)
-        }
-        _ => agree(session, stats.mine),
+    let verdict = if fault.after_vote() {
+        agree_with_fault(session, stats.mine, fault)
+    } else {
+        agree(session, stats.mine)
     };
     match verdict {
         Verdict::Commit(dones) => {
@@ -139,11 +138,13 @@ pub(crate) fn carry_out<S: Store, E: Transport<Msg<S::Chunk>>>(
 /// with what it holds), a freeze, or giving up — which, after a vote, is never a decision of
 /// its own: where the group shares a ledger the ledger settles it, elsewhere the rank only
 /// stops waiting and keeps the items in doubt aside.
+#[cfg(feature = "fault-injection")]
 fn agree_with_fault<C: serde::Serialize, E: Transport<Msg<C>>>(
     session: &mut Session<'_, C, E>,
     mine: DoneSummary,
     fault: Fault,
 ) -> Verdict {
+    use super::agreement::{stop_waiting, vote, wait};
     let me = session.rank();
     let voted = match vote(session, mine) {
         Ok(voted) => voted,
@@ -156,6 +157,16 @@ fn agree_with_fault<C: serde::Serialize, E: Transport<Msg<C>>>(
         _ => {}
     }
     wait(session, voted)
+}
+
+/// Without fault injection there is no fault to strike after the vote.
+#[cfg(not(feature = "fault-injection"))]
+fn agree_with_fault<C: serde::Serialize, E: Transport<Msg<C>>>(
+    session: &mut Session<'_, C, E>,
+    mine: DoneSummary,
+    _: Fault,
+) -> Verdict {
+    agree(session, mine)
 }
 
 /// Link timing gathered while moving: Σ seconds from first send to acknowledgement, Σ units.
@@ -348,6 +359,7 @@ fn move_items<S: Store, E: Transport<Msg<S::Chunk>>>(
 }
 
 /// Applies an injected fault after this rank's `sent`-th item message.
+#[cfg(feature = "fault-injection")]
 fn inject<C: serde::Serialize, E: Transport<Msg<C>>>(
     session: &mut Session<'_, C, E>,
     fault: Fault,
@@ -366,4 +378,14 @@ fn inject<C: serde::Serialize, E: Transport<Msg<C>>>(
         }),
         _ => Ok(()),
     }
+}
+
+/// Without fault injection there is no fault to strike.
+#[cfg(not(feature = "fault-injection"))]
+fn inject<C: serde::Serialize, E: Transport<Msg<C>>>(
+    _: &mut Session<'_, C, E>,
+    _: Fault,
+    _: u32,
+) -> Result<(), PeerError> {
+    Ok(())
 }

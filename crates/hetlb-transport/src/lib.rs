@@ -287,7 +287,7 @@ pub trait Transport<M> {
     /// Fault injection: this rank stops answering for `duration` (for good with `None`) —
     /// on threads it is marked paused, on MPI its beats stop — then carries on. Returns at
     /// once for `None`; sleeps for `duration` otherwise.
-    #[doc(hidden)]
+    #[cfg(feature = "fault-injection")]
     fn pause(&self, duration: Option<Duration>) {
         if let Some(d) = duration {
             std::thread::sleep(d);

@@ -1011,6 +1011,7 @@ impl<M: Message> Transport<M> for MpiEndpoint<'_, M> {
         }
     }
 
+    #[cfg(feature = "fault-injection")]
     fn pause(&self, duration: Option<Duration>) {
         *lock(&self.inner.paused) = Some(duration.map(|d| Instant::now() + d));
         if let Some(d) = duration {

@@ -74,7 +74,7 @@ pub fn group(size: usize) -> Vec<Member> {
 /// agree through the ledger where the ranks share memory agree by messages instead, as MPI
 /// processes do. For tests of those message protocols on threads (with fault injection,
 /// [`Transport::pause`]); applications use [`group`].
-#[doc(hidden)]
+#[cfg(feature = "fault-injection")]
 pub fn group_without_ledger(size: usize) -> Vec<Member> {
     make_group(size, false)
 }
@@ -367,6 +367,7 @@ impl<M> Transport<M> for Endpoint<M> {
         self.shared.ledger.then_some(&self.port.ledger)
     }
 
+    #[cfg(feature = "fault-injection")]
     fn pause(&self, duration: Option<Duration>) {
         lock(&self.shared.paused)[self.rank] = Some(Instant::now());
         if let Some(d) = duration {
