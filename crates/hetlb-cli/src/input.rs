@@ -107,19 +107,6 @@ fn read_items(path: &Path, option: &str) -> Result<Vec<String>> {
     Ok(parse::file_values(&text)?)
 }
 
-/// `ALPHA,BETA` of `flag`: seconds per message and per unit of load, checked.
-pub fn parse_move_cost(text: &str, flag: &str) -> Result<hetlb_core::advice::CostModel> {
-    let model = match parse_capacities(text, flag)?[..] {
-        [alpha, beta] => hetlb_core::advice::CostModel {
-            seconds_per_message: alpha,
-            seconds_per_byte: beta,
-        },
-        _ => bail!("{flag}: expected ALPHA,BETA (seconds per message, per unit)"),
-    };
-    model.validate().map_err(|e| anyhow!("{flag}: {e}"))?;
-    Ok(model)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -8,7 +8,8 @@
 //! * `simulate` — run a discrete-event scenario file (TOML);
 //! * `run` — real work on real workers (threads or MPI): EFP master-worker, or an iterative
 //!   application balanced by peer rebalancing;
-//! * `replay` — other rules, offline, on the rebalances a run recorded.
+//! * `replay` — other rules, offline, on the rebalances a run recorded;
+//! * `options` — the embedded balancer's options, one table for every face.
 //!
 //! Every size is bounded before the work starts: memory by `--max-memory`, what a command
 //! writes (per-round JSON or CSV, plots) by `--max-output`.
@@ -92,6 +93,8 @@ enum Command {
     Run(commands::run::Args),
     /// Replay other rules offline on the rebalances recorded by `hetlb run iterative --dump`.
     Replay(commands::replay::Args),
+    /// The embedded balancer's options: names, values, defaults (one table for every face).
+    Options(commands::options::Args),
 }
 
 /// True when `message` reports that stdout's reader went away (`hetlb … | head`).
@@ -161,6 +164,7 @@ fn main() -> ExitCode {
         Command::Simulate(args) => commands::simulate::run(args),
         Command::Run(args) => commands::run::run(args),
         Command::Replay(args) => commands::replay::run(args),
+        Command::Options(args) => commands::options::run(args),
     }
     .and_then(|()| output::finish());
     match result {

@@ -136,11 +136,17 @@ impl BalancerConfig {
     /// [`PeerError::Config`] naming the option ([`ConfigError::Option`],
     /// [`ConfigError::UnknownOption`], or a topology's own error).
     pub fn set(mut self, name: &str, value: &str) -> Result<Self, PeerError> {
-        if crate::options::OptionInfo::find(name)?.name == "topology" {
-            return self.topology(value);
+        match crate::options::OptionInfo::find(name)?.name {
+            "topology" => self.topology(value),
+            "candidates" if !self.is_auto() => Err(option(
+                "candidates",
+                format!("only rule auto has candidates, not {}", self.rule_name()),
+            )),
+            _ => {
+                self.options.set(name, value)?;
+                Ok(self)
+            }
         }
-        self.options.set(name, value)?;
-        Ok(self)
     }
 
     /// Sets options from `key=value` pairs separated by `;` (the C options string), in order.
@@ -489,7 +495,7 @@ impl BalancerConfig {
         if matches!(self.options.trigger, Trigger::Auto { .. }) && !measured {
             return Err(option(
                 "trigger",
-                "auto weighs seconds: it needs measured speeds (speeds=measured)",
+                "auto weighs seconds: it needs measured speeds",
             ));
         }
         if self.options.candidates.is_some() && !self.is_auto() {
@@ -501,7 +507,7 @@ impl BalancerConfig {
         if self.is_auto() && !measured {
             return Err(option(
                 "rule",
-                "auto compares predicted seconds: it needs measured speeds (speeds=measured)",
+                "auto compares predicted seconds: it needs measured speeds",
             ));
         }
         Ok(())

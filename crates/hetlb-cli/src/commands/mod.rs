@@ -4,6 +4,7 @@ pub mod advise;
 pub mod balance;
 pub mod bench;
 pub mod enumerate;
+pub mod options;
 pub mod replay;
 pub mod reproduce;
 pub mod run;

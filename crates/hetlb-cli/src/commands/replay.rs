@@ -91,7 +91,8 @@ pub fn run(args: Args) -> Result<()> {
         .as_deref()
         .map(|t| t.parse().map_err(|e| anyhow!("--trigger: {e}")))
         .transpose()?;
-    let move_cost = crate::input::parse_move_cost(&args.move_cost, "--move-cost")?;
+    let move_cost = hetlb_peer::options::parse_move_cost(&args.move_cost)
+        .map_err(|e| anyhow!("--move-cost: {e}"))?;
     let mut networks: HashMap<String, Network> = HashMap::new();
     let mut outcomes = Vec::new();
     let mut decisions = Vec::new();

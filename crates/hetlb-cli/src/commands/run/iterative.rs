@@ -6,11 +6,8 @@ use crate::output::{Format, fixed, print_csv, print_json, table};
 use crate::plot::{Axes, Series, line_chart_with};
 use crate::progress;
 use anyhow::{Context, Result, anyhow, bail};
-use hetlb_core::advice::Trigger;
 use hetlb_core::algorithm::Algorithm;
-use hetlb_core::routing::Routing;
-use hetlb_core::transmission::Schedule;
-use hetlb_peer::{AUTO, BalancerConfig, Speeds};
+use hetlb_peer::{AUTO, BalancerConfig, PeerError};
 use hetlb_runtime::Slowdown;
 use hetlb_runtime::workload::iterative::compare::{self, BalancerReport, SpeedWarning, Spread};
 use hetlb_runtime::workload::iterative::{
@@ -74,29 +71,31 @@ pub struct Args {
     #[arg(long, default_value_t = 64, value_parser = whole::<usize>(0, 1 << 30))]
     item_bytes: usize,
     /// How items are put on the links: phased, overlap or pipeline (Rim et al. §6).
-    #[arg(long, default_value = "phased")]
+    #[arg(long, default_value = option_default("schedule"))]
     schedule: String,
-    /// Capacities the rules weigh: `measured` (units per busy second, median of the last 3
-    /// reports) or `equal`.
+    /// Capacities the rules weigh: `measured` (units per busy second, the median of the
+    /// last reports: `measured:WINDOW` names how many) or `equal`. This command measures by
+    /// default, since its ranks run at different speeds; an embedded balancer's default is
+    /// `equal` (`hetlb options`).
     #[arg(long, default_value = "measured")]
     speeds: String,
     /// When a rebalance moves: `always`, or `auto[:HORIZON[:MARGIN]]` — only when the gain
     /// predicted over HORIZON iterations exceeds MARGIN × the move's predicted cost (needs
     /// `--speeds measured`; docs/advise.md).
-    #[arg(long, default_value = "always")]
+    #[arg(long, default_value = option_default("trigger"))]
     trigger: String,
     /// The move's cost that `--trigger auto` weighs: seconds per message and per unit of load
     /// (`ALPHA,BETA`; default free, so auto moves whenever the predicted gain is positive).
     #[arg(
         long,
         value_name = "ALPHA,BETA",
-        default_value = "0,0",
+        default_value = option_default("move_cost"),
         allow_hyphen_values = true
     )]
     move_cost: String,
     /// How the units travel: `paper` (hop by hop along the topology, as the rules move them)
     /// or `direct` (each unit once, straight to the rank where the plan ends it).
-    #[arg(long, default_value = "paper", value_name = "paper|direct")]
+    #[arg(long, default_value = option_default("routing"), value_name = "paper|direct")]
     routing: String,
     /// Learn the move's cost on line: after every move, refit seconds per message and per
     /// unit to the moves measured so far (`--move-cost` is the prior until the first).
@@ -104,18 +103,18 @@ pub struct Args {
     learn_cost: bool,
     /// With `--trigger auto`: the share of the iteration time that checking may cost (0 to 1;
     /// 0 checks at every rebalance). Calls between checks return at once, without a message.
-    #[arg(long, default_value_t = hetlb_peer::DEFAULT_CHECK_BUDGET, value_parser = crate::input::real(0.0, 1.0, false))]
-    check_budget: f64,
+    #[arg(long, default_value = option_default("check_budget"))]
+    check_budget: String,
     /// Topology of the ranks for the diffusion rules (`ring:6`, `torus:2x4`, …); default a
     /// hypercube on a power of two, else complete:N for the hypercube rules, a ring otherwise.
     #[arg(long)]
     topology: Option<String>,
     /// Seed of random-biasing's draws.
-    #[arg(long, default_value_t = 0, value_parser = whole::<u64>(0, u64::MAX))]
-    seed: u64,
+    #[arg(long, default_value = option_default("seed"))]
+    seed: String,
     /// Seconds a rank taking part in a rebalance may stay silent before it is declared failed.
-    #[arg(long, default_value_t = 10.0, value_parser = crate::input::real(0.0, 86_400.0, true))]
-    timeout: f64,
+    #[arg(long, default_value = option_default("timeout"))]
+    timeout: String,
     /// threads (default) or mpi (under mpiexec; needs a build with `--features mpi`).
     #[arg(long, default_value = "threads")]
     backend: String,
@@ -178,29 +177,6 @@ impl Setup {
             .as_deref()
             .map(|d| Drift::parse(d).map_err(|e| anyhow!("--drift: {e}")))
             .transpose()?;
-        let schedule = Schedule::ALL
-            .into_iter()
-            .find(|s| s.name() == args.schedule)
-            .ok_or_else(|| {
-                anyhow!(
-                    "--schedule: unknown schedule '{}' (expected phased, overlap or pipeline)",
-                    args.schedule
-                )
-            })?;
-        let speeds = match args.speeds.as_str() {
-            "measured" => Speeds::Measured { window: 3 },
-            "equal" => Speeds::Equal,
-            other => bail!("--speeds: unknown '{other}' (expected measured or equal)"),
-        };
-        let trigger: Trigger = args
-            .trigger
-            .parse()
-            .map_err(|e| anyhow!("--trigger: {e}"))?;
-        let move_cost = crate::input::parse_move_cost(&args.move_cost, "--move-cost")?;
-        let routing: Routing = args
-            .routing
-            .parse()
-            .map_err(|e| anyhow!("--routing: {e}"))?;
         let names: Vec<String> = match args.balancer.as_str() {
             // Every rule on every count: off a power of two the hypercube rules run embedded.
             "all" => Algorithm::all()
@@ -226,50 +202,71 @@ impl Setup {
                 name.parse::<Algorithm>()
                     .map_err(|e| anyhow!("--algorithm: {e}, auto, or none"))?;
             }
-            let mut cfg = BalancerConfig::new(name)
-                .map_err(|e| anyhow!("--algorithm: {e}"))?
-                .speeds(speeds.clone())
-                .schedule(schedule)
-                .timeout(Duration::from_secs_f64(args.timeout))
-                .trigger(trigger)
-                .cost_model(move_cost)
-                .routing(routing)
-                .learn_cost(args.learn_cost)
-                .check_budget(args.check_budget);
-            if cfg.algorithm() == Algorithm::RandomBiasing {
-                cfg = cfg.seed(args.seed);
-            }
-            if let Some(t) = &args.topology {
-                if name == AUTO || !cfg.algorithm().needs_hypercube() {
-                    cfg = with_topology(cfg, t)?;
-                }
-            }
+            let cfg = balancer_config(args, name)?;
             // Refuse a rule that does not fit the ranks before anything runs.
-            cfg.check(ranks).map_err(|e| {
-                let m = e.to_string();
-                match m.strip_prefix("topology: ") {
-                    Some(rest) => anyhow!("--topology: {rest}"),
-                    None if m.contains("trigger") => {
-                        anyhow!("--trigger: auto weighs seconds, so it needs --speeds measured")
-                    }
-                    None if m.contains("rule auto") => {
-                        anyhow!("--algorithm: auto compares seconds, so it needs --speeds measured")
-                    }
-                    None => anyhow!("--algorithm: {m}"),
-                }
-            })?;
+            cfg.check(ranks).map_err(|e| flag_error(&e))?;
             balancers.push(Some(cfg));
         }
         let mut config = IterativeConfig::default();
         (config.cells, config.iterations, config.every) = (args.items, args.iterations, args.every);
         (config.cost, config.payload) = (args.cost, args.item_bytes);
         (config.slowdowns, config.drift) = (slowdowns, drift);
+        let timeout = hetlb_peer::options::parse_seconds(&args.timeout)
+            .map_err(|e| anyhow!("--timeout: {e}"))?;
         Ok(Self {
             config,
             balancers,
-            timeout: Duration::from_secs_f64(args.timeout),
+            timeout,
             spreads: Vec::new(),
         })
+    }
+}
+
+/// The default of the balancer option `name`, as the library's options table gives it.
+fn option_default(name: &str) -> String {
+    hetlb_peer::options::OptionInfo::find(name)
+        .ok()
+        .and_then(|o| o.default_value())
+        .unwrap_or_default()
+}
+
+/// The configuration of rule `name` with the options of the command line, each set by name
+/// through the library's options table.
+fn balancer_config(args: &Args, name: &str) -> Result<BalancerConfig> {
+    let mut cfg = BalancerConfig::new(name).map_err(|e| anyhow!("--algorithm: {e}"))?;
+    let mut options = vec![
+        ("speeds", args.speeds.as_str()),
+        ("schedule", &args.schedule),
+        ("timeout", &args.timeout),
+        ("trigger", &args.trigger),
+        ("move_cost", &args.move_cost),
+        ("routing", &args.routing),
+        ("check_budget", &args.check_budget),
+        ("seed", &args.seed),
+    ];
+    if args.learn_cost {
+        options.push(("learn_cost", "true"));
+    }
+    for (option, value) in options {
+        cfg = cfg.set(option, value).map_err(|e| flag_error(&e))?;
+    }
+    if let Some(t) = &args.topology {
+        if name == AUTO || !cfg.algorithm().needs_hypercube() {
+            cfg = with_topology(cfg, t)?;
+        }
+    }
+    Ok(cfg)
+}
+
+/// A balancer's error, with the option it names spelled as this command's flag.
+fn flag_error(e: &PeerError) -> anyhow::Error {
+    match e {
+        PeerError::Config(c) => match c.option_name() {
+            Some("rule") => anyhow!("--algorithm: {}", c.reason()),
+            Some(name) => anyhow!("--{}: {}", name.replace('_', "-"), c.reason()),
+            None => anyhow!("--algorithm: {c}"),
+        },
+        other => anyhow!("--algorithm: {other}"),
     }
 }
 
@@ -284,10 +281,7 @@ fn with_topology(cfg: BalancerConfig, spec: &str) -> Result<BalancerConfig> {
         let graph = Graph::parse(&text, None).map_err(|e| anyhow!("--topology: {path}: {e}"))?;
         return Ok(cfg.network(parsed.to_string(), Network::from_graph(graph)));
     }
-    cfg.topology(spec).map_err(|e| {
-        let m = e.to_string();
-        anyhow!("--topology: {}", m.strip_prefix("topology: ").unwrap_or(&m))
-    })
+    cfg.topology(spec).map_err(|e| flag_error(&e))
 }
 
 /// Runs `hetlb run iterative`.
