@@ -33,7 +33,7 @@ enum Workload {
     Synthetic(master_worker::Args),
     /// An iterative application balanced by peer rebalancing, each rule against none and the
     /// ideal.
-    Iterative(iterative::Args),
+    Iterative(Box<iterative::Args>),
     /// A simulator scenario (TOML) on real workers, one rank per node; `--compare` prints the
     /// simulator's prediction beside the measurement.
     Scenario(scenario::Args),
@@ -44,7 +44,7 @@ pub fn run(args: Args) -> Result<()> {
     match args.workload {
         Workload::Matmul(a) => master_worker::run(Kind::Matmul, a),
         Workload::Synthetic(a) => master_worker::run(Kind::Synthetic, a),
-        Workload::Iterative(a) => iterative::run(a),
+        Workload::Iterative(a) => iterative::run(*a),
         Workload::Scenario(a) => scenario::run(a),
     }
 }
