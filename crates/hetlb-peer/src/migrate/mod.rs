@@ -24,16 +24,17 @@
 //! before this rank votes makes it give the call up, which aborts it everywhere.
 
 use super::agreement::{Verdict, agree, pass_abort_down};
-use super::decide::{Migration, PlannedTransfer};
+mod machine;
+
+use super::decide::Migration;
 use super::error::PeerError;
 use super::faults::Fault;
 use super::holdings::{Aside, Holdings};
 use super::session::Session;
 use super::store::Store;
 use super::wire::{DoneSummary, Msg};
-use hetlb_core::transmission::Schedule;
 use hetlb_transport::Transport;
-use std::collections::{BTreeMap, HashMap};
+use machine::{Move, Send};
 use std::time::Instant;
 
 /// What this rank's move did.
@@ -51,20 +52,6 @@ pub(crate) struct MoveStats {
     /// This rank's summary, when its part of the move is done.
     pub(crate) mine: DoneSummary,
     pub(crate) move_seconds: f64,
-}
-
-struct Outgoing {
-    t: PlannedTransfer,
-    carried: u64,
-    first_sent: Option<Instant>,
-    finished: bool,
-    acked: bool,
-}
-
-struct Incoming {
-    from: usize,
-    phase: usize,
-    complete: bool,
 }
 
 /// How a move ended for this rank, when it did not commit.
@@ -169,13 +156,9 @@ fn agree_with_fault<C: serde::Serialize, E: Transport<Msg<C>>>(
     agree(session, mine)
 }
 
-/// Link timing gathered while moving: Σ seconds from first send to acknowledgement, Σ units.
-#[derive(Default)]
-struct LinkTiming {
-    seconds: f64,
-    units: u64,
-}
-
+/// Carries out this rank's part of `m` with the state machine of [`machine`]: sends what
+/// the schedule allows, then waits for the next item message or acknowledgement, until its
+/// part is done.
 fn move_items<S: Store, E: Transport<Msg<S::Chunk>>>(
     session: &mut Session<'_, S::Chunk, E>,
     holdings: &mut Holdings<'_, S>,
@@ -184,113 +167,28 @@ fn move_items<S: Store, E: Transport<Msg<S::Chunk>>>(
     stats: &mut MoveStats,
     start: Instant,
 ) -> Result<(), PeerError> {
-    let me = session.rank();
-    let size = session.size();
-    let epoch = m.epoch;
-    let mut outs: Vec<Outgoing> = m
-        .sends(me)
-        .map(|&t| Outgoing {
-            t,
-            carried: 0,
-            first_sent: None,
-            finished: false,
-            acked: false,
-        })
-        .collect();
-    let out_index: HashMap<u32, usize> =
-        outs.iter().enumerate().map(|(i, o)| (o.t.id, i)).collect();
-    let mut ins: HashMap<u32, Incoming> = m
-        .receives(me)
-        .map(|t| {
-            (
-                t.id,
-                Incoming {
-                    from: t.from,
-                    phase: t.phase,
-                    complete: false,
-                },
-            )
-        })
-        .collect();
-    let mut incomplete_by_phase: BTreeMap<usize, u32> = BTreeMap::new();
-    for i in ins.values() {
-        *incomplete_by_phase.entry(i.phase).or_default() += 1;
-    }
-    let mut waiting_from = vec![0u32; size];
-    for i in ins.values() {
-        waiting_from[i.from] += 1;
-    }
-    let mut unacked_to = vec![0u32; size];
-    let mut timing = LinkTiming::default();
-    let mut next_out = 0usize;
+    let mut state = Move::new(m, session.rank(), session.size());
     let mut item_messages = 0u32;
     loop {
-        // Send what the schedule allows.
-        while let Some(o) = outs.get_mut(next_out) {
-            let earlier_done = incomplete_by_phase
-                .keys()
-                .next()
-                .is_none_or(|&p| p >= o.t.phase);
-            let remaining = o.t.units.saturating_sub(o.carried);
-            let held = holdings.units();
-            let (amount, last) = match m.schedule {
-                Schedule::Phased if earlier_done => (remaining, true),
-                Schedule::Overlap if earlier_done || held >= remaining => (remaining, true),
-                Schedule::Pipeline if earlier_done => (remaining, true),
-                Schedule::Pipeline if held > 0 => (remaining.min(held), held >= remaining),
-                _ => break,
-            };
-            let per_message = holdings.store().max_chunk_items();
-            let (chunks, carried) = holdings.take(amount.min(held), per_message);
-            if chunks.is_empty() && !last {
+        while let Some(send) = state.next_send(holdings.units()) {
+            let (chunks, carried) = holdings.take(send.units, holdings.store().max_chunk_items());
+            if chunks.is_empty() && !send.last {
                 break;
             }
-            if o.first_sent.is_none() {
-                o.first_sent = Some(Instant::now());
-            }
-            o.carried += carried;
-            let count = chunks.len().max(1);
-            let unit_items = holdings.unit_items();
-            let mut chunks = chunks.into_iter();
-            for k in 0..count {
-                let store = holdings.store();
-                let items = chunks.next().unwrap_or_else(|| store.new_chunk());
-                let n = store.chunk_len(&items);
-                stats.items_sent += n as u64;
-                let units = if unit_items {
-                    n as u64
-                } else {
-                    (0..n).fold(0u64, |a, i| a.saturating_add(store.chunk_load(&items, i)))
-                };
-                stats.units_sent += units;
-                session.send(
-                    o.t.to,
-                    Msg::Items {
-                        epoch,
-                        transfer: o.t.id,
-                        last: last && k + 1 == count,
-                        units,
-                        items,
-                    },
-                )?;
-            }
+            state.sent(send, carried, Instant::now());
+            send_items(session, holdings, m.epoch, send, chunks, stats)?;
             item_messages += 1;
             inject(session, fault, item_messages)?;
-            if !last {
+            if !send.last {
                 break;
             }
-            o.finished = true;
-            unacked_to[o.t.to] += 1;
-            stats.residual += o.t.units as i64 - o.carried as i64;
-            next_out += 1;
         }
-        let all_sent = next_out == outs.len();
-        if all_sent && incomplete_by_phase.is_empty() && unacked_to.iter().all(|&n| n == 0) {
+        if state.done() {
             break;
         }
         let got = session.next(
             |_, msg| matches!(msg, Msg::Items { .. } | Msg::Ack { .. }),
-            |p| waiting_from[p] > 0 || unacked_to[p] > 0,
+            |p| state.waits_for(p),
         )?;
         stats.messages += 1;
         let from = got.from;
@@ -302,59 +200,74 @@ fn move_items<S: Store, E: Transport<Msg<S::Chunk>>>(
                 items,
                 ..
             } => {
-                let Some(inc) = ins.get_mut(&transfer) else {
-                    return Err(PeerError::Mismatch(format!(
-                        "rank {from} sent items for transfer {transfer}, which is not addressed \
-                         to rank {me}"
-                    )));
-                };
-                if inc.from != from || inc.complete {
-                    return Err(PeerError::Mismatch(format!(
-                        "rank {from} sent items for transfer {transfer} out of turn"
-                    )));
-                }
                 if let Err(why) = holdings.store().check_chunk(&items) {
                     return Err(PeerError::Mismatch(format!("rank {from}: {why}")));
                 }
+                let ack = state.on_items(from, transfer, last)?;
                 stats.items_received += holdings.store().chunk_len(&items) as u64;
                 stats.units_received += units;
                 holdings.receive(items, units);
-                if last {
-                    inc.complete = true;
-                    waiting_from[from] -= 1;
-                    let phase = inc.phase;
-                    if let Some(n) = incomplete_by_phase.get_mut(&phase) {
-                        *n -= 1;
-                        if *n == 0 {
-                            incomplete_by_phase.remove(&phase);
-                        }
-                    }
-                    session.send(from, Msg::Ack { epoch, transfer })?;
+                if let Some(ack) = ack {
+                    session.send(
+                        ack.to,
+                        Msg::Ack {
+                            epoch: m.epoch,
+                            transfer: ack.transfer,
+                        },
+                    )?;
                 }
             }
-            Msg::Ack { transfer, .. } => {
-                if let Some(&i) = out_index.get(&transfer) {
-                    let o = &mut outs[i];
-                    if o.finished && !o.acked && o.t.to == from {
-                        o.acked = true;
-                        unacked_to[from] -= 1;
-                        if let Some(t0) = o.first_sent {
-                            timing.seconds += t0.elapsed().as_secs_f64();
-                            timing.units += o.carried;
-                        }
-                    }
-                }
-            }
+            Msg::Ack { transfer, .. } => state.on_ack(from, transfer, Instant::now()),
             _ => {}
         }
     }
+    stats.residual = state.residual();
+    let (link_seconds, link_units) = state.link_timing();
     stats.mine = DoneSummary {
         units: holdings.units(),
         items: holdings.items(),
         move_seconds: start.elapsed().as_secs_f64(),
-        link_seconds: timing.seconds,
-        link_units: timing.units,
+        link_seconds,
+        link_units,
     };
+    Ok(())
+}
+
+/// Sends `chunks` (what one [`Send`] carries) as item messages of at most the store's chunk
+/// size; an empty send that ends a transfer still sends one (empty) message.
+fn send_items<S: Store, E: Transport<Msg<S::Chunk>>>(
+    session: &mut Session<'_, S::Chunk, E>,
+    holdings: &Holdings<'_, S>,
+    epoch: u64,
+    send: Send,
+    chunks: Vec<S::Chunk>,
+    stats: &mut MoveStats,
+) -> Result<(), PeerError> {
+    let count = chunks.len().max(1);
+    let unit_items = holdings.unit_items();
+    let store = holdings.store();
+    let mut chunks = chunks.into_iter();
+    for k in 0..count {
+        let items = chunks.next().unwrap_or_else(|| store.new_chunk());
+        let n = store.chunk_len(&items);
+        stats.items_sent += n as u64;
+        let units = if unit_items {
+            n as u64
+        } else {
+            (0..n).fold(0u64, |a, i| a.saturating_add(store.chunk_load(&items, i)))
+        };
+        stats.units_sent += units;
+        session.send(
+            send.to,
+            Msg::Items {
+                epoch,
+                transfer: send.transfer,
+                last: send.last && k + 1 == count,
+                units,
+                items,
+            },
+        )?;
+    }
     Ok(())
 }
 
