@@ -5,7 +5,7 @@
 //!
 //! * `hetlb_rebalance` on a `malloc`'ed array (the C path: the same protocol over the
 //!   caller's memory),
-//! * `Balancer::rebalance_records` on a `Vec<u8>` (the Rust API on byte records),
+//! * `Balancer::rebalance` of `Records` on a `Vec<u8>` (the Rust API on byte records),
 //! * `Balancer::rebalance` on a `Vec` of a 64-byte serde struct (the Rust API on items),
 //!
 //! in turn, and prints the medians and the ratios. Each call is checked: every id held
@@ -104,7 +104,7 @@ fn c_call(
     secs
 }
 
-/// Seconds of one `rebalance_records` of the same records in a `Vec<u8>` of the same
+/// Seconds of one `Balancer::rebalance` of the same records in a `Vec<u8>` of the same
 /// capacity (no spare room, as the `malloc`'ed array), checked.
 fn records_call<G: hetlb_transport::Group>(
     b: &mut Balancer<Bytes, G>,
@@ -118,8 +118,7 @@ fn records_call<G: hetlb_transport::Group>(
     check(0, 0, false);
     let t = Instant::now();
     let mut records = Records::new(&mut buffer, SIZE, 0).expect("records");
-    b.rebalance_records(&mut records)
-        .expect("rebalance_records");
+    b.rebalance(&mut records).expect("rebalance");
     let secs = t.elapsed().as_secs_f64();
     let id_sum = (0..records.len()).map(|i| records.id(i)).sum();
     check(records.len() as u64, id_sum, true);
@@ -225,10 +224,7 @@ fn main() {
             "  hetlb_rebalance (C, malloc'ed array)  {:9.1} ms",
             mc * 1e3
         );
-        println!(
-            "  rebalance_records (Rust, Vec<u8>)     {:9.1} ms",
-            mb * 1e3
-        );
+        println!("  rebalance (Rust, Records in Vec<u8>) {:9.1} ms", mb * 1e3);
         println!(
             "  rebalance (Rust, Vec of a serde item) {:9.1} ms",
             mi * 1e3

@@ -236,23 +236,20 @@ pub unsafe extern "C" fn hetlb_balancer_advise(
         let weigh = |r: &[u8]| r.try_into().map_or(0, u64::from_ne_bytes);
         let records =
             Records::new(&mut buffer, 8, 0).map_err(|e| CapiError::Internal(e.to_string()))?;
-        let advice = b
-            .records
-            .advise_records(&records.with_loads(&weigh))
-            .map_err(|e| {
-                let mut err = peer_error(&e, 0, "records");
-                if let CapiError::Invalid(m)
-                | CapiError::Mismatch(m)
-                | CapiError::Plan(m)
-                | CapiError::Peer(m)
-                | CapiError::InDoubt(m)
-                | CapiError::NoMem(m)
-                | CapiError::Mpi(m) = &mut err
-                {
-                    *m = format!("{e}; nothing moved (advice moves nothing)");
-                }
-                err
-            })?;
+        let advice = b.records.advise(&records.with_loads(&weigh)).map_err(|e| {
+            let mut err = peer_error(&e, 0, "records");
+            if let CapiError::Invalid(m)
+            | CapiError::Mismatch(m)
+            | CapiError::Plan(m)
+            | CapiError::Peer(m)
+            | CapiError::InDoubt(m)
+            | CapiError::NoMem(m)
+            | CapiError::Mpi(m) = &mut err
+            {
+                *m = format!("{e}; nothing moved (advice moves nothing)");
+            }
+            err
+        })?;
         if !choice.is_null() {
             let index = advice
                 .choice

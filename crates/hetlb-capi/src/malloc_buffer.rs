@@ -159,7 +159,7 @@ mod tests {
                     let mut b: Balancer<Bytes, _> =
                         Balancer::new(&member, BalancerConfig::new("dem").unwrap()).unwrap();
                     let mut records = Records::new(&mut buffer, 24, 0).unwrap();
-                    b.rebalance_records(&mut records).unwrap();
+                    b.rebalance(&mut records).unwrap();
                     let held: Vec<[u64; 3]> = buffer
                         .bytes()
                         .chunks_exact(24)

@@ -149,9 +149,7 @@ pub unsafe extern "C" fn hetlb_rebalance(
         let start = Instant::now();
         // SAFETY: the caller's contract.
         let mut a = unsafe { check(b, items, count, item_size, id_offset)? };
-        let result = with_records(&mut a, id_offset, load_of, ctx, |bal, r| {
-            bal.rebalance_records(r)
-        });
+        let result = with_records(&mut a, id_offset, load_of, ctx, |bal, r| bal.rebalance(r));
         // SAFETY: checked non-NULL.
         let held = unsafe { hand_back(a.items, a.count, a.buffer, a.item_size) };
         match result {
@@ -200,9 +198,7 @@ pub unsafe extern "C" fn hetlb_resolve(
     guard(|| {
         // SAFETY: the caller's contract.
         let mut a = unsafe { check(b, items, count, item_size, id_offset)? };
-        let result = with_records(&mut a, id_offset, load_of, ctx, |bal, r| {
-            bal.resolve_records(r)
-        });
+        let result = with_records(&mut a, id_offset, load_of, ctx, |bal, r| bal.resolve(r));
         // SAFETY: checked non-NULL.
         let held = unsafe { hand_back(a.items, a.count, a.buffer, a.item_size) };
         a.b.doubt_size = a.b.records.in_doubt().then_some(item_size);

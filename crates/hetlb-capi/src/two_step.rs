@@ -98,9 +98,7 @@ fn make_plan(
         let mut scratch: Vec<u8> = Vec::new();
         let mut r =
             Records::new(&mut scratch, PROXY, 0).map_err(|e| CapiError::Internal(e.to_string()))?;
-        b.plans
-            .resolve_records(&mut r)
-            .map_err(|e| plan_error(&e))?;
+        b.plans.resolve(&mut r).map_err(|e| plan_error(&e))?;
     }
     let mut proxies: Vec<u8> = Vec::new();
     proxies
@@ -121,7 +119,7 @@ fn make_plan(
         records
     };
     b.plans
-        .rebalance_records(&mut records)
+        .rebalance(&mut records)
         .map_err(|e| plan_error(&e))?;
     // Tell every owner which of its items this rank now holds.
     let mut held_of: Vec<Vec<u8>> = vec![Vec::new(); ranks];

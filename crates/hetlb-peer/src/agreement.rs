@@ -47,13 +47,10 @@
 //!   dropped its balancer before the ask arrived (see the design note).
 
 use super::error::PeerError;
-use super::session::Session;
+use super::session::{COORDINATOR, Session};
 use super::wire::{DoneSummary, Msg, WireOutcome};
 use hetlb_transport::{LedgerOutcome, Transport};
 use serde::Serialize;
-
-/// The rank that decides calls where the ranks share no memory.
-pub(crate) const COORDINATOR: usize = 0;
 
 /// How a call ended for this rank.
 #[derive(Debug)]

@@ -1,7 +1,7 @@
 //! Deciding: the core's rule run over the gathered loads, and this rank's part of the plan.
 
 use super::error::{PeerError, PlanError};
-use super::learning::Shortfalls;
+use super::shortfalls::Shortfalls;
 use super::wire::RankState;
 use hetlb_core::advice::{Advice, Candidate, CostModel, MoveSample, Prediction, Trigger, choose};
 use hetlb_core::algorithm::{Algorithm, BalanceOptions, Family, balance_on};

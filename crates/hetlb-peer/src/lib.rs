@@ -67,13 +67,14 @@ pub mod options;
 mod probe;
 mod report;
 mod session;
+mod shortfalls;
 mod speed;
 pub mod speed_check;
 mod store;
 mod sync_point;
 mod wire;
 
-pub use balancer::Balancer;
+pub use balancer::{Balancer, RecordsBalancer};
 pub use config::{AUTO, BalancerConfig, LEARNED_SAMPLES, default_candidates};
 pub use decide::{CandidatePrediction, Migration, PlannedTransfer, imbalance};
 pub use error::{ConfigError, Holding, PeerError, PeerFailure, PlanError};
@@ -86,6 +87,6 @@ pub use probe::PROBE_BYTES;
 pub use report::Report;
 pub use speed::SpeedMeter;
 pub use store::{
-    ByteChunk, Bytes, ItemKind, LoadFn, RecordBuffer, RecordError, Records, StoreError,
+    ByteChunk, Bytes, ItemKind, LoadFn, RecordBuffer, RecordError, Records, Storage, StoreError,
 };
 pub use sync_point::SyncPoint;

@@ -1,6 +1,9 @@
 //! What one rank's rebalance did.
 
-use super::decide::Migration;
+use super::decide::{Migration, imbalance};
+use super::learning::Outcome;
+use super::migrate::MoveStats;
+use super::session::Traffic;
 use hetlb_core::transmission::Schedule;
 use serde::Serialize;
 
@@ -105,18 +108,97 @@ pub struct Report {
     /// The cost model of the prediction (configured, or learned on line).
     pub cost_model: hetlb_core::advice::CostModel,
     /// How the previous move's prediction turned out, measured at this call.
-    pub outcome: Option<super::learning::Outcome>,
+    pub outcome: Option<Outcome>,
     /// False when the trigger `auto` skipped this call without a message (its check budget,
     /// [`BalancerConfig::check_budget`](super::BalancerConfig::check_budget)): nothing moved,
     /// and the group's vectors (`loads_before`, …) are empty.
     pub checked: bool,
 }
 
+/// What a rank knows of a move that committed, for its report.
+pub(crate) struct Committed<'a> {
+    pub(crate) migration: &'a Migration,
+    pub(crate) rank: usize,
+    pub(crate) backend: &'static str,
+    /// This rank's items before and after, and its units after.
+    pub(crate) items: (u64, u64),
+    pub(crate) units_after: u64,
+    pub(crate) stats: &'a MoveStats,
+    /// The move's messages, and the call's gather and probe before it.
+    pub(crate) traffic: Traffic,
+    pub(crate) gathered: Traffic,
+    pub(crate) move_seconds: f64,
+    pub(crate) slowest_move_seconds: f64,
+    pub(crate) outcome: Option<Outcome>,
+}
+
 impl Report {
+    /// The report of a call whose move committed.
+    pub(crate) fn committed(c: Committed<'_>) -> Self {
+        let (m, stats) = (c.migration, c.stats);
+        let dones = &stats.dones;
+        let loads_after: Vec<u64> = dones.iter().map(|d| d.units).collect();
+        let items_after_all: Vec<u64> = dones.iter().map(|d| d.items).collect();
+        let link_seconds: f64 = dones.iter().map(|d| d.link_seconds).sum();
+        let link_units: u64 = dones.iter().map(|d| d.link_units).sum();
+        let seconds_per_unit = (link_units > 0).then(|| link_seconds / link_units as f64);
+        let weights = m.weights();
+        Report {
+            epoch: m.epoch,
+            rank: c.rank,
+            backend: c.backend,
+            algorithm: m.algorithm.name().to_string(),
+            topology: m.topology.clone(),
+            schedule: m.schedule,
+            items_before: c.items.0,
+            items_after: c.items.1,
+            units_before: m.loads_before[c.rank],
+            units_after: c.units_after,
+            items_sent: stats.items_sent,
+            items_received: stats.items_received,
+            units_sent: stats.units_sent,
+            units_received: stats.units_received,
+            bytes_sent: c.traffic.bytes_sent,
+            bytes_received: c.traffic.bytes_received,
+            messages_sent: c.traffic.messages_sent + c.gathered.messages_sent,
+            messages_received: c.traffic.messages_received + c.gathered.messages_received,
+            phases: m.phases,
+            imbalance_before: imbalance(&m.loads_before, &weights),
+            imbalance_after: imbalance(&loads_after, &weights),
+            planned_imbalance_after: imbalance(&m.planned_after, &weights),
+            balanced: true,
+            converged: m.converged,
+            residual: stats.residual,
+            decide_seconds: m.decide_seconds,
+            move_seconds: c.move_seconds,
+            slowest_move_seconds: c.slowest_move_seconds,
+            predicted_steps: m.predicted_steps,
+            seconds_per_unit,
+            predicted_move_seconds: m
+                .predicted_steps
+                .zip(seconds_per_unit)
+                .map(|(s, t)| s as f64 * t),
+            capacities: m.capacities.clone(),
+            measured_speeds: m.measured_speeds.clone(),
+            loads_before: m.loads_before.clone(),
+            planned_after: m.planned_after.clone(),
+            loads_after,
+            items_after_all,
+            implausible_speeds: m.implausible_speeds(),
+            prediction: m.prediction,
+            held_back: false,
+            alternatives: m.alternatives.clone(),
+            routing: m.routing,
+            cost_model: m.cost_model,
+            outcome: c.outcome,
+            checked: true,
+        }
+    }
+
     /// The report of a call that moved nothing.
     pub(crate) fn unchanged(m: &Migration, rank: usize, backend: &'static str) -> Self {
         let weights = m.weights();
-        let imbalance = super::decide::imbalance(&m.loads_before, &weights);
+        let imbalance = imbalance(&m.loads_before, &weights);
         Self {
             epoch: m.epoch,
             rank,

@@ -22,13 +22,16 @@
 //! and when its balancer is dropped — from the decisions it keeps ([`Mailbox::decided`]);
 //! an ask for a call it has not decided yet is kept until it has.
 
-use super::agreement::COORDINATOR;
 use super::error::{PeerError, PeerFailure};
 use super::wire::{Msg, WireOutcome};
 use hetlb_transport::{Envelope, LedgerOutcome, Liveness, Transport, TransportError};
 use serde::Serialize;
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
+
+/// The rank that decides calls where the ranks share no memory (the agreement's
+/// coordinator, `agreement.rs`).
+pub(crate) const COORDINATOR: usize = 0;
 
 /// How often a waiting rank checks its peers and the ledger, at most.
 pub(crate) const TICK: Duration = Duration::from_millis(50);

@@ -21,8 +21,8 @@
 //!    length within the room reserved;
 //! 2. wrap it: `Records::new(&mut buffer, record_size, id_offset)`, then
 //!    [`Records::with_loads`] when records do not all weigh one unit;
-//! 3. call [`Balancer::rebalance_records`](super::Balancer::rebalance_records) on a
-//!    `Balancer<Bytes, _>` (or `plan_records` then `migrate_records`), collectively;
+//! 3. call [`Balancer::rebalance`](super::Balancer::rebalance) on a
+//!    `Balancer<Bytes, _>` (or `plan` then `migrate`), collectively;
 //! 4. after the call (success or failure) the buffer's length says how many records this rank
 //!    holds: its kept records first, in their order, then the ones received.
 //!
@@ -69,6 +69,16 @@ mod sealed {
     impl<T: super::Item> Sealed for T {}
     impl Sealed for super::Bytes {}
 }
+
+/// Where a rank keeps the items a [`Balancer`](super::Balancer) of kind `K` moves: a
+/// `Vec<T>` of the application's [`Item`]s (`K = T`), or [`Records`], fixed-size byte
+/// records in one buffer (`K = Bytes`). Every call of the balancer takes either; both run
+/// the same protocol with the same guarantees. Sealed.
+pub trait Storage<K: ItemKind>: Store<Chunk = K::Chunk> {}
+
+impl<T: Item> Storage<T> for Vec<T> {}
+
+impl<B: RecordBuffer + ?Sized> Storage<Bytes> for Records<'_, B> {}
 
 /// A run of byte records as one message carries it: the record size and the records' bytes
 /// end to end (serialised as one byte string, so moving it costs a copy, not a loop over the
@@ -147,8 +157,9 @@ impl<'de> Deserialize<'de> for ByteChunk {
 }
 
 /// A rank's items as the protocol sees them (see the module documentation). Implemented by
-/// `Vec<T: Item>` and by [`Records`].
-pub(crate) trait Store {
+/// `Vec<T: Item>` and by [`Records`]. Public only as the sealed supertrait of [`Storage`]: it
+/// cannot be named outside this crate.
+pub trait Store {
     /// What one message carries.
     type Chunk: Message;
 
@@ -370,7 +381,7 @@ pub enum RecordError {
 pub type LoadFn<'a> = &'a dyn Fn(&[u8]) -> u64;
 
 /// A rank's items as fixed-size byte records in one buffer, end to end: what
-/// [`Balancer::rebalance_records`](super::Balancer::rebalance_records) moves. Each record
+/// [`Balancer::rebalance`](super::Balancer::rebalance) moves. Each record
 /// carries a `u64` id (native byte order) at a fixed offset, used by checks
 /// ([`Records::id`]), never for routing; its load is 1 unless a load function says otherwise.
 ///

@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 /// What one rank contributes to the gather at the start of a rebalance.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Copy, PartialEq, Serialize, Deserialize)]
 pub(crate) struct RankState {
     /// The rank.
     pub(crate) rank: u32,
@@ -24,7 +24,7 @@ pub(crate) struct RankState {
     /// communicated), when it made one.
     pub(crate) call_seconds: Option<f64>,
     /// Rule `auto`: rank 0's learned shortfalls (the group's); `None` from the other ranks.
-    pub(crate) shortfalls: Option<super::learning::Shortfalls>,
+    pub(crate) shortfalls: Option<super::shortfalls::Shortfalls>,
 }
 
 /// What one rank reports when it has finished its part of the move (its vote).

@@ -281,11 +281,10 @@ fn run(t: &Trial, storage: Storage, agreement: Agreement) -> Vec<Outcome> {
                     let mut b: Balancer<Bytes, _> =
                         Balancer::new(&member, cfg).expect("a valid configuration");
                     let mut buffer = to_records(&mine);
-                    let r = b.rebalance_records(&mut records_of(&mut buffer, weighted));
+                    let r = b.rebalance(&mut records_of(&mut buffer, weighted));
                     for _ in 0..RESOLVE_TRIES {
                         if !b.in_doubt()
-                            || b.resolve_records(&mut records_of(&mut buffer, weighted))
-                                .is_ok()
+                            || b.resolve(&mut records_of(&mut buffer, weighted)).is_ok()
                         {
                             break;
                         }
@@ -320,7 +319,7 @@ fn run(t: &Trial, storage: Storage, agreement: Agreement) -> Vec<Outcome> {
                     (r, mine)
                 }
                 Some(Leftover::Records(mut b, mut buffer)) => {
-                    b.settle_records_in_doubt(&mut records_of(&mut buffer, weighted), committed)
+                    b.settle_in_doubt(&mut records_of(&mut buffer, weighted), committed)
                         .expect("settled");
                     (r, from_records(&buffer))
                 }

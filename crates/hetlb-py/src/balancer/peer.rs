@@ -465,7 +465,7 @@ impl NativeBalancer {
                     } else {
                         records
                     };
-                    live.0.records.rebalance_records(&mut records)
+                    live.0.records.rebalance(&mut records)
                 });
             (buffer, result)
         });
