@@ -22,7 +22,6 @@ use super::wire::Msg;
 use hetlb_core::advice::MoveSample;
 use hetlb_transport::Transport;
 use serde::Serialize;
-use std::time::Instant;
 
 /// The size of one message of the probe's second exchange.
 pub const PROBE_BYTES: usize = 256 << 10;
@@ -55,7 +54,7 @@ fn exchange<T: Serialize, E: Transport<Msg<T>>>(
     payload: &[u8],
 ) -> Result<MoveSample, PeerError> {
     let (me, size, epoch) = (session.rank(), session.size(), session.epoch());
-    let start = Instant::now();
+    let start = session.ep.now();
     let mut round = 0u32;
     let mut sample = MoveSample {
         messages: 0.0,
@@ -87,6 +86,10 @@ fn exchange<T: Serialize, E: Transport<Msg<T>>>(
         sample.bytes += 2.0 * payload.len() as f64;
         round += 1;
     }
-    sample.seconds = start.elapsed().as_secs_f64();
+    sample.seconds = session
+        .ep
+        .now()
+        .saturating_duration_since(start)
+        .as_secs_f64();
     Ok(sample)
 }

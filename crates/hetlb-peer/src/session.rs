@@ -173,7 +173,7 @@ impl<'a, T: Serialize, E: Transport<Msg<T>>> Session<'a, T, E> {
             pending,
             early: VecDeque::new(),
             mailbox,
-            last_tick: Instant::now(),
+            last_tick: ep.now(),
             traffic: Traffic::default(),
         }
     }
@@ -336,7 +336,7 @@ impl<'a, T: Serialize, E: Transport<Msg<T>>> Session<'a, T, E> {
                 epoch: self.epoch,
                 root: self.rank() as u32,
             },
-            arrived: Instant::now(),
+            arrived: self.ep.now(),
             bytes: 0,
         })
     }
@@ -416,7 +416,7 @@ impl<'a, T: Serialize, E: Transport<Msg<T>>> Session<'a, T, E> {
                             return Ok(r);
                         }
                     }
-                    match self.receive_until(Instant::now() + TICK)? {
+                    match self.receive_until(self.ep.now() + TICK)? {
                         Some(r) => r,
                         None => continue,
                     }
@@ -472,9 +472,9 @@ impl<'a, T: Serialize, E: Transport<Msg<T>>> Session<'a, T, E> {
 
     /// Judges the watched peers (and proves this rank alive where that takes messages).
     fn tick(&mut self, watch: &impl Fn(usize) -> bool) -> Result<(), PeerError> {
-        if self.last_tick.elapsed() >= TICK {
+        if self.ep.now().saturating_duration_since(self.last_tick) >= TICK {
             self.ep.keep_alive();
-            self.last_tick = Instant::now();
+            self.last_tick = self.ep.now();
         }
         if let Some(e) = self.stopped() {
             return Err(e);

@@ -14,9 +14,17 @@
 //! items in a `Vec` of an `Item` type, and as byte records in one buffer (`Records`, the
 //! path of the C interface); each with the agreement in the group's ledger (as threads
 //! agree) and by messages (a group without a ledger: the tree-shaped two-phase commit that
-//! MPI processes run). `HETLB_FAULT_TRIALS` sets the number of trials of each (1,000 by
-//! default), `HETLB_FAULT_SEED` the first seed, and `HETLB_FAULT_DEBUG` (set to anything)
+//! MPI processes run). `HETLB_FAULT_TRIALS` sets the number of trials of each (600 on
+//! threads, 2,000 on the simulated flavour by default), `HETLB_FAULT_SEED` the first seed, and `HETLB_FAULT_DEBUG` (set to anything)
 //! prints every rank a call left in doubt, with the trial's faults.
+//!
+//! The same trials run on two flavours of the transport: threads (real time, the machine's
+//! interleavings) and the simulated flavour (`hetlb_transport::simulated`: virtual time, one
+//! rank at a time, message order drawn from the trial's seed), where a trial is a function of
+//! its seed: `HETLB_FAULT_TRANSPORT=simulated HETLB_FAULT_SEED=S HETLB_FAULT_TRIALS=1 cargo
+//! test -p hetlb-peer --test faults -- --nocapture` prints the digest of trial `S`'s outcome,
+//! the same on every run, and replays it exactly. `HETLB_FAULT_TRANSPORT` chooses the flavour
+//! of the four trial tests (threads by default); the `simulated_…` tests always run on it.
 //!
 //! By messages a rank may end a call in doubt (`PeerError::InDoubt`) when the coordinator
 //! falls silent after its vote; it then tries `Balancer::resolve` for a while, and if the
@@ -38,7 +46,7 @@ use hetlb_core::transmission::Schedule;
 use hetlb_peer::{
     Balancer, BalancerConfig, Bytes, Fault, Item, PeerError, Records, Report, Speeds,
 };
-use hetlb_transport::threads;
+use hetlb_transport::{Group, simulated, threads};
 use rand::{RngExt, SeedableRng};
 use rand_pcg::Pcg64;
 use serde::{Deserialize, Serialize};
@@ -167,11 +175,30 @@ enum Agreement {
     Messages,
 }
 
+/// The transport the trial's ranks run on.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Flavour {
+    /// Threads: real time, the machine's interleavings.
+    Threads,
+    /// The simulated flavour: virtual time, interleavings drawn from the trial's seed.
+    Simulated,
+}
+
+impl Flavour {
+    /// `HETLB_FAULT_TRANSPORT` (`threads` or `simulated`), threads by default.
+    fn from_env() -> Self {
+        match std::env::var("HETLB_FAULT_TRANSPORT").as_deref() {
+            Ok("simulated") => Flavour::Simulated,
+            _ => Flavour::Threads,
+        }
+    }
+}
+
 /// A rank still in doubt when its thread ends: its balancer and what it holds, settled by
 /// the harness with the coordinator's result.
-enum Leftover {
-    Items(Balancer<Job, threads::Member>, Vec<Job>),
-    Records(Balancer<Bytes, threads::Member>, Vec<u8>),
+enum Leftover<G: Group> {
+    Items(Balancer<Job, G>, Vec<Job>),
+    Records(Balancer<Bytes, G>, Vec<u8>),
 }
 
 /// How long an in-doubt rank keeps trying `resolve`.
@@ -247,56 +274,79 @@ fn records_of<'a>(buffer: &'a mut Vec<u8>, weighted: bool) -> Records<'a, Vec<u8
     }
 }
 
-/// Runs the trial; `None` for a rank that panicked. By messages, a rank left in doubt is
-/// settled with the coordinator's result (see the module documentation).
-fn run(t: &Trial, storage: Storage, agreement: Agreement) -> Vec<Outcome> {
+/// Runs the trial on `flavour`; `None` for a rank that panicked. By messages, a rank left in
+/// doubt is settled with the coordinator's result (see the module documentation).
+fn run(t: &Trial, storage: Storage, agreement: Agreement, flavour: Flavour) -> Vec<Outcome> {
+    let ledger = agreement == Agreement::Ledger;
+    match (flavour, ledger) {
+        (Flavour::Threads, true) => run_on(t, storage, threads::group(t.ranks)),
+        (Flavour::Threads, false) => run_on(t, storage, threads::group_without_ledger(t.ranks)),
+        (Flavour::Simulated, true) => run_on(t, storage, simulated::group(t.ranks, t.seed)),
+        (Flavour::Simulated, false) => {
+            run_on(t, storage, simulated::group_without_ledger(t.ranks, t.seed))
+        }
+    }
+}
+
+/// One rank's part of a trial: its call, then `resolve` for a while if it is left in doubt.
+fn rank_part<G: Group>(
+    member: &G,
+    cfg: BalancerConfig,
+    mut mine: Vec<Job>,
+    storage: Storage,
+    weighted: bool,
+) -> (Result<Report, PeerError>, Vec<Job>, Option<Leftover<G>>) {
+    let pause = Duration::from_millis(10);
+    match storage {
+        Storage::Items => {
+            let mut b = Balancer::new(member, cfg).expect("a valid configuration");
+            let r = b.rebalance(&mut mine);
+            for _ in 0..RESOLVE_TRIES {
+                if !b.in_doubt() || b.resolve(&mut mine).is_ok() {
+                    break;
+                }
+                member.sleep(pause);
+            }
+            if b.in_doubt() {
+                (r, Vec::new(), Some(Leftover::Items(b, mine)))
+            } else {
+                (r, mine, None)
+            }
+        }
+        Storage::Records => {
+            let mut b: Balancer<Bytes, _> =
+                Balancer::new(member, cfg).expect("a valid configuration");
+            let mut buffer = to_records(&mine);
+            let r = b.rebalance(&mut records_of(&mut buffer, weighted));
+            for _ in 0..RESOLVE_TRIES {
+                if !b.in_doubt() || b.resolve(&mut records_of(&mut buffer, weighted)).is_ok() {
+                    break;
+                }
+                member.sleep(pause);
+            }
+            if b.in_doubt() {
+                (r, Vec::new(), Some(Leftover::Records(b, buffer)))
+            } else {
+                (r, from_records(&buffer), None)
+            }
+        }
+    }
+}
+
+fn run_on<G>(t: &Trial, storage: Storage, members: Vec<G>) -> Vec<Outcome>
+where
+    G: Group + Send + 'static,
+    Balancer<Job, G>: Send,
+    Balancer<Bytes, G>: Send,
+{
     let weighted = t.items.iter().flatten().any(|j| j.cost != 1);
-    let members = match agreement {
-        Agreement::Ledger => threads::group(t.ranks),
-        Agreement::Messages => threads::group_without_ledger(t.ranks),
-    };
     let handles: Vec<_> = members
         .into_iter()
         .zip(t.items.clone())
         .enumerate()
-        .map(|(rank, (member, mut mine))| {
+        .map(|(rank, (member, mine))| {
             let cfg = config(t, rank);
-            std::thread::spawn(move || match storage {
-                Storage::Items => {
-                    let mut b = Balancer::new(&member, cfg).expect("a valid configuration");
-                    let r = b.rebalance(&mut mine);
-                    for _ in 0..RESOLVE_TRIES {
-                        if !b.in_doubt() || b.resolve(&mut mine).is_ok() {
-                            break;
-                        }
-                        std::thread::sleep(Duration::from_millis(10));
-                    }
-                    if b.in_doubt() {
-                        (r, Vec::new(), Some(Leftover::Items(b, mine)))
-                    } else {
-                        (r, mine, None)
-                    }
-                }
-                Storage::Records => {
-                    let mut b: Balancer<Bytes, _> =
-                        Balancer::new(&member, cfg).expect("a valid configuration");
-                    let mut buffer = to_records(&mine);
-                    let r = b.rebalance(&mut records_of(&mut buffer, weighted));
-                    for _ in 0..RESOLVE_TRIES {
-                        if !b.in_doubt()
-                            || b.resolve(&mut records_of(&mut buffer, weighted)).is_ok()
-                        {
-                            break;
-                        }
-                        std::thread::sleep(Duration::from_millis(10));
-                    }
-                    if b.in_doubt() {
-                        (r, Vec::new(), Some(Leftover::Records(b, buffer)))
-                    } else {
-                        (r, from_records(&buffer), None)
-                    }
-                }
-            })
+            std::thread::spawn(move || rank_part(&member, cfg, mine, storage, weighted))
         })
         .collect();
     let ended: Vec<_> = join_within(handles, &format!("{t:?}"))
@@ -326,6 +376,29 @@ fn run(t: &Trial, storage: Storage, agreement: Agreement) -> Vec<Outcome> {
             })
         })
         .collect()
+}
+
+/// A digest of a trial's outcome: every rank's result (its report's group vectors, or its
+/// error) and the items it holds. On the simulated flavour it is a function of the seed.
+fn digest(out: &[Outcome]) -> u64 {
+    use std::hash::{DefaultHasher, Hash, Hasher};
+    let mut h = DefaultHasher::new();
+    for o in out {
+        match o {
+            None => "dead".hash(&mut h),
+            Some((result, held)) => {
+                match result {
+                    Ok(rep) => {
+                        (rep.balanced, &rep.loads_after, &rep.items_after_all).hash(&mut h);
+                        rep.move_seconds.to_bits().hash(&mut h);
+                    }
+                    Err(e) => e.to_string().hash(&mut h),
+                }
+                ids(held).hash(&mut h);
+            }
+        }
+    }
+    h.finish()
 }
 
 /// Joins every rank's thread. A hang would be a defect of the protocol: the trial is
@@ -475,12 +548,17 @@ fn check(t: &Trial, out: &[Outcome], doubt_allowed: bool) -> Result<bool, String
     Ok(committed)
 }
 
-fn fault_trials(storage: Storage, agreement: Agreement) {
+fn fault_trials(storage: Storage, agreement: Agreement, flavour: Flavour) -> u64 {
     quiet_injected_panics();
+    // The simulated flavour runs a trial in milliseconds of real time: it runs more of them.
+    let default = match flavour {
+        Flavour::Threads => 600,
+        Flavour::Simulated => 2_000,
+    };
     let trials: u64 = std::env::var("HETLB_FAULT_TRIALS")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(1_000);
+        .unwrap_or(default);
     let first: u64 = std::env::var("HETLB_FAULT_SEED")
         .ok()
         .and_then(|v| v.parse().ok())
@@ -490,9 +568,15 @@ fn fault_trials(storage: Storage, agreement: Agreement) {
     let mut doubts = 0u64;
     let mut failures = Vec::new();
     let doubt_allowed = agreement == Agreement::Messages;
+    let mut all = 0u64;
     for seed in first..first + trials {
         let t = trial(seed);
-        let out = run(&t, storage, agreement);
+        let out = run(&t, storage, agreement, flavour);
+        let d = digest(&out);
+        all = all.rotate_left(5) ^ d;
+        if flavour == Flavour::Simulated && trials <= 20 {
+            eprintln!("seed {seed} ({storage:?}, {agreement:?}, simulated): digest {d:016x}");
+        }
         doubts += out
             .iter()
             .flatten()
@@ -515,33 +599,65 @@ fn fault_trials(storage: Storage, agreement: Agreement) {
         }
     }
     eprintln!(
-        "{trials} fault trials ({storage:?}, {agreement:?}): {committed} committed, \
-         {rolled_back} rolled back or moved nothing, {doubts} ranks in doubt, {} violations",
+        "{trials} fault trials ({storage:?}, {agreement:?}, {flavour:?}): {committed} \
+         committed, {rolled_back} rolled back or moved nothing, {doubts} ranks in doubt, {} \
+         violations; digest {all:016x}",
         failures.len()
     );
     assert!(failures.is_empty(), "{}", failures.join("\n"));
     // The harness exercises both outcomes.
     assert!(trials < 50 || (committed > 0 && rolled_back > 0));
+    all
 }
 
 #[test]
 fn every_fault_keeps_every_item_exactly_once_and_every_result_true() {
-    fault_trials(Storage::Items, Agreement::Ledger);
+    fault_trials(Storage::Items, Agreement::Ledger, Flavour::from_env());
 }
 
 #[test]
 fn every_fault_keeps_every_record_exactly_once_and_every_result_true() {
-    fault_trials(Storage::Records, Agreement::Ledger);
+    fault_trials(Storage::Records, Agreement::Ledger, Flavour::from_env());
 }
 
 #[test]
 fn by_messages_every_fault_keeps_every_item_exactly_once_and_every_result_true() {
-    fault_trials(Storage::Items, Agreement::Messages);
+    fault_trials(Storage::Items, Agreement::Messages, Flavour::from_env());
 }
 
 #[test]
 fn by_messages_every_fault_keeps_every_record_exactly_once_and_every_result_true() {
-    fault_trials(Storage::Records, Agreement::Messages);
+    fault_trials(Storage::Records, Agreement::Messages, Flavour::from_env());
+}
+
+#[test]
+fn simulated_every_fault_keeps_every_item_exactly_once_by_messages() {
+    fault_trials(Storage::Items, Agreement::Messages, Flavour::Simulated);
+}
+
+#[test]
+fn simulated_every_fault_keeps_every_record_exactly_once_in_the_ledger() {
+    fault_trials(Storage::Records, Agreement::Ledger, Flavour::Simulated);
+}
+
+/// On the simulated flavour a trial is a function of its seed: two runs of the same seeds
+/// give the same outcomes, and other seeds give other ones.
+#[test]
+fn simulated_trials_replay_exactly_from_their_seed() {
+    quiet_injected_panics();
+    for agreement in [Agreement::Ledger, Agreement::Messages] {
+        for storage in [Storage::Items, Storage::Records] {
+            let digests = |seeds: std::ops::Range<u64>| -> Vec<u64> {
+                seeds
+                    .map(|s| digest(&run(&trial(s), storage, agreement, Flavour::Simulated)))
+                    .collect()
+            };
+            let first = digests(500..540);
+            assert_eq!(first, digests(500..540), "{storage:?}, {agreement:?}");
+            let distinct: std::collections::BTreeSet<_> = first.iter().collect();
+            assert!(distinct.len() > 20, "{storage:?}, {agreement:?}: {first:?}");
+        }
+    }
 }
 
 #[test]

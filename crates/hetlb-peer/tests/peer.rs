@@ -7,7 +7,7 @@ use hetlb_core::model::Capacities;
 use hetlb_core::topology::TopologySpec;
 use hetlb_core::transmission::Schedule;
 use hetlb_peer::{Balancer, BalancerConfig, Fault, Item, PeerError, Report, Speeds};
-use hetlb_transport::threads;
+use hetlb_transport::{simulated, threads};
 use proptest::prelude::*;
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
@@ -308,30 +308,33 @@ fn a_peer_that_gives_up_mid_move_makes_everyone_roll_back() {
 
 #[test]
 fn a_busy_peer_is_never_declared_dead() {
-    // Rank 3 computes for three timeouts before it joins the call.
-    let items = unit_items(&[40, 0, 0, 0]);
-    let handles: Vec<_> = threads::group(4)
-        .into_iter()
-        .zip(items)
-        .enumerate()
-        .map(|(rank, (member, mut mine))| {
-            std::thread::spawn(move || {
-                let cfg = BalancerConfig::new("oem")
-                    .unwrap()
-                    .timeout(Duration::from_millis(100));
-                let mut b = Balancer::new(&member, cfg).unwrap();
-                if rank == 3 {
-                    std::thread::sleep(Duration::from_millis(300));
-                }
-                b.rebalance(&mut mine).map(|_| mine.len())
+    // Rank 3 computes for three timeouts before it joins the call (virtual time: the
+    // simulated transport, under several seeds).
+    for seed in 0..8 {
+        let items = unit_items(&[40, 0, 0, 0]);
+        let handles: Vec<_> = simulated::group(4, seed)
+            .into_iter()
+            .zip(items)
+            .enumerate()
+            .map(|(rank, (member, mut mine))| {
+                std::thread::spawn(move || {
+                    let cfg = BalancerConfig::new("oem")
+                        .unwrap()
+                        .timeout(Duration::from_millis(100));
+                    let mut b = Balancer::new(&member, cfg).unwrap();
+                    if rank == 3 {
+                        member.sleep(Duration::from_millis(300));
+                    }
+                    b.rebalance(&mut mine).map(|_| mine.len())
+                })
             })
-        })
-        .collect();
-    let counts: Vec<usize> = handles
-        .into_iter()
-        .map(|h| h.join().unwrap().unwrap())
-        .collect();
-    assert_eq!(counts, vec![10, 10, 10, 10]);
+            .collect();
+        let counts: Vec<usize> = handles
+            .into_iter()
+            .map(|h| h.join().unwrap().unwrap())
+            .collect();
+        assert_eq!(counts, vec![10, 10, 10, 10], "seed {seed}");
+    }
 }
 
 #[test]
@@ -445,31 +448,34 @@ fn a_barrier_names_a_rank_that_is_gone_and_passes_a_busy_one() {
     // Rank 2 is busy for a while before it reaches the barrier: not reported. Then rank 3
     // leaves the group (its balancer is dropped) before the second barrier: every other rank
     // names it.
-    let handles: Vec<_> = threads::group(4)
-        .into_iter()
-        .map(|member| {
-            std::thread::spawn(move || {
-                let rank = member.rank();
-                let cfg = BalancerConfig::new("oem")
-                    .unwrap()
-                    .timeout(Duration::from_millis(50));
-                let mut b = Balancer::<u64, _>::new(&member, cfg).unwrap();
-                if rank == 2 {
-                    std::thread::sleep(Duration::from_millis(200));
-                }
-                b.barrier().expect("a busy rank is not a failed one");
-                if rank == 3 {
-                    return None;
-                }
-                Some(b.barrier().expect_err("rank 3 is gone").culprit())
+    for seed in 0..8 {
+        let handles: Vec<_> = simulated::group(4, seed)
+            .into_iter()
+            .map(|member| {
+                std::thread::spawn(move || {
+                    let rank = member.rank();
+                    let cfg = BalancerConfig::new("oem")
+                        .unwrap()
+                        .timeout(Duration::from_millis(50));
+                    let mut b = Balancer::<u64, _>::new(&member, cfg).unwrap();
+                    if rank == 2 {
+                        member.sleep(Duration::from_millis(200));
+                    }
+                    b.barrier().expect("a busy rank is not a failed one");
+                    if rank == 3 {
+                        return None;
+                    }
+                    Some(b.barrier().expect_err("rank 3 is gone").culprit())
+                })
             })
-        })
-        .collect();
-    let culprits: Vec<_> = handles.into_iter().map(|h| h.join().unwrap()).collect();
-    assert_eq!(
-        culprits,
-        vec![Some(Some(3)), Some(Some(3)), Some(Some(3)), None]
-    );
+            .collect();
+        let culprits: Vec<_> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+        assert_eq!(
+            culprits,
+            vec![Some(Some(3)), Some(Some(3)), Some(Some(3)), None],
+            "seed {seed}"
+        );
+    }
 }
 
 #[test]

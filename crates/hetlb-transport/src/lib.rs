@@ -29,6 +29,8 @@
 //! the peer balancer's design note).
 
 mod ledger;
+#[cfg(feature = "simulated")]
+pub mod simulated;
 pub mod threads;
 
 #[cfg(feature = "mpi")]
@@ -146,6 +148,9 @@ pub enum TransportError {
     /// The message-passing library failed.
     #[error("MPI: {0}")]
     Mpi(String),
+    /// The simulated flavour: every rank waits and none can ever wake (a deadlock).
+    #[error("simulated transport stalled: {0}")]
+    Stalled(String),
 }
 
 /// A message that can cross any flavour of the transport (serialisable, sendable).
@@ -176,6 +181,12 @@ pub trait Group {
     /// [`TransportError::Mismatch`] when another rank opened the same endpoint with another
     /// message type; [`TransportError::Mpi`] when the MPI flavour has stopped.
     fn open<M: Message>(&self) -> Result<Self::Endpoint<M>, TransportError>;
+
+    /// Lets `duration` pass for this rank, as a long computation would: the thread sleeps
+    /// (on the simulated flavour, virtual time passes while the others run).
+    fn sleep(&self, duration: Duration) {
+        std::thread::sleep(duration);
+    }
 }
 
 /// One rank's end of a fully connected message network (an endpoint of a [`Group`]).
@@ -200,8 +211,14 @@ pub trait Transport<M> {
     /// The number of ranks.
     fn size(&self) -> usize;
 
-    /// The backend's name (`threads`, `mpi`).
+    /// The backend's name (`threads`, `mpi`, `simulated`).
     fn backend(&self) -> &'static str;
+
+    /// The clock deadlines and silences are counted on: the monotonic clock, or the
+    /// simulated flavour's virtual one.
+    fn now(&self) -> Instant {
+        Instant::now()
+    }
 
     /// Sends `msg` to rank `to` (possibly this rank) without waiting for the receiver;
     /// returns the bytes it takes on the wire (0 on threads).

@@ -9,7 +9,6 @@ use crate::session::{TICK, take_ask};
 use crate::store::{ItemKind, Storage};
 use crate::wire::{Msg, WireOutcome};
 use hetlb_transport::{Envelope, Group, Liveness, Transport};
-use std::time::Instant;
 
 /// A call whose outcome this rank does not know yet, and the items it keeps aside meanwhile.
 pub(super) struct Doubt<C> {
@@ -25,7 +24,7 @@ impl<K: ItemKind, G: Group> Balancer<K, G> {
         let Some(doubt) = self.doubt.take() else {
             return Ok(());
         };
-        let deadline = Instant::now() + self.config.options.timeout;
+        let deadline = self.ep.now() + self.config.options.timeout;
         loop {
             if let Some((e, Some(env))) = &self.mailbox.doubt {
                 debug_assert_eq!(*e, doubt.epoch);
@@ -59,7 +58,7 @@ impl<K: ItemKind, G: Group> Balancer<K, G> {
             if read {
                 continue;
             }
-            let now = Instant::now();
+            let now = self.ep.now();
             let liveness = self.ep.liveness(doubt.coordinator);
             if now >= deadline || matches!(liveness, Liveness::Closed { .. }) {
                 let err = self.still_in_doubt(&doubt, &liveness);

@@ -178,11 +178,11 @@ impl<K: ItemKind, G: Group> Balancer<K, G> {
     /// rules, `O(R·E)` for `R` rounds of a diffusion rule on `E` links), on every rank.
     pub fn plan<S: Storage<K>>(&mut self, items: &S) -> Result<Migration, PeerError> {
         self.begin()?;
-        let start = Instant::now();
+        let start = self.ep.now();
         let g = self.gather_inputs(items.len(), items.units(), items.shape())?;
         let (states, inputs) = self.rule_inputs(g);
         let mut migration = decide(self.epoch, &states, inputs)?;
-        migration.decide_seconds = start.elapsed().as_secs_f64();
+        migration.decide_seconds = self.seconds_since(start);
         Ok(migration)
     }
 
@@ -262,7 +262,7 @@ impl<K: ItemKind, G: Group> Balancer<K, G> {
             return Ok(report);
         }
         let items_before = items.len() as u64;
-        let start = Instant::now();
+        let start = self.ep.now();
         let (fault, epoch) = (self.fault(), self.epoch);
         let mut session = self.session();
         let result = carry_out(&mut session, items, migration, fault);
@@ -289,7 +289,7 @@ impl<K: ItemKind, G: Group> Balancer<K, G> {
             stats: &stats,
             traffic,
             gathered,
-            move_seconds: start.elapsed().as_secs_f64(),
+            move_seconds: self.seconds_since(start),
             slowest_move_seconds,
             outcome,
         }))
@@ -406,6 +406,11 @@ impl<K: ItemKind, G: Group> Balancer<K, G> {
             }
         }
         crate::sync_point::check_peers(&self.ep, self.config.options.timeout)
+    }
+
+    /// Seconds from `start` to now on the transport's clock.
+    fn seconds_since(&self, start: Instant) -> f64 {
+        self.ep.now().saturating_duration_since(start).as_secs_f64()
     }
 
     fn fault(&self) -> Fault {

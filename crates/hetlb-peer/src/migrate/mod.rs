@@ -70,7 +70,7 @@ pub(crate) fn carry_out<S: Store, E: Transport<Msg<S::Chunk>>>(
     m: &Migration,
     fault: Fault,
 ) -> Result<MoveStats, Failed<S::Chunk>> {
-    let start = Instant::now();
+    let start = session.ep.now();
     let mut holdings = Holdings::new(items);
     let mut stats = MoveStats::default();
     let moved = move_items(session, &mut holdings, m, fault, &mut stats, start).and_then(|()| {
@@ -95,7 +95,7 @@ pub(crate) fn carry_out<S: Store, E: Transport<Msg<S::Chunk>>>(
         Verdict::Commit(dones) => {
             holdings.commit();
             stats.dones = dones;
-            stats.move_seconds = start.elapsed().as_secs_f64();
+            stats.move_seconds = since(session, start);
             Ok(stats)
         }
         Verdict::Abort(error) => {
@@ -175,7 +175,7 @@ fn move_items<S: Store, E: Transport<Msg<S::Chunk>>>(
             if chunks.is_empty() && !send.last {
                 break;
             }
-            state.sent(send, carried, Instant::now());
+            state.sent(send, carried, session.ep.now());
             send_items(session, holdings, m.epoch, send, chunks, stats)?;
             item_messages += 1;
             inject(session, fault, item_messages)?;
@@ -217,7 +217,7 @@ fn move_items<S: Store, E: Transport<Msg<S::Chunk>>>(
                     )?;
                 }
             }
-            Msg::Ack { transfer, .. } => state.on_ack(from, transfer, Instant::now()),
+            Msg::Ack { transfer, .. } => state.on_ack(from, transfer, session.ep.now()),
             _ => {}
         }
     }
@@ -226,7 +226,7 @@ fn move_items<S: Store, E: Transport<Msg<S::Chunk>>>(
     stats.mine = DoneSummary {
         units: holdings.units(),
         items: holdings.items(),
-        move_seconds: start.elapsed().as_secs_f64(),
+        move_seconds: since(session, start),
         link_seconds,
         link_units,
     };
@@ -269,6 +269,15 @@ fn send_items<S: Store, E: Transport<Msg<S::Chunk>>>(
         )?;
     }
     Ok(())
+}
+
+/// Seconds from `start` to now on the transport's clock.
+fn since<C, E: Transport<Msg<C>>>(session: &Session<'_, C, E>, start: Instant) -> f64 {
+    session
+        .ep
+        .now()
+        .saturating_duration_since(start)
+        .as_secs_f64()
 }
 
 /// Applies an injected fault after this rank's `sent`-th item message.
