@@ -75,6 +75,10 @@ pub enum AdviceError {
 
 /// Hockney's cost of moving data: `seconds_per_message + seconds_per_byte · bytes` for each
 /// message, at each of its two ends.
+///
+/// The bytes are `units × bytes_per_unit` of the prediction ([`Prediction::of`]). The peer
+/// balancer's trigger predicts with one byte per unit, so there `seconds_per_byte` is seconds
+/// per *unit* of load (its option `move_cost=ALPHA,BETA`).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct CostModel {
     /// Start-up cost of one message, in seconds (`α`).

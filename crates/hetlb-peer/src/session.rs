@@ -218,9 +218,27 @@ impl<'a, T: Serialize, E: Transport<Msg<T>>> Session<'a, T, E> {
 
     /// Gives the call up because of `error`, before this rank has voted: the call aborts on
     /// every rank. Returns the error to report.
+    ///
+    /// A call given up by another rank is passed on, by messages, to every rank but that
+    /// one, with its culprit: a rank that waits for this one then reads why this rank left
+    /// the call before it can see it gone (messages between two ranks keep their order), and
+    /// blames the rank that failed, not this one.
     pub(crate) fn give_up(&mut self, error: PeerError) -> PeerError {
-        if matches!(error, PeerError::Aborted { .. }) {
-            return error; // another rank gave it up already
+        if let PeerError::Aborted { by, culprit, reason } = &error {
+            if self.ep.ledger().is_none() {
+                let me = self.rank();
+                for to in (0..self.size()).filter(|&r| r != me && r != *by) {
+                    let _ = self.send(
+                        to,
+                        Msg::GiveUp {
+                            epoch: self.epoch,
+                            culprit: culprit.map(|c| c as u32),
+                            reason: reason.clone(),
+                        },
+                    );
+                }
+            }
+            return error;
         }
         let me = self.rank();
         let culprit = error.culprit();

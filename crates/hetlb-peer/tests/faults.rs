@@ -426,6 +426,24 @@ fn ids(v: &[Job]) -> Vec<u64> {
     ids
 }
 
+/// Checks that every error names a rank with an injected fault as the one that failed: a
+/// healthy rank that left, or gave up, because of another's failure is never blamed. Only on
+/// the simulated flavour, where a healthy rank is never starved past the timeout.
+fn check_blame(t: &Trial, out: &[Outcome]) -> Result<(), String> {
+    for (r, o) in out.iter().enumerate() {
+        let Some((Err(e), _)) = o else { continue };
+        if matches!(e, PeerError::InDoubt { .. }) {
+            continue; // it names the rank that decides, not a culprit
+        }
+        if let Some(c) = e.culprit() {
+            if !t.faults.contains_key(&c) {
+                return Err(format!("rank {r} blames healthy rank {c}: {e}"));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Checks both promises; returns whether the call committed. By messages (`doubt_allowed`)
 /// a rank in doubt must hold, once settled, what the outcome gives it.
 fn check(t: &Trial, out: &[Outcome], doubt_allowed: bool) -> Result<bool, String> {
@@ -569,6 +587,7 @@ fn fault_trials(storage: Storage, agreement: Agreement, flavour: Flavour) -> u64
     let mut failures = Vec::new();
     let doubt_allowed = agreement == Agreement::Messages;
     let mut all = 0u64;
+    let mut misblamed = 0u64;
     for seed in first..first + trials {
         let t = trial(seed);
         let out = run(&t, storage, agreement, flavour);
@@ -592,16 +611,37 @@ fn fault_trials(storage: Storage, agreement: Agreement, flavour: Flavour) -> u64
                 }
             }
         }
-        match check(&t, &out, doubt_allowed) {
+        // On threads a healthy rank starved past the timeout by a loaded machine may be
+        // named: counted, not failed.
+        let blame = match (flavour, check_blame(&t, &out)) {
+            (Flavour::Threads, Err(_)) => {
+                misblamed += 1;
+                Ok(())
+            }
+            (_, blame) => blame,
+        };
+        match blame.and_then(|()| check(&t, &out, doubt_allowed)) {
             Ok(true) => committed += 1,
             Ok(false) => rolled_back += 1,
-            Err(e) => failures.push(format!("seed {seed}: {e}\n  {t:?}")),
+            Err(e) => {
+                if std::env::var("HETLB_FAULT_DEBUG").is_ok() {
+                    eprintln!("VIOLATION seed {seed}: {e}; faults {:?}", t.faults);
+                    for (r, o) in out.iter().enumerate() {
+                        let said = o.as_ref().map(|(r, _)| match r {
+                            Ok(rep) => format!("ok, moved: {}", rep.balanced),
+                            Err(e) => format!("error: {e}"),
+                        });
+                        eprintln!("  rank {r}: {}", said.unwrap_or_else(|| "dead".into()));
+                    }
+                }
+                failures.push(format!("seed {seed}: {e}\n  {t:?}"))
+            }
         }
     }
     eprintln!(
         "{trials} fault trials ({storage:?}, {agreement:?}, {flavour:?}): {committed} \
          committed, {rolled_back} rolled back or moved nothing, {doubts} ranks in doubt, {} \
-         violations; digest {all:016x}",
+         violations, {misblamed} trials naming a rank without a fault; digest {all:016x}",
         failures.len()
     );
     assert!(failures.is_empty(), "{}", failures.join("\n"));
