@@ -18,7 +18,12 @@ from typing import Any, Dict, List, Optional, Sequence, Union
 
 from . import _hetlb
 from ._balancer import Balancer, RebalanceReport
-from ._convert import capacities_list as _capacities, loads_array as _loads, optional_int as _int
+from ._convert import (
+    capacities_list as _capacities,
+    loads_array as _loads,
+    names_list as _names,
+    optional_int as _int,
+)
 from ._errors import (
     HetlbError,
     HetlbFileError,
@@ -162,14 +167,7 @@ def balance(
     if topology is not None:
         _check_str(topology, "topology")
     arr = _loads(loads, "loads")
-    if schedule is None:
-        schedules: List[str] = []
-    elif isinstance(schedule, str):
-        schedules = [s for s in schedule.split(",") if s]
-    else:
-        schedules = list(schedule)
-        for s in schedules:
-            _check_str(s, "schedule")
+    schedules = [] if schedule is None else _names(schedule, "schedule")
     if lambda_ is not None and not isinstance(lambda_, (int, float)):
         raise InvalidTypeError(f"lambda_: expected a number, not {type(lambda_).__name__}")
     return _hetlb.balance(
@@ -240,20 +238,8 @@ def advise(
         speed_list = [float(speeds)]
     else:
         speed_list = _capacities(speeds, "speeds") or []
-    if isinstance(routing, str):
-        routings = [r for r in routing.split(",") if r]
-    else:
-        routings = list(routing)
-        for r in routings:
-            _check_str(r, "routing")
-    names = None
-    if algorithms is not None:
-        if isinstance(algorithms, str):
-            names = [a for a in algorithms.split(",") if a]
-        else:
-            names = list(algorithms)
-            for a in names:
-                _check_str(a, "algorithms")
+    routings = _names(routing, "routing")
+    names = None if algorithms is None else _names(algorithms, "algorithms")
     if topology is not None:
         _check_str(topology, "topology")
     _check_str(trigger, "trigger")

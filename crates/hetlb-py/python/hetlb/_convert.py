@@ -4,7 +4,7 @@ become contiguous NumPy arrays, or a clear error names the argument and the valu
 from __future__ import annotations
 
 import numbers
-from typing import Any, Optional
+from typing import Any, List, Optional
 
 import numpy as np
 
@@ -113,3 +113,16 @@ def optional_int(v: Any, what: str) -> Optional[int]:
     if v is None:
         return None
     return one_load(v, what)
+
+
+def names_list(values: Any, what: str) -> List[str]:
+    """Names given as one comma-separated string or as a sequence of strings, as a list."""
+    if isinstance(values, str):
+        return [v for v in values.split(",") if v]
+    if isinstance(values, bytes) or not hasattr(values, "__iter__"):
+        raise InvalidTypeError(f"{what}: expected a string or strings, not {_name(values)}")
+    out = list(values)
+    for v in out:
+        if not isinstance(v, str):
+            raise InvalidTypeError(f"{what}: expected a string, not {_name(v)}")
+    return out
