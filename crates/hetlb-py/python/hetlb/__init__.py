@@ -22,6 +22,7 @@ from ._convert import (
     capacities_list as _capacities,
     loads_array as _loads,
     names_list as _names,
+    one_load as _whole,
     optional_int as _int,
 )
 from ._errors import (
@@ -181,7 +182,7 @@ def balance(
         lambda_=None if lambda_ is None else float(lambda_),
         schedule=schedules,
         rounds=bool(rounds),
-        max_memory_bytes=_int(max_memory_bytes, "max_memory_bytes"),
+        max_memory_bytes=_whole(max_memory_bytes, "max_memory_bytes"),
     )
 
 
@@ -252,11 +253,11 @@ def advise(
         algorithms=names,
         routing=routings,
         topology=topology,
-        bytes_per_unit=_int(bytes_per_unit, "bytes_per_unit"),
+        bytes_per_unit=_whole(bytes_per_unit, "bytes_per_unit"),
         seconds_per_message=float(seconds_per_message),
         seconds_per_byte=float(seconds_per_byte),
         trigger=trigger,
-        max_memory_bytes=_int(max_memory_bytes, "max_memory_bytes"),
+        max_memory_bytes=_whole(max_memory_bytes, "max_memory_bytes"),
     )
 
 
@@ -290,6 +291,8 @@ def simulate(
         >>> rep["executed"] > 0
         True
     """
+    path: Optional[str]
+    text: Optional[str]
     if isinstance(scenario, _os.PathLike):
         path, text = _os.fspath(scenario), None
     elif isinstance(scenario, str):
@@ -304,6 +307,7 @@ def simulate(
         seed=_int(seed, "seed"),
         check=bool(check),
         series=bool(series),
-        max_memory_bytes=_int(max_memory_bytes, "max_memory_bytes"),
+        max_memory_bytes=_whole(max_memory_bytes, "max_memory_bytes"),
     )
-    return _json.loads(out)
+    report: Dict[str, Any] = _json.loads(out)
+    return report

@@ -17,7 +17,7 @@ import numpy as np
 
 from . import _hetlb
 from ._convert import one_load
-from ._errors import InvalidInputError, InvalidTypeError, MPIError
+from ._errors import InvalidInputError, InvalidTypeError, MPIError, PeerError
 from ._options import option_pairs
 
 __all__ = ["Balancer", "RebalanceReport"]
@@ -157,7 +157,10 @@ def _check_comm(comm: Any) -> int:
     ours = _hetlb.mpi_library_version().strip()
     theirs = MPI.Get_library_version().strip()
     if ours != theirs or MPI._sizeof(MPI.Comm) != _hetlb.comm_handle_size():
-        first = lambda s: s.splitlines()[0] if s else "(unknown)"  # noqa: E731
+
+        def first(s: str) -> str:
+            return s.splitlines()[0] if s else "(unknown)"
+
         raise MPIError(
             "mpi4py uses another MPI library than the one hetlb is linked to:\n"
             f"  mpi4py: {first(theirs)}\n  hetlb:  {first(ours)}\n"
@@ -214,7 +217,7 @@ class Balancer:
     """
 
     def __init__(self, comm: Any, rule: str = "cwa", **options: Any) -> None:
-        self._native: Any = None
+        self._native: Optional[_hetlb.NativeBalancer] = None
         if not isinstance(rule, str):
             raise InvalidTypeError(f"rule: expected a string, not {type(rule).__name__}")
         pairs = option_pairs(options)
@@ -237,7 +240,7 @@ class Balancer:
         """The ranks' network as a spec (``hypercube:3``, ``ring:6``, …)."""
         return self._n().topology
 
-    def _n(self) -> Any:
+    def _n(self) -> _hetlb.NativeBalancer:
         if self._native is None:
             raise MPIError("the balancer was not created")
         return self._native
@@ -320,10 +323,11 @@ class Balancer:
                 raise InvalidInputError(f"items: item {i} cannot be pickled ({e})") from None
             packed.append((data, w))
         layout, report, error = self._n().rebalance_packed(packed)
-        if error is None or getattr(error, "holding", "before") != "before":
+        if error is None or _in_doubt(error):
             items[:] = [items[x] if isinstance(x, int) else pickle.loads(x) for x in layout]
         if error is not None:
             raise error
+        assert report is not None
         return RebalanceReport(_json_loads(report))
 
     def rebalance_array(
@@ -367,9 +371,10 @@ class Balancer:
         )
         rows, report, error = self._n().rebalance_rows(flat, loads)
         if error is not None:
-            if getattr(error, "holding", "before") != "before":
+            if isinstance(error, PeerError) and _in_doubt(error):
                 error.held = _unflatten(rows, arr.dtype, row_shape)
             raise error
+        assert report is not None
         return _unflatten(rows, arr.dtype, row_shape), RebalanceReport(_json_loads(report))
 
     def resolve(self, items: List[Any]) -> None:
@@ -406,6 +411,11 @@ class Balancer:
         return f"Balancer(rank {self.rank} of {self.size}, {self.topology})"
 
 
+def _in_doubt(error: BaseException) -> bool:
+    """True when a call failed with this rank's items in doubt (not all held as before)."""
+    return getattr(error, "holding", "before") != "before"
+
+
 def _unflatten(rows: np.ndarray, dtype: np.dtype, row_shape: Tuple[int, ...]) -> np.ndarray:
     n = rows.shape[0]
     return rows.reshape(-1).view(dtype).reshape((n,) + tuple(row_shape))
@@ -414,4 +424,5 @@ def _unflatten(rows: np.ndarray, dtype: np.dtype, row_shape: Tuple[int, ...]) ->
 def _json_loads(text: str) -> Dict[str, Any]:
     import json
 
-    return json.loads(text)
+    fields: Dict[str, Any] = json.loads(text)
+    return fields

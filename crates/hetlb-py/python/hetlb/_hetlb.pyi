@@ -3,10 +3,27 @@ Python modules check and convert the arguments and call these; the MPI part
 (``NativeBalancer``, ``mpi_library_version``, ``comm_handle_size``) exists only in a build
 with the ``mpi`` feature (``has_mpi()``)."""
 
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union, final
 
 import numpy as np
 import numpy.typing as npt
+
+from ._errors import HetlbError
+
+__all__ = [
+    "__version__",
+    "algorithms",
+    "algorithm_info",
+    "has_mpi",
+    "has_fault_injection",
+    "balance",
+    "advise",
+    "BalanceResult",
+    "simulate",
+    "NativeBalancer",
+    "mpi_library_version",
+    "comm_handle_size",
+]
 
 __version__: str
 
@@ -23,6 +40,7 @@ def has_fault_injection() -> bool:
     """True when this build injects faults on request (feature ``fault-injection``, tests
     only): the option ``fault`` of ``NativeBalancer``."""
 
+@final
 class BalanceResult:
     """The result of ``balance``: the plan, its metrics, the JSON document of the CLI."""
 
@@ -103,15 +121,16 @@ def mpi_library_version() -> str:
 def comm_handle_size() -> int:
     """Bytes of an ``MPI_Comm`` handle in that library."""
 
+@final
 class NativeBalancer:
     """hetlb's balancer on one rank (the native half of ``hetlb.Balancer``)."""
 
-    def __init__(
-        self,
+    def __new__(
+        cls,
         handle: int,
         rule: str,
         options: Union[Sequence[Tuple[str, str]], Mapping[str, str], None] = None,
-    ) -> None:
+    ) -> "NativeBalancer":
         """A balancer on hetlb's duplicate of the communicator ``handle``, for ``rule`` with
         ``options``: ``(name, text)`` pairs of the library's options table, set in order.
         Collective."""
@@ -135,11 +154,11 @@ class NativeBalancer:
         """What a rebalance would do now, as JSON; moves nothing. Collective."""
     def rebalance_packed(
         self, items: List[Tuple[bytes, int]]
-    ) -> Tuple[List[Union[int, bytes]], Optional[str], Optional[BaseException]]:
+    ) -> Tuple[List[Union[int, bytes]], Optional[str], Optional[HetlbError]]:
         """Rebalances pickled items: ``(layout, report_json, error)``. Collective."""
     def rebalance_rows(
         self, rows: npt.NDArray[np.uint8], loads: Optional[npt.NDArray[np.uint64]] = None
-    ) -> Tuple[npt.NDArray[np.uint8], Optional[str], Optional[BaseException]]:
+    ) -> Tuple[npt.NDArray[np.uint8], Optional[str], Optional[HetlbError]]:
         """Rebalances the rows of a 2-D ``uint8`` array: ``(rows, report_json, error)``.
         Collective."""
     def resolve(self) -> List[bytes]:
