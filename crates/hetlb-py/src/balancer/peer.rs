@@ -118,13 +118,15 @@ fn adopt(handle: i64) -> Result<Mpi<'static>> {
 }
 
 impl NativeBalancer {
+    /// The balancer, unless closed.
     fn live(&mut self) -> Result<&mut Live> {
         self.live
             .as_mut()
             .ok_or_else(|| MPIError::new_err("the balancer is closed").into())
     }
 
-    /// Runs `f` on the live balancer with the GIL let go.
+    /// Runs `f` on the live balancer with the GIL let go, on this thread. `f` must not touch
+    /// a Python object: nothing checks it (its captures cross `detach` as [`OnThisThread`]).
     fn detached<T, F>(&mut self, py: Python<'_>, f: F) -> Result<T>
     where
         F: FnOnce(&mut Live) -> T,
