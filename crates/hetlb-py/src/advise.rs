@@ -4,9 +4,9 @@
 //! the document `hetlb advise --format json` prints to Python.
 
 use crate::convert::to_py;
-use crate::errors::{Kind, raise};
+use crate::errors::{Error, InvalidInputError, Result, UnknownAlgorithmError};
 use hetlb_core::advice::{CostModel, Trigger};
-use hetlb_core::advice_request::{Request, RequestError, answer};
+use hetlb_core::advice_request::{Request, answer};
 use hetlb_core::algorithm::Algorithm;
 use hetlb_core::routing::Routing;
 use numpy::PyReadonlyArray1;
@@ -31,8 +31,8 @@ pub fn advise(
     seconds_per_byte: f64,
     trigger: &str,
     max_memory_bytes: u64,
-) -> PyResult<Py<PyAny>> {
-    let bad = |m: String| raise(py, Kind::InvalidInput, m);
+) -> Result<Py<PyAny>> {
+    let bad = |m: String| InvalidInputError::new_err(m);
     let loads: Vec<u64> = loads.as_array().iter().copied().collect();
     let trigger: Trigger = trigger.parse().map_err(|e| bad(format!("trigger: {e}")))?;
     let routings = routing
@@ -48,7 +48,7 @@ pub fn advise(
                 .iter()
                 .map(|n| {
                     n.parse::<Algorithm>()
-                        .map_err(|e| raise(py, Kind::UnknownAlgorithm, format!("algorithms: {e}")))
+                        .map_err(|e| UnknownAlgorithmError::new_err(format!("algorithms: {e}")))
                 })
                 .collect::<PyResult<Vec<_>>>()
         })
@@ -64,19 +64,11 @@ pub fn advise(
     };
     request.trigger = trigger;
     request.max_memory_bytes = max_memory_bytes;
-    let document = py.detach(|| answer(&request)).map_err(|e| match e {
-        RequestError::Memory { .. } => raise(
-            py,
-            Kind::Limit,
-            format!("{e} (raise it with max_memory_bytes)"),
-        ),
-        RequestError::Invalid {
-            argument: "topology",
-            ..
-        } if topology.is_some_and(|t| t.starts_with("file:")) => {
-            raise(py, Kind::File, e.to_string())
-        }
-        other => bad(other.to_string()),
-    })?;
+    let document = py
+        .detach(|| answer(&request))
+        .map_err(|error| Error::Advice {
+            error,
+            file_topology: topology.is_some_and(|t| t.starts_with("file:")),
+        })?;
     to_py(py, &document)
 }

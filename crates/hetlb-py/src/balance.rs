@@ -3,10 +3,12 @@
 //! `BalanceReport`); this module builds the network and the options as the CLI does, names
 //! the argument an error is about, and hands the result to Python.
 
-use crate::errors::{Kind, raise};
+use crate::errors::{
+    Error, HetlbFileError, InvalidInputError, LimitError, Result, UnknownAlgorithmError,
+};
 use hetlb_core::algorithm::{Algorithm, BalanceOptions, balance_on_within};
 use hetlb_core::report::{BalanceReport, ReportDetail};
-use hetlb_core::rounds::{RoundError, RoundRun};
+use hetlb_core::rounds::RoundRun;
 use hetlb_core::topology::{Network, Topology, TopologySpec};
 use hetlb_core::transmission::{Schedule, Transmission, transmit};
 use hetlb_core::{Capacities, Metrics};
@@ -81,7 +83,7 @@ impl BalanceResult {
     /// The metrics, with the same keys and values as the CLI's JSON `metrics`; with a
     /// `schedule`, also `t_comm`: `{schedule: steps of T_comm}`.
     #[getter]
-    fn metrics(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+    fn metrics(&self, py: Python<'_>) -> Result<Py<PyAny>> {
         let m = crate::convert::to_py(py, &self.metrics)?;
         if !self.transmission.is_empty() {
             let t = PyDict::new(py);
@@ -127,18 +129,17 @@ impl BalanceResult {
 
     /// One dict per schedule asked for: the JSON's `transmission`.
     #[getter]
-    fn transmission(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+    fn transmission(&self, py: Python<'_>) -> Result<Py<PyAny>> {
         crate::convert::to_py(py, &self.transmission)
     }
 
     /// The document `hetlb balance --format json` prints, as text.
-    fn to_json(&self, py: Python<'_>) -> PyResult<String> {
-        serde_json::to_string_pretty(&self.report())
-            .map_err(|e| raise(py, Kind::Other, format!("serialising: {e}")))
+    fn to_json(&self) -> Result<String> {
+        Ok(serde_json::to_string_pretty(&self.report())?)
     }
 
     /// The document `hetlb balance --format json` prints, as a dict.
-    fn as_dict(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+    fn as_dict(&self, py: Python<'_>) -> Result<Py<PyAny>> {
         crate::convert::to_py(py, &self.report())
     }
 
@@ -156,12 +157,7 @@ impl BalanceResult {
 
 /// The network of `spec`, or the default for the loads (`Network::default_for`), with its
 /// label (as the CLI).
-fn network(
-    py: Python<'_>,
-    spec: Option<&str>,
-    nodes: usize,
-    algorithm: Algorithm,
-) -> PyResult<(Network, String)> {
+fn network(spec: Option<&str>, nodes: usize, algorithm: Algorithm) -> Result<(Network, String)> {
     let Some(spec) = spec else {
         return Network::default_for(nodes, algorithm.needs_hypercube()).map_err(|e| {
             let hint = if algorithm.needs_hypercube() {
@@ -169,30 +165,29 @@ fn network(
             } else {
                 "; give topology for other networks"
             };
-            raise(py, Kind::InvalidInput, format!("loads: {e}{hint}"))
+            InvalidInputError::new_err(format!("loads: {e}{hint}")).into()
         });
     };
     let parsed: TopologySpec = spec
         .parse()
-        .map_err(|e| raise(py, Kind::InvalidInput, format!("topology: {e}")))?;
+        .map_err(|e| InvalidInputError::new_err(format!("topology: {e}")))?;
     let network = parsed
         .build_reading(None, Some(nodes), MAX_TOPOLOGY_FILE_BYTES)
         .map_err(|e| {
-            let kind = match &parsed {
-                TopologySpec::File(path) if !std::path::Path::new(path).is_file() => Kind::File,
-                _ => Kind::InvalidInput,
-            };
-            raise(py, kind, format!("topology: {e}"))
+            let message = format!("topology: {e}");
+            match &parsed {
+                TopologySpec::File(path) if !std::path::Path::new(path).is_file() => {
+                    HetlbFileError::new_err(message)
+                }
+                _ => InvalidInputError::new_err(message),
+            }
         })?;
     if network.node_count() != nodes {
-        return Err(raise(
-            py,
-            Kind::InvalidInput,
-            format!(
-                "loads: {nodes} loads given for a network of {} nodes ({parsed})",
-                network.node_count()
-            ),
-        ));
+        return Err(InvalidInputError::new_err(format!(
+            "loads: {nodes} loads given for a network of {} nodes ({parsed})",
+            network.node_count()
+        ))
+        .into());
     }
     Ok((network, parsed.to_string()))
 }
@@ -216,58 +211,33 @@ pub fn balance(
     schedule: Vec<String>,
     rounds: bool,
     max_memory_bytes: u64,
-) -> PyResult<BalanceResult> {
+) -> Result<BalanceResult> {
     let algorithm: Algorithm = algorithm
         .parse()
-        .map_err(|e| raise(py, Kind::UnknownAlgorithm, format!("algorithm: {e}")))?;
+        .map_err(|e| UnknownAlgorithmError::new_err(format!("algorithm: {e}")))?;
     let loads: Vec<u64> = loads.as_array().iter().copied().collect();
     if loads.is_empty() {
-        return Err(raise(
-            py,
-            Kind::InvalidInput,
-            "loads: no values given".into(),
-        ));
+        return Err(InvalidInputError::new_err("loads: no values given").into());
     }
-    let (network, label) = network(py, topology, loads.len(), algorithm)?;
-    // What every run holds (the loads, the network, a round engine's vectors); the plan's
-    // transfers get the rest of the limit, as in the CLI.
-    let arcs: u128 = (0..network.node_count())
-        .map(|i| network.degree(i) as u128)
-        .sum();
-    let fixed = loads.len() as u128 * 64 + arcs * 8;
+    let (network, label) = network(topology, loads.len(), algorithm)?;
     let limit = u128::from(max_memory_bytes);
-    if fixed > limit {
-        return Err(raise(
-            py,
-            Kind::Limit,
-            format!(
-                "loads: balancing {} nodes needs about {fixed} bytes of memory, above the limit \
-                 of {limit} (raise it with max_memory_bytes)",
-                loads.len()
-            ),
-        ));
-    }
+    let fixed = fixed_memory(&network, loads.len(), limit)?;
     let capacities = capacities
         .map(|c| {
             if c.is_empty() {
-                return Err(raise(
-                    py,
-                    Kind::InvalidInput,
-                    "capacities: no values given".into(),
-                ));
+                return Err(InvalidInputError::new_err("capacities: no values given"));
             }
             Capacities::for_nodes(c, loads.len())
-                .map_err(|e| raise(py, Kind::InvalidInput, format!("capacities: {e}")))
+                .map_err(|e| InvalidInputError::new_err(format!("capacities: {e}")))
         })
         .transpose()?;
     if seed.is_some() && algorithm != Algorithm::RandomBiasing {
-        return Err(raise(
-            py,
-            Kind::InvalidInput,
-            format!("seed: only random-biasing draws random numbers, not {algorithm}"),
-        ));
+        return Err(InvalidInputError::new_err(format!(
+            "seed: only random-biasing draws random numbers, not {algorithm}"
+        ))
+        .into());
     }
-    let schedules = schedules(py, &schedule, &network)?;
+    let schedules = schedules(&schedule, &network)?;
     let options = BalanceOptions::new()
         .capacities(capacities)
         .procs_per_group(procs_per_group)
@@ -278,29 +248,16 @@ pub fn balance(
     let computed = py.detach(|| {
         let run = balance_on_within(&network, algorithm, &loads, &options, max_transfers)?;
         let metrics = Metrics::of(&run.plan, options.capacities.as_ref());
-        let transmission: Result<Vec<Transmission>, _> =
+        let transmission: std::result::Result<Vec<Transmission>, _> =
             schedules.iter().map(|&s| transmit(&run.plan, s)).collect();
         Ok::<_, hetlb_core::BalanceError>((run, metrics, transmission))
     });
-    let (run, metrics, transmission) = computed.map_err(|e| {
-        if matches!(
-            e,
-            hetlb_core::BalanceError::Round(RoundError::TooManyTransfers { .. })
-        ) {
-            return raise(
-                py,
-                Kind::Limit,
-                format!("{algorithm} on {label}: {e} (raise the limit with max_memory_bytes)"),
-            );
-        }
-        raise(
-            py,
-            Kind::InvalidInput,
-            format!("{}: {e}", e.argument().replace('-', "_")),
-        )
+    let (run, metrics, transmission) = computed.map_err(|error| Error::Balance {
+        run: format!("{algorithm} on {label}"),
+        error,
     })?;
     let transmission =
-        transmission.map_err(|e| raise(py, Kind::InvalidInput, format!("schedule: {e}")))?;
+        transmission.map_err(|e| InvalidInputError::new_err(format!("schedule: {e}")))?;
     Ok(BalanceResult {
         algorithm,
         topology: label,
@@ -313,25 +270,40 @@ pub fn balance(
     })
 }
 
+/// The memory every run holds (the loads, the network, a round engine's vectors), refused
+/// above `limit`; the plan's transfers get the rest of the limit, as in the CLI.
+fn fixed_memory(network: &Network, nodes: usize, limit: u128) -> Result<u128> {
+    let arcs: u128 = (0..network.node_count())
+        .map(|i| network.degree(i) as u128)
+        .sum();
+    let fixed = nodes as u128 * 64 + arcs * 8;
+    if fixed > limit {
+        return Err(LimitError::new_err(format!(
+            "loads: balancing {nodes} nodes needs about {fixed} bytes of memory, above the limit \
+             of {limit} (raise it with max_memory_bytes)"
+        ))
+        .into());
+    }
+    Ok(fixed)
+}
+
 /// The schedules named, each once; refused on a network that is not a hypercube.
-fn schedules(py: Python<'_>, names: &[String], network: &Network) -> PyResult<Vec<Schedule>> {
+fn schedules(names: &[String], network: &Network) -> Result<Vec<Schedule>> {
     let mut out: Vec<Schedule> = Vec::new();
     for name in names {
         let s: Schedule = name
             .parse()
-            .map_err(|e| raise(py, Kind::InvalidInput, format!("schedule: {e}")))?;
+            .map_err(|e| InvalidInputError::new_err(format!("schedule: {e}")))?;
         if !out.contains(&s) {
             out.push(s);
         }
     }
     if !out.is_empty() && !matches!(network, Network::Hypercube(_)) {
-        return Err(raise(
-            py,
-            Kind::InvalidInput,
+        return Err(InvalidInputError::new_err(
             "schedule: transmission schedules move hypercube plans; this network is not a \
-             hypercube"
-                .into(),
-        ));
+             hypercube",
+        )
+        .into());
     }
     Ok(out)
 }

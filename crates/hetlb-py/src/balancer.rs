@@ -5,9 +5,13 @@
 use pyo3::prelude::*;
 
 #[cfg(feature = "mpi")]
+mod options;
+#[cfg(feature = "mpi")]
 mod packed;
 #[cfg(feature = "mpi")]
 mod peer;
+#[cfg(feature = "mpi")]
+mod rows;
 
 /// Adds the balancer's classes and functions to the module.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {

@@ -9,9 +9,7 @@ pub fn json_to_py(py: Python<'_>, json: &str) -> PyResult<Py<PyAny>> {
 }
 
 /// Serialises `value` and parses it with Python's `json.loads`.
-pub fn to_py<T: serde::Serialize>(py: Python<'_>, value: &T) -> PyResult<Py<PyAny>> {
-    let text = serde_json::to_string(value).map_err(|e| {
-        crate::errors::raise(py, crate::errors::Kind::Other, format!("serialising: {e}"))
-    })?;
-    json_to_py(py, &text)
+pub fn to_py<T: serde::Serialize>(py: Python<'_>, value: &T) -> crate::errors::Result<Py<PyAny>> {
+    let text = serde_json::to_string(value)?;
+    Ok(json_to_py(py, &text)?)
 }

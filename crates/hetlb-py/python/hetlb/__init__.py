@@ -18,7 +18,13 @@ from typing import Any, Dict, List, Optional, Sequence, Union
 
 from . import _hetlb
 from ._balancer import Balancer, RebalanceReport
-from ._convert import capacities_list as _capacities, loads_array as _loads, optional_int as _int
+from ._convert import (
+    capacities_list as _capacities,
+    loads_array as _loads,
+    names_list as _names,
+    one_load as _whole,
+    optional_int as _int,
+)
 from ._errors import (
     HetlbError,
     HetlbFileError,
@@ -162,14 +168,7 @@ def balance(
     if topology is not None:
         _check_str(topology, "topology")
     arr = _loads(loads, "loads")
-    if schedule is None:
-        schedules: List[str] = []
-    elif isinstance(schedule, str):
-        schedules = [s for s in schedule.split(",") if s]
-    else:
-        schedules = list(schedule)
-        for s in schedules:
-            _check_str(s, "schedule")
+    schedules = [] if schedule is None else _names(schedule, "schedule")
     if lambda_ is not None and not isinstance(lambda_, (int, float)):
         raise InvalidTypeError(f"lambda_: expected a number, not {type(lambda_).__name__}")
     return _hetlb.balance(
@@ -183,7 +182,7 @@ def balance(
         lambda_=None if lambda_ is None else float(lambda_),
         schedule=schedules,
         rounds=bool(rounds),
-        max_memory_bytes=_int(max_memory_bytes, "max_memory_bytes"),
+        max_memory_bytes=_whole(max_memory_bytes, "max_memory_bytes"),
     )
 
 
@@ -240,20 +239,8 @@ def advise(
         speed_list = [float(speeds)]
     else:
         speed_list = _capacities(speeds, "speeds") or []
-    if isinstance(routing, str):
-        routings = [r for r in routing.split(",") if r]
-    else:
-        routings = list(routing)
-        for r in routings:
-            _check_str(r, "routing")
-    names = None
-    if algorithms is not None:
-        if isinstance(algorithms, str):
-            names = [a for a in algorithms.split(",") if a]
-        else:
-            names = list(algorithms)
-            for a in names:
-                _check_str(a, "algorithms")
+    routings = _names(routing, "routing")
+    names = None if algorithms is None else _names(algorithms, "algorithms")
     if topology is not None:
         _check_str(topology, "topology")
     _check_str(trigger, "trigger")
@@ -266,11 +253,11 @@ def advise(
         algorithms=names,
         routing=routings,
         topology=topology,
-        bytes_per_unit=_int(bytes_per_unit, "bytes_per_unit"),
+        bytes_per_unit=_whole(bytes_per_unit, "bytes_per_unit"),
         seconds_per_message=float(seconds_per_message),
         seconds_per_byte=float(seconds_per_byte),
         trigger=trigger,
-        max_memory_bytes=_int(max_memory_bytes, "max_memory_bytes"),
+        max_memory_bytes=_whole(max_memory_bytes, "max_memory_bytes"),
     )
 
 
@@ -304,6 +291,8 @@ def simulate(
         >>> rep["executed"] > 0
         True
     """
+    path: Optional[str]
+    text: Optional[str]
     if isinstance(scenario, _os.PathLike):
         path, text = _os.fspath(scenario), None
     elif isinstance(scenario, str):
@@ -318,6 +307,7 @@ def simulate(
         seed=_int(seed, "seed"),
         check=bool(check),
         series=bool(series),
-        max_memory_bytes=_int(max_memory_bytes, "max_memory_bytes"),
+        max_memory_bytes=_whole(max_memory_bytes, "max_memory_bytes"),
     )
-    return _json.loads(out)
+    report: Dict[str, Any] = _json.loads(out)
+    return report

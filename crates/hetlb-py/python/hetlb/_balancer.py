@@ -11,13 +11,14 @@ from __future__ import annotations
 import atexit
 import pickle
 import weakref
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, List, Optional, Tuple, Union
 
 import numpy as np
 
 from . import _hetlb
-from ._convert import capacities_list, one_load
-from ._errors import InvalidInputError, InvalidTypeError, MPIError
+from ._convert import one_load
+from ._errors import InvalidInputError, InvalidTypeError, MPIError, PeerError
+from ._options import option_pairs
 
 __all__ = ["Balancer", "RebalanceReport"]
 
@@ -59,6 +60,52 @@ class RebalanceReport:
         measured gain per iteration, iteration seconds before and after, predicted and
         measured move seconds; None when there is none).
     """
+
+    epoch: int
+    rank: int
+    backend: str
+    algorithm: str
+    topology: str
+    schedule: str
+    items_before: int
+    items_after: int
+    units_before: int
+    units_after: int
+    items_sent: int
+    items_received: int
+    items_moved: int
+    units_sent: int
+    units_received: int
+    bytes_sent: int
+    bytes_received: int
+    messages_sent: int
+    messages_received: int
+    phases: int
+    imbalance_before: float
+    imbalance_after: float
+    planned_imbalance_after: float
+    balanced: bool
+    converged: bool
+    residual: int
+    decide_seconds: float
+    move_seconds: float
+    slowest_move_seconds: float
+    predicted_steps: Optional[int]
+    seconds_per_unit: Optional[float]
+    predicted_move_seconds: Optional[float]
+    capacities: Optional[List[float]]
+    measured_speeds: Optional[List[float]]
+    loads_before: np.ndarray
+    planned_after: np.ndarray
+    loads_after: np.ndarray
+    items_after_all: np.ndarray
+    implausible_speeds: List[Dict[str, Any]]
+    prediction: Optional[Dict[str, Any]]
+    held_back: bool
+    alternatives: List[Dict[str, Any]]
+    routing: str
+    cost_model: Dict[str, float]
+    outcome: Optional[Dict[str, Any]]
 
     def __init__(self, fields: Dict[str, Any]) -> None:
         self._fields = dict(fields)
@@ -110,7 +157,10 @@ def _check_comm(comm: Any) -> int:
     ours = _hetlb.mpi_library_version().strip()
     theirs = MPI.Get_library_version().strip()
     if ours != theirs or MPI._sizeof(MPI.Comm) != _hetlb.comm_handle_size():
-        first = lambda s: s.splitlines()[0] if s else "(unknown)"  # noqa: E731
+
+        def first(s: str) -> str:
+            return s.splitlines()[0] if s else "(unknown)"
+
         raise MPIError(
             "mpi4py uses another MPI library than the one hetlb is linked to:\n"
             f"  mpi4py: {first(theirs)}\n  hetlb:  {first(ours)}\n"
@@ -138,38 +188,25 @@ class Balancer:
             candidate rule is planned and predicted at the measured speeds and the one with
             the best predicted net gain, less its earlier moves' shortfall, is followed
             (needs ``speeds="measured"``).
-        speeds: ``"equal"``, ``"measured"`` (from :meth:`record`, median of the last
-            ``window`` reports) or one capacity per rank.
-        timeout: seconds of silence after which a peer is judged to have stopped.
-        topology: the ranks' network (``ring:8``, …); default a hypercube when the rank
-            count is a power of two, otherwise ``complete:N`` for the hypercube rules and
-            ``auto`` (embedded in a cube) and a ring for the diffusion rules.
-        schedule: ``phased``, ``overlap`` or ``pipeline``.
-        entry_timeout: how long to wait for a peer that has not reached the call (default:
-            no limit; a busy peer is never declared dead).
-        procs_per_group, max_rounds, seed, lambda_: as in :func:`hetlb.balance`.
-        window: reports the measured speed is the median of.
-        trigger: ``"always"`` (default) or ``"auto[:HORIZON[:MARGIN]]"``: move only when
-            the gain predicted over HORIZON iterations exceeds MARGIN × the move's predicted
-            cost (needs ``speeds="measured"``; see docs/advise.md).
-        move_cost: ``(alpha, beta)``, seconds per message and per unit of load that the
-            trigger weighs (default free).
-        learn_cost: refit ``move_cost`` after every move to the moves measured so far
-            (``move_cost`` is the prior until the first); every rank uses rank 0's model.
-        routing: ``"paper"`` (hop by hop, as the rule moves; default) or ``"direct"`` (each
-            unit once, straight to the rank where the plan ends it).
-        candidates: rule ``"auto"``'s candidates (default: cwa, dem-hetero, oem, dishet on
-            a hypercube; dishet, gdem elsewhere).
-        fault: a fault to inject into this rank's calls, for tests and demonstrations (as
-            the Rust ``BalancerConfig::fault``): ``"leave-after-sends:K"`` (give the call up
-            after sending ``K`` item messages, as a rank that hits an error of its own: the
-            call is rolled back on every rank) or ``"leave-after-vote"``.
+        **options: the balancer's options, by name: ``speeds``, ``timeout``, ``topology``,
+            ``schedule``, ``entry_timeout``, ``procs_per_group``, ``max_rounds``, ``seed``,
+            ``lambda_``, ``window``, ``trigger``, ``move_cost``, ``learn_cost``,
+            ``routing``, ``candidates``, ``check_budget``, ``count_bytes``, and any option the
+            library's table has (``hetlb options`` prints every option with its values,
+            default and bounds; a name Python reserves takes a ``_``: ``lambda_``). Seconds,
+            counts and shares are numbers, switches bools; ``speeds`` is ``"equal"``,
+            ``"measured"``, ``"measured:WINDOW"`` or one capacity per rank; ``move_cost``
+            is a pair ``(alpha, beta)``; ``candidates`` a list of rule names (or one string,
+            comma-separated); the others are strings as the table writes them. ``None``
+            leaves an option at its default.
 
     Raises:
         MPIError: no MPI in this build, mpi4py on another MPI library, a null (freed)
             communicator, MPI finalised.
-        InvalidInputError / UnknownAlgorithmError: bad options (checked against the rank
-            count: a hypercube rule needs a power of two of ranks).
+        InvalidInputError / UnknownAlgorithmError: a value the table refuses, or options
+            that do not fit the rule or the rank count (a hypercube rule needs a power of two
+            of ranks); the message names the option by its keyword.
+        InvalidTypeError: an option that is not of its type, or not an option.
 
     Example:
         >>> from mpi4py import MPI
@@ -179,73 +216,13 @@ class Balancer:
         >>> arr, report = b.rebalance_array(arr)   # rows move as bytes
     """
 
-    def __init__(
-        self,
-        comm: Any,
-        rule: str = "cwa",
-        *,
-        speeds: Union[str, Sequence[float]] = "equal",
-        timeout: float = 10.0,
-        topology: Optional[str] = None,
-        schedule: str = "phased",
-        entry_timeout: Optional[float] = None,
-        procs_per_group: Optional[int] = None,
-        max_rounds: Optional[int] = None,
-        seed: int = 0,
-        lambda_: Optional[float] = None,
-        window: int = 5,
-        fault: Optional[str] = None,
-        trigger: str = "always",
-        move_cost: Tuple[float, float] = (0.0, 0.0),
-        learn_cost: bool = False,
-        routing: str = "paper",
-        candidates: Optional[Sequence[str]] = None,
-    ) -> None:
-        self._native = None
+    def __init__(self, comm: Any, rule: str = "cwa", **options: Any) -> None:
+        self._native: Optional[_hetlb.NativeBalancer] = None
         if not isinstance(rule, str):
             raise InvalidTypeError(f"rule: expected a string, not {type(rule).__name__}")
-        if isinstance(speeds, str):
-            kind, caps = speeds, None
-        else:
-            kind, caps = "fixed", capacities_list(speeds, "speeds")
-        for name, v in (("timeout", timeout), ("entry_timeout", entry_timeout)):
-            if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float))):
-                raise InvalidTypeError(f"{name}: expected seconds, not {type(v).__name__}")
-        if not isinstance(learn_cost, bool):
-            raise InvalidTypeError(f"learn_cost: expected a bool, not {type(learn_cost).__name__}")
-        if not isinstance(routing, str):
-            raise InvalidTypeError(f"routing: expected a string, not {type(routing).__name__}")
-        cands = None
-        if candidates is not None:
-            if isinstance(candidates, str):
-                cands = [c for c in candidates.split(",") if c]
-            else:
-                cands = list(candidates)
-            for c in cands:
-                if not isinstance(c, str):
-                    raise InvalidTypeError(f"candidates: expected strings, not {type(c).__name__}")
+        pairs = option_pairs(options)
         handle = _check_comm(comm)
-        self._native = _hetlb.NativeBalancer(
-            handle,
-            rule,
-            kind,
-            caps,
-            one_load(window, "window"),
-            topology,
-            schedule,
-            float(timeout),
-            None if entry_timeout is None else float(entry_timeout),
-            None if procs_per_group is None else one_load(procs_per_group, "procs_per_group"),
-            None if max_rounds is None else one_load(max_rounds, "max_rounds"),
-            one_load(seed, "seed"),
-            None if lambda_ is None else float(lambda_),
-            fault,
-            trigger,
-            _move_cost(move_cost),
-            learn_cost,
-            routing,
-            cands,
-        )
+        self._native = _hetlb.NativeBalancer(handle, rule, pairs)
         _live.add(self)
 
     @property
@@ -263,7 +240,7 @@ class Balancer:
         """The ranks' network as a spec (``hypercube:3``, ``ring:6``, …)."""
         return self._n().topology
 
-    def _n(self) -> Any:
+    def _n(self) -> _hetlb.NativeBalancer:
         if self._native is None:
             raise MPIError("the balancer was not created")
         return self._native
@@ -346,10 +323,11 @@ class Balancer:
                 raise InvalidInputError(f"items: item {i} cannot be pickled ({e})") from None
             packed.append((data, w))
         layout, report, error = self._n().rebalance_packed(packed)
-        if error is None or getattr(error, "holding", "before") != "before":
+        if error is None or _in_doubt(error):
             items[:] = [items[x] if isinstance(x, int) else pickle.loads(x) for x in layout]
         if error is not None:
             raise error
+        assert report is not None
         return RebalanceReport(_json_loads(report))
 
     def rebalance_array(
@@ -393,9 +371,10 @@ class Balancer:
         )
         rows, report, error = self._n().rebalance_rows(flat, loads)
         if error is not None:
-            if getattr(error, "holding", "before") != "before":
+            if isinstance(error, PeerError) and _in_doubt(error):
                 error.held = _unflatten(rows, arr.dtype, row_shape)
             raise error
+        assert report is not None
         return _unflatten(rows, arr.dtype, row_shape), RebalanceReport(_json_loads(report))
 
     def resolve(self, items: List[Any]) -> None:
@@ -432,6 +411,11 @@ class Balancer:
         return f"Balancer(rank {self.rank} of {self.size}, {self.topology})"
 
 
+def _in_doubt(error: BaseException) -> bool:
+    """True when a call failed with this rank's items in doubt (not all held as before)."""
+    return getattr(error, "holding", "before") != "before"
+
+
 def _unflatten(rows: np.ndarray, dtype: np.dtype, row_shape: Tuple[int, ...]) -> np.ndarray:
     n = rows.shape[0]
     return rows.reshape(-1).view(dtype).reshape((n,) + tuple(row_shape))
@@ -440,15 +424,5 @@ def _unflatten(rows: np.ndarray, dtype: np.dtype, row_shape: Tuple[int, ...]) ->
 def _json_loads(text: str) -> Dict[str, Any]:
     import json
 
-    return json.loads(text)
-
-
-def _move_cost(value: Any) -> Tuple[float, float]:
-    """``(alpha, beta)`` as two floats, or InvalidTypeError."""
-    try:
-        alpha, beta = value
-        return float(alpha), float(beta)
-    except (TypeError, ValueError):
-        raise InvalidTypeError(
-            f"move_cost: expected (alpha, beta), two numbers, not {value!r}"
-        ) from None
+    fields: Dict[str, Any] = json.loads(text)
+    return fields

@@ -4,7 +4,7 @@ become contiguous NumPy arrays, or a clear error names the argument and the valu
 from __future__ import annotations
 
 import numbers
-from typing import Any, Optional
+from typing import Any, List, Optional
 
 import numpy as np
 
@@ -72,27 +72,28 @@ def _one_load(v: Any, i: int, what: str) -> int:
                 f"{what}: value {i + 1} ({v}) is not a whole number of units"
             )
         raise InvalidTypeError(f"{what}: value {i + 1} ({v!r}) is not an integer")
-    v = int(v)
-    if v < 0:
-        raise InvalidInputError(f"{what}: value {i + 1} ({v}) is negative")
-    if v > _U64_MAX:
-        raise InvalidInputError(f"{what}: value {i + 1} ({v}) is larger than {_U64_MAX}")
-    return v
+    n = int(v)
+    return _in_range(n, f"value {i + 1} ({n})", what)
+
+
+def _in_range(n: int, label: str, what: str) -> int:
+    """``n`` when it is a load (from 0 to 2^64 - 1); ``label`` names it in the error."""
+    if n < 0:
+        raise InvalidInputError(f"{what}: {label} is negative")
+    if n > _U64_MAX:
+        raise InvalidInputError(f"{what}: {label} is larger than {_U64_MAX}")
+    return n
 
 
 def one_load(v: Any, what: str = "load") -> int:
     """One item's load: a non-negative integer below 2^64."""
     if isinstance(v, bool) or not isinstance(v, numbers.Integral):
         raise InvalidTypeError(f"{what}: {v!r} is not an integer")
-    v = int(v)
-    if v < 0:
-        raise InvalidInputError(f"{what}: {v} is negative")
-    if v > _U64_MAX:
-        raise InvalidInputError(f"{what}: {v} is larger than {_U64_MAX}")
-    return v
+    n = int(v)
+    return _in_range(n, str(n), what)
 
 
-def capacities_list(values: Any, what: str = "capacities") -> Optional[list]:
+def capacities_list(values: Any, what: str = "capacities") -> Optional[List[float]]:
     """``values`` as a list of floats (checked positive and finite by the library)."""
     if values is None:
         return None
@@ -100,7 +101,7 @@ def capacities_list(values: Any, what: str = "capacities") -> Optional[list]:
         raise InvalidTypeError(
             f"{what}: expected a sequence of numbers, not {_name(values)}"
         )
-    out = []
+    out: List[float] = []
     for i, v in enumerate(np.asarray(values).ravel().tolist() if isinstance(values, np.ndarray) else values):
         if isinstance(v, bool) or not isinstance(v, numbers.Real):
             raise InvalidTypeError(f"{what}: value {i + 1} ({v!r}) is not a number")
@@ -113,3 +114,16 @@ def optional_int(v: Any, what: str) -> Optional[int]:
     if v is None:
         return None
     return one_load(v, what)
+
+
+def names_list(values: Any, what: str) -> List[str]:
+    """Names given as one comma-separated string or as a sequence of strings, as a list."""
+    if isinstance(values, str):
+        return [v for v in values.split(",") if v]
+    if isinstance(values, bytes) or not hasattr(values, "__iter__"):
+        raise InvalidTypeError(f"{what}: expected a string or strings, not {_name(values)}")
+    out = list(values)
+    for v in out:
+        if not isinstance(v, str):
+            raise InvalidTypeError(f"{what}: expected a string, not {_name(v)}")
+    return out

@@ -3,7 +3,7 @@ the built-in class that fits, so ``except ValueError`` catches bad input as usua
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Any, Optional
 
 __all__ = [
     "HetlbError",
@@ -66,7 +66,11 @@ class PeerError(HetlbError):
             the call; the call was rolled back on every rank) or ``"in_doubt"`` (the items
             the move involves are kept aside until :meth:`hetlb.Balancer.resolve`).
         items_aside: items kept aside (``"in_doubt"`` only).
+        held: after :meth:`hetlb.Balancer.rebalance_array` in doubt, the rows this rank
+            holds (``None`` otherwise).
     """
+
+    held: Optional[Any] = None
 
     def __init__(
         self,

@@ -1,23 +1,20 @@
 //! The native balancer: a `hetlb_peer::Balancer` of [`Packed`] items on hetlb's
 //! duplicate of an mpi4py communicator. The Python class `hetlb.Balancer` checks the
-//! communicator and the MPI library, packs the items and calls this one.
+//! communicator and the MPI library, converts the options to text, packs the items and calls
+//! this one.
 
+use super::options::configure;
 use super::packed::{MAX_ITEMS, Packed, id_of, own_index};
-use crate::errors::{Kind, raise, raise_with};
-use hetlb_core::advice::{CostModel, Trigger};
-use hetlb_core::transmission::Schedule;
-use hetlb_peer::{
-    Balancer, BalancerConfig, Bytes, ConfigError, Fault, Holding, PeerError, PeerFailure, Records,
-    Speeds,
-};
+use super::rows::RowRecords;
+use crate::errors::{Error, HetlbError, InvalidInputError, MPIError, Result};
+use hetlb_peer::{Balancer, Bytes, ConfigError, PeerError, Records};
 use hetlb_transport::mpi::Mpi;
 use mpi::raw::FromRaw;
 use mpi::topology::SimpleCommunicator;
 use numpy::{PyArray2, PyReadonlyArray1, PyReadonlyArray2};
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict, PyList};
+use pyo3::types::{PyBytes, PyList};
 use std::mem::ManuallyDrop;
-use std::time::Duration;
 
 /// The version string of the MPI library this extension is linked to
 /// (`MPI_Get_library_version`, callable before MPI starts).
@@ -74,204 +71,91 @@ fn packed(rank: usize, items: impl IntoIterator<Item = (Vec<u8>, u64)>) -> Vec<P
         .collect()
 }
 
-fn config_error(py: Python<'_>, e: &PeerError) -> PyErr {
-    raise(py, Kind::InvalidInput, e.to_string())
+/// Refuses more items than a rank can number (`what`: the argument, and what it holds).
+fn check_count(count: usize, what: &str) -> Result<()> {
+    if count >= MAX_ITEMS {
+        return Err(InvalidInputError::new_err(format!("{what} on one rank")).into());
+    }
+    Ok(())
 }
 
-/// The exception of a failed call, with the failed rank and what this rank holds.
-fn peer_error(py: Python<'_>, e: &PeerError) -> PyErr {
-    let kind = match e {
-        PeerError::Config(_) => return config_error(py, e),
-        PeerError::Transport(_) => Kind::Mpi,
-        PeerError::PeerFailed {
-            failure: PeerFailure::Silent { .. },
-            ..
-        } => Kind::PeerTimeout,
-        _ => Kind::Peer,
-    };
-    let attrs = PyDict::new(py);
-    let (holding, aside) = match e.holding() {
-        Holding::Before => ("before", 0),
-        Holding::InDoubt { items_aside } => ("in_doubt", items_aside),
-        _ => ("unknown", 0),
-    };
-    let filled = attrs
-        .set_item("failed_rank", e.culprit())
-        .and_then(|()| attrs.set_item("holding", holding))
-        .and_then(|()| attrs.set_item("items_aside", aside));
-    if let Err(err) = filled {
-        return err;
+/// A call's report as JSON, or its error as the exception to raise (after the caller has
+/// put back what this rank holds).
+fn outcome<R: serde::Serialize>(
+    result: std::result::Result<R, PeerError>,
+) -> (Option<String>, Option<PyErr>) {
+    match result
+        .map_err(Error::from)
+        .and_then(|r| Ok(serde_json::to_string(&r)?))
+    {
+        Ok(json) => (Some(json), None),
+        Err(e) => (None, Some(e.into())),
     }
-    raise_with(py, kind, e.to_string(), Some(&attrs))
+}
+
+/// hetlb's duplicate of the communicator `handle` (an `MPI_Comm` of the MPI library this
+/// extension is linked to, checked by the caller). Collective.
+fn adopt(handle: i64) -> Result<Mpi<'static>> {
+    // MPICH's handles are C ints.
+    let raw = std::os::raw::c_int::try_from(handle)
+        .map(mpi::ffi::MPI_Comm)
+        .map_err(|_| {
+            MPIError::new_err(format!(
+                "communicator handle {handle} is not an MPICH handle"
+            ))
+        })?;
+    // SAFETY: `raw` is a live intra-communicator of this process's MPI (checked by the
+    // Python side: not MPI_COMM_NULL, not an intercommunicator, the same library). The
+    // wrapper is never dropped, so the application's communicator is not freed; hetlb
+    // works on its own duplicate. The Python side closes every balancer before MPI is
+    // finalised.
+    #[allow(unsafe_code)]
+    let mpi = unsafe {
+        let comm = ManuallyDrop::new(wrap(raw));
+        Mpi::adopt_foreign(&*comm)
+    };
+    mpi.map_err(|e| MPIError::new_err(e.to_string()).into())
 }
 
 impl NativeBalancer {
-    fn live(&mut self, py: Python<'_>) -> PyResult<&mut Live> {
+    /// The balancer, unless closed.
+    fn live(&mut self) -> Result<&mut Live> {
         self.live
             .as_mut()
-            .ok_or_else(|| raise(py, Kind::Mpi, "the balancer is closed".to_string()))
+            .ok_or_else(|| MPIError::new_err("the balancer is closed").into())
     }
 
-    /// Runs `rebalance` on `items`; returns the layout of what this rank holds afterwards
-    /// (each entry an index into the items given, or the bytes of an item received), the
-    /// report as JSON or the error.
-    fn run(
-        &mut self,
-        py: Python<'_>,
-        mut items: Vec<Packed>,
-    ) -> PyResult<(Vec<Packed>, Result<String, PyErr>)> {
-        let live = OnThisThread(self.live(py)?);
-        let outcome = py.detach(move || {
-            let live = live;
-            let r = live.0.balancer.rebalance(&mut items);
-            (items, r)
-        });
-        let (items, result) = outcome;
-        let result = match result {
-            Ok(report) => serde_json::to_string(&report)
-                .map_err(|e| raise(py, Kind::Other, format!("serialising: {e}"))),
-            Err(e) => Err(peer_error(py, &e)),
-        };
-        Ok((items, result))
+    /// Runs `f` on the live balancer with the GIL let go, on this thread. `f` must not touch
+    /// a Python object: nothing checks it (its captures cross `detach` as [`OnThisThread`]).
+    fn detached<T, F>(&mut self, py: Python<'_>, f: F) -> Result<T>
+    where
+        F: FnOnce(&mut Live) -> T,
+    {
+        let live = OnThisThread((self.live()?, f));
+        Ok(py
+            .detach(move || {
+                let live = live;
+                let (live, f) = live.0;
+                OnThisThread(f(live))
+            })
+            .0)
     }
-}
-
-fn schedule(py: Python<'_>, name: &str) -> PyResult<Schedule> {
-    name.parse()
-        .map_err(|e| raise(py, Kind::InvalidInput, format!("schedule: {e}")))
 }
 
 #[pymethods]
 impl NativeBalancer {
     /// A balancer on hetlb's duplicate of the communicator `handle` (an `MPI_Comm` of the
-    /// MPI library this extension is linked to, checked by the caller). Collective.
+    /// MPI library this extension is linked to, checked by the caller), for `rule` with
+    /// `options`: `(name, text)` pairs (or a dict) of the library's options table, set in
+    /// order. Collective.
     #[new]
-    #[pyo3(signature = (handle, rule, speeds, capacities, window, topology, schedule_name,
-        timeout, entry_timeout, procs_per_group, max_rounds, seed, lambda_, fault=None,
-        trigger=None, move_cost=None, learn_cost=false, routing="paper", candidates=None))]
-    #[allow(clippy::too_many_arguments)]
-    fn new(
-        py: Python<'_>,
-        handle: i64,
-        rule: &str,
-        speeds: &str,
-        capacities: Option<Vec<f64>>,
-        window: usize,
-        topology: Option<&str>,
-        schedule_name: &str,
-        timeout: f64,
-        entry_timeout: Option<f64>,
-        procs_per_group: Option<usize>,
-        max_rounds: Option<u64>,
-        seed: u64,
-        lambda_: Option<f64>,
-        fault: Option<&str>,
-        trigger: Option<&str>,
-        move_cost: Option<(f64, f64)>,
-        learn_cost: bool,
-        routing: &str,
-        candidates: Option<Vec<String>>,
-    ) -> PyResult<Self> {
-        let bad = |m: String| raise(py, Kind::InvalidInput, m);
-        let mut config = BalancerConfig::new(rule)
-            .map_err(|e| raise(py, Kind::UnknownAlgorithm, format!("rule: {e}")))?;
-        if let Some(t) = topology {
-            config = config.topology(t).map_err(|e| config_error(py, &e))?;
-        }
-        let speeds = match (speeds, capacities) {
-            ("equal", None) => Speeds::Equal,
-            ("measured", None) => Speeds::Measured { window },
-            ("fixed", Some(c)) => Speeds::Fixed(c),
-            (other, _) => {
-                return Err(bad(format!(
-                    "speeds: '{other}' is not one of 'equal', 'measured' or a list of capacities"
-                )));
-            }
-        };
-        let seconds = |name: &str, s: f64| {
-            if s.is_finite() && s > 0.0 && s < 1e9 {
-                Ok(Duration::from_secs_f64(s))
-            } else {
-                Err(bad(format!(
-                    "{name}: {s} is not a positive number of seconds"
-                )))
-            }
-        };
-        config = config
-            .speeds(speeds)
-            .schedule(schedule(py, schedule_name)?)
-            .timeout(seconds("timeout", timeout)?)
-            .entry_timeout(
-                entry_timeout
-                    .map(|s| seconds("entry_timeout", s))
-                    .transpose()?,
-            )
-            .procs_per_group(procs_per_group)
-            .max_rounds(max_rounds)
-            .seed(seed)
-            .lambda(lambda_)
-            .fault(parse_fault(py, fault)?);
-        if let Some(t) = trigger {
-            config = config.trigger(
-                t.parse::<Trigger>()
-                    .map_err(|e| bad(format!("trigger: {e}")))?,
-            );
-        }
-        if let Some((alpha, beta)) = move_cost {
-            let model = CostModel {
-                seconds_per_message: alpha,
-                seconds_per_byte: beta,
-            };
-            model
-                .validate()
-                .map_err(|e| bad(format!("move_cost: {e}")))?;
-            config = config.cost_model(model);
-        }
-        config = config
-            .learn_cost(learn_cost)
-            .routing(routing.parse().map_err(|e| bad(format!("routing: {e}")))?);
-        if let Some(names) = candidates {
-            if rule != hetlb_peer::AUTO {
-                return Err(bad(format!(
-                    "candidates: only rule auto has candidates, not {rule}"
-                )));
-            }
-            let list = names
-                .iter()
-                .map(|n| {
-                    n.parse::<hetlb_core::algorithm::Algorithm>()
-                        .map_err(|e| raise(py, Kind::UnknownAlgorithm, format!("candidates: {e}")))
-                })
-                .collect::<PyResult<Vec<_>>>()?;
-            if list.is_empty() {
-                return Err(bad("candidates: name at least one rule".into()));
-            }
-            config = config.candidates(list);
-        }
-        // MPICH's handles are C ints.
-        let raw = std::os::raw::c_int::try_from(handle)
-            .map(mpi::ffi::MPI_Comm)
-            .map_err(|_| {
-                raise(
-                    py,
-                    Kind::Mpi,
-                    format!("communicator handle {handle} is not an MPICH handle"),
-                )
-            })?;
-        // SAFETY: `raw` is a live intra-communicator of this process's MPI (checked by the
-        // Python side: not MPI_COMM_NULL, not an intercommunicator, the same library). The
-        // wrapper is never dropped, so the application's communicator is not freed; hetlb
-        // works on its own duplicate. The Python side closes every balancer before MPI is
-        // finalised.
-        #[allow(unsafe_code)]
-        let mpi = unsafe {
-            let comm = ManuallyDrop::new(wrap(raw));
-            Mpi::adopt_foreign(&*comm)
-        }
-        .map_err(|e| raise(py, Kind::Mpi, e.to_string()))?;
+    #[pyo3(signature = (handle, rule, options=None))]
+    fn new(handle: i64, rule: &str, options: Option<&Bound<'_, PyAny>>) -> Result<Self> {
+        let config = configure(rule, options)?;
+        let mpi = adopt(handle)?;
         // Two endpoints, opened in the same order on every rank: pickled objects, and rows.
-        let balancer = Balancer::new(&mpi, config.clone()).map_err(|e| peer_error(py, &e))?;
-        let records = Balancer::new(&mpi, config).map_err(|e| peer_error(py, &e))?;
+        let balancer = Balancer::new(&mpi, config.clone())?;
+        let records = Balancer::new(&mpi, config)?;
         Ok(Self {
             rank: balancer.rank(),
             size: balancer.size(),
@@ -303,46 +187,31 @@ impl NativeBalancer {
     }
 
     /// Reports `units` of work done in `seconds` (measured speeds).
-    fn record(&mut self, py: Python<'_>, units: u64, seconds: f64) -> PyResult<()> {
+    fn record(&mut self, units: u64, seconds: f64) -> Result<()> {
         if !(seconds.is_finite() && seconds >= 0.0) {
-            return Err(raise(
-                py,
-                Kind::InvalidInput,
-                format!("seconds: {seconds} is not a non-negative number"),
-            ));
+            return Err(InvalidInputError::new_err(format!(
+                "seconds: {seconds} is not a non-negative number"
+            ))
+            .into());
         }
-        let live = self.live(py)?;
+        let live = self.live()?;
         live.balancer.record(units, seconds);
         live.records.record(units, seconds);
         Ok(())
     }
 
     /// This rank's measured speed, once it has one.
-    fn speed(&mut self, py: Python<'_>) -> PyResult<Option<f64>> {
-        Ok(self.live(py)?.balancer.speed())
+    fn speed(&mut self) -> Result<Option<f64>> {
+        Ok(self.live()?.balancer.speed())
     }
 
     /// What a rebalance would do now, moving nothing (collective): `loads` gives this
     /// rank's items' loads. Returns the advice as JSON (`hetlb_core::advice::Advice`).
-    fn advise(&mut self, py: Python<'_>, loads: Vec<u64>) -> PyResult<String> {
-        if loads.len() >= MAX_ITEMS {
-            return Err(raise(
-                py,
-                Kind::InvalidInput,
-                "items: too many items on one rank".into(),
-            ));
-        }
+    fn advise(&mut self, py: Python<'_>, loads: Vec<u64>) -> Result<String> {
+        check_count(loads.len(), "items: too many items")?;
         let items = packed(self.rank, loads.into_iter().map(|load| (Vec::new(), load)));
-        let live = OnThisThread(self.live(py)?);
-        let result = py.detach(move || {
-            let live = live;
-            live.0.balancer.advise(&items)
-        });
-        match result {
-            Ok(advice) => serde_json::to_string(&advice)
-                .map_err(|e| raise(py, Kind::Other, format!("serialising: {e}"))),
-            Err(e) => Err(peer_error(py, &e)),
-        }
+        let advice = self.detached(py, move |live| live.balancer.advise(&items))??;
+        Ok(serde_json::to_string(&advice)?)
     }
 
     /// Rebalances pickled items: `items` are `(bytes, load)` pairs. Returns
@@ -352,27 +221,19 @@ impl NativeBalancer {
         &mut self,
         py: Python<'py>,
         items: Vec<(Vec<u8>, u64)>,
-    ) -> PyResult<Outcome<Bound<'py, PyList>>> {
-        if items.len() >= MAX_ITEMS {
-            return Err(raise(
-                py,
-                Kind::InvalidInput,
-                "items: too many items on one rank".into(),
-            ));
-        }
+    ) -> Result<Outcome<Bound<'py, PyList>>> {
+        check_count(items.len(), "items: too many items")?;
         let rank = self.rank;
-        let (held, result) = self.run(py, packed(rank, items))?;
+        let mut items = packed(rank, items);
+        let result = self.detached(py, |live| live.balancer.rebalance(&mut items))?;
         let layout = PyList::empty(py);
-        for p in held {
+        for p in items {
             match own_index(rank, p.id) {
                 Some(i) => layout.append(i)?,
                 None => layout.append(PyBytes::new(py, &p.data))?,
             }
         }
-        let (report, error) = match result {
-            Ok(r) => (Some(r), None),
-            Err(e) => (None, Some(e)),
-        };
+        let (report, error) = outcome(result);
         Ok((layout, report, error))
     }
 
@@ -387,72 +248,25 @@ impl NativeBalancer {
         py: Python<'py>,
         rows: PyReadonlyArray2<'py, u8>,
         loads: Option<PyReadonlyArray1<'py, u64>>,
-    ) -> PyResult<Outcome<Bound<'py, PyArray2<u8>>>> {
-        let view = rows.as_array();
-        let (n, width) = view.dim();
-        if n >= MAX_ITEMS {
-            return Err(raise(
-                py,
-                Kind::InvalidInput,
-                "arr: too many rows on one rank".into(),
-            ));
-        }
+    ) -> Result<Outcome<Bound<'py, PyArray2<u8>>>> {
+        let n = rows.as_array().nrows();
+        check_count(n, "arr: too many rows")?;
         let loads = loads.map(|l| l.as_array().to_vec());
         if let Some(l) = &loads
             && l.len() != n
         {
-            return Err(raise(
-                py,
-                Kind::InvalidInput,
-                format!("load: {} loads given for {n} rows", l.len()),
-            ));
+            return Err(InvalidInputError::new_err(format!(
+                "load: {} loads given for {n} rows",
+                l.len()
+            ))
+            .into());
         }
-        let weighted = loads.is_some();
-        let size = width + if weighted { 16 } else { 8 };
-        let rank = self.rank;
-        let mut buffer: Vec<u8> = vec![0; n * size];
-        let append = |i: usize, record: &mut [u8]| {
-            record[width..width + 8].copy_from_slice(&id_of(rank, i).to_ne_bytes());
-            if let Some(l) = &loads {
-                record[width + 8..].copy_from_slice(&l[i].to_ne_bytes());
-            }
-        };
-        match view.as_slice() {
-            // The usual case (the caller passes a C-contiguous array): one slice per row.
-            Some(all) if width > 0 => {
-                for (i, (record, row)) in buffer
-                    .chunks_exact_mut(size)
-                    .zip(all.chunks_exact(width))
-                    .enumerate()
-                {
-                    record[..width].copy_from_slice(row);
-                    append(i, record);
-                }
-            }
-            _ => {
-                for (i, (record, row)) in buffer
-                    .chunks_exact_mut(size)
-                    .zip(view.outer_iter())
-                    .enumerate()
-                {
-                    for (b, x) in record[..width].iter_mut().zip(row.iter()) {
-                        *b = *x;
-                    }
-                    append(i, record);
-                }
-            }
-        }
+        let mut packed = RowRecords::pack(rows.as_array(), loads.as_deref(), self.rank);
         drop(rows);
-        let live = OnThisThread(self.live(py)?);
-        let (buffer, result) = py.detach(move || {
-            let live = live;
-            let mut buffer = buffer;
-            let weigh = move |r: &[u8]| {
-                r.get(width + 8..width + 16)
-                    .and_then(|b| <[u8; 8]>::try_from(b).ok())
-                    .map_or(0, u64::from_ne_bytes)
-            };
-            let result = Records::new(&mut buffer, size, width)
+        let result = self.detached(py, |live| {
+            let (size, width) = (packed.size, packed.width);
+            let weigh = RowRecords::load_of(width);
+            Records::new(&mut packed.buffer, size, width)
                 .map_err(|source| {
                     PeerError::from(ConfigError::Records {
                         argument: Some("arr"),
@@ -460,47 +274,25 @@ impl NativeBalancer {
                     })
                 })
                 .and_then(|records| {
-                    let mut records = if weighted {
+                    let mut records = if packed.weighted {
                         records.with_loads(&weigh)
                     } else {
                         records
                     };
-                    live.0.records.rebalance(&mut records)
-                });
-            (buffer, result)
-        });
-        let held = buffer.len() / size;
-        let mut flat = vec![0u8; held * width];
-        if width > 0 {
-            for (row, record) in flat.chunks_exact_mut(width).zip(buffer.chunks_exact(size)) {
-                row.copy_from_slice(&record[..width]);
-            }
-        }
-        let out = numpy::ndarray::Array2::from_shape_vec((held, width), flat)
-            .map_err(|e| raise(py, Kind::Other, format!("rows: {e}")))?;
-        let (report, error) = match result {
-            Ok(r) => match serde_json::to_string(&r) {
-                Ok(json) => (Some(json), None),
-                Err(e) => (
-                    None,
-                    Some(raise(py, Kind::Other, format!("serialising: {e}"))),
-                ),
-            },
-            Err(e) => (None, Some(peer_error(py, &e))),
-        };
+                    live.records.rebalance(&mut records)
+                })
+        })?;
+        let (flat, held) = packed.unpack();
+        let out = numpy::ndarray::Array2::from_shape_vec((held, packed.width), flat)
+            .map_err(|e| HetlbError::new_err(format!("rows: {e}")))?;
+        let (report, error) = outcome(result);
         Ok((PyArray2::from_owned_array(py, out), report, error))
     }
 
     /// Settles a call whose outcome was in doubt; returns the bytes of the items put back.
-    fn resolve<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-        let live = OnThisThread(self.live(py)?);
-        let (back, result) = py.detach(move || {
-            let live = live;
-            let mut back: Vec<Packed> = Vec::new();
-            let r = live.0.balancer.resolve(&mut back);
-            (back, r)
-        });
-        result.map_err(|e| peer_error(py, &e))?;
+    fn resolve<'py>(&mut self, py: Python<'py>) -> Result<Bound<'py, PyList>> {
+        let mut back: Vec<Packed> = Vec::new();
+        self.detached(py, |live| live.balancer.resolve(&mut back))??;
         let list = PyList::empty(py);
         for p in back {
             list.append(PyBytes::new(py, &p.data))?;
@@ -509,13 +301,8 @@ impl NativeBalancer {
     }
 
     /// A timed barrier that names a rank that stopped.
-    fn barrier(&mut self, py: Python<'_>) -> PyResult<()> {
-        let live = OnThisThread(self.live(py)?);
-        let r = py.detach(move || {
-            let live = live;
-            live.0.balancer.barrier()
-        });
-        r.map_err(|e| peer_error(py, &e))
+    fn barrier(&mut self, py: Python<'_>) -> Result<()> {
+        Ok(self.detached(py, |live| live.balancer.barrier())??)
     }
 
     /// Ends hetlb's use of the communicator (frees its duplicate after a farewell to every
@@ -535,28 +322,6 @@ impl NativeBalancer {
     fn closed(&self) -> bool {
         self.live.is_none()
     }
-}
-
-/// A fault to inject (tests and demonstrations): `leave-after-sends:K` (give the call up
-/// after sending `K` item messages, as a rank that hits an error of its own) or
-/// `leave-after-vote`.
-fn parse_fault(py: Python<'_>, fault: Option<&str>) -> PyResult<Fault> {
-    let Some(f) = fault else {
-        return Ok(Fault::None);
-    };
-    if f == "leave-after-vote" {
-        return Ok(Fault::LeaveAfterVote);
-    }
-    f.strip_prefix("leave-after-sends:")
-        .and_then(|k| k.parse().ok())
-        .map(Fault::LeaveAfterSends)
-        .ok_or_else(|| {
-            raise(
-                py,
-                Kind::InvalidInput,
-                format!("fault: '{f}' is not leave-after-sends:K or leave-after-vote"),
-            )
-        })
 }
 
 /// Wraps a raw communicator handle (world and self by their own constructors).

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import hetlb
+from hetlb import _hetlb
 
 if not hetlb.has_mpi():
     pytest.skip("this build of hetlb has no MPI", allow_module_level=True)
@@ -152,6 +153,10 @@ def test_a_communicator_of_the_application_is_duplicated():
 
 
 @pytest.mark.skipif(SIZE < 2, reason="a peer failure needs two ranks")
+@pytest.mark.skipif(
+    not _hetlb.has_fault_injection(),
+    reason="a build without fault injection (feature fault-injection) has no fault= option",
+)
 def test_a_peer_failure_leaves_every_item_where_it_was():
     rule = RULES[0]
     fault = "leave-after-sends:1" if RANK == 0 else None
@@ -255,3 +260,32 @@ def test_advise_moves_nothing_and_names_what_rebalance_does():
     with hetlb.Balancer(COMM, RULES[0]) as b:
         with pytest.raises(hetlb.PeerError, match="measured speed"):
             b.advise([1, 2, 3])
+
+
+def test_options_are_the_tables_and_errors_name_the_keyword():
+    with hetlb.Balancer(
+        COMM, RULES[0], check_budget=0.5, count_bytes=False, entry_timeout=30, seed=None
+    ) as b:
+        items = list(range(RANK * 1000, RANK * 1000 + 5 * (RANK + 1)))
+        b.rebalance(items)
+        assert _every_id_once(items) == sorted(
+            r * 1000 + i for r in range(SIZE) for i in range(5 * (r + 1))
+        )
+    with pytest.raises(hetlb.InvalidInputError, match="^lambda_: "):
+        hetlb.Balancer(COMM, "gdem", lambda_=2.0)
+    with pytest.raises(hetlb.InvalidInputError, match="^timeout: -1 is not positive seconds"):
+        hetlb.Balancer(COMM, RULES[0], timeout=-1)
+    with pytest.raises(hetlb.InvalidInputError, match="^window: "):
+        hetlb.Balancer(COMM, RULES[0], speeds="measured", window=0)
+    with pytest.raises(hetlb.InvalidTypeError, match="^colour: not an option .*lambda_"):
+        hetlb.Balancer(COMM, RULES[0], colour="blue")
+    with pytest.raises(hetlb.InvalidTypeError, match="^timeout:"):
+        hetlb.Balancer(COMM, RULES[0], timeout="5")
+    with pytest.raises(hetlb.HetlbFileError, match="^topology:"):
+        hetlb.Balancer(COMM, RULES[0], topology="file:/nonexistent/hetlb-graph")
+
+
+@pytest.mark.skipif(_hetlb.has_fault_injection(), reason="this build injects faults")
+def test_a_build_without_fault_injection_has_no_fault_option():
+    with pytest.raises(hetlb.InvalidTypeError, match="^fault: not an option"):
+        hetlb.Balancer(COMM, RULES[0], fault="leave-after-vote")
