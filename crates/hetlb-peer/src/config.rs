@@ -3,7 +3,7 @@
 
 use super::error::{ConfigError, PeerError};
 use super::faults::Fault;
-use super::options::{Options, Speeds};
+use super::options::{EntryTimeout, Options, Speeds};
 use hetlb_core::advice::{CostModel, Trigger};
 use hetlb_core::algorithm::Algorithm;
 use hetlb_core::routing::Routing;
@@ -338,11 +338,15 @@ impl BalancerConfig {
         self
     }
 
-    /// How long to wait for a peer that has not reached the call and cannot prove it is
-    /// alive meanwhile (on MPI below `MPI_THREAD_MULTIPLE`, where no thread can answer for a
-    /// busy rank). Default: no limit, since a busy peer must never be declared dead.
-    pub fn entry_timeout(mut self, timeout: Option<Duration>) -> Self {
-        self.options.entry_timeout = timeout;
+    /// How long a rank that has reached a call waits for a peer that has not, before it names
+    /// it ([`EntryTimeout`]; `Some(d)` or a `Duration`: after `d`; `None`: no limit).
+    /// Default: as long as the call's timeout. Every rank that reached the call then returns
+    /// [`PeerFailure::NotArrived`](crate::PeerFailure::NotArrived) naming the peer, and the
+    /// peer, when it arrives, finds the call given up; the group has lost it
+    /// ([`PeerError::GroupLost`](crate::PeerError::GroupLost)). A peer only slow to arrive is
+    /// named too: raise the limit where ranks reach a call far apart.
+    pub fn entry_timeout(mut self, timeout: impl Into<EntryTimeout>) -> Self {
+        self.options.entry_timeout = timeout.into();
         self
     }
 

@@ -184,6 +184,15 @@ pub enum PeerFailure {
     /// The peer's balancer was dropped (the rank left the group) in the middle of a call.
     #[error("left the group during the call")]
     Left,
+    /// The peer did not reach the call within the entry timeout, and did not answer when
+    /// asked whether it had (busy elsewhere, stopped, or calling something else).
+    #[error("did not reach call {epoch} within {timeout:.1} s")]
+    NotArrived {
+        /// The call.
+        epoch: u64,
+        /// The entry timeout in force, seconds.
+        timeout: f64,
+    },
 }
 
 /// What this rank holds after a call that returned an error.
@@ -221,6 +230,16 @@ pub enum PeerError {
         rank: usize,
         /// How.
         failure: PeerFailure,
+    },
+    /// A rank refused the call: its own arguments failed a check (a bad load, a size that
+    /// overflows …), or it gave up on its own. It joined the call only to stop it, so every
+    /// rank returns at once; the call was rolled back, and the group goes on.
+    #[error("rank {rank} refused the call: {reason}")]
+    Refused {
+        /// The rank that refused.
+        rank: usize,
+        /// Why, as that rank said.
+        reason: String,
     },
     /// Another rank gave up the call because of a failure it noticed; the call was rolled
     /// back.
@@ -283,6 +302,33 @@ pub enum PeerError {
         /// This rank.
         rank: usize,
     },
+    /// An earlier call found rank `rank` failed (silent, gone, or not arriving): the group
+    /// has lost it and must end. Every call after it fails at once, without a message.
+    #[error(
+        "the group lost rank {rank} at call {epoch} ({reason}); it cannot balance any more \
+         and must end"
+    )]
+    GroupLost {
+        /// The rank lost.
+        rank: usize,
+        /// The call that found it.
+        epoch: u64,
+        /// How it failed, as first reported.
+        reason: String,
+    },
+    /// The other ranks found this rank failed at call `epoch` (it was stopped, or did not
+    /// reach the call in time) and went on without it: this rank may not balance with them
+    /// any more, and must end.
+    #[error(
+        "this rank was found failed by the group at call {epoch} ({reason}); it cannot \
+         balance any more and must end"
+    )]
+    Excluded {
+        /// The call.
+        epoch: u64,
+        /// How the others saw it.
+        reason: String,
+    },
 }
 
 impl From<BalanceError> for PeerError {
@@ -297,15 +343,33 @@ impl PeerError {
         PeerError::Config(ConfigError::Invalid(message.into()))
     }
 
-    /// The rank that failed, when the error names one.
+    /// The rank that failed, or refused the call, when the error names one.
     pub fn culprit(&self) -> Option<usize> {
         match self {
-            PeerError::PeerFailed { rank, .. } => Some(*rank),
+            PeerError::PeerFailed { rank, .. }
+            | PeerError::Refused { rank, .. }
+            | PeerError::GaveUp { rank }
+            | PeerError::GroupLost { rank, .. } => Some(*rank),
             PeerError::Aborted { culprit, .. } => *culprit,
             PeerError::InDoubt { coordinator, .. } => Some(*coordinator),
-            PeerError::GaveUp { rank } => Some(*rank),
             _ => None,
         }
+    }
+
+    /// True when the error means the group lost a rank (found failed, by this rank or
+    /// another): the calls after it fail ([`PeerError::GroupLost`]). A call refused by a rank,
+    /// or rolled back for any other reason, leaves the group whole.
+    pub fn loses_a_rank(&self) -> bool {
+        matches!(
+            self,
+            PeerError::PeerFailed { .. }
+                | PeerError::Aborted {
+                    culprit: Some(_),
+                    ..
+                }
+                | PeerError::GroupLost { .. }
+                | PeerError::Excluded { .. }
+        )
     }
 
     /// What this rank holds now.

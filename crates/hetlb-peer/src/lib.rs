@@ -82,7 +82,7 @@ pub use error::{ConfigError, Holding, PeerError, PeerFailure, PlanError};
 pub use faults::Fault;
 pub use item::Item;
 pub use learning::Outcome;
-pub use options::{DEFAULT_CHECK_BUDGET, DEFAULT_TIMEOUT, Options, Speeds};
+pub use options::{DEFAULT_CHECK_BUDGET, DEFAULT_TIMEOUT, EntryTimeout, Options, Speeds};
 pub use probe::PROBE_BYTES;
 pub use report::Report;
 pub use speed::SpeedMeter;

@@ -63,6 +63,39 @@ impl<T> Mailbox<T> {
             asked: Vec::new(),
         }
     }
+
+    /// Every rank has reached call `epoch` (its state is in the call's gather): from now on
+    /// each takes part in it.
+    pub(crate) fn all_arrived(&mut self, epoch: u64) {
+        for seen in &mut self.seen_in {
+            *seen = (*seen).max(epoch);
+        }
+    }
+}
+
+/// Answers `r` if it asks whether this rank, now in call `epoch`, has reached the call it
+/// names (it has, if that call is not a later one). True when `r` was such a question, or an
+/// answer (nothing more to do with it: its arrival counts the sender in the call).
+pub(crate) fn answer_here<T, E: Transport<Msg<T>>>(
+    ep: &E,
+    epoch: u64,
+    r: &Envelope<Msg<T>>,
+) -> bool {
+    match r.msg {
+        Msg::Here { epoch: e, ask } => {
+            if ask && e <= epoch {
+                let _ = ep.send(
+                    r.from,
+                    Msg::Here {
+                        epoch: e,
+                        ask: false,
+                    },
+                );
+            }
+            true
+        }
+        _ => false,
+    }
 }
 
 /// Traffic counters of one call.
@@ -139,6 +172,10 @@ pub(crate) struct Session<'a, T, E> {
     early: VecDeque<Envelope<Msg<T>>>,
     mailbox: &'a mut Mailbox<T>,
     last_tick: Instant,
+    /// When the call started, and when each peer not heard in it was asked whether it
+    /// had reached it.
+    started: Instant,
+    asked: Vec<Option<Instant>>,
     pub(crate) traffic: Traffic,
 }
 
@@ -147,6 +184,8 @@ pub(crate) struct SessionSettings {
     pub(crate) epoch: u64,
     pub(crate) timeout: Duration,
     pub(crate) entry_timeout: Option<Duration>,
+    /// When the call started (the entry timeout counts from it).
+    pub(crate) started: Instant,
     pub(crate) count_bytes: bool,
 }
 
@@ -158,7 +197,9 @@ impl<'a, T: Serialize, E: Transport<Msg<T>>> Session<'a, T, E> {
             let e = r.msg.epoch();
             if e == s.epoch {
                 mailbox.seen_in[r.from] = s.epoch;
-                pending.push_back(r);
+                if !answer_here(ep, s.epoch, &r) {
+                    pending.push_back(r);
+                }
             } else if e > s.epoch {
                 kept.push_back(r);
             }
@@ -174,6 +215,8 @@ impl<'a, T: Serialize, E: Transport<Msg<T>>> Session<'a, T, E> {
             early: VecDeque::new(),
             mailbox,
             last_tick: ep.now(),
+            started: s.started,
+            asked: vec![None; ep.size()],
             traffic: Traffic::default(),
         }
     }
@@ -219,47 +262,45 @@ impl<'a, T: Serialize, E: Transport<Msg<T>>> Session<'a, T, E> {
     /// Gives the call up because of `error`, before this rank has voted: the call aborts on
     /// every rank. Returns the error to report.
     ///
-    /// A call given up by another rank is passed on, by messages, to every rank but that
-    /// one, with its culprit: a rank that waits for this one then reads why this rank left
-    /// the call before it can see it gone (messages between two ranks keep their order), and
-    /// blames the rank that failed, not this one.
+    /// The give-up names a culprit: the peer this rank found failed, or this rank itself when
+    /// the error is its own (its arguments, its storage, an injected give-up) — it then
+    /// *refused* the call, and the group goes on. A call given up by another rank is passed
+    /// on, by messages, to every rank but that one, culprit and all: a rank that waits for
+    /// this one then reads why this rank left the call before it can see it gone (messages
+    /// between two ranks keep their order), and blames the rank that failed, not this one.
     pub(crate) fn give_up(&mut self, error: PeerError) -> PeerError {
-        if let PeerError::Aborted { by, culprit, reason } = &error {
+        let me = self.rank();
+        let (by, culprit, refused, reason) = match &error {
+            PeerError::Aborted {
+                by,
+                culprit,
+                reason,
+            } => (*by, *culprit, false, reason.clone()),
+            PeerError::Refused { rank, reason } if *rank != me => {
+                (*rank, Some(*rank), true, reason.clone())
+            }
+            PeerError::PeerFailed { rank, failure } => {
+                (me, Some(*rank), false, format!("rank {rank} {failure}"))
+            }
+            PeerError::Refused { reason, .. } => (me, Some(me), true, reason.clone()),
+            other => (me, Some(me), true, other.to_string()),
+        };
+        let epoch = self.epoch;
+        if by != me {
+            // Another rank gave the call up: pass it on, where there is no ledger to say so.
             if self.ep.ledger().is_none() {
-                let me = self.rank();
-                for to in (0..self.size()).filter(|&r| r != me && r != *by) {
-                    let _ = self.send(
-                        to,
-                        Msg::GiveUp {
-                            epoch: self.epoch,
-                            culprit: culprit.map(|c| c as u32),
-                            reason: reason.clone(),
-                        },
-                    );
+                for to in (0..self.size()).filter(|&r| r != me && r != by) {
+                    let _ = self.send(to, give_up_msg(epoch, culprit, &reason, refused));
                 }
             }
             return error;
         }
-        let me = self.rank();
-        let culprit = error.culprit();
-        let reason = match &error {
-            PeerError::PeerFailed { rank, failure } => format!("rank {rank} {failure}"),
-            other => other.to_string(),
-        };
-        let epoch = self.epoch;
         if let Some(ledger) = self.ep.ledger() {
             ledger.abort(epoch, me, culprit, &reason);
             self.wake_all();
         } else {
             for to in (0..self.size()).filter(|&r| r != me) {
-                let _ = self.send(
-                    to,
-                    Msg::GiveUp {
-                        epoch,
-                        culprit: culprit.map(|c| c as u32),
-                        reason: reason.clone(),
-                    },
-                );
+                let _ = self.send(to, give_up_msg(epoch, culprit, &reason, refused));
             }
             if me == COORDINATOR {
                 // The coordinator giving a call up decides it: ranks that ask learn so.
@@ -368,11 +409,7 @@ impl<'a, T: Serialize, E: Transport<Msg<T>>> Session<'a, T, E> {
                 reason,
             }) = ledger.outcome(self.epoch)
             {
-                return Some(PeerError::Aborted {
-                    by,
-                    culprit,
-                    reason,
-                });
+                return Some(aborted(by, culprit, reason));
             }
         }
         self.pending.iter().find_map(|r| stop_of(r))
@@ -471,6 +508,12 @@ impl<'a, T: Serialize, E: Transport<Msg<T>>> Session<'a, T, E> {
             return None;
         }
         let e = r.msg.epoch();
+        if e <= self.epoch && answer_here(self.ep, self.epoch, &r) {
+            if e == self.epoch {
+                self.mailbox.seen_in[r.from] = self.epoch;
+            }
+            return None;
+        }
         if e == self.epoch {
             self.mailbox.seen_in[r.from] = self.epoch;
             return Some(r);
@@ -508,6 +551,43 @@ impl<'a, T: Serialize, E: Transport<Msg<T>>> Session<'a, T, E> {
                     rank: peer,
                     failure,
                 });
+            }
+        }
+        self.check_arrivals(watch)
+    }
+
+    /// The entry timeout: once the call has waited that long for a watched peer not heard in
+    /// it, the peer is asked whether it reached the call; one that neither answers nor sends
+    /// anything within the timeout more has not, and is named. A peer that answers (it is in
+    /// the call, waiting for another) is left to the ranks that wait for the missing one.
+    fn check_arrivals(&mut self, watch: &impl Fn(usize) -> bool) -> Result<(), PeerError> {
+        let Some(limit) = self.entry_timeout else {
+            return Ok(());
+        };
+        let now = self.ep.now();
+        if now.saturating_duration_since(self.started) < limit {
+            return Ok(());
+        }
+        let (me, epoch) = (self.rank(), self.epoch);
+        for peer in (0..self.size()).filter(|&p| p != me && watch(p)) {
+            if self.mailbox.seen_in[peer] >= epoch {
+                continue;
+            }
+            match self.asked[peer] {
+                None => {
+                    self.asked[peer] = Some(now);
+                    self.send(peer, Msg::Here { epoch, ask: true })?;
+                }
+                Some(asked) if now.saturating_duration_since(asked) > self.timeout => {
+                    return Err(PeerError::PeerFailed {
+                        rank: peer,
+                        failure: PeerFailure::NotArrived {
+                            epoch,
+                            timeout: limit.as_secs_f64(),
+                        },
+                    });
+                }
+                Some(_) => {}
             }
         }
         Ok(())
@@ -572,15 +652,48 @@ impl<'a, T: Serialize, E: Transport<Msg<T>>> Session<'a, T, E> {
     }
 }
 
+/// The message that gives call `epoch` up.
+fn give_up_msg<T>(epoch: u64, culprit: Option<usize>, reason: &str, refused: bool) -> Msg<T> {
+    Msg::GiveUp {
+        epoch,
+        culprit: culprit.map(|c| c as u32),
+        reason: reason.to_string(),
+        refused,
+    }
+}
+
+/// The error of a call given up by rank `by` because of `culprit`: a refusal when `by` names
+/// itself (a rank never finds itself failed), an abort otherwise.
+fn aborted(by: usize, culprit: Option<usize>, reason: String) -> PeerError {
+    if culprit == Some(by) {
+        PeerError::Refused { rank: by, reason }
+    } else {
+        PeerError::Aborted {
+            by,
+            culprit,
+            reason,
+        }
+    }
+}
+
 /// The error a message means for this call, when it stops it.
 fn stop_of<T>(r: &Envelope<Msg<T>>) -> Option<PeerError> {
     match &r.msg {
         Msg::GiveUp {
-            culprit, reason, ..
-        } => Some(PeerError::Aborted {
-            by: r.from,
-            culprit: culprit.map(|c| c as usize),
-            reason: reason.clone(),
+            culprit,
+            reason,
+            refused,
+            ..
+        } => Some(match culprit.map(|c| c as usize) {
+            Some(c) if *refused => PeerError::Refused {
+                rank: c,
+                reason: reason.clone(),
+            },
+            culprit => PeerError::Aborted {
+                by: r.from,
+                culprit,
+                reason: reason.clone(),
+            },
         }),
         Msg::Decision {
             outcome:
@@ -590,11 +703,11 @@ fn stop_of<T>(r: &Envelope<Msg<T>>) -> Option<PeerError> {
                     reason,
                 },
             ..
-        } => Some(PeerError::Aborted {
-            by: *by as usize,
-            culprit: culprit.map(|c| c as usize),
-            reason: reason.clone(),
-        }),
+        } => Some(aborted(
+            *by as usize,
+            culprit.map(|c| c as usize),
+            reason.clone(),
+        )),
         _ => None,
     }
 }

@@ -83,6 +83,7 @@ impl<G: Group> SyncPoint<G> {
                 epoch: self.epoch,
                 timeout: self.timeout,
                 entry_timeout: None,
+                started: self.ep.now(),
                 count_bytes: false,
             },
         );

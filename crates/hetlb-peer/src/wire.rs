@@ -80,12 +80,19 @@ pub(crate) enum Msg<T> {
     /// From a rank's parent in the agreement's tree: it will not pass the decision on (it is
     /// in doubt, or stopped waiting), and has asked the coordinator to send it directly.
     Redirect { epoch: u64 },
-    /// The sender gave up the call before voting: the call cannot commit.
+    /// The sender gave up the call before voting: the call cannot commit. `refused`: the
+    /// culprit refused the call itself (its own arguments failed a check, or it gave up on
+    /// its own) and is healthy; otherwise the culprit failed. A rank that leaves a call given
+    /// up by another passes it on unchanged.
     GiveUp {
         epoch: u64,
         culprit: Option<u32>,
         reason: String,
+        refused: bool,
     },
+    /// Arrival in a call: `ask`, "have you reached call `epoch`?", sent to a peer that has not
+    /// been heard in it for the entry timeout; the answer (`ask` false) from a rank that has.
+    Here { epoch: u64, ask: bool },
     /// The call's outcome is in the group's ledger: look (where the ranks share memory). Sent
     /// down a binomial tree rooted at the rank that decided (`root`), each rank forwarding it
     /// to its children, so that no rank sends more than `⌈log₂ P⌉` of them.
@@ -128,7 +135,8 @@ impl<T> Msg<T> {
             | Msg::GiveUp { epoch, .. }
             | Msg::Decided { epoch, .. }
             | Msg::Arrive { epoch, .. }
-            | Msg::Probe { epoch, .. } => *epoch,
+            | Msg::Probe { epoch, .. }
+            | Msg::Here { epoch, .. } => *epoch,
         }
     }
 }

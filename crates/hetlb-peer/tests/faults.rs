@@ -98,6 +98,19 @@ struct Trial {
     capacities: Option<Vec<f64>>,
     items: Vec<Vec<Job>>,
     faults: BTreeMap<usize, Fault>,
+    /// A rank that does not take part as asked: it skips the call, or refuses it.
+    absent: Option<(usize, Absence)>,
+}
+
+/// How a rank stays out of a call.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Absence {
+    /// It never reaches the call (it computes for longer than the entry timeout and the
+    /// timeout together, then leaves): the others must name it. Simulated flavour only (a
+    /// long computation costs virtual time there); on threads it refuses instead.
+    Skip,
+    /// Its own argument fails a check: it refuses the call (`Balancer::refuse`).
+    Refuse,
 }
 
 fn random_fault(rng: &mut Pcg64) -> Fault {
@@ -153,6 +166,17 @@ fn trial(seed: u64) -> Trial {
     for _ in 0..victims {
         faults.insert(rng.random_range(0..ranks), random_fault(&mut rng));
     }
+    let absent = rng.random_bool(0.15).then(|| {
+        let kind = if rng.random_bool(0.5) {
+            Absence::Skip
+        } else {
+            Absence::Refuse
+        };
+        (rng.random_range(0..ranks), kind)
+    });
+    if let Some((r, _)) = absent {
+        faults.remove(&r);
+    }
     Trial {
         seed,
         ranks,
@@ -161,6 +185,7 @@ fn trial(seed: u64) -> Trial {
         capacities,
         items,
         faults,
+        absent,
     }
 }
 
@@ -278,6 +303,13 @@ fn records_of<'a>(buffer: &'a mut Vec<u8>, weighted: bool) -> Records<'a, Vec<u8
 /// doubt is settled with the coordinator's result (see the module documentation).
 fn run(t: &Trial, storage: Storage, agreement: Agreement, flavour: Flavour) -> Vec<Outcome> {
     let ledger = agreement == Agreement::Ledger;
+    let mut t = t.clone();
+    if flavour == Flavour::Threads {
+        if let Some((_, a @ Absence::Skip)) = &mut t.absent {
+            *a = Absence::Refuse;
+        }
+    }
+    let t = &t;
     match (flavour, ledger) {
         (Flavour::Threads, true) => run_on(t, storage, threads::group(t.ranks)),
         (Flavour::Threads, false) => run_on(t, storage, threads::group_without_ledger(t.ranks)),
@@ -288,6 +320,16 @@ fn run(t: &Trial, storage: Storage, agreement: Agreement, flavour: Flavour) -> V
     }
 }
 
+/// A rank that stays out of the call: it refuses it, or computes for far longer than the
+/// entry timeout and then leaves.
+fn stay_out<K: hetlb_peer::ItemKind, G: Group>(member: &G, cfg: BalancerConfig, absence: Absence) {
+    let mut b = Balancer::<K, G>::new(member, cfg).expect("a valid configuration");
+    match absence {
+        Absence::Skip => member.sleep(TIMEOUT * 10),
+        Absence::Refuse => b.refuse("an argument failed its check").expect("refused"),
+    }
+}
+
 /// One rank's part of a trial: its call, then `resolve` for a while if it is left in doubt.
 fn rank_part<G: Group>(
     member: &G,
@@ -295,8 +337,21 @@ fn rank_part<G: Group>(
     mut mine: Vec<Job>,
     storage: Storage,
     weighted: bool,
+    absence: Option<Absence>,
 ) -> (Result<Report, PeerError>, Vec<Job>, Option<Leftover<G>>) {
     let pause = Duration::from_millis(10);
+    let me = member.rank();
+    let not_called = || PeerError::Refused {
+        rank: me,
+        reason: "not called".into(),
+    };
+    if let Some(absence) = absence {
+        match storage {
+            Storage::Items => stay_out::<Job, G>(member, cfg, absence),
+            Storage::Records => stay_out::<Bytes, G>(member, cfg, absence),
+        }
+        return (Err(not_called()), mine, None);
+    }
     match storage {
         Storage::Items => {
             let mut b = Balancer::new(member, cfg).expect("a valid configuration");
@@ -346,7 +401,8 @@ where
         .enumerate()
         .map(|(rank, (member, mine))| {
             let cfg = config(t, rank);
-            std::thread::spawn(move || rank_part(&member, cfg, mine, storage, weighted))
+            let absence = t.absent.filter(|&(r, _)| r == rank).map(|(_, a)| a);
+            std::thread::spawn(move || rank_part(&member, cfg, mine, storage, weighted, absence))
         })
         .collect();
     let ended: Vec<_> = join_within(handles, &format!("{t:?}"))
@@ -436,7 +492,7 @@ fn check_blame(t: &Trial, out: &[Outcome]) -> Result<(), String> {
             continue; // it names the rank that decides, not a culprit
         }
         if let Some(c) = e.culprit() {
-            if !t.faults.contains_key(&c) {
+            if !t.faults.contains_key(&c) && t.absent.is_none_or(|(a, _)| a != c) {
                 return Err(format!("rank {r} blames healthy rank {c}: {e}"));
             }
         }

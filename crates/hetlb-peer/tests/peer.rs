@@ -309,7 +309,7 @@ fn a_peer_that_gives_up_mid_move_makes_everyone_roll_back() {
 #[test]
 fn a_busy_peer_is_never_declared_dead() {
     // Rank 3 computes for three timeouts before it joins the call (virtual time: the
-    // simulated transport, under several seeds).
+    // simulated transport, under several seeds); the entry timeout is off.
     for seed in 0..8 {
         let items = unit_items(&[40, 0, 0, 0]);
         let handles: Vec<_> = simulated::group(4, seed)
@@ -320,7 +320,8 @@ fn a_busy_peer_is_never_declared_dead() {
                 std::thread::spawn(move || {
                     let cfg = BalancerConfig::new("oem")
                         .unwrap()
-                        .timeout(Duration::from_millis(100));
+                        .timeout(Duration::from_millis(100))
+                        .entry_timeout(None);
                     let mut b = Balancer::new(&member, cfg).unwrap();
                     if rank == 3 {
                         member.sleep(Duration::from_millis(300));
@@ -456,7 +457,8 @@ fn a_barrier_names_a_rank_that_is_gone_and_passes_a_busy_one() {
                     let rank = member.rank();
                     let cfg = BalancerConfig::new("oem")
                         .unwrap()
-                        .timeout(Duration::from_millis(50));
+                        .timeout(Duration::from_millis(50))
+                        .entry_timeout(None);
                     let mut b = Balancer::<u64, _>::new(&member, cfg).unwrap();
                     if rank == 2 {
                         member.sleep(Duration::from_millis(200));

@@ -87,6 +87,10 @@ pub struct Balancer<K: ItemKind, G: Group> {
     mailbox: Mailbox<K::Chunk>,
     doubt: Option<Doubt<K::Chunk>>,
     gather_traffic: (u64, Traffic),
+    /// When the current call started, on the transport's clock.
+    call_started: Instant,
+    /// Once a call lost a rank: the error every later call returns.
+    lost: Option<PeerError>,
     /// What it learns and schedules across calls.
     tuning: Tuning,
 }
@@ -130,6 +134,8 @@ impl<K: ItemKind, G: Group> Balancer<K, G> {
             mailbox: Mailbox::new(size),
             doubt: None,
             gather_traffic: (0, Traffic::default()),
+            call_started: Instant::now(),
+            lost: None,
         })
     }
 
@@ -177,6 +183,11 @@ impl<K: ItemKind, G: Group> Balancer<K, G> {
     /// `⌈log₂ P⌉` message rounds, then the rule on `P` loads (`O(P log P)` for the hypercube
     /// rules, `O(R·E)` for `R` rounds of a diffusion rule on `E` links), on every rank.
     pub fn plan<S: Storage<K>>(&mut self, items: &S) -> Result<Migration, PeerError> {
+        let planned = self.plan_in(items);
+        self.noted(planned)
+    }
+
+    fn plan_in<S: Storage<K>>(&mut self, items: &S) -> Result<Migration, PeerError> {
         self.begin()?;
         let start = self.ep.now();
         let g = self.gather_inputs(items.len(), items.units(), items.shape())?;
@@ -225,10 +236,12 @@ impl<K: ItemKind, G: Group> Balancer<K, G> {
     /// for h in handles { h.join().unwrap(); }
     /// ```
     pub fn advise<S: Storage<K>>(&mut self, items: &S) -> Result<Advice, PeerError> {
-        self.begin()?;
-        let g = self.gather_inputs(items.len(), items.units(), items.shape())?;
-        let (states, inputs) = self.rule_inputs(g);
-        advise(&states, inputs)
+        let advice = self.begin().and_then(|()| {
+            let g = self.gather_inputs(items.len(), items.units(), items.shape())?;
+            let (states, inputs) = self.rule_inputs(g);
+            advise(&states, inputs)
+        });
+        self.noted(advice)
     }
 
     /// Carries out a migration decided by [`Balancer::plan`] in the same call: moves this
@@ -267,7 +280,13 @@ impl<K: ItemKind, G: Group> Balancer<K, G> {
         let mut session = self.session();
         let result = carry_out(&mut session, items, migration, fault);
         let traffic = session.finish();
-        let stats = result.map_err(|failed| self.failed(failed))?;
+        let stats = match result {
+            Ok(stats) => stats,
+            Err(failed) => {
+                let error = self.failed(failed);
+                return self.noted(Err(error));
+            }
+        };
         let slowest_move_seconds = stats
             .dones
             .iter()
@@ -377,11 +396,42 @@ impl<K: ItemKind, G: Group> Balancer<K, G> {
     /// # Complexity
     /// `⌈log₂ P⌉` rounds of one message each way.
     pub fn barrier(&mut self) -> Result<(), PeerError> {
+        let result = self.begin().and_then(|()| {
+            let mut session = self.session();
+            let result = barrier(&mut session).map_err(|e| session.give_up(e));
+            session.finish();
+            result
+        });
+        self.noted(result)
+    }
+
+    /// Joins the next collective call only to refuse it, because this rank's own arguments
+    /// failed a check (a load that is not a whole number, a size that overflows, a bad
+    /// coordinate …): every other rank's call returns at once with [`PeerError::Refused`]
+    /// naming this rank and `reason`, nothing moves, and the group goes on. Call it where
+    /// the collective call would have been, instead of it, then report the argument's error
+    /// on this rank as usual. A call the trigger `auto` skips (the others send nothing
+    /// either) needs no refusal: nothing is sent then.
+    ///
+    /// # Errors
+    /// As the call would: [`PeerError::Unresolved`] while a call is in doubt,
+    /// [`PeerError::GroupLost`] after the group lost a rank.
+    pub fn refuse(&mut self, reason: &str) -> Result<(), PeerError> {
+        if let Some(lost) = &self.lost {
+            return Err(lost.clone());
+        }
+        if self.tuning.skip() {
+            return Ok(());
+        }
         self.begin()?;
+        let me = self.rank;
         let mut session = self.session();
-        let result = barrier(&mut session).map_err(|e| session.give_up(e));
+        session.give_up(PeerError::Refused {
+            rank: me,
+            reason: reason.to_string(),
+        });
         session.finish();
-        result
+        Ok(())
     }
 
     /// Checks every peer's liveness now, without waiting or sending anything: an error names
@@ -391,6 +441,14 @@ impl<K: ItemKind, G: Group> Balancer<K, G> {
     /// # Errors
     /// [`PeerError::PeerFailed`] naming the peer.
     pub fn check(&mut self) -> Result<(), PeerError> {
+        if let Some(lost) = &self.lost {
+            return Err(lost.clone());
+        }
+        let checked = self.check_peers();
+        self.noted(checked)
+    }
+
+    fn check_peers(&mut self) -> Result<(), PeerError> {
         // What is waiting is read first (kept for the calls it belongs to): a peer that left
         // sent its last messages before it did.
         while let Some(r) = self.ep.try_recv()? {
@@ -424,14 +482,45 @@ impl<K: ItemKind, G: Group> Balancer<K, G> {
             SessionSettings {
                 epoch: self.epoch,
                 timeout: self.config.options.timeout,
-                entry_timeout: self.config.options.entry_timeout,
+                entry_timeout: self
+                    .config
+                    .options
+                    .entry_timeout
+                    .limit(self.config.options.timeout),
+                started: self.call_started,
                 count_bytes: self.config.options.count_bytes,
             },
         )
     }
 
+    /// A call's result, noting an error that loses a rank: every later call fails with it.
+    fn noted<T>(&mut self, result: Result<T, PeerError>) -> Result<T, PeerError> {
+        if let Err(e) = &result {
+            if self.lost.is_none() && e.loses_a_rank() {
+                let (epoch, me) = (self.epoch, self.rank);
+                let reason = match e {
+                    PeerError::PeerFailed { rank, failure } => format!("rank {rank} {failure}"),
+                    PeerError::Aborted { reason, .. } => reason.clone(),
+                    other => other.to_string(),
+                };
+                self.lost = Some(match e.culprit() {
+                    Some(rank) if rank != me => PeerError::GroupLost {
+                        rank,
+                        epoch,
+                        reason,
+                    },
+                    _ => PeerError::Excluded { epoch, reason },
+                });
+            }
+        }
+        result
+    }
+
     /// Starts a new call: the next epoch; the ledger forgets what this rank no longer needs.
     fn begin(&mut self) -> Result<(), PeerError> {
+        if let Some(lost) = &self.lost {
+            return Err(lost.clone());
+        }
         if let Some(d) = &self.doubt {
             return Err(PeerError::Unresolved {
                 epoch: d.epoch,
@@ -439,6 +528,7 @@ impl<K: ItemKind, G: Group> Balancer<K, G> {
             });
         }
         self.epoch += 1;
+        self.call_started = self.ep.now();
         if let Some(ledger) = self.ep.ledger() {
             ledger.release(self.rank, self.epoch);
         }
@@ -527,6 +617,7 @@ impl<K: ItemKind, G: Group> Balancer<K, G> {
             Err(e) => return Err(session.give_up(e)),
         };
         let gathered = session.finish();
+        self.mailbox.all_arrived(self.epoch);
         self.gather_traffic = (self.epoch, gathered.plus(probed));
         if let Some(s) = states.iter().find(|s| s.fingerprint != fingerprint) {
             return Err(PeerError::Mismatch(format!(

@@ -12,7 +12,7 @@
 //! | `window` | reports a measured speed is the median of, ≥ 1 | `5` |
 //! | `schedule` | `phased`, `overlap`, `pipeline` | `phased` |
 //! | `timeout` | seconds of silence after which a peer is judged stopped | `10` |
-//! | `entry_timeout` | seconds to wait for a peer that has not reached the call, or `none` | `none` |
+//! | `entry_timeout` | seconds to wait for a peer that has not reached the call, `timeout` (as long as the call's timeout) or `none` | `timeout` |
 //! | `procs_per_group` | `P` of `hybrid`, ≥ 1 | `2^⌊n/2⌋` |
 //! | `max_rounds` | round limit of the diffusion rules, ≥ 1 | `100000` |
 //! | `seed` | seed of `random-biasing` | `0` |
@@ -46,8 +46,8 @@ mod values;
 
 pub use table::{OPTIONS, OptionInfo};
 pub use values::{
-    MAX_SECONDS, Speeds, check_seconds, move_cost_text, parse_bool, parse_move_cost, parse_rules,
-    parse_seconds, parse_whole,
+    EntryTimeout, MAX_SECONDS, Speeds, check_seconds, move_cost_text, parse_bool, parse_move_cost,
+    parse_rules, parse_seconds, parse_whole,
 };
 
 use crate::error::ConfigError;
@@ -80,8 +80,8 @@ pub struct Options {
     pub schedule: Schedule,
     /// Silence after which a peer taking part in a call is judged to have stopped.
     pub timeout: Duration,
-    /// How long to wait for a peer that has not reached the call; `None`: no limit.
-    pub entry_timeout: Option<Duration>,
+    /// How long to wait for a peer that has not reached the call.
+    pub entry_timeout: EntryTimeout,
     /// `P` of `hybrid`.
     pub procs_per_group: Option<usize>,
     /// Round limit of the diffusion rules.
@@ -115,7 +115,7 @@ impl Default for Options {
             window: Speeds::DEFAULT_WINDOW,
             schedule: Schedule::Phased,
             timeout: DEFAULT_TIMEOUT,
-            entry_timeout: None,
+            entry_timeout: EntryTimeout::Timeout,
             procs_per_group: None,
             max_rounds: None,
             seed: 0,
@@ -234,7 +234,7 @@ mod tests {
         }
         let mut o = Options::default();
         o.set("entry_timeout", "none").unwrap();
-        assert_eq!(o.entry_timeout, None);
+        assert_eq!(o.entry_timeout, EntryTimeout::Never);
         o.set("move-cost", "1,2").unwrap();
         assert_eq!(o.move_cost.seconds_per_byte, 2.0);
     }

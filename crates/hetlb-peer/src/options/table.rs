@@ -2,8 +2,8 @@
 
 use super::Options;
 use super::values::{
-    Speeds, check_seconds, move_cost_text, parse_bool, parse_move_cost, parse_rules, parse_seconds,
-    parse_whole,
+    EntryTimeout, Speeds, check_seconds, move_cost_text, parse_bool, parse_move_cost, parse_rules,
+    parse_seconds, parse_whole,
 };
 use crate::error::ConfigError;
 use hetlb_core::transmission::Schedule;
@@ -180,21 +180,20 @@ pub static OPTIONS: [OptionInfo; 17] = [
     },
     OptionInfo {
         name: "entry_timeout",
-        values: "seconds > 0, at most 1e9, or none",
-        doc: "How long to wait for a peer that has not reached the call and cannot prove it is \
-              alive meanwhile (MPI below MPI_THREAD_MULTIPLE). none: no limit, since a busy \
-              peer must never be declared dead.",
+        values: "seconds > 0, at most 1e9; timeout (as long as the call's timeout); or none",
+        doc: "How long a rank that has reached a collective call waits for a peer that has \
+              not, before it names it: every rank that reached the call then returns an error \
+              naming the peer, and the peer, when it arrives, finds the call given up. A peer \
+              merely slow to arrive is named too: raise it, or none (no limit), where ranks \
+              may reach a call far apart.",
         set: |o, v| {
-            o.entry_timeout = match v {
-                "none" => None,
-                v => Some(parse_seconds(v)?),
-            };
+            o.entry_timeout = v.parse()?;
             Ok(())
         },
-        get: |o| Some(o.entry_timeout.map_or_else(|| "none".into(), seconds_text)),
-        check: |o| {
-            o.entry_timeout
-                .map_or(Ok(()), |d| check_seconds(d.as_secs_f64()))
+        get: |o| Some(o.entry_timeout.to_string()),
+        check: |o| match o.entry_timeout {
+            EntryTimeout::After(d) => check_seconds(d.as_secs_f64()),
+            _ => Ok(()),
         },
     },
     OptionInfo {

@@ -130,6 +130,76 @@ fn write_list<T: fmt::Display>(f: &mut fmt::Formatter<'_>, values: &[T]) -> fmt:
     Ok(())
 }
 
+/// How long a rank waits for a peer that has not reached the call before it names it.
+///
+/// Its text form: `timeout` (as long as the call's timeout, the default), seconds, or `none`.
+///
+/// ```
+/// use hetlb_peer::options::EntryTimeout;
+/// use std::time::Duration;
+/// let ten = Duration::from_secs(10);
+/// assert_eq!("timeout".parse::<EntryTimeout>().unwrap().limit(ten), Some(ten));
+/// assert_eq!("2.5".parse::<EntryTimeout>().unwrap().limit(ten), Some(Duration::from_secs_f64(2.5)));
+/// assert_eq!("none".parse::<EntryTimeout>().unwrap().limit(ten), None);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum EntryTimeout {
+    /// As long as the call's timeout.
+    #[default]
+    Timeout,
+    /// This long.
+    After(Duration),
+    /// No limit: a peer that never reaches the call is waited for for ever.
+    Never,
+}
+
+impl EntryTimeout {
+    /// The limit under a call timeout of `timeout` (`None`: no limit).
+    pub fn limit(self, timeout: Duration) -> Option<Duration> {
+        match self {
+            EntryTimeout::Timeout => Some(timeout),
+            EntryTimeout::After(d) => Some(d),
+            EntryTimeout::Never => None,
+        }
+    }
+}
+
+impl From<Option<Duration>> for EntryTimeout {
+    /// `Some(d)`: after `d`; `None`: no limit.
+    fn from(d: Option<Duration>) -> Self {
+        d.map_or(EntryTimeout::Never, EntryTimeout::After)
+    }
+}
+
+impl From<Duration> for EntryTimeout {
+    fn from(d: Duration) -> Self {
+        EntryTimeout::After(d)
+    }
+}
+
+impl FromStr for EntryTimeout {
+    type Err = String;
+
+    fn from_str(value: &str) -> Result<Self, String> {
+        match value.trim() {
+            "timeout" => Ok(EntryTimeout::Timeout),
+            "none" => Ok(EntryTimeout::Never),
+            v => parse_seconds(v).map(EntryTimeout::After),
+        }
+    }
+}
+
+impl fmt::Display for EntryTimeout {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            EntryTimeout::Timeout => f.write_str("timeout"),
+            EntryTimeout::After(d) => write!(f, "{}", d.as_secs_f64()),
+            EntryTimeout::Never => f.write_str("none"),
+        }
+    }
+}
+
 /// Seconds as every face writes them: a number, positive, at most [`MAX_SECONDS`].
 ///
 /// # Errors

@@ -1,0 +1,186 @@
+//! Every collective entry is bounded: a rank that does not reach a call within the entry
+//! timeout is named by every rank that did, which return at once holding what they held; the
+//! late rank finds the call given up; the group has lost it, and says so at every later call.
+//! A rank whose own arguments fail refuses the call: every rank returns at once naming it,
+//! and the group goes on. On the simulated transport (virtual time, several seeds) and on
+//! threads.
+
+use hetlb_peer::{Balancer, BalancerConfig, PeerError, PeerFailure};
+use hetlb_transport::{Group, Transport, simulated, threads};
+use std::time::Duration;
+
+const TIMEOUT: Duration = Duration::from_millis(200);
+
+fn config() -> BalancerConfig {
+    BalancerConfig::new("oem").unwrap().timeout(TIMEOUT)
+}
+
+/// What one rank saw: its first call's error (if any), the virtual seconds it took, and its
+/// second call's error.
+type Seen = (Option<PeerError>, f64, Option<PeerError>, usize);
+
+/// Four ranks of `group`; rank 2 reaches the first call `late` after the others (never, for
+/// `None`: it only waits, then leaves).
+fn skip_or_late<G>(members: Vec<G>, late: Option<Duration>) -> Vec<Seen>
+where
+    G: Group + Send + 'static,
+{
+    let handles: Vec<_> = members
+        .into_iter()
+        .map(|member| {
+            std::thread::spawn(move || {
+                let rank = member.rank();
+                let mut b = Balancer::new(&member, config()).unwrap();
+                let mut items: Vec<u64> = if rank == 0 { (0..40).collect() } else { vec![] };
+                if rank == 2 {
+                    match late {
+                        None => {
+                            member.sleep(TIMEOUT * 20);
+                            return (None, 0.0, None, items.len());
+                        }
+                        Some(d) => member.sleep(d),
+                    }
+                }
+                let t = std::time::Instant::now();
+                let first = b.rebalance(&mut items).err();
+                let took = t.elapsed().as_secs_f64();
+                let second = b.rebalance(&mut items).err();
+                (first, took, second, items.len())
+            })
+        })
+        .collect();
+    handles.into_iter().map(|h| h.join().unwrap()).collect()
+}
+
+fn check_named(seen: &[Seen], late: bool) {
+    for (rank, (first, _, second, held)) in seen.iter().enumerate() {
+        if rank == 2 && !late {
+            continue;
+        }
+        let first = first.as_ref().expect("the call fails");
+        assert_eq!(first.culprit(), Some(2), "rank {rank}: {first}");
+        // Nothing moved: every rank holds what it held.
+        assert_eq!(*held, if rank == 0 { 40 } else { 0 }, "rank {rank}");
+        let second = second.as_ref().expect("the group is lost");
+        if rank == 2 {
+            assert!(matches!(second, PeerError::Excluded { .. }), "{second}");
+        } else {
+            assert!(
+                matches!(second, PeerError::GroupLost { rank: 2, .. }),
+                "rank {rank}: {second}"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_rank_that_skips_the_call_is_named_by_every_other_in_virtual_time() {
+    for seed in 0..12 {
+        let seen = skip_or_late(simulated::group(4, seed), None);
+        check_named(&seen, false);
+        for (rank, (first, ..)) in seen.iter().enumerate().filter(|&(r, _)| r != 2) {
+            let named_here = matches!(
+                first,
+                Some(PeerError::PeerFailed {
+                    rank: 2,
+                    failure: PeerFailure::NotArrived { .. }
+                })
+            );
+            let told = matches!(
+                first,
+                Some(PeerError::Aborted {
+                    culprit: Some(2),
+                    ..
+                })
+            );
+            assert!(named_here || told, "seed {seed} rank {rank}: {first:?}");
+        }
+    }
+}
+
+#[test]
+fn a_rank_that_arrives_after_the_entry_timeout_finds_the_call_given_up() {
+    for seed in 0..12 {
+        let seen = skip_or_late(simulated::group(4, seed), Some(TIMEOUT * 5));
+        check_named(&seen, true);
+    }
+}
+
+#[test]
+fn every_rank_names_the_missing_one_within_three_entry_timeouts_of_virtual_time() {
+    // The simulated clock: the others' calls end within 3 × (entry timeout = timeout).
+    let handles: Vec<_> = simulated::group(8, 3)
+        .into_iter()
+        .map(|member| {
+            std::thread::spawn(move || {
+                let rank = member.rank();
+                let mut b = Balancer::<u64, _>::new(&member, config()).unwrap();
+                if rank == 5 {
+                    member.sleep(TIMEOUT * 50);
+                    return None;
+                }
+                let ep = member.open::<u8>().unwrap();
+                let start = ep.now();
+                let e = b.rebalance(&mut vec![rank as u64]).unwrap_err();
+                Some((e.culprit(), ep.now() - start))
+            })
+        })
+        .collect();
+    for (rank, h) in handles.into_iter().enumerate() {
+        if let Some((culprit, took)) = h.join().unwrap() {
+            assert_eq!(culprit, Some(5), "rank {rank}");
+            assert!(took <= TIMEOUT * 3, "rank {rank} took {took:?}");
+        }
+    }
+}
+
+#[test]
+fn on_threads_a_rank_that_skips_the_call_is_named_by_every_other() {
+    let seen = skip_or_late(threads::group(4), None);
+    check_named(&seen, false);
+}
+
+/// A rank whose own argument fails refuses the call: every rank returns at once naming it,
+/// nothing moves, and the next call goes ahead.
+fn refusal<G: Group + Send + 'static>(members: Vec<G>) {
+    let handles: Vec<_> = members
+        .into_iter()
+        .map(|member| {
+            std::thread::spawn(move || {
+                let rank = member.rank();
+                let mut b = Balancer::new(&member, config()).unwrap();
+                let mut items: Vec<u64> = if rank == 0 { (0..40).collect() } else { vec![] };
+                let first = if rank == 1 {
+                    b.refuse("load: value 3 (-1) is negative").unwrap();
+                    None
+                } else {
+                    Some(b.rebalance(&mut items).unwrap_err())
+                };
+                let held = items.len();
+                b.rebalance(&mut items).expect("the group goes on");
+                (first, held, items.len())
+            })
+        })
+        .collect();
+    for (rank, h) in handles.into_iter().enumerate() {
+        let (first, held, after) = h.join().unwrap();
+        if rank != 1 {
+            let e = first.unwrap();
+            assert!(
+                matches!(&e, PeerError::Refused { rank: 1, reason } if reason.contains("negative")),
+                "rank {rank}: {e}"
+            );
+        }
+        assert_eq!(held, if rank == 0 { 40 } else { 0 });
+        assert_eq!(after, 10);
+    }
+}
+
+#[test]
+fn a_refusal_stops_every_rank_at_once_and_the_group_goes_on() {
+    for seed in 0..8 {
+        refusal(simulated::group(4, seed));
+        refusal(simulated::group_without_ledger(4, seed));
+    }
+    refusal(threads::group(4));
+}
