@@ -185,7 +185,7 @@ fn peer_error(e: &hetlb_peer::PeerError) -> PyErr {
     match e {
         hetlb_peer::PeerError::Transport(_) => MPIError::new_err(e.to_string()),
         hetlb_peer::PeerError::PeerFailed {
-            failure: PeerFailure::Silent { .. },
+            failure: PeerFailure::Silent { .. } | PeerFailure::NotArrived { .. },
             ..
         } => PeerTimeoutError::new_err(args),
         _ => PeerError::new_err(args),

@@ -9,9 +9,10 @@ the application's.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import pickle
 import weakref
-from typing import Any, Callable, Dict, List, Optional, Tuple, Union
+from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple, Union
 
 import numpy as np
 
@@ -286,12 +287,13 @@ class Balancer:
             >>> if a["choice"] is not None:
             ...     b.rebalance(items)
         """
-        if not isinstance(items, list):
-            raise InvalidTypeError(f"items: expected a list, not {type(items).__name__}")
-        loads = [
-            1 if load is None else one_load(load(it), f"load of item {i}")
-            for i, it in enumerate(items)
-        ]
+        with self._refusing(rows=False):
+            if not isinstance(items, list):
+                raise InvalidTypeError(f"items: expected a list, not {type(items).__name__}")
+            loads = [
+                1 if load is None else one_load(load(it), f"load of item {i}")
+                for i, it in enumerate(items)
+            ]
         return _json_loads(self._n().advise(loads))
 
     def rebalance(
@@ -312,16 +314,19 @@ class Balancer:
                 the call, the list unchanged).
             InvalidInputError, InvalidTypeError: a bad load, or not a list.
         """
-        if not isinstance(items, list):
-            raise InvalidTypeError(f"items: expected a list, not {type(items).__name__}")
-        packed = []
-        for i, it in enumerate(items):
-            w = 1 if load is None else one_load(load(it), f"load of item {i}")
-            try:
-                data = pickle.dumps(it, protocol=pickle.HIGHEST_PROTOCOL)
-            except Exception as e:  # noqa: BLE001 - any pickling failure
-                raise InvalidInputError(f"items: item {i} cannot be pickled ({e})") from None
-            packed.append((data, w))
+        with self._refusing(rows=False):
+            if not isinstance(items, list):
+                raise InvalidTypeError(f"items: expected a list, not {type(items).__name__}")
+            packed = []
+            for i, it in enumerate(items):
+                w = 1 if load is None else one_load(load(it), f"load of item {i}")
+                try:
+                    data = pickle.dumps(it, protocol=pickle.HIGHEST_PROTOCOL)
+                except Exception as e:  # noqa: BLE001 - any pickling failure
+                    raise InvalidInputError(
+                        f"items: item {i} cannot be pickled ({e})"
+                    ) from None
+                packed.append((data, w))
         layout, report, error = self._n().rebalance_packed(packed)
         if error is None or _in_doubt(error):
             items[:] = [items[x] if isinstance(x, int) else pickle.loads(x) for x in layout]
@@ -347,24 +352,27 @@ class Balancer:
             As :meth:`rebalance`. On a failure with ``holding == "before"`` this rank holds
             exactly ``arr``.
         """
-        if not isinstance(arr, np.ndarray):
-            raise InvalidTypeError(f"arr: expected a NumPy array, not {type(arr).__name__}")
-        if arr.ndim == 0:
-            raise InvalidInputError("arr: a 0-dimensional array has no rows")
-        if arr.dtype.hasobject:
-            raise InvalidInputError("arr: rows holding Python objects cannot move as bytes")
-        n = arr.shape[0]
-        loads = None
-        if load is not None:
-            values = load(arr) if callable(load) else load
-            from ._convert import loads_array
+        with self._refusing(rows=True):
+            if not isinstance(arr, np.ndarray):
+                raise InvalidTypeError(
+                    f"arr: expected a NumPy array, not {type(arr).__name__}"
+                )
+            if arr.ndim == 0:
+                raise InvalidInputError("arr: a 0-dimensional array has no rows")
+            if arr.dtype.hasobject:
+                raise InvalidInputError("arr: rows holding Python objects cannot move as bytes")
+            n = arr.shape[0]
+            loads = None
+            if load is not None:
+                values = load(arr) if callable(load) else load
+                from ._convert import loads_array
 
-            if n == 0:
-                loads = np.zeros(0, dtype=np.uint64)
-            else:
-                loads = loads_array(values, "load")
-            if loads.shape[0] != n:
-                raise InvalidInputError(f"load: {loads.shape[0]} loads given for {n} rows")
+                if n == 0:
+                    loads = np.zeros(0, dtype=np.uint64)
+                else:
+                    loads = loads_array(values, "load")
+                if loads.shape[0] != n:
+                    raise InvalidInputError(f"load: {loads.shape[0]} loads given for {n} rows")
         row_shape = arr.shape[1:]
         flat = np.ascontiguousarray(arr).reshape(n, -1).view(np.uint8).reshape(n, -1) if n else np.zeros(
             (0, arr.dtype.itemsize * int(np.prod(row_shape, dtype=np.int64))), dtype=np.uint8
@@ -376,6 +384,23 @@ class Balancer:
             raise error
         assert report is not None
         return _unflatten(rows, arr.dtype, row_shape), RebalanceReport(_json_loads(report))
+
+    @contextlib.contextmanager
+    def _refusing(self, rows: bool) -> Iterator[None]:
+        """Checks this rank's arguments of a collective call: an error among them (a bad load,
+        a load callable that raises, an item that cannot be pickled …) is raised here as
+        usual, after this rank has refused the call, so that every other rank's call raises
+        at once a :class:`PeerError` naming this rank instead of waiting for it."""
+        try:
+            yield
+        except Exception as e:
+            native = self._native
+            if native is not None and not native.closed:
+                try:
+                    native.refuse(f"{type(e).__name__}: {e}", rows)
+                except Exception:  # noqa: BLE001 - the argument's own error is the news
+                    pass
+            raise
 
     def resolve(self, items: List[Any]) -> None:
         """Settles a call whose outcome was in doubt (``PeerError.holding == "in_doubt"``):

@@ -161,6 +161,9 @@ class NativeBalancer:
     ) -> Tuple[npt.NDArray[np.uint8], Optional[str], Optional[HetlbError]]:
         """Rebalances the rows of a 2-D ``uint8`` array: ``(rows, report_json, error)``.
         Collective."""
+    def refuse(self, reason: str, rows: bool) -> None:
+        """Refuses the next call (``rows``: of ``rebalance_rows``), because this rank's own
+        arguments failed a check: the others' calls raise at once naming this rank."""
     def resolve(self) -> List[bytes]:
         """Settles a call whose outcome was in doubt; the bytes of the items put back."""
     def barrier(self) -> None:

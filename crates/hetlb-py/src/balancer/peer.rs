@@ -125,6 +125,15 @@ impl NativeBalancer {
             .ok_or_else(|| MPIError::new_err("the balancer is closed").into())
     }
 
+    /// Refuses the call this rank was making (`rows`: of the row balancer), because of its
+    /// own argument error `error`, which is returned: the others hear of it at once.
+    fn refusing<T>(&mut self, py: Python<'_>, rows: bool, error: Error) -> Result<T> {
+        let reason = PyErr::from(error);
+        let text = reason.to_string();
+        let _ = self.refuse(py, &text, rows);
+        Err(reason.into())
+    }
+
     /// Runs `f` on the live balancer with the GIL let go, on this thread. `f` must not touch
     /// a Python object: nothing checks it (its captures cross `detach` as [`OnThisThread`]).
     fn detached<T, F>(&mut self, py: Python<'_>, f: F) -> Result<T>
@@ -208,7 +217,9 @@ impl NativeBalancer {
     /// What a rebalance would do now, moving nothing (collective): `loads` gives this
     /// rank's items' loads. Returns the advice as JSON (`hetlb_core::advice::Advice`).
     fn advise(&mut self, py: Python<'_>, loads: Vec<u64>) -> Result<String> {
-        check_count(loads.len(), "items: too many items")?;
+        if let Err(e) = check_count(loads.len(), "items: too many items") {
+            return self.refusing(py, false, e);
+        }
         let items = packed(self.rank, loads.into_iter().map(|load| (Vec::new(), load)));
         let advice = self.detached(py, move |live| live.balancer.advise(&items))??;
         Ok(serde_json::to_string(&advice)?)
@@ -222,7 +233,9 @@ impl NativeBalancer {
         py: Python<'py>,
         items: Vec<(Vec<u8>, u64)>,
     ) -> Result<Outcome<Bound<'py, PyList>>> {
-        check_count(items.len(), "items: too many items")?;
+        if let Err(e) = check_count(items.len(), "items: too many items") {
+            return self.refusing(py, false, e);
+        }
         let rank = self.rank;
         let mut items = packed(rank, items);
         let result = self.detached(py, |live| live.balancer.rebalance(&mut items))?;
@@ -250,16 +263,16 @@ impl NativeBalancer {
         loads: Option<PyReadonlyArray1<'py, u64>>,
     ) -> Result<Outcome<Bound<'py, PyArray2<u8>>>> {
         let n = rows.as_array().nrows();
-        check_count(n, "arr: too many rows")?;
+        if let Err(e) = check_count(n, "arr: too many rows") {
+            return self.refusing(py, true, e);
+        }
         let loads = loads.map(|l| l.as_array().to_vec());
         if let Some(l) = &loads
             && l.len() != n
         {
-            return Err(InvalidInputError::new_err(format!(
-                "load: {} loads given for {n} rows",
-                l.len()
-            ))
-            .into());
+            let e =
+                InvalidInputError::new_err(format!("load: {} loads given for {n} rows", l.len()));
+            return self.refusing(py, true, e.into());
         }
         let mut packed = RowRecords::pack(rows.as_array(), loads.as_deref(), self.rank);
         drop(rows);
@@ -268,10 +281,13 @@ impl NativeBalancer {
             let weigh = RowRecords::load_of(width);
             Records::new(&mut packed.buffer, size, width)
                 .map_err(|source| {
-                    PeerError::from(ConfigError::Records {
+                    let e = PeerError::from(ConfigError::Records {
                         argument: Some("arr"),
                         source,
-                    })
+                    });
+                    // The others are in the call: this rank refuses it.
+                    let _ = live.records.refuse(&e.to_string());
+                    e
                 })
                 .and_then(|records| {
                     let mut records = if packed.weighted {
@@ -287,6 +303,20 @@ impl NativeBalancer {
             .map_err(|e| HetlbError::new_err(format!("rows: {e}")))?;
         let (report, error) = outcome(result);
         Ok((PyArray2::from_owned_array(py, out), report, error))
+    }
+
+    /// Refuses the next call, because this rank's own arguments failed a check (`reason`):
+    /// the others' calls return at once naming this rank. `rows`: the call of
+    /// `rebalance_rows` (otherwise of `rebalance_packed` or `advise`).
+    fn refuse(&mut self, py: Python<'_>, reason: &str, rows: bool) -> Result<()> {
+        let reason = reason.to_string();
+        Ok(self.detached(py, move |live| {
+            if rows {
+                live.records.refuse(&reason)
+            } else {
+                live.balancer.refuse(&reason)
+            }
+        })??)
     }
 
     /// Settles a call whose outcome was in doubt; returns the bytes of the items put back.

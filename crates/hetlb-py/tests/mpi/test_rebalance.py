@@ -289,3 +289,55 @@ def test_options_are_the_tables_and_errors_name_the_keyword():
 def test_a_build_without_fault_injection_has_no_fault_option():
     with pytest.raises(hetlb.InvalidTypeError, match="^fault: not an option"):
         hetlb.Balancer(COMM, RULES[0], fault="leave-after-vote")
+
+
+@pytest.mark.skipif(SIZE < 2, reason="a missing rank needs two")
+def test_a_rank_that_skips_the_call_is_named_by_every_other():
+    # Rank 1 does something else (sleeps, then the application's own collective); the
+    # others' rebalance raises within a few timeouts naming it, and leaves every item where
+    # it was; rank 1, when it calls later, learns it was left out; the group is lost.
+    import time
+
+    with hetlb.Balancer(COMM, RULES[0], timeout=1.0) as b:
+        items = list(range(RANK * 100, RANK * 100 + (100 if RANK == 0 else 0)))
+        before = list(items)
+        if RANK == 1:
+            time.sleep(3.0)
+        else:
+            start = time.monotonic()
+            with pytest.raises(hetlb.PeerError) as e:
+                b.rebalance(items)
+            assert time.monotonic() - start < 3 * 1.0 + 1.0, str(e.value)
+            assert e.value.failed_rank == 1, str(e.value)
+            assert e.value.holding == "before"
+            assert items == before
+        COMM.allreduce(1)
+        with pytest.raises(hetlb.PeerError) as later:
+            b.rebalance(items)
+        assert later.value.failed_rank in (1, None), str(later.value)
+        assert items == before
+
+
+@pytest.mark.skipif(SIZE < 2, reason="a bad argument on one rank needs two")
+def test_a_bad_argument_on_one_rank_is_an_error_on_every_rank():
+    # Rank 0's load callable gives a negative load: rank 0 gets its own InvalidInputError,
+    # every other rank a PeerError naming rank 0, at once; the next call goes ahead.
+    with hetlb.Balancer(COMM, RULES[0], timeout=20.0) as b:
+        items = list(range(RANK * 50, RANK * 50 + 50))
+        if RANK == 0:
+            with pytest.raises(hetlb.InvalidInputError):
+                b.rebalance(items, load=lambda x: -1)
+        else:
+            with pytest.raises(hetlb.PeerError) as e:
+                b.rebalance(items)
+            assert e.value.failed_rank == 0, str(e.value)
+            assert "refused" in str(e.value)
+        arr = np.arange(50, dtype=np.int64) + RANK * 50
+        if RANK == 0:
+            with pytest.raises(hetlb.InvalidInputError):
+                b.rebalance_array(arr, load=np.full(49, 1))
+        else:
+            with pytest.raises(hetlb.PeerError):
+                b.rebalance_array(arr)
+        b.rebalance(items)
+        assert _every_id_once(items) == list(range(50 * SIZE))
