@@ -176,6 +176,9 @@ pub(crate) struct Session<'a, T, E> {
     /// had reached it.
     started: Instant,
     asked: Vec<Option<Instant>>,
+    /// When each peer was first found silent past its limit in this session (it is then
+    /// asked, and named only if its silence lasts the confirmation window longer).
+    suspected: Vec<Option<Instant>>,
     pub(crate) traffic: Traffic,
 }
 
@@ -217,6 +220,7 @@ impl<'a, T: Serialize, E: Transport<Msg<T>>> Session<'a, T, E> {
             last_tick: ep.now(),
             started: s.started,
             asked: vec![None; ep.size()],
+            suspected: vec![None; ep.size()],
             traffic: Traffic::default(),
         }
     }
@@ -546,7 +550,7 @@ impl<'a, T: Serialize, E: Transport<Msg<T>>> Session<'a, T, E> {
             if !self.quiet()? {
                 return Ok(());
             }
-            if let Some(failure) = self.judge(peer) {
+            if let Some(failure) = self.judge(peer)? {
                 return Err(PeerError::PeerFailed {
                     rank: peer,
                     failure,
@@ -554,6 +558,14 @@ impl<'a, T: Serialize, E: Transport<Msg<T>>> Session<'a, T, E> {
             }
         }
         self.check_arrivals(watch)
+    }
+
+    /// How long a suspicion is confirmed before it is reported: a peer silent past its limit,
+    /// or not heard in the call past the entry timeout, is asked (`Here`) and named only if it
+    /// stays silent that much longer. A quarter of the timeout, at least a second (at most the
+    /// timeout): enough for a healthy rank that a loaded machine starved to be scheduled.
+    fn confirm_window(&self) -> Duration {
+        self.timeout.min(Duration::from_secs(1).max(self.timeout / 4))
     }
 
     /// The entry timeout: once the call has waited that long for a watched peer not heard in
@@ -578,7 +590,7 @@ impl<'a, T: Serialize, E: Transport<Msg<T>>> Session<'a, T, E> {
                     self.asked[peer] = Some(now);
                     self.send(peer, Msg::Here { epoch, ask: true })?;
                 }
-                Some(asked) if now.saturating_duration_since(asked) > self.timeout => {
+                Some(asked) if now.saturating_duration_since(asked) > self.confirm_window() => {
                     return Err(PeerError::PeerFailed {
                         rank: peer,
                         failure: PeerFailure::NotArrived {
@@ -593,28 +605,36 @@ impl<'a, T: Serialize, E: Transport<Msg<T>>> Session<'a, T, E> {
         Ok(())
     }
 
-    /// How `peer` failed, if it did.
-    pub(crate) fn judge(&self, peer: usize) -> Option<PeerFailure> {
-        match self.ep.liveness(peer) {
-            Liveness::Alive => None,
-            Liveness::Closed { panicked: Some(m) } => Some(PeerFailure::Panicked(m)),
-            Liveness::Closed { panicked: None } => Some(PeerFailure::Left),
-            Liveness::Silent(d) => {
-                let taking_part = self.mailbox.seen_in[peer] == self.epoch;
-                let limit = if taking_part || self.ep.proves_liveness_outside_calls() {
-                    Some(self.timeout)
-                } else {
-                    self.entry_timeout
-                };
-                match limit {
-                    Some(l) if d > l => Some(PeerFailure::Silent {
-                        seconds: d.as_secs_f64(),
-                        timeout: l.as_secs_f64(),
-                    }),
-                    _ => None,
-                }
-            }
+    /// How `peer` failed, if it did. A peer silent past its limit is suspected first: it is
+    /// asked (`Here`), and named only if its silence lasts the confirmation window longer.
+    fn judge(&mut self, peer: usize) -> Result<Option<PeerFailure>, PeerError> {
+        let d = match self.ep.liveness(peer) {
+            Liveness::Alive => return Ok(None),
+            Liveness::Closed { panicked: Some(m) } => return Ok(Some(PeerFailure::Panicked(m))),
+            Liveness::Closed { panicked: None } => return Ok(Some(PeerFailure::Left)),
+            Liveness::Silent(d) => d,
+        };
+        let taking_part = self.mailbox.seen_in[peer] == self.epoch;
+        let limit = if taking_part || self.ep.proves_liveness_outside_calls() {
+            Some(self.timeout)
+        } else {
+            self.entry_timeout
+        };
+        let Some(limit) = limit.filter(|&l| d > l) else {
+            return Ok(None);
+        };
+        if self.suspected[peer].is_none() {
+            self.suspected[peer] = Some(self.ep.now());
+            let epoch = self.epoch;
+            self.send(peer, Msg::Here { epoch, ask: true })?;
         }
+        if d <= limit + self.confirm_window() {
+            return Ok(None);
+        }
+        Ok(Some(PeerFailure::Silent {
+            seconds: d.as_secs_f64(),
+            timeout: limit.as_secs_f64(),
+        }))
     }
 
     fn receive_now(&mut self) -> Result<Option<Envelope<Msg<T>>>, PeerError> {
