@@ -51,6 +51,9 @@ pub(crate) struct Mailbox<T> {
     pub(crate) decided: VecDeque<(u64, WireOutcome)>,
     /// Ranks that asked the coordinator for the decision of a call it has not decided yet.
     pub(crate) asked: Vec<(u64, usize)>,
+    /// A give-up of an earlier call that named a rank failed, read after this rank had left
+    /// that call (it ended without a move, or never learnt): the group lost that rank.
+    pub(crate) lost_news: Option<PeerError>,
 }
 
 impl<T> Mailbox<T> {
@@ -61,6 +64,7 @@ impl<T> Mailbox<T> {
             doubt: None,
             decided: VecDeque::new(),
             asked: Vec::new(),
+            lost_news: None,
         }
     }
 
@@ -405,7 +409,7 @@ impl<'a, T: Serialize, E: Transport<Msg<T>>> Session<'a, T, E> {
     }
 
     /// The error that stops this call, if another rank gave it up.
-    fn stopped(&self) -> Option<PeerError> {
+    pub(crate) fn stopped(&self) -> Option<PeerError> {
         if let Some(ledger) = self.ep.ledger() {
             if let Some(LedgerOutcome::Abort {
                 by,
@@ -462,6 +466,9 @@ impl<'a, T: Serialize, E: Transport<Msg<T>>> Session<'a, T, E> {
             return Err(e);
         }
         loop {
+            if let Some(news) = self.mailbox.lost_news.take() {
+                return Err(news);
+            }
             // Read what has already arrived before judging anyone: a peer that finished the
             // call and left sent its last messages first.
             let r = match self.receive_now()? {
@@ -530,8 +537,10 @@ impl<'a, T: Serialize, E: Transport<Msg<T>>> Session<'a, T, E> {
             let settles = matches!(r.msg, Msg::Decision { .. } | Msg::GiveUp { .. });
             if *doubtful == e && settles && slot.is_none() {
                 *slot = Some(r);
+                return None;
             }
         }
+        note_lost(self.mailbox, &r);
         None
     }
 
@@ -565,7 +574,8 @@ impl<'a, T: Serialize, E: Transport<Msg<T>>> Session<'a, T, E> {
     /// stays silent that much longer. A quarter of the timeout, at least a second (at most the
     /// timeout): enough for a healthy rank that a loaded machine starved to be scheduled.
     fn confirm_window(&self) -> Duration {
-        self.timeout.min(Duration::from_secs(1).max(self.timeout / 4))
+        self.timeout
+            .min(Duration::from_secs(1).max(self.timeout / 4))
     }
 
     /// The entry timeout: once the call has waited that long for a watched peer not heard in
@@ -669,6 +679,22 @@ impl<'a, T: Serialize, E: Transport<Msg<T>>> Session<'a, T, E> {
             self.mailbox.later.push_front(r);
         }
         self.traffic
+    }
+}
+
+/// Keeps the news in `r`, a message of an earlier call, if it is a give-up naming a failed
+/// rank: this rank left that call before it could read it, and the group has lost that rank.
+pub(crate) fn note_lost<T>(mailbox: &mut Mailbox<T>, r: &Envelope<Msg<T>>) {
+    if mailbox.lost_news.is_some() {
+        return;
+    }
+    if let Some(
+        e @ PeerError::Aborted {
+            culprit: Some(_), ..
+        },
+    ) = stop_of(r)
+    {
+        mailbox.lost_news = Some(e);
     }
 }
 

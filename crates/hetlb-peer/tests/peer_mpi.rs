@@ -14,6 +14,13 @@
 //!   `Balancer::resolve` once it resumes; every item is then held exactly once.
 //! * `stopped` — a rank stopped with `SIGSTOP` between two calls for longer than the timeout
 //!   is named by every other rank at the next barrier; stopped for less, it is not reported.
+//!   Run with `MPI_THREAD_MULTIPLE` (a heartbeat thread proves liveness between calls) and
+//!   with `MPI_THREAD_FUNNELED` (none: the entry timeout names it).
+//! * `entry` — one rank computes for three timeouts before it reaches a rebalance: every other
+//!   rank's call fails within three timeouts naming it, holding what it held; the late rank's
+//!   call fails too, and every later call says the group lost it. At both threading levels.
+//! * `refuse` — one rank's own argument fails: it refuses the call, every other rank's call
+//!   fails at once naming it, and the next call goes ahead.
 //! * `messages` — under `mpiexec -n 2`, `-n 4` and `-n 8`: the most messages any rank sends
 //!   and receives in a rebalance grows as `log₂ P` (the agreement's votes and decision travel
 //!   a tree rooted at rank 0 instead of between rank 0 and every rank).
@@ -43,7 +50,11 @@ fn main() -> ExitCode {
         Some("rules-multiple") => child_rules(Threading::Multiple),
         Some("silent") => child_silent(),
         Some("coordinator") => child_coordinator(),
-        Some("stopped") => child_stopped(),
+        Some("stopped") => child_stopped(Threading::Multiple),
+        Some("stopped-funneled") => child_stopped(Threading::Funneled),
+        Some("entry") => child_entry(Threading::Multiple),
+        Some("entry-funneled") => child_entry(Threading::Funneled),
+        Some("refuse") => child_refuse(),
         Some("messages") => child_messages(),
         _ => launcher(),
     }
@@ -57,6 +68,10 @@ fn launcher() -> ExitCode {
         ("silent", RANKS),
         ("coordinator", RANKS),
         ("stopped", RANKS),
+        ("stopped-funneled", RANKS),
+        ("entry", RANKS),
+        ("entry-funneled", RANKS),
+        ("refuse", RANKS),
         ("messages", 2),
         ("messages", 4),
         ("messages", 8),
@@ -346,8 +361,8 @@ fn stop_self_for(seconds: f64) {
         .status();
 }
 
-fn child_stopped() -> ExitCode {
-    let Some((universe, _)) = mpi::initialize_with_threading(Threading::Multiple) else {
+fn child_stopped(level: Threading) -> ExitCode {
+    let Some((universe, _)) = mpi::initialize_with_threading(level) else {
         return ExitCode::FAILURE;
     };
     let world = universe.world();
@@ -377,6 +392,88 @@ fn child_stopped() -> ExitCode {
         );
     }
     // Everyone (the stopped rank too, once continued) meets again.
+    world.barrier();
+    ExitCode::SUCCESS
+}
+
+fn child_entry(level: Threading) -> ExitCode {
+    let Some((universe, _)) = mpi::initialize_with_threading(level) else {
+        return ExitCode::FAILURE;
+    };
+    let world = universe.world();
+    let rank = world.rank() as usize;
+    let mpi = Mpi::adopt(&universe, &world);
+    let (late, timeout) = (5, Duration::from_secs(1));
+    let cfg = BalancerConfig::new("oem").unwrap().timeout(timeout);
+    let mut b = Balancer::<u64, _>::new(&mpi, cfg).unwrap();
+    let mut items: Vec<u64> = if rank == 0 {
+        (0..80).collect()
+    } else {
+        Vec::new()
+    };
+    b.rebalance(&mut items).expect("a first call with everyone");
+    let held = items.clone();
+    if rank == late {
+        std::thread::sleep(timeout * 4);
+    }
+    let start = Instant::now();
+    let e = b
+        .rebalance(&mut items)
+        .expect_err("the call without rank 5 fails");
+    let took = start.elapsed();
+    check(
+        e.culprit() == Some(late),
+        &format!("rank {rank} names rank {late}: {e}"),
+    );
+    check(items == held, &format!("rank {rank} holds what it held"));
+    if rank != late {
+        check(
+            took <= timeout * 3,
+            &format!("rank {rank} knew within three timeouts ({took:?})"),
+        );
+    }
+    let again = b.rebalance(&mut items).expect_err("the group lost rank 5");
+    let lost = match again {
+        PeerError::GroupLost { rank: r, .. } => r == late && rank != late,
+        PeerError::Excluded { .. } => rank == late,
+        _ => false,
+    };
+    check(lost, &format!("rank {rank}: {again}"));
+    world.barrier();
+    ExitCode::SUCCESS
+}
+
+fn child_refuse() -> ExitCode {
+    let Some((universe, _)) = mpi::initialize_with_threading(Threading::Multiple) else {
+        return ExitCode::FAILURE;
+    };
+    let world = universe.world();
+    let rank = world.rank() as usize;
+    let mpi = Mpi::adopt(&universe, &world);
+    let cfg = BalancerConfig::new("oem")
+        .unwrap()
+        .timeout(Duration::from_secs(30));
+    let mut b = Balancer::<u64, _>::new(&mpi, cfg).unwrap();
+    let mut items: Vec<u64> = (rank as u64 * 10..rank as u64 * 10 + 10).collect();
+    let start = Instant::now();
+    if rank == 3 {
+        b.refuse("load: value 2 (-1) is negative").expect("refused");
+    } else {
+        let e = b.rebalance(&mut items).expect_err("rank 3 refused");
+        check(
+            matches!(&e, PeerError::Refused { rank: 3, .. }),
+            &format!("rank {rank}: {e}"),
+        );
+        check(
+            start.elapsed() < Duration::from_secs(10),
+            &format!("rank {rank} knew at once ({:?})", start.elapsed()),
+        );
+    }
+    b.rebalance(&mut items).expect("the group goes on");
+    check(
+        exactly_once(&world, &items, RANKS as u64 * 10),
+        "every item exactly once",
+    );
     world.barrier();
     ExitCode::SUCCESS
 }

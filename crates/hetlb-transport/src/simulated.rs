@@ -16,7 +16,7 @@
 //! no virtual time; [`Member::sleep`] stands for a long one.
 //!
 //! **Liveness** is the threads flavour's: a running rank is alive, a paused one
-//! ([`Transport::pause`]) silent since it paused, a dropped endpoint closed once every message
+//! (`Transport::pause`) silent since it paused, a dropped endpoint closed once every message
 //! it sent has been read. When every rank waits with no wake-up to come, the run is stalled:
 //! the waiting calls fail with [`TransportError::Stalled`] instead of hanging.
 //!

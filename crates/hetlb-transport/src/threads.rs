@@ -10,7 +10,7 @@
 //! **Liveness.** A busy thread is alive. A rank's endpoint that is dropped — its thread
 //! finished with the protocol, or unwound from a panic — is [`Liveness::Closed`] for the
 //! others at once, and a wake-up in their inboxes makes a waiting rank look. Only fault
-//! injection ([`Transport::pause`]) makes a rank [`Liveness::Silent`].
+//! injection (`Transport::pause`, feature `fault-injection`) makes a rank [`Liveness::Silent`].
 
 use super::{Envelope, Group, Ledger, Liveness, Message, Transport, TransportError};
 use crossbeam::channel::{self, Receiver, RecvTimeoutError, Sender, TryRecvError};

@@ -16,7 +16,7 @@ use crate::options::Speeds;
 use crate::probe::probe;
 use crate::report::{Committed, Report};
 use crate::session::COORDINATOR;
-use crate::session::{Mailbox, Session, SessionSettings, Traffic, take_ask};
+use crate::session::{Mailbox, Session, SessionSettings, Traffic, note_lost, take_ask};
 use crate::shortfalls::Shortfalls;
 use crate::store::{Bytes, ItemKind, Storage};
 use crate::wire::{Msg, RankState};
@@ -44,9 +44,9 @@ struct Gathered {
 /// [`Balancer::rebalance`] collectively. Each balancer opens its own endpoint of the group's
 /// transport: build them in the same order on every rank.
 ///
-/// `K` is what it moves ([`ItemKind`]): the application's [`Item`] type, kept in a `Vec`
+/// `K` is what it moves ([`ItemKind`]): the application's [`Item`](crate::Item) type, kept in a `Vec`
 /// ([`Balancer::rebalance`]), or [`Bytes`], fixed-size byte records kept in one buffer
-/// ([`Records`]): every call takes either ([`Storage`]). Both run the same protocol with the
+/// ([`Records`](crate::Records)): every call takes either ([`Storage`]). Both run the same protocol with the
 /// same guarantees.
 ///
 /// # Example
@@ -460,8 +460,11 @@ impl<K: ItemKind, G: Group> Balancer<K, G> {
             match &mut self.mailbox.doubt {
                 Some((d, slot)) if *d == e && settles && slot.is_none() => *slot = Some(r),
                 _ if e > self.epoch => self.mailbox.later.push_back(r),
-                _ => {}
+                _ => note_lost(&mut self.mailbox, &r),
             }
+        }
+        if let Some(news) = self.mailbox.lost_news.take() {
+            return Err(news);
         }
         crate::sync_point::check_peers(&self.ep, self.config.options.timeout)
     }
@@ -612,7 +615,15 @@ impl<K: ItemKind, G: Group> Balancer<K, G> {
         };
         self.tuning.fill(&self.config, &mut mine);
         let mut session = self.session();
-        let states = match all_gather(&mut session, mine) {
+        let states = match all_gather(&mut session, mine).and_then(|states| {
+            // What arrived with the last of the gather is read before anything is decided: a
+            // rank that came late may find the call given up by the others.
+            session.drain()?;
+            match session.stopped() {
+                Some(e) => Err(e),
+                None => Ok(states),
+            }
+        }) {
             Ok(s) => s,
             Err(e) => return Err(session.give_up(e)),
         };
