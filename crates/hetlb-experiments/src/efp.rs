@@ -38,7 +38,9 @@
 use hetlb_core::rules::self_scheduling::{Policy, SchedulingError};
 use hetlb_runtime::grain::paper_granularity;
 use hetlb_runtime::workload::matmul::MatmulJob;
-use hetlb_runtime::{Outcome, ProcessorReport, RunConfig, RuntimeError, Slowdown, run_sequential};
+use hetlb_runtime::{
+    ProcessorReport, RunConfig, RunOutcome, RuntimeError, Slowdown, run_sequential,
+};
 use serde::Serialize;
 use std::sync::Arc;
 use std::time::Duration;
@@ -262,7 +264,7 @@ type Measured = (Point, Vec<Vec<f64>>);
 
 /// Runs one job on some processors under some settings: `None` on the ranks of an MPI job
 /// that do not report.
-pub type Execute<'a> = dyn FnMut(&Arc<MatmulJob>, usize, &RunConfig) -> Result<Option<Outcome<Vec<f64>>>, RuntimeError>
+pub type Execute<'a> = dyn FnMut(&Arc<MatmulJob>, usize, &RunConfig) -> Result<Option<RunOutcome<Vec<f64>>>, RuntimeError>
     + 'a;
 
 /// The reproduction's settings. Build with [`Efp::new`] and the setters.

@@ -53,13 +53,13 @@ pub mod workload;
 #[cfg(feature = "master-worker")]
 pub use config::{Progress, RunConfig};
 #[cfg(feature = "master-worker")]
-pub use error::{ConfigError, RuntimeError, TaskError};
+pub use error::{RunConfigError, RuntimeError, TaskError};
 #[cfg(feature = "master-worker")]
-pub use faults::Faults;
+pub use faults::ProcessorFaults;
 #[cfg(feature = "master-worker")]
 pub use job::{ClosureJob, FnJob, Job};
 #[cfg(feature = "master-worker")]
-pub use report::{Dispatch, Failure, FailureKind, Outcome, ProcessorReport, RunReport};
+pub use report::{Dispatch, Failure, FailureKind, ProcessorReport, RunOutcome, RunReport};
 #[cfg(all(feature = "mpi", feature = "master-worker"))]
 pub use run::run_mpi;
 #[cfg(feature = "master-worker")]

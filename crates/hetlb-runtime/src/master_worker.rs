@@ -26,7 +26,7 @@ use crate::config::{Progress, RunConfig};
 use crate::error::{RuntimeError, TaskError};
 use crate::grain::paper_granularity;
 use crate::job::Job;
-use crate::report::{Outcome, ProcessorReport, RunReport};
+use crate::report::{ProcessorReport, RunOutcome, RunReport};
 use crate::slowdown::Slowdown;
 use crate::workload::matmul::MatmulJob;
 use crate::workload::synthetic::Synthetic;
@@ -363,8 +363,8 @@ fn in_turn<O>(
     settings: &Settings,
     workers: usize,
     progress: &mut dyn FnMut(Policy) -> Option<Progress>,
-    mut execute: impl FnMut(&RunConfig) -> Result<Option<Outcome<O>>, RuntimeError>,
-) -> Result<Vec<Outcome<O>>, CompareError> {
+    mut execute: impl FnMut(&RunConfig) -> Result<Option<RunOutcome<O>>, RuntimeError>,
+) -> Result<Vec<RunOutcome<O>>, CompareError> {
     let mut outcomes = Vec::new();
     for &policy in &settings.policies {
         let mut cfg = settings.config(policy, workers);
@@ -385,7 +385,7 @@ pub fn on_threads<J>(
     workers: usize,
     settings: &Settings,
     progress: &mut dyn FnMut(Policy) -> Option<Progress>,
-) -> Result<Vec<Outcome<J::Output>>, CompareError>
+) -> Result<Vec<RunOutcome<J::Output>>, CompareError>
 where
     J: Job + 'static,
     J::Task: 'static,
@@ -407,7 +407,7 @@ pub fn on_mpi_job<J>(
     job: &J,
     settings: &Settings,
     progress: &mut dyn FnMut(Policy) -> Option<Progress>,
-) -> Option<Vec<Outcome<J::Output>>>
+) -> Option<Vec<RunOutcome<J::Output>>>
 where
     J: Job,
     J::Task: hetlb_transport::Message,
@@ -432,7 +432,7 @@ where
 
 /// The processors given up as silent in any of `outcomes` (they may still be stopped or
 /// hung).
-pub fn silent<O>(outcomes: &[Outcome<O>]) -> Vec<usize> {
+pub fn silent<O>(outcomes: &[RunOutcome<O>]) -> Vec<usize> {
     let mut silent: Vec<usize> = outcomes
         .iter()
         .flat_map(|o| &o.report.failures)
@@ -544,7 +544,7 @@ pub struct PolicyReport {
 pub fn assess<J: Checked>(
     job: &J,
     (size, grain): (u64, &Grain),
-    outcomes: &[Outcome<J::Output>],
+    outcomes: &[RunOutcome<J::Output>],
     settings: &Settings,
     workers: usize,
     check: bool,

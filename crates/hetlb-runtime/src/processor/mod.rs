@@ -12,10 +12,10 @@ pub(crate) mod master;
 
 use crate::config::RunConfig;
 use crate::error::{RuntimeError, TaskError};
-use crate::faults::Faults;
+use crate::faults::ProcessorFaults;
 use crate::job::Job;
 use crate::message::{Batch, Msg, Totals};
-use crate::report::Outcome;
+use crate::report::RunOutcome;
 use crate::slowdown::Slowdown;
 use hetlb_core::rules::self_scheduling::Observation;
 use hetlb_transport::{Envelope, Transport};
@@ -29,7 +29,7 @@ pub(crate) struct Cpu<'j, J: Job> {
     rank: usize,
     job: &'j J,
     slowdown: Slowdown,
-    faults: Faults,
+    faults: ProcessorFaults,
     started: u64,
     completed: u64,
     t0: Option<Instant>,
@@ -171,7 +171,7 @@ pub(crate) enum Ending<O> {
     /// A worker that was stopped (or a master that handed its outcome to rank 0).
     Stopped,
     /// Rank 0's end: the run's outcome.
-    Finished(Box<Outcome<O>>),
+    Finished(Box<RunOutcome<O>>),
 }
 
 /// How long `peer` has been silent, as the transport knows it.
