@@ -36,7 +36,7 @@
 //! ```
 
 use hetlb_core::rules::self_scheduling::{Policy, SchedulingError};
-use hetlb_runtime::grain::paper_granularity;
+use hetlb_runtime::grain::Grain;
 use hetlb_runtime::workload::matmul::MatmulJob;
 use hetlb_runtime::{
     ProcessorReport, RunConfig, RunOutcome, RuntimeError, Slowdown, run_sequential,
@@ -576,7 +576,8 @@ impl Efp {
         policy: Policy,
         progress: &mut dyn FnMut(Step),
     ) -> Result<Option<Measured>, EfpError> {
-        let (tasks, granularity) = tasks(self.grain_n, self.seed, procs, size, &POLICIES)?;
+        let grain = Grain::matmul(None, self.grain_n, self.seed, procs, size, &POLICIES)?;
+        let tasks = grain.tasks;
         let job = Arc::new(MatmulJob::new(size as usize, tasks, self.seed));
         let mut outcomes = Vec::new();
         for _ in 0..self.runs {
@@ -606,7 +607,7 @@ impl Efp {
                 procs,
                 policy,
                 tasks,
-                granularity,
+                granularity: grain.source,
                 makespan: r.makespan,
                 ideal: r.ideal,
                 efficiency_vs_ideal: r.efficiency,
@@ -623,49 +624,6 @@ impl Efp {
     pub fn run_count(&self, sweep: usize) -> u64 {
         (self.sizes.len() + sweep) as u64 * POLICIES.len() as u64 * self.runs
     }
-}
-
-/// The number of tasks `G` of a product of order `size` on `processors` processors, and where
-/// it comes from: eq. (1) with multiplier `grain_n` and the draw of `seed`, raised to what
-/// every policy of `policies` needs to give every processor work, cut to one row per task at
-/// most.
-///
-/// # Errors
-/// [`EfpError::Granularity`] when eq. (1) refuses its inputs (a `grain_n` outside `1..=3`).
-///
-/// # Example
-/// ```
-/// use hetlb_core::rules::self_scheduling::Policy;
-/// use hetlb_experiments::efp::tasks;
-/// let (g, why) = tasks(3, 1, 9, 1000, &[Policy::Efp]).unwrap();
-/// assert!(g >= Policy::Efp.minimum_tasks(9) && g <= 1000);
-/// assert!(why.starts_with("eq. (1)"));
-/// ```
-pub fn tasks(
-    grain_n: u32,
-    seed: u64,
-    processors: usize,
-    size: u64,
-    policies: &[Policy],
-) -> Result<(u64, String), EfpError> {
-    let (g, draw) = paper_granularity(grain_n, processors, size, seed)?;
-    let mut source = format!("eq. (1): n = {grain_n}, rand() = {draw:.4}");
-    // Every processor must get work, or the run measures only some of them.
-    let needed = policies
-        .iter()
-        .map(|p| p.minimum_tasks(processors))
-        .max()
-        .unwrap_or(1);
-    let mut tasks = g;
-    if tasks < needed {
-        tasks = needed;
-        source += &format!(", raised from {g} to {needed} so that every processor gets work");
-    }
-    if tasks > size {
-        source += &format!(", cut from {tasks} to {size} (one row per task at most)");
-        tasks = size;
-    }
-    Ok((tasks, source))
 }
 
 /// A description of this machine: cores, CPU model, OS.
