@@ -37,6 +37,7 @@
 
 use hetlb_core::rules::self_scheduling::{Policy, SchedulingError};
 use hetlb_runtime::grain::Grain;
+use hetlb_runtime::master_worker::ProcessorRow;
 use hetlb_runtime::workload::matmul::MatmulJob;
 use hetlb_runtime::{
     ProcessorReport, RunConfig, RunOutcome, RuntimeError, Slowdown, run_sequential,
@@ -102,16 +103,58 @@ impl Point {
 
     /// The master's rows ÷ the mean rows of a worker (NaN without a master's report).
     pub fn master_ratio(&self) -> f64 {
-        let master = self.processors.iter().find(|p| p.processor == self.master);
-        let workers: Vec<u64> = self
-            .processors
-            .iter()
-            .filter(|p| p.processor != self.master)
-            .map(|p| p.rows)
-            .collect();
-        let mean = workers.iter().sum::<u64>() as f64 / workers.len().max(1) as f64;
-        master.map_or(f64::NAN, |m| m.rows as f64 / mean.max(f64::MIN_POSITIVE))
+        let times: Vec<Times<'_>> = self.processors.iter().map(Times::from).collect();
+        master_ratio(&times, self.master).unwrap_or(f64::NAN)
     }
+}
+
+/// One processor of a master-worker run as a row of the paper's Tables 2–6: its role, rows
+/// and times.
+#[derive(Debug, Clone, Copy, PartialEq)]
+#[non_exhaustive]
+pub struct Times<'a> {
+    /// The processor.
+    pub processor: usize,
+    /// `P0` (the master), `P1`, … by speed.
+    pub role: &'a str,
+    /// Rows computed.
+    pub rows: u64,
+    /// `T_exec`, `T_comp`, `T_comm` and `T_wait`, seconds.
+    pub times: [f64; 4],
+}
+
+impl<'a> From<&'a ProcessorReport> for Times<'a> {
+    fn from(p: &'a ProcessorReport) -> Self {
+        Self {
+            processor: p.processor,
+            role: &p.role,
+            rows: p.rows,
+            times: [p.t_exec, p.t_comp, p.t_comm, p.t_wait],
+        }
+    }
+}
+
+impl<'a> From<&'a ProcessorRow> for Times<'a> {
+    fn from(p: &'a ProcessorRow) -> Self {
+        Self {
+            processor: p.processor,
+            role: &p.role,
+            rows: p.rows,
+            times: [p.t_exec, p.t_comp, p.t_comm, p.t_wait],
+        }
+    }
+}
+
+/// The master's rows ÷ the mean rows of the other processors (`None` without the master).
+pub fn master_ratio(processors: &[Times<'_>], master: usize) -> Option<f64> {
+    let others: Vec<u64> = processors
+        .iter()
+        .filter(|p| p.processor != master)
+        .map(|p| p.rows)
+        .collect();
+    let mean = others.iter().sum::<u64>() as f64 / others.len().max(1) as f64;
+    let m = processors.iter().find(|p| p.processor == master)?;
+    Some(m.rows as f64 / mean.max(f64::MIN_POSITIVE))
 }
 
 /// The one-processor time of a job: the fast processor alone runs the same `G` tasks in

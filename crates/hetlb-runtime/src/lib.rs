@@ -36,8 +36,6 @@ pub mod message;
 ))]
 pub mod mpi_job;
 #[cfg(feature = "master-worker")]
-pub mod paper;
-#[cfg(feature = "master-worker")]
 mod processor;
 #[cfg(feature = "master-worker")]
 pub mod report;

@@ -20,8 +20,6 @@
 //! assert_eq!(runs[0].processors.iter().map(|p| p.rows).sum::<u64>(), 60);
 //! ```
 
-pub mod tables;
-
 use crate::config::{Progress, RunConfig};
 use crate::error::{RuntimeError, TaskError};
 pub use crate::grain::Grain;

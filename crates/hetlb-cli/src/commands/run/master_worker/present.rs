@@ -4,8 +4,9 @@
 use super::{Args, Setup};
 use crate::output::{Format, print_json, print_report};
 use anyhow::{Context, Result};
-use hetlb_runtime::master_worker::{self, Checked, Grain, Workload, tables};
-use hetlb_runtime::paper::table_for;
+use hetlb_experiments::paper::efp::table_for;
+use hetlb_experiments::tables::master_worker as tables;
+use hetlb_runtime::master_worker::{self, Checked, Grain, Workload};
 use hetlb_runtime::{RunOutcome, RunReport};
 use std::path::PathBuf;
 
