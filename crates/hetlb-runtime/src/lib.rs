@@ -28,13 +28,6 @@ pub mod job;
 pub mod master_worker;
 #[cfg(feature = "master-worker")]
 pub mod message;
-#[cfg(all(
-    feature = "mpi",
-    feature = "master-worker",
-    feature = "scenario",
-    feature = "iterative"
-))]
-pub mod mpi_job;
 #[cfg(feature = "master-worker")]
 mod processor;
 #[cfg(feature = "master-worker")]

@@ -326,37 +326,29 @@ where
 }
 
 /// Runs `job` under every policy of `settings` in turn on the ranks of `mpi` — every rank
-/// calls it — and returns the outcomes on rank 0, `None` on the others. A failure on any rank
-/// ends the job (`error: …` on stderr, then `MPI_Abort`), since other ranks may be waiting for
-/// messages that will never come. Once rank 0 has reported, call
-/// [`MpiJob::end_if_silent`](crate::mpi_job::MpiJob::end_if_silent) with [`silent`].
+/// calls it — and returns the outcomes on rank 0, `None` on the others; before each run
+/// `progress(policy)` may return a callback for its tasks.
+///
+/// # Errors
+/// [`CompareError::Run`] naming the policy whose run failed on this rank. Other ranks may
+/// then be waiting for messages that will never come: end the job
+/// ([`hetlb_transport::mpi::Mpi::abort`]) rather than return.
 #[cfg(feature = "mpi")]
-pub fn on_mpi_job<J>(
-    mpi: &crate::mpi_job::MpiJob,
+pub fn on_mpi<J>(
+    mpi: &hetlb_transport::mpi::Mpi<'_>,
     job: &J,
     settings: &Settings,
     progress: &mut dyn FnMut(Policy) -> Option<Progress>,
-) -> Option<Vec<RunOutcome<J::Output>>>
+) -> Result<Option<Vec<RunOutcome<J::Output>>>, CompareError>
 where
     J: Job,
     J::Task: hetlb_transport::Message,
     J::Output: hetlb_transport::Message,
 {
-    let run = in_turn(settings, mpi.size(), progress, |cfg| {
-        crate::run_mpi(mpi.mpi(), job, cfg)
-    });
-    match run {
-        Ok(outcomes) => (mpi.rank() == 0).then_some(outcomes),
-        Err(e) => {
-            let mut message = e.to_string();
-            let mut source = std::error::Error::source(&e);
-            while let Some(s) = source {
-                message += &format!(": {s}");
-                source = s.source();
-            }
-            mpi.end(&message)
-        }
-    }
+    let outcomes = in_turn(settings, mpi.size(), progress, |cfg| {
+        crate::run_mpi(mpi, job, cfg)
+    })?;
+    Ok((mpi.rank() == 0).then_some(outcomes))
 }
 
 /// The processors given up as silent in any of `outcomes` (they may still be stopped or

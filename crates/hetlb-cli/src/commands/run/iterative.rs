@@ -7,9 +7,11 @@ use crate::plot::{Axes, Series, line_chart_with};
 use crate::progress;
 use anyhow::{Context, Result, anyhow, bail};
 use hetlb_core::algorithm::Algorithm;
+use hetlb_experiments::drivers::iterative::{
+    self as compare, BalancerReport, SpeedWarning, Spread,
+};
 use hetlb_peer::{AUTO, BalancerConfig, PeerError};
 use hetlb_runtime::Slowdown;
-use hetlb_runtime::workload::iterative::compare::{self, BalancerReport, SpeedWarning, Spread};
 use hetlb_runtime::workload::iterative::{
     Drift, IterationProgress, IterativeConfig, IterativeRun, dump,
 };
@@ -336,10 +338,11 @@ fn run_mpi(_args: &Args) -> Result<()> {
 }
 
 /// Every balancer in turn on the MPI job's ranks; rank 0 prints (see
-/// `hetlb_runtime::workload::iterative::compare::on_mpi_job`).
+/// `hetlb_experiments::drivers::iterative::on_mpi_job`).
 #[cfg(feature = "mpi")]
 fn run_mpi(args: &Args) -> Result<()> {
-    let job = hetlb_runtime::mpi_job::MpiJob::init().map_err(|e| anyhow!("--backend: {e}"))?;
+    let job = hetlb_experiments::drivers::mpi_job::MpiJob::init()
+        .map_err(|e| anyhow!("--backend: {e}"))?;
     let ranks = job.size();
     let setup = job.agreed((|| {
         if let Some(w) = args.procs {

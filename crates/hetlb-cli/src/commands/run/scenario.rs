@@ -1,10 +1,10 @@
 //! `hetlb run scenario`: the simulator's scenario files on real workers, the prediction beside
-//! the measurement (`hetlb_runtime::scenario::compare`).
+//! the measurement (`hetlb_experiments::drivers::scenario`).
 
 use crate::output::{Format, fixed, print_csv, print_json, table};
 use crate::plot::{Axes, Series, line_chart_with};
 use anyhow::{Context, Result, anyhow, bail};
-use hetlb_runtime::scenario::compare::{
+use hetlb_experiments::drivers::scenario::{
     Comparison as Outcome, PredictionError, compare, predict, relative_error,
 };
 use hetlb_runtime::scenario::{
@@ -424,10 +424,11 @@ fn run_mpi(_args: &Args, _work: Option<Work>) -> Result<()> {
 }
 
 /// Each scenario on the MPI job's ranks, one rank per node; rank 0 prints (see
-/// `hetlb_runtime::scenario::run_mpi_job`).
+/// `hetlb_experiments::drivers::scenario::run_mpi_job`).
 #[cfg(feature = "mpi")]
 fn run_mpi(args: &Args, work: Option<Work>) -> Result<()> {
-    let job = hetlb_runtime::mpi_job::MpiJob::init().map_err(|e| anyhow!("--backend: {e}"))?;
+    use hetlb_experiments::drivers::{mpi_job::MpiJob, scenario::run_mpi_job};
+    let job = MpiJob::init().map_err(|e| anyhow!("--backend: {e}"))?;
     let calibration = Calibration::measure(Duration::from_millis(50));
     let mut outcomes = Vec::new();
     for path in &args.scenarios {
@@ -453,7 +454,7 @@ fn run_mpi(args: &Args, work: Option<Work>) -> Result<()> {
             Ok((scenario, sim, cfg))
         })());
         let label = path.display().to_string();
-        let real = hetlb_runtime::scenario::run_mpi_job(&job, &label, &scenario, &cfg, calibration);
+        let real = run_mpi_job(&job, &label, &scenario, &cfg, calibration);
         if let Some(real) = real {
             outcomes.push(compare(
                 &label,

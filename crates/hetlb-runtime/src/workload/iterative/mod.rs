@@ -11,7 +11,6 @@
 //! Because iterations are bulk-synchronous, an iteration lasts as long as its slowest rank:
 //! this is what imbalance costs, and what [`IterativeRun::iteration_seconds`] records.
 
-pub mod compare;
 pub mod dump;
 pub mod replay;
 
@@ -566,6 +565,11 @@ pub fn initial_cells(cfg: &IterativeConfig, rank: usize, ranks: usize) -> Vec<Ce
         .collect()
 }
 
+/// The name of a balancer in a run's report: its rule's, or `none`.
+pub fn balancer_name(balancer: Option<&BalancerConfig>) -> &'static str {
+    balancer.map_or("none", |c| c.rule_name())
+}
+
 /// Called by rank 0 after every iteration with the number of iterations done.
 pub type IterationProgress = Arc<dyn Fn(u64) + Send + Sync>;
 
@@ -737,7 +741,8 @@ pub fn run_threads(
     cfg.validate(ranks)?;
     let name = balancer
         .as_ref()
-        .map_or("none".to_string(), |b| b.rule_name().to_string());
+        .map_or("none", |b| b.rule_name())
+        .to_string();
     if let Some(b) = &balancer {
         // Refused here, before any thread starts, with the balancer's own message.
         b.check(ranks)
@@ -817,14 +822,12 @@ pub fn run_group<G: Group>(
     let logs_ep = group.open::<RankLog>()?;
     let mut runs = Vec::new();
     for b in balancers {
-        let name = b
-            .as_ref()
-            .map_or("none".to_string(), |c| c.rule_name().to_string());
+        let name = balancer_name(b.as_ref());
         let start = Instant::now();
         let log = run_rank(cfg, group, b.clone(), timeout, None)?;
         let total = start.elapsed().as_secs_f64();
         if let Some(logs) = collect_at_root(&logs_ep, log, timeout)? {
-            runs.push(IterativeRun::assemble(&name, total, logs, oversubscription));
+            runs.push(IterativeRun::assemble(name, total, logs, oversubscription));
         }
     }
     Ok(runs)

@@ -259,10 +259,12 @@ fn run_mpi(_args: &Args, _setup: &Setup) -> Result<()> {
 }
 
 /// The policies in turn on the MPI job's ranks; rank 0 prints, then ends the job if a rank
-/// fell silent (see `hetlb_runtime::master_worker::on_mpi_job`).
+/// fell silent (see `hetlb_experiments::drivers::master_worker::on_mpi_job`).
 #[cfg(feature = "mpi")]
 fn run_mpi(args: &Args, setup: &Setup) -> Result<()> {
-    let job = hetlb_runtime::mpi_job::MpiJob::init().map_err(|e| anyhow!("--backend: {e}"))?;
+    use hetlb_experiments::drivers::master_worker::on_mpi_job;
+    let job = hetlb_experiments::drivers::mpi_job::MpiJob::init()
+        .map_err(|e| anyhow!("--backend: {e}"))?;
     let workers = job.size();
     let grain = job.agreed((|| {
         if let Some(w) = args.procs {
@@ -277,7 +279,7 @@ fn run_mpi(args: &Args, setup: &Setup) -> Result<()> {
     let settings = &setup.settings;
     if let Workload::Matmul = setup.workload {
         let work = MatmulJob::new(args.size as usize, grain.tasks, args.seed);
-        let outcomes = master_worker::on_mpi_job(&job, &work, settings, &mut |p| bars.next(p));
+        let outcomes = on_mpi_job(&job, &work, settings, &mut |p| bars.next(p));
         bars.finish();
         if let Some(outcomes) = outcomes {
             present(args, setup, workers, &grain, &outcomes, &work)?;
@@ -285,7 +287,7 @@ fn run_mpi(args: &Args, setup: &Setup) -> Result<()> {
         }
     } else {
         let work = Synthetic::new(args.size, args.cost);
-        let outcomes = master_worker::on_mpi_job(&job, &work, settings, &mut |p| bars.next(p));
+        let outcomes = on_mpi_job(&job, &work, settings, &mut |p| bars.next(p));
         bars.finish();
         if let Some(outcomes) = outcomes {
             present(args, setup, workers, &grain, &outcomes, &work)?;
