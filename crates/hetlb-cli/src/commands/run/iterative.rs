@@ -288,10 +288,8 @@ fn with_topology(cfg: BalancerConfig, spec: &str) -> Result<BalancerConfig> {
 
 /// Runs `hetlb run iterative`.
 pub fn run(args: Args) -> Result<()> {
-    match args.backend.as_str() {
-        "threads" => {}
-        "mpi" => return run_mpi(&args),
-        other => bail!("--backend: unknown backend '{other}' (expected threads or mpi)"),
+    if crate::input::mpi_backend(&args.backend)? {
+        return run_mpi(&args);
     }
     let ranks = args.procs.unwrap_or(4);
     if ranks > MAX_THREAD_RANKS {
@@ -331,10 +329,7 @@ pub fn run(args: Args) -> Result<()> {
 
 #[cfg(not(feature = "mpi"))]
 fn run_mpi(_args: &Args) -> Result<()> {
-    bail!(
-        "--backend: this hetlb was built without MPI support; rebuild with \
-         `cargo build --release -p hetlb-cli --features mpi` and launch it with mpiexec"
-    )
+    bail!("{}", crate::input::NO_MPI)
 }
 
 /// Every balancer in turn on the MPI job's ranks; rank 0 prints (see

@@ -78,10 +78,8 @@ fn scale_text(s: f64) -> String {
 pub fn run(args: Args) -> Result<()> {
     // The ranges of the numbers are clap's (`real`).
     let work = parse_work(&args.work)?;
-    match args.backend.as_str() {
-        "threads" => {}
-        "mpi" => return run_mpi(&args, work),
-        other => bail!("--backend: unknown backend '{other}' (expected threads or mpi)"),
+    if crate::input::mpi_backend(&args.backend)? {
+        return run_mpi(&args, work);
     }
     let calibration = Calibration::measure(Duration::from_millis(50));
     let mut outcomes = Vec::new();
@@ -417,10 +415,7 @@ fn print_outcome(o: &Outcome) {
 
 #[cfg(not(feature = "mpi"))]
 fn run_mpi(_args: &Args, _work: Option<Work>) -> Result<()> {
-    bail!(
-        "--backend: this hetlb was built without MPI support; rebuild with \
-         `cargo build --release -p hetlb-cli --features mpi` and launch it with mpiexec"
-    )
+    bail!("{}", crate::input::NO_MPI)
 }
 
 /// Each scenario on the MPI job's ranks, one rank per node; rank 0 prints (see
