@@ -5,10 +5,10 @@ use crate::output::{Format, fixed, print_csv, print_json, table};
 use crate::plot::{Axes, Series, line_chart_with};
 use anyhow::{Context, Result, anyhow, bail};
 use hetlb_experiments::drivers::scenario::{
-    Comparison as Outcome, PredictionError, compare, predict, relative_error,
+    Balancings, Comparison as Outcome, PredictionError, compare, predict, relative_error,
 };
 use hetlb_runtime::scenario::{
-    Calibration, RealConfig, Work, check, default_time_scale, run_threads,
+    Calibration, LinkMeasure, RealConfig, Work, check, default_time_scale, run_threads,
 };
 use hetlb_sim::{Report, Scenario};
 use std::path::{Path, PathBuf};
@@ -172,53 +172,7 @@ fn present(args: &Args, outcomes: &[Outcome]) -> Result<()> {
     }
     if let Some(path) = &args.plot {
         for o in outcomes {
-            let target = if outcomes.len() > 1 {
-                let stem = path
-                    .file_stem()
-                    .and_then(|s| s.to_str())
-                    .unwrap_or("finish");
-                let ext = path.extension().and_then(|s| s.to_str()).unwrap_or("svg");
-                let name = Path::new(&o.scenario)
-                    .file_stem()
-                    .and_then(|s| s.to_str())
-                    .unwrap_or("scenario");
-                path.with_file_name(format!("{stem}-{name}.{ext}"))
-            } else {
-                path.clone()
-            };
-            let mut series = vec![Series {
-                label: "measured".into(),
-                points: o
-                    .measured
-                    .finish
-                    .iter()
-                    .enumerate()
-                    .map(|(i, &f)| (i as f64, f))
-                    .collect(),
-            }];
-            if let Some(s) = &o.simulated {
-                series.push(Series {
-                    label: "simulated".into(),
-                    points: s
-                        .finish
-                        .iter()
-                        .enumerate()
-                        .map(|(i, &f)| (i as f64, f))
-                        .collect(),
-                });
-            }
-            line_chart_with(
-                &target,
-                &format!(
-                    "Finish time per node: {}, {}, time scale {}",
-                    o.name.as_deref().unwrap_or(&o.scenario),
-                    o.work.describe(),
-                    scale_text(o.time_scale)
-                ),
-                &Axes::new("node", "seconds (scenario time)").integer_x(),
-                &series,
-            )
-            .context("--plot")?;
+            plot_finish(path, o, outcomes.len() > 1).context("--plot")?;
         }
     }
     match args.format {
@@ -257,37 +211,85 @@ fn present(args: &Args, outcomes: &[Outcome]) -> Result<()> {
                 print_outcome(o);
             }
             if outcomes.len() > 1 && outcomes.iter().all(|o| o.simulated.is_some()) {
-                let mut t = table([
-                    "scenario",
-                    "policy",
-                    "simulated makespan",
-                    "measured",
-                    "error",
-                    "paper",
-                    "timing",
-                ]);
-                for o in outcomes {
-                    let s = o.simulated.as_ref().map_or(0.0, |s| s.makespan);
-                    let e = o.relative_error.as_ref().map_or(0.0, |e| e.makespan);
-                    t.add_row(vec![
-                        o.name.clone().unwrap_or_else(|| o.scenario.clone()),
-                        o.policy.clone(),
-                        fixed(s, 3),
-                        fixed(o.measured.makespan, 3),
-                        format!("{:+.1}%", 100.0 * e),
-                        o.paper_makespan.map_or("–".into(), |p| fixed(p, 2)),
-                        if o.warnings.is_empty() {
-                            "kept to scale".into()
-                        } else {
-                            "NOT COMPARABLE".into()
-                        },
-                    ]);
-                }
-                crate::out!("{t}");
+                print_summary(outcomes);
             }
             Ok(())
         }
     }
+}
+
+/// Every node's finish time, measured and simulated, drawn to `path` (with `several`
+/// scenarios, to `PATH-NAME.ext`, one file each).
+fn plot_finish(path: &Path, o: &Outcome, several: bool) -> Result<()> {
+    let target = if several {
+        let stem = path
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .unwrap_or("finish");
+        let ext = path.extension().and_then(|s| s.to_str()).unwrap_or("svg");
+        let name = Path::new(&o.scenario)
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .unwrap_or("scenario");
+        path.with_file_name(format!("{stem}-{name}.{ext}"))
+    } else {
+        path.to_path_buf()
+    };
+    let line = |label: &str, finish: &[f64]| Series {
+        label: label.into(),
+        points: finish
+            .iter()
+            .enumerate()
+            .map(|(i, &f)| (i as f64, f))
+            .collect(),
+    };
+    let mut series = vec![line("measured", &o.measured.finish)];
+    if let Some(s) = &o.simulated {
+        series.push(line("simulated", &s.finish));
+    }
+    line_chart_with(
+        &target,
+        &format!(
+            "Finish time per node: {}, {}, time scale {}",
+            o.name.as_deref().unwrap_or(&o.scenario),
+            o.work.describe(),
+            scale_text(o.time_scale)
+        ),
+        &Axes::new("node", "seconds (scenario time)").integer_x(),
+        &series,
+    )
+}
+
+/// One row per scenario: the makespans simulated, measured and published, and whether the
+/// run kept to its time scale.
+fn print_summary(outcomes: &[Outcome]) {
+    let mut t = table([
+        "scenario",
+        "policy",
+        "simulated makespan",
+        "measured",
+        "error",
+        "paper",
+        "timing",
+    ]);
+    for o in outcomes {
+        let s = o.simulated.as_ref().map_or(0.0, |s| s.makespan);
+        let e = o.relative_error.as_ref().map_or(0.0, |e| e.makespan);
+        t.add_row(vec![
+            o.name.clone().unwrap_or_else(|| o.scenario.clone()),
+            o.policy.clone(),
+            fixed(s, 3),
+            fixed(o.measured.makespan, 3),
+            format!("{:+.1}%", 100.0 * e),
+            o.paper_makespan.map_or("–".into(), |p| fixed(p, 2)),
+            if o.warnings.is_empty() {
+                "kept to scale".into()
+            } else {
+                "NOT COMPARABLE".into()
+            },
+        ]);
+    }
+    crate::out!("{t}");
 }
 
 fn print_outcome(o: &Outcome) {
@@ -305,6 +307,43 @@ fn print_outcome(o: &Outcome) {
         o.tasks_injected,
         o.real_seconds
     );
+    print_figures(o);
+    let tm = &o.timing.timing;
+    crate::out!(
+        "timing: tasks took {} of their service times; CPU while computing {}; events noticed {} \
+         s late on average, {} s at worst (scenario time){}",
+        tm.service_stretch
+            .map_or("–".into(), |s| format!("{:.0}%", 100.0 * s)),
+        tm.cpu_obtained
+            .map_or("– (no CPU work)".into(), |c| format!(
+                "{:.0}% of a core",
+                100.0 * c
+            )),
+        scale_text(tm.mean_event_lateness),
+        scale_text(tm.max_event_lateness),
+        if o.warnings.is_empty() {
+            String::new()
+        } else {
+            format!(
+                ": NOT COMPARABLE with the simulation ({})",
+                o.warnings.join("; ")
+            )
+        }
+    );
+    if let Some(p) = o.paper_makespan {
+        crate::out!("paper (Mirtaheri & Grandinetti 2017, §5): makespan {p} s");
+    }
+    if let Some(b) = &o.balancings {
+        print_balancings(b, o.simulated_balancings.as_ref());
+    }
+    if !o.links.is_empty() {
+        print_links(&o.links);
+    }
+    crate::out!();
+}
+
+/// The figures, simulated beside measured, and the mean response time.
+fn print_figures(o: &Outcome) {
     let mut t = table([
         "figure (scenario time)",
         "simulated",
@@ -339,78 +378,55 @@ fn print_outcome(o: &Outcome) {
         ]);
     }
     crate::out!("{t}");
-    let tm = &o.timing.timing;
+}
+
+/// What the threshold policy did, measured beside simulated.
+fn print_balancings(b: &Balancings, s: Option<&Balancings>) {
+    let opt = |x: Option<f64>| x.map_or("–".to_string(), |v| fixed(v, 3));
+    let mut t = table([
+        "threshold balancing (Rim, Jang & Kim 2003, §4)",
+        "simulated",
+        "measured",
+    ]);
+    t.add_row(vec![
+        "balancings".to_string(),
+        s.map_or("–".into(), |s| s.count.to_string()),
+        b.count.to_string(),
+    ]);
+    t.add_row(vec![
+        "mean max − min after".to_string(),
+        opt(s.and_then(|s| s.mean_max_difference_after)),
+        opt(b.mean_max_difference_after),
+    ]);
+    t.add_row(vec![
+        "mean batch speedup (Σ loads ÷ max)".to_string(),
+        opt(s.and_then(|s| s.mean_batch_speedup)),
+        opt(b.mean_batch_speedup),
+    ]);
+    crate::out!("{t}");
+}
+
+/// Every link as the delay-aware policy saw it.
+fn print_links(links: &[LinkMeasure]) {
+    let mut l = table([
+        "link",
+        "file rate",
+        "measured rate",
+        "file delay",
+        "measured delay",
+    ]);
+    for m in links {
+        l.add_row(vec![
+            format!("{} → {}", m.from, m.to),
+            fixed(m.file_rate, 1),
+            fixed(m.measured_rate, 1),
+            fixed(m.file_delay, 4),
+            fixed(m.measured_delay, 4),
+        ]);
+    }
     crate::out!(
-        "timing: tasks took {} of their service times; CPU while computing {}; events noticed {} \
-         s late on average, {} s at worst (scenario time){}",
-        tm.service_stretch
-            .map_or("–".into(), |s| format!("{:.0}%", 100.0 * s)),
-        tm.cpu_obtained
-            .map_or("– (no CPU work)".into(), |c| format!(
-                "{:.0}% of a core",
-                100.0 * c
-            )),
-        scale_text(tm.mean_event_lateness),
-        scale_text(tm.max_event_lateness),
-        if o.warnings.is_empty() {
-            String::new()
-        } else {
-            format!(
-                ": NOT COMPARABLE with the simulation ({})",
-                o.warnings.join("; ")
-            )
-        }
+        "links as the delay-aware policy saw them (tasks/s, seconds; measured by probes over the emulated links):\n{l}"
     );
-    if let Some(p) = o.paper_makespan {
-        crate::out!("paper (Mirtaheri & Grandinetti 2017, §5): makespan {p} s");
-    }
-    if let Some(b) = &o.balancings {
-        let s = o.simulated_balancings.as_ref();
-        let opt = |x: Option<f64>| x.map_or("–".to_string(), |v| fixed(v, 3));
-        let mut t = table([
-            "threshold balancing (Rim, Jang & Kim 2003, §4)",
-            "simulated",
-            "measured",
-        ]);
-        t.add_row(vec![
-            "balancings".to_string(),
-            s.map_or("–".into(), |s| s.count.to_string()),
-            b.count.to_string(),
-        ]);
-        t.add_row(vec![
-            "mean max − min after".to_string(),
-            opt(s.and_then(|s| s.mean_max_difference_after)),
-            opt(b.mean_max_difference_after),
-        ]);
-        t.add_row(vec![
-            "mean batch speedup (Σ loads ÷ max)".to_string(),
-            opt(s.and_then(|s| s.mean_batch_speedup)),
-            opt(b.mean_batch_speedup),
-        ]);
-        crate::out!("{t}");
-    }
-    if !o.links.is_empty() {
-        let mut l = table([
-            "link",
-            "file rate",
-            "measured rate",
-            "file delay",
-            "measured delay",
-        ]);
-        for m in &o.links {
-            l.add_row(vec![
-                format!("{} → {}", m.from, m.to),
-                fixed(m.file_rate, 1),
-                fixed(m.measured_rate, 1),
-                fixed(m.file_delay, 4),
-                fixed(m.measured_delay, 4),
-            ]);
-        }
-        crate::out!(
-            "links as the delay-aware policy saw them (tasks/s, seconds; measured by probes over the emulated links):\n{l}"
-        );
-    }
-    crate::out!();
 }
 
 #[cfg(not(feature = "mpi"))]
