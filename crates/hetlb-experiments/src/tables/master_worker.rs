@@ -47,24 +47,31 @@ pub fn csv(docs: &[PolicyReport]) -> Table {
     ]);
     for d in docs {
         for p in &d.processors {
-            t.row([
-                d.policy.name().to_string(),
-                p.processor.to_string(),
-                p.role.to_string(),
-                slowdown_label(p),
-                p.rows.to_string(),
-                p.tasks.to_string(),
-                p.batches.to_string(),
-                format!("{:.6}", p.t_exec),
-                format!("{:.6}", p.t_comp),
-                format!("{:.6}", p.t_comm),
-                format!("{:.6}", p.t_wait),
-                format!("{:.6}", d.makespan),
-                format!("{:.6}", d.efficiency),
-            ]);
+            let mut row = vec![d.policy.name().to_string()];
+            row.extend(work(p));
+            row.extend(
+                Times::from(p)
+                    .times
+                    .into_iter()
+                    .chain([d.makespan, d.efficiency])
+                    .map(|x| format!("{x:.6}")),
+            );
+            t.row(row);
         }
     }
     t
+}
+
+/// A processor's number, role, slowdown, rows, tasks and batches.
+fn work(p: &ProcessorRow) -> [String; 6] {
+    [
+        p.processor.to_string(),
+        p.role.to_string(),
+        slowdown_label(p),
+        p.rows.to_string(),
+        p.tasks.to_string(),
+        p.batches.to_string(),
+    ]
 }
 
 /// `3`, or `3→6` once a `--slowdown-change` took effect.
@@ -92,14 +99,7 @@ fn run(text: &mut Text, d: &PolicyReport, alone: bool) {
         "T_wait",
     ]);
     for p in &d.processors {
-        let mut row = vec![
-            p.processor.to_string(),
-            p.role.to_string(),
-            slowdown_label(p),
-            p.rows.to_string(),
-            p.tasks.to_string(),
-            p.batches.to_string(),
-        ];
+        let mut row = work(p).to_vec();
         row.extend(seconds(Times::from(p).times));
         t.row(row);
     }

@@ -524,10 +524,7 @@ impl Worker {
         } else {
             cpu.blocked_since(self.last_sent, since_start, now)
         };
-        let wait = queued_for.clamp(0.0, blocked.max(0.0));
-        let comm = (blocked - wait).max(0.0);
-        self.totals.t_wait += wait;
-        self.totals.t_comm += comm;
+        let (wait, comm) = self.blocked(blocked, queued_for);
         let (results, ok, panic, clock) = self.run_tasks(cpu, tasks, now);
         let comp = clock.saturating_duration_since(now).as_secs_f64();
         self.totals.t_comp += comp;
@@ -550,6 +547,17 @@ impl Worker {
         // The send itself is counted in the next `blocked`, as communication.
         self.last_sent = Some(clock);
         Ok(())
+    }
+
+    /// Splits `blocked` seconds on the master into waiting for it to attend (at most the
+    /// `queued_for` seconds the master reported) and communicating; both are added to the
+    /// totals and returned.
+    fn blocked(&mut self, blocked: f64, queued_for: f64) -> (f64, f64) {
+        let wait = queued_for.clamp(0.0, blocked.max(0.0));
+        let comm = (blocked - wait).max(0.0);
+        self.totals.t_wait += wait;
+        self.totals.t_comm += comm;
+        (wait, comm)
     }
 
     /// Runs `tasks` in order from `now` until one panics or an injected hang strikes.
@@ -608,9 +616,7 @@ impl Worker {
             return Ok(());
         }
         let blocked = cpu.blocked_since(self.last_sent, since_start, now);
-        let wait = queued_for.clamp(0.0, blocked.max(0.0));
-        self.totals.t_wait += wait;
-        self.totals.t_comm += (blocked - wait).max(0.0);
+        self.blocked(blocked, queued_for);
         self.totals.t_exec = cpu.elapsed_at(now).as_secs_f64();
         report_to::<J, Tr>(
             tr,
