@@ -13,6 +13,10 @@
 //!
 //! Feature `full` enables the three runtimes, as the `hetlb` binary does; feature `mpi` runs
 //! them on MPI processes.
+//!
+//! What `hetlb run` adds on top — the runs of a command driven in turn and judged, an MPI job
+//! started for a program that leaves MPI to hetlb, the report beside the paper's published
+//! tables — is in `hetlb-experiments` (its `drivers` and `tables::master_worker`).
 
 #[cfg(feature = "master-worker")]
 pub mod config;
