@@ -5,7 +5,7 @@ use crate::output::{Format, fixed, print_csv, print_json, table};
 use crate::plot::{Axes, Series, line_chart_with};
 use anyhow::{Context, Result, anyhow, bail};
 use hetlb_experiments::drivers::scenario::{
-    Balancings, Comparison as Outcome, PredictionError, compare, predict, relative_error,
+    Balancings, Comparison, PredictionError, compare, predict, relative_error,
 };
 use hetlb_runtime::scenario::{
     Calibration, LinkMeasure, RealConfig, Work, check, default_time_scale, run_threads,
@@ -161,7 +161,7 @@ fn prepare(path: &Path, args: &Args) -> Result<(Scenario, Report)> {
     Ok((scenario, sim))
 }
 
-fn present(args: &Args, outcomes: &[Outcome]) -> Result<()> {
+fn present(args: &Args, outcomes: &[Comparison]) -> Result<()> {
     for o in outcomes.iter().filter(|o| !o.warnings.is_empty()) {
         eprintln!(
             "warning: {}: the measured times do not stand for the scenario's: {} (time scale {}; a larger --time-scale, --work sleep or a quieter machine help)",
@@ -220,7 +220,7 @@ fn present(args: &Args, outcomes: &[Outcome]) -> Result<()> {
 
 /// Every node's finish time, measured and simulated, drawn to `path` (with `several`
 /// scenarios, to `PATH-NAME.ext`, one file each).
-fn plot_finish(path: &Path, o: &Outcome, several: bool) -> Result<()> {
+fn plot_finish(path: &Path, o: &Comparison, several: bool) -> Result<()> {
     let target = if several {
         let stem = path
             .file_stem()
@@ -262,7 +262,7 @@ fn plot_finish(path: &Path, o: &Outcome, several: bool) -> Result<()> {
 
 /// One row per scenario: the makespans simulated, measured and published, and whether the
 /// run kept to its time scale.
-fn print_summary(outcomes: &[Outcome]) {
+fn print_summary(outcomes: &[Comparison]) {
     let mut t = table([
         "scenario",
         "policy",
@@ -292,7 +292,7 @@ fn print_summary(outcomes: &[Outcome]) {
     crate::out!("{t}");
 }
 
-fn print_outcome(o: &Outcome) {
+fn print_outcome(o: &Comparison) {
     crate::out!(
         "{} ({}) on {} workers, policy {}: time scale {} real s per scenario s, tasks are {}; \
          {} tasks completed ({} arrived, {} injected), every one exactly once; {:.2} s real",
@@ -343,7 +343,7 @@ fn print_outcome(o: &Outcome) {
 }
 
 /// The figures, simulated beside measured, and the mean response time.
-fn print_figures(o: &Outcome) {
+fn print_figures(o: &Comparison) {
     let mut t = table([
         "figure (scenario time)",
         "simulated",
