@@ -1,6 +1,5 @@
 //! The master-worker comparison of `hetlb run matmul|synthetic` on an MPI job: the runtime's
-//! [`on_mpi`](hetlb_runtime::master_worker::on_mpi), with a failure on any rank ending the
-//! whole job. On threads the command calls
+//! [`on_mpi`], with a failure on any rank ending the whole job. On threads the command calls
 //! [`on_threads`](hetlb_runtime::master_worker::on_threads) directly; its report is drawn by
 //! [`crate::tables::master_worker`].
 
