@@ -500,8 +500,9 @@ struct Worker {
 type Computed<O> = (Batch<Result<O, String>>, u64, Option<String>, Instant);
 
 impl Worker {
-    /// Computes the batch `tasks` that the master `from` sent (queued for `times.0` seconds,
-    /// `times.1` seconds into the run), taken in at `now`, and reports the results.
+    /// Computes the batch `tasks` that the master `from` sent (the request it answers queued
+    /// for `queued_for` seconds, sent `since_start` seconds into the run), taken in at `now`,
+    /// and reports the results.
     fn compute<J, Tr>(
         &mut self,
         tr: &Tr,
@@ -597,9 +598,10 @@ impl Worker {
         (results, ok, panic, clock)
     }
 
-    /// Stopped by the master `from` (the message queued for `times.0` seconds, sent `times.1`
-    /// seconds into the run), taken in at `now`: reports the totals. Stopped, not ended: the
-    /// master may still wake this processor for a task that failed elsewhere.
+    /// Stopped by the master `from` (the request it answers queued for `queued_for` seconds,
+    /// sent `since_start` seconds into the run), taken in at `now`: reports the totals.
+    /// Stopped, not ended: the master may still wake this processor for a task that failed
+    /// elsewhere.
     fn stop<J, Tr>(
         &mut self,
         tr: &Tr,
