@@ -20,7 +20,7 @@ use hetlb_peer::{Balancer, BalancerConfig, DEFAULT_TIMEOUT, SyncPoint};
 use hetlb_transport::mpi::Mpi;
 use mpi::collective::{CommunicatorCollectives, SystemOperation};
 use mpi::datatype::{Partition, PartitionMut};
-use mpi::topology::Communicator;
+use mpi::topology::{Communicator, SimpleCommunicator};
 use std::time::Instant;
 
 fn main() {
@@ -40,32 +40,27 @@ fn main() {
         "a power-of-two number of ranks"
     );
     let half = size / 2;
-    let per_sender = moved / half as u64;
-    let initial = || -> Vec<Item64> {
-        if rank < half {
-            let lo = rank as u64 * 2 * per_sender;
-            (lo..lo + 2 * per_sender)
-                .map(|id| Item64 { id, data: [id; 7] })
-                .collect()
-        } else {
-            Vec::new()
-        }
+    let setting = Setting {
+        rank,
+        size,
+        half,
+        per_sender: moved / half as u64,
     };
     let mut sync = SyncPoint::new(&mpi, DEFAULT_TIMEOUT).expect("a barrier");
     let mut fence = move || sync.wait().expect("every rank is running");
     let mut b = Balancer::new(&mpi, BalancerConfig::new("cwa").expect("cwa")).expect("config");
     let (mut kernel, mut floor, mut idle, mut reduce) = (vec![], vec![], vec![], vec![]);
+    let calls = 200;
     for _ in 0..runs {
         // cwa
-        let mut mine = initial();
+        let mut mine = setting.items();
         fence();
         let t = Instant::now();
         b.rebalance(&mut mine).expect("rebalance");
         fence();
         kernel.push(t.elapsed().as_secs_f64());
-        assert_eq!(mine.len() as u64, per_sender);
+        assert_eq!(mine.len() as u64, setting.per_sender);
         // nothing to do: 200 calls
-        let calls = 200;
         fence();
         let t = Instant::now();
         for _ in 0..calls {
@@ -74,8 +69,66 @@ fn main() {
         fence();
         idle.push(t.elapsed().as_secs_f64() / calls as f64);
         // the floors: the same bytes by MPI_Alltoallv; an MPI_Allreduce of a u64
-        let mine = initial();
-        let mut bytes: Vec<u8> = mine
+        floor.push(setting.alltoallv(&world, &mut fence));
+        fence();
+        let t = Instant::now();
+        let mut total = 0u64;
+        for _ in 0..calls {
+            world.all_reduce_into(&(rank as u64), &mut total, SystemOperation::sum());
+        }
+        fence();
+        reduce.push(t.elapsed().as_secs_f64() / calls as f64);
+    }
+    if rank == 0 {
+        let (k, f, i, r) = (
+            median(&kernel),
+            median(&floor),
+            median(&idle),
+            median(&reduce),
+        );
+        println!("{size} ranks, medians of {runs} runs, kernel and floor interleaved:");
+        println!(
+            "  cwa moving {moved} items of 64 B: {:.2} ms; MPI_Alltoallv of the same bytes (and decoding): {:.2} ms; ratio {:.2}",
+            k * 1e3,
+            f * 1e3,
+            k / f
+        );
+        println!(
+            "  rebalance with nothing to do: {:.1} µs; MPI_Allreduce of a u64: {:.1} µs; ratio {:.2}",
+            i * 1e6,
+            r * 1e6,
+            i / r
+        );
+    }
+}
+
+/// The ranks of the benchmark: the lower half send `per_sender` items each to the upper half.
+struct Setting {
+    rank: usize,
+    size: usize,
+    half: usize,
+    per_sender: u64,
+}
+
+impl Setting {
+    /// This rank's items before a run: twice `per_sender` on the lower half, none above.
+    fn items(&self) -> Vec<Item64> {
+        if self.rank < self.half {
+            let lo = self.rank as u64 * 2 * self.per_sender;
+            (lo..lo + 2 * self.per_sender)
+                .map(|id| Item64 { id, data: [id; 7] })
+                .collect()
+        } else {
+            Vec::new()
+        }
+    }
+
+    /// Seconds of the floor: the bytes of the items `cwa` moves, sent by `MPI_Alltoallv`
+    /// between the same ranks and decoded, fenced by `fence`.
+    fn alltoallv(&self, world: &SimpleCommunicator, fence: &mut impl FnMut()) -> f64 {
+        let (rank, size, half, per_sender) = (self.rank, self.size, self.half, self.per_sender);
+        let mut bytes: Vec<u8> = self
+            .items()
             .iter()
             .rev()
             .take(per_sender as usize)
@@ -130,39 +183,11 @@ fn main() {
             })
             .collect();
         fence();
-        floor.push(t.elapsed().as_secs_f64());
+        let seconds = t.elapsed().as_secs_f64();
         assert_eq!(
             received.len() as u64,
             if rank < half { 0 } else { per_sender }
         );
-        fence();
-        let t = Instant::now();
-        let mut total = 0u64;
-        for _ in 0..calls {
-            world.all_reduce_into(&(rank as u64), &mut total, SystemOperation::sum());
-        }
-        fence();
-        reduce.push(t.elapsed().as_secs_f64() / calls as f64);
-    }
-    if rank == 0 {
-        let (k, f, i, r) = (
-            median(&kernel),
-            median(&floor),
-            median(&idle),
-            median(&reduce),
-        );
-        println!("{size} ranks, medians of {runs} runs, kernel and floor interleaved:");
-        println!(
-            "  cwa moving {moved} items of 64 B: {:.2} ms; MPI_Alltoallv of the same bytes (and decoding): {:.2} ms; ratio {:.2}",
-            k * 1e3,
-            f * 1e3,
-            k / f
-        );
-        println!(
-            "  rebalance with nothing to do: {:.1} µs; MPI_Allreduce of a u64: {:.1} µs; ratio {:.2}",
-            i * 1e6,
-            r * 1e6,
-            i / r
-        );
+        seconds
     }
 }

@@ -6,7 +6,7 @@ use crate::timing::{Case, Comparison, Machine, Progress, Report, interleave, tim
 use hetlb_core::Algorithm;
 use hetlb_core::rules::delay_aware::Compensation;
 use hetlb_core::topology::TopologySpec;
-use hetlb_sim::engine::{Arrivals, Injection, SeriesOptions, Setup};
+use hetlb_sim::engine::{Arrivals, Injection, Setup};
 use hetlb_sim::model::{Distribution, LinkParams, Links, Nodes};
 use hetlb_sim::policy::DiffusionSettings;
 use hetlb_sim::scenario::{PolicySpec, Scenario};
@@ -190,7 +190,6 @@ pub fn scenario(kind: &str, dims: u32, arrivals: u64) -> Result<Scenario, BenchE
         nodes: Nodes::new(vec![1.0; n], Distribution::Exponential),
         links,
         setup: Setup {
-            initial,
             injections,
             arrivals: Some(Arrivals {
                 rates: vec![0.55; n],
@@ -200,11 +199,7 @@ pub fn scenario(kind: &str, dims: u32, arrivals: u64) -> Result<Scenario, BenchE
             // a diffusion round visits every node: rounds are bounded by the time simulated
             end_time: (kind == "diffusion").then_some(DIFFUSION_END),
             status_interval: (kind == "delay-aware").then_some(5.0),
-            series: SeriesOptions {
-                enabled: false,
-                interval: 0.0,
-            },
-            check_conservation: false,
+            ..Setup::new(initial)
         },
         policy,
     })

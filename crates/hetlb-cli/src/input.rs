@@ -8,6 +8,20 @@ use std::path::Path;
 
 pub use hetlb_core::input::{real, whole};
 
+/// What `--backend mpi` says in a build without MPI.
+pub const NO_MPI: &str = "--backend: this hetlb was built without MPI support; rebuild with \
+    `cargo build --release -p hetlb-cli --features mpi` and launch it with mpiexec";
+
+/// Reads `--backend`: `threads` (false) or `mpi` (true, in a build with MPI).
+pub fn mpi_backend(backend: &str) -> Result<bool> {
+    match backend {
+        "threads" => Ok(false),
+        "mpi" if cfg!(feature = "mpi") => Ok(true),
+        "mpi" => bail!("{NO_MPI}"),
+        other => bail!("--backend: unknown backend '{other}' (expected threads or mpi)"),
+    }
+}
+
 /// `e` as one line naming `option`.
 fn named(option: &str) -> impl Fn(ListError) -> anyhow::Error + '_ {
     move |e| anyhow!("{option}: {e}")

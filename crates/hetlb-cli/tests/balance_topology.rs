@@ -1,29 +1,13 @@
 //! `hetlb balance --topology`: every algorithm on every kind of network, and one clear line
 //! for every bad graph input.
 
+mod common;
+
+use common::{error_line, hetlb, json, json_of, scratch};
 use std::path::PathBuf;
-use std::process::{Command, Output};
-
-fn hetlb(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_hetlb"))
-        .args(args)
-        .output()
-        .expect("the hetlb binary runs")
-}
-
-fn error_line(args: &[&str]) -> String {
-    let out = hetlb(args);
-    assert!(!out.status.success(), "{args:?} should fail");
-    let stderr = String::from_utf8(out.stderr).unwrap();
-    assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
-    assert!(stderr.starts_with("error: "), "{stderr}");
-    stderr.trim_end().to_string()
-}
 
 fn temp_file(name: &str, text: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("hetlb-topology-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(name);
+    let path = scratch("topology").join(name);
     std::fs::write(&path, text).unwrap();
     path
 }
@@ -219,12 +203,7 @@ fn every_algorithm_runs_on_every_topology_kind() {
                 assert!(!out.status.success(), "{alg} on {spec}");
                 continue;
             }
-            assert!(
-                out.status.success(),
-                "{alg} on {spec}: {}",
-                String::from_utf8_lossy(&out.stderr)
-            );
-            let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+            let report = json_of(&out, &format!("{alg} on {spec}"));
             let sum = |key: &str| -> u64 {
                 report[key]
                     .as_array()
@@ -251,7 +230,7 @@ fn every_algorithm_runs_on_every_topology_kind() {
 
 #[test]
 fn without_a_topology_the_hypercube_is_used_as_before() {
-    let out = hetlb(&[
+    let report = json(&[
         "balance",
         "-a",
         "oem",
@@ -260,13 +239,10 @@ fn without_a_topology_the_hypercube_is_used_as_before() {
         "-f",
         "json",
     ]);
-    assert!(out.status.success());
-    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(report["topology"], "hypercube:3");
     assert_eq!(report["phase_dimensions"], serde_json::json!([0, 1, 2]));
     assert_eq!(report["final"], serde_json::json!([4, 4, 5, 4, 4, 4, 4, 4]));
-    let out = hetlb(&["balance", "-a", "dishet", "-l", "16,0,0,0", "-f", "json"]);
-    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let report = json(&["balance", "-a", "dishet", "-l", "16,0,0,0", "-f", "json"]);
     assert_eq!(report["final"], serde_json::json!([4, 4, 4, 4]));
 }
 
@@ -298,13 +274,9 @@ fn per_round_output_is_bounded_and_on_request() {
     loads[0] = "1000000000000".into();
     let loads = loads.join(",");
     let base = ["balance", "-a", "diffusion", "-t", "path:200", "-l", &loads];
-    let out = hetlb(&[&base[..], &["-f", "json", "--max-rounds", "2000"]].concat());
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let args = [&base[..], &["-f", "json", "--max-rounds", "2000"]].concat();
+    let out = hetlb(&args);
+    let v = json_of(&out, &args);
     assert!(v.get("loads_per_round").is_none());
     assert_eq!(v["final"].as_array().unwrap().len(), 200);
     let omitted: Vec<&str> = v["omitted"]

@@ -2,24 +2,9 @@
 //! in JSON (a `<key>_ratio` field per ratio) and in CSV, and refuses bad sizes with one
 //! `error:` line. (The figures themselves are measured by running the benchmarks, not here.)
 
-use std::process::{Command, Output};
+mod common;
 
-fn hetlb(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_hetlb"))
-        .args(args)
-        .output()
-        .expect("run hetlb")
-}
-
-fn json(args: &[&str]) -> serde_json::Value {
-    let out = hetlb(args);
-    assert!(
-        out.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).expect("valid JSON")
-}
+use common::{fails_with, hetlb, json};
 
 /// Every comparison names its kernel and floor with positive medians, and the top level
 /// has its `<key>_ratio`.
@@ -152,13 +137,6 @@ fn bad_sizes_get_one_error_line() {
         (vec!["bench", "transmission", "--dims", "30"], "--dims"),
         (vec!["bench", "simulator", "--dims", "0"], "--dims"),
     ] {
-        let out = hetlb(&args);
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert!(!out.status.success(), "{args:?}");
-        assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
-        assert!(
-            stderr.starts_with("error: ") && stderr.contains(needle),
-            "{args:?}: {stderr}"
-        );
+        fails_with(&args, needle);
     }
 }

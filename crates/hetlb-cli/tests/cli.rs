@@ -1,41 +1,8 @@
 //! The `hetlb` binary end to end: good runs and every kind of bad input.
 
-use std::process::{Command, Output};
+mod common;
 
-fn hetlb(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_hetlb"))
-        .args(args)
-        .output()
-        .expect("run hetlb")
-}
-
-/// Asserts a failure with exactly one line on stderr, `error: ...` containing `needle`.
-fn fails_with(args: &[&str], needle: &str) {
-    let out = hetlb(args);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success(), "{args:?} should fail");
-    assert_eq!(
-        stderr.lines().count(),
-        1,
-        "{args:?}: one line expected, got {stderr:?}"
-    );
-    assert!(stderr.starts_with("error: "), "{args:?}: {stderr:?}");
-    assert!(
-        stderr.contains(needle),
-        "{args:?}: {stderr:?} lacks {needle:?}"
-    );
-    assert!(!stderr.contains("panicked"), "{args:?}: {stderr:?}");
-}
-
-fn json(args: &[&str]) -> serde_json::Value {
-    let out = hetlb(args);
-    assert!(
-        out.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).expect("valid JSON")
-}
+use common::{command, fails_with, hetlb, json, scratch};
 
 #[test]
 fn balance_json_has_the_documented_fields() {
@@ -77,8 +44,7 @@ fn balance_json_has_the_documented_fields() {
 
 #[test]
 fn balance_reads_loads_from_files_and_takes_capacities() {
-    let dir = std::env::temp_dir().join(format!("hetlb-cli-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = scratch("cli");
     let file = dir.join("loads.json");
     std::fs::write(&file, "[640, 960, 640, 960]").unwrap();
     let spec = format!("@{}", file.display());
@@ -342,8 +308,7 @@ fn balance_transmits_the_plan_under_each_schedule() {
         .map(|t| t["steps"].as_u64().unwrap())
         .collect();
     assert_eq!(steps, vec![12, 10, 7]);
-    let dir = std::env::temp_dir().join(format!("hetlb-gantt-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = scratch("gantt");
     let gantt = dir.join("links.svg");
     let out = hetlb(&[
         "balance",
@@ -394,10 +359,7 @@ fn a_full_disk_is_one_error_line_and_a_closed_pipe_is_quiet() {
         &["balance", "-a", "oem", "--loads", "4,7,0,9,2,2,8,1"],
         &["enumerate", "-a", "oem", "--procs", "4", "--values", "5"],
         &["reproduce", "chau-table1", "--runs", "50", "--dims", "3"],
-        &[
-            "simulate",
-            "../../examples/scenarios/mirtaheri-balanced.toml",
-        ],
+        &["simulate", "examples/scenarios/mirtaheri-balanced.toml"],
         &[
             "run",
             "synthetic",
@@ -426,7 +388,7 @@ fn a_full_disk_is_one_error_line_and_a_closed_pipe_is_quiet() {
         &[
             "run",
             "scenario",
-            "../../examples/scenarios/mirtaheri-no-balancing.toml",
+            "examples/scenarios/mirtaheri-no-balancing.toml",
             "--work",
             "sleep",
             "--target-seconds",
@@ -447,7 +409,7 @@ fn a_full_disk_is_one_error_line_and_a_closed_pipe_is_quiet() {
     ];
     for args in commands {
         for format in ["table", "json", "csv"] {
-            let out = Command::new(env!("CARGO_BIN_EXE_hetlb"))
+            let out = command()
                 .args(*args)
                 .args(["--format", format])
                 .stdout(full.try_clone().unwrap())
@@ -467,7 +429,7 @@ fn a_full_disk_is_one_error_line_and_a_closed_pipe_is_quiet() {
         }
     }
     // A reader that goes away: quiet, successful.
-    let mut child = Command::new(env!("CARGO_BIN_EXE_hetlb"))
+    let mut child = command()
         .args(["enumerate", "-a", "oem", "--procs", "8", "--values", "6"])
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())

@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::{fails_with, hetlb, json};
+use common::{error_line, fails_with, hetlb, json, json_of, scratch, stdout_of};
 use hetlb_core::algorithm::Algorithm;
 
 use serde_json::Value;
@@ -106,8 +106,7 @@ fn six_ranks_run_every_rule() {
 /// and with unit items the ranks hold exactly the plan.
 #[test]
 fn dumps_agree_with_hetlb_balance_and_replay() {
-    let dir = std::env::temp_dir().join(format!("hetlb-dump-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = scratch("dump");
     let dump = dir.join("steps.jsonl");
     for (rule, extra) in [
         (
@@ -191,12 +190,7 @@ fn dumps_agree_with_hetlb_balance_and_replay() {
             "--format",
             "csv",
         ]);
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let csv = String::from_utf8_lossy(&out.stdout);
+        let csv = stdout_of(&out, &dump);
         assert!(csv.starts_with("step,algorithm,recorded,imbalance_before,imbalance_after"));
         assert!(csv.contains("(recorded)"));
     }
@@ -252,8 +246,7 @@ fn bad_arguments_get_one_clear_line() {
     }
     let missing = hetlb(&["replay", "/nonexistent/steps.jsonl"]);
     assert!(!missing.status.success());
-    let dir = std::env::temp_dir().join(format!("hetlb-bad-dump-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = scratch("bad-dump");
     let bad = dir.join("bad.jsonl");
     std::fs::write(&bad, "{\"step\": 1}\n").unwrap();
     fails_with(&["replay", bad.to_str().unwrap()], "line 1");
@@ -272,8 +265,7 @@ fn bad_arguments_get_one_clear_line() {
 /// echoed; devices, FIFOs and endless lines are refused at once, each with one line.
 #[test]
 fn replay_reads_dumps_and_the_files_they_name_within_bounds() {
-    let dir = std::env::temp_dir().join(format!("hetlb-replay-bounds-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = scratch("replay-bounds");
     let secret = dir.join("secret.txt");
     std::fs::write(&secret, "root:x:0:0:the-first-line-of-a-private-file\n").unwrap();
     let dump = dir.join("steps.jsonl");
@@ -286,9 +278,7 @@ fn replay_reads_dumps_and_the_files_they_name_within_bounds() {
         ),
     )
     .unwrap();
-    let out = hetlb(&["replay", dump.to_str().unwrap()]);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success());
+    let err = error_line(&["replay", dump.to_str().unwrap()]);
     assert!(
         err.contains("not a graph file") && err.contains("line 1"),
         "{err}"
@@ -379,8 +369,7 @@ fn every_count_has_a_range_and_repeats_run_once() {
         "-f",
         "json",
     ]);
-    assert!(out.status.success());
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = json_of(&out, &"--schedule overlap,overlap");
     assert_eq!(v["transmission"].as_array().unwrap().len(), 1);
     assert!(String::from_utf8_lossy(&out.stderr).contains("given more than once"));
     let help = String::from_utf8_lossy(&hetlb(&["--help"]).stdout).to_string();

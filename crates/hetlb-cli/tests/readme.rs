@@ -2,12 +2,10 @@
 //! of the pages in `docs/` (with the shipped `examples/loads.txt` and `examples/graph.txt`),
 //! and the scenario shown in TOML in `docs/simulator.md`.
 
-use std::path::PathBuf;
-use std::process::Command;
+mod common;
 
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+use common::{command, root, scratch, stdout_of};
+use std::path::PathBuf;
 
 #[test]
 fn the_readme_balance_examples_and_scenario_run() {
@@ -22,30 +20,25 @@ fn the_readme_balance_examples_and_scenario_run() {
         readme.push('\n');
         readme.push_str(&std::fs::read_to_string(p).unwrap());
     }
-    let dir = std::env::temp_dir().join(format!("hetlb-readme-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = scratch("readme");
     let examples = root().join("examples").canonicalize().unwrap();
     let mut ran = 0;
     for line in readme.lines().map(str::trim) {
         let Some(rest) = line.strip_prefix("hetlb balance ") else {
             continue;
         };
-        let command = rest.split(" #").next().unwrap();
-        let args: Vec<String> = command
+        let typed = rest.split(" #").next().unwrap();
+        let args: Vec<String> = typed
             .split_whitespace()
             .map(|a| a.replace("examples/", &format!("{}/", examples.display())))
             .collect();
-        let out = Command::new(env!("CARGO_BIN_EXE_hetlb"))
+        let out = command()
             .arg("balance")
             .args(&args)
             .current_dir(&dir)
             .output()
             .unwrap();
-        assert!(
-            out.status.success(),
-            "hetlb balance {command}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        stdout_of(&out, &format!("hetlb balance {typed}"));
         ran += 1;
     }
     assert!(ran >= 7, "only {ran} examples found");
@@ -56,15 +49,7 @@ fn the_readme_balance_examples_and_scenario_run() {
         .unwrap();
     let scenario = dir.join("scenario.toml");
     std::fs::write(&scenario, toml).unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_hetlb"))
-        .arg("simulate")
-        .arg(&scenario)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = command().arg("simulate").arg(&scenario).output().unwrap();
+    stdout_of(&out, &scenario);
     std::fs::remove_dir_all(&dir).ok();
 }

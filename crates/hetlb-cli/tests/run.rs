@@ -2,12 +2,11 @@
 
 mod common;
 
-use common::{fails_with, hetlb};
-use std::process::Command;
+use common::{fails_with, hetlb, json, scratch, stdout_of};
 
 #[test]
 fn json_report_has_the_papers_columns() {
-    let out = hetlb(&[
+    let v = json(&[
         "run",
         "matmul",
         "--size",
@@ -21,12 +20,6 @@ fn json_report_has_the_papers_columns() {
         "--calibration-ms",
         "5",
     ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let procs = v["processors"].as_array().unwrap();
     assert_eq!(procs.len(), 3);
     let mut rows = 0;
@@ -58,12 +51,7 @@ fn all_policies_print_a_comparison_and_csv_has_every_processor() {
         "--calibration-ms",
         "5",
     ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let text = String::from_utf8_lossy(&out.stdout);
+    let text = stdout_of(&out, &"run synthetic --policy all");
     // The comparison table has one row per policy, each starting with the policy's name.
     for name in ["efp", "static", "proportional", "self"] {
         assert!(
@@ -72,7 +60,7 @@ fn all_policies_print_a_comparison_and_csv_has_every_processor() {
             "{name} missing in {text}"
         );
     }
-    let v = common::json(&[
+    let v = json(&[
         "run",
         "synthetic",
         "--size",
@@ -196,7 +184,7 @@ fn bad_arguments_get_one_clear_line() {
 /// efficiency counts every processor's speed; a given G above the size says it was cut.
 #[test]
 fn granularity_gives_every_processor_work_and_says_what_it_changed() {
-    let out = hetlb(&[
+    let v = json(&[
         "run",
         "matmul",
         "--size",
@@ -211,12 +199,6 @@ fn granularity_gives_every_processor_work_and_says_what_it_changed() {
         "--capacities",
         "1,1",
     ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["granularity"]["tasks"], 2);
     assert!(
         v["granularity"]["source"]
@@ -246,8 +228,7 @@ fn granularity_gives_every_processor_work_and_says_what_it_changed() {
 /// and says where in one note.
 #[test]
 fn the_plot_has_both_panels_and_processor_labels() {
-    let dir = std::env::temp_dir().join(format!("hetlb-run-plot-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = scratch("run-plot");
     let svg = dir.join("run.svg");
     let out = hetlb(&[
         "run",
@@ -262,11 +243,7 @@ fn the_plot_has_both_panels_and_processor_labels() {
         "--plot",
         svg.to_str().unwrap(),
     ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    stdout_of(&out, &"run synthetic --plot");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(
         stderr.trim(),
@@ -290,28 +267,19 @@ fn the_plot_has_both_panels_and_processor_labels() {
 
 #[test]
 fn reproduce_efp_runs_the_tables_and_the_sweep_on_threads() {
-    let out = Command::new(env!("CARGO_BIN_EXE_hetlb"))
-        .args([
-            "reproduce",
-            "efp",
-            "--sizes",
-            "60,100",
-            "--sweep",
-            "2,3",
-            "--sweep-size",
-            "50",
-            "--no-plots",
-            "--format",
-            "json",
-        ])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = json(&[
+        "reproduce",
+        "efp",
+        "--sizes",
+        "60,100",
+        "--sweep",
+        "2,3",
+        "--sweep-size",
+        "50",
+        "--no-plots",
+        "--format",
+        "json",
+    ]);
     let tables = v["tables"].as_array().unwrap();
     assert_eq!(tables.len(), 4); // 2 orders × static and EFP
     for t in tables {
@@ -346,17 +314,9 @@ fn reproduce_efp_runs_the_tables_and_the_sweep_on_threads() {
         (vec!["--backend", "pvm"], "--backend"),
         (vec!["--slow-factor", "-3"], "--slow-factor"),
     ] {
-        let out = Command::new(env!("CARGO_BIN_EXE_hetlb"))
-            .args(["reproduce", "efp", "--no-plots"])
-            .args(&args)
-            .output()
-            .unwrap();
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert!(!out.status.success(), "{args:?}");
-        assert!(
-            err.starts_with("error: ") && err.contains(needle),
-            "{args:?}: {err}"
+        fails_with(
+            &[&["reproduce", "efp", "--no-plots"], &args[..]].concat(),
+            needle,
         );
-        assert_eq!(err.lines().count(), 1, "{err}");
     }
 }

@@ -2,13 +2,11 @@
 
 mod common;
 
-use common::{fails_with, hetlb, json};
-
-use serde_json::Value;
+use common::{fails_with, json, scratch};
 
 #[test]
 fn compare_prints_simulated_measured_and_errors() {
-    let out = hetlb(&[
+    let d = json(&[
         "run",
         "scenario",
         "examples/scenarios/mirtaheri-compensated.toml",
@@ -20,12 +18,6 @@ fn compare_prints_simulated_measured_and_errors() {
         "--format",
         "json",
     ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let d: Value = serde_json::from_slice(&out.stdout).unwrap();
     for side in ["simulated", "measured", "relative_error"] {
         for f in ["makespan", "total_idle", "tasks_moved"] {
             assert!(d[side][f].as_f64().is_some(), "{side}.{f}");
@@ -79,8 +71,7 @@ fn bad_input_gets_one_clear_line() {
         &["run", "scenario", file, "--time-scale", "5000"],
         "at most 3600",
     );
-    let dir = std::env::temp_dir().join(format!("hetlb-run-scenario-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = scratch("run-scenario");
     let big = dir.join("big.toml");
     std::fs::write(
         &big,

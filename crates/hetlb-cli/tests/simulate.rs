@@ -1,14 +1,14 @@
 //! `hetlb simulate` and the simulator's reproductions, end to end.
 
+mod common;
+
+use common::{command, error_of, fails_with, json, json_of, root, scratch, stdout};
 use std::path::PathBuf;
-use std::process::Command;
 
-fn hetlb() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_hetlb"))
-}
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+/// The one error line of `hetlb simulate path`.
+fn simulate_error(path: &std::path::Path) -> String {
+    let out = command().arg("simulate").arg(path).output().unwrap();
+    error_of(&out, &path)
 }
 
 /// Every example scenario: those that also run on real workers (`examples/scenarios`) and the
@@ -26,11 +26,10 @@ fn examples() -> Vec<PathBuf> {
 
 #[test]
 fn every_example_scenario_runs_in_every_format() {
-    let dir = std::env::temp_dir().join(format!("hetlb-simulate-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = scratch("simulate");
     for path in examples() {
         for format in ["table", "json", "csv"] {
-            let out = hetlb()
+            let out = command()
                 .arg("simulate")
                 .arg(&path)
                 .args(["--format", format])
@@ -56,7 +55,7 @@ fn every_example_scenario_runs_in_every_format() {
             "{}.svg",
             path.file_stem().unwrap().to_string_lossy()
         ));
-        let out = hetlb()
+        let out = command()
             .arg("simulate")
             .arg(&path)
             .arg("--plot")
@@ -71,31 +70,19 @@ fn every_example_scenario_runs_in_every_format() {
 
 #[test]
 fn a_bad_scenario_gives_one_line_and_fails() {
-    let dir = std::env::temp_dir().join(format!("hetlb-bad-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = scratch("bad");
     let path = dir.join("bad.toml");
     std::fs::write(
         &path,
         "[nodes]\ncount = 2\nrate = -5.0\n[topology]\nkind = \"ring\"\n",
     )
     .unwrap();
-    let out = hetlb().arg("simulate").arg(&path).output().unwrap();
-    assert!(!out.status.success());
-    let err = String::from_utf8(out.stderr).unwrap();
-    assert_eq!(err.lines().count(), 1, "{err}");
+    let err = simulate_error(&path);
     assert!(
-        err.starts_with("error: ")
-            && err.contains("nodes.rate: -5 must be positive and finite (line 3)"),
+        err.contains("nodes.rate: -5 must be positive and finite (line 3)"),
         "{err}"
     );
-    let out = hetlb()
-        .arg("simulate")
-        .arg(dir.join("missing.toml"))
-        .output()
-        .unwrap();
-    assert!(!out.status.success());
-    let err = String::from_utf8(out.stderr).unwrap();
-    assert_eq!(err.lines().count(), 1, "{err}");
+    let err = simulate_error(&dir.join("missing.toml"));
     assert!(err.contains("cannot read"), "{err}");
     std::fs::remove_dir_all(&dir).ok();
 }
@@ -104,7 +91,7 @@ fn a_bad_scenario_gives_one_line_and_fails() {
 fn same_seed_same_output() {
     let path = root().join("examples/scenarios/rim-dynamic.toml");
     let run = |seed: &str| {
-        hetlb()
+        command()
             .arg("simulate")
             .arg(&path)
             .args(["--format", "json", "--seed", seed])
@@ -118,24 +105,15 @@ fn same_seed_same_output() {
 
 #[test]
 fn reproduce_mirtaheri_prints_the_paper_beside_ours() {
-    let out = hetlb()
-        .args([
-            "reproduce",
-            "mirtaheri",
-            "--runs",
-            "3",
-            "--no-plots",
-            "--format",
-            "json",
-        ])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = json(&[
+        "reproduce",
+        "mirtaheri",
+        "--runs",
+        "3",
+        "--no-plots",
+        "--format",
+        "json",
+    ]);
     let rows = v["scenarios"].as_array().unwrap();
     let fig8 = rows
         .iter()
@@ -164,54 +142,39 @@ fn reproduce_mirtaheri_prints_the_paper_beside_ours() {
 
 #[test]
 fn reproduce_rim_dynamic_runs_small() {
-    let out = hetlb()
-        .args([
-            "reproduce",
-            "rim-dynamic",
-            "--procs",
-            "8",
-            "--arrivals",
-            "200",
-            "--runs",
-            "2",
-            "--no-plots",
-            "--format",
-            "csv",
-        ])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let text = String::from_utf8(out.stdout).unwrap();
+    let text = stdout(&[
+        "reproduce",
+        "rim-dynamic",
+        "--procs",
+        "8",
+        "--arrivals",
+        "200",
+        "--runs",
+        "2",
+        "--no-plots",
+        "--format",
+        "csv",
+    ]);
     // Header plus none, dem, oem, dem-improved, cwa.
     assert_eq!(text.lines().count(), 6, "{text}");
-    let out = hetlb()
-        .args(["reproduce", "rim-dynamic", "--procs", "6"])
-        .output()
-        .unwrap();
-    assert!(!out.status.success());
-    assert!(String::from_utf8_lossy(&out.stderr).starts_with("error: --procs: 6"));
+    fails_with(
+        &["reproduce", "rim-dynamic", "--procs", "6"],
+        "error: --procs: 6",
+    );
 }
 
 /// A scenario whose tasks would not fit in memory is refused before it runs; a graph file
 /// named by a `file:` topology is read beside the scenario.
 #[test]
 fn memory_and_graph_files() {
-    let dir = std::env::temp_dir().join(format!("hetlb-simulate-mem-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = scratch("simulate-mem");
     let big = dir.join("big.toml");
     std::fs::write(
         &big,
         "topology = \"ring:4\"\n[nodes]\ncount = 4\nrate = 1.0\ninitial = 1000000000000\n",
     )
     .unwrap();
-    let out = hetlb().arg("simulate").arg(&big).output().unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success());
-    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    let stderr = simulate_error(&big);
     assert!(
         stderr.contains("needs about") && stderr.contains("--max-memory"),
         "{stderr}"
@@ -224,16 +187,15 @@ fn memory_and_graph_files() {
         "topology = \"file:tri.txt\"\n[nodes]\ncount = 3\nrate = 10.0\ninitial = 10\n",
     )
     .unwrap();
-    let out = hetlb().arg("simulate").arg(&tri).output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = command()
+        .arg("simulate")
+        .arg(&tri)
+        .args(["--format", "json"])
+        .output()
+        .unwrap();
+    json_of(&out, &tri);
     std::fs::write(dir.join("tri.txt"), "# nothing\n").unwrap();
-    let out = hetlb().arg("simulate").arg(&tri).output().unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success());
+    let stderr = simulate_error(&tri);
     assert!(
         stderr.contains("tri.txt") && stderr.contains("no edges"),
         "{stderr}"
@@ -243,30 +205,21 @@ fn memory_and_graph_files() {
 
 #[test]
 fn dishet_response_measures_throughput_and_response_time() {
-    let out = hetlb()
-        .args([
-            "reproduce",
-            "dishet-response",
-            "--sizes",
-            "8",
-            "--totals",
-            "1000",
-            "--distributions",
-            "single,vary-50",
-            "--runs",
-            "1",
-            "--no-plots",
-            "--format",
-            "json",
-        ])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = json(&[
+        "reproduce",
+        "dishet-response",
+        "--sizes",
+        "8",
+        "--totals",
+        "1000",
+        "--distributions",
+        "single,vary-50",
+        "--runs",
+        "1",
+        "--no-plots",
+        "--format",
+        "json",
+    ]);
     let cells = v["cells"].as_array().unwrap();
     // One cell per distribution and policy: none and every diffusion rule by default.
     let policies = 1 + hetlb_core::algorithm::Algorithm::DIFFUSION.len();
@@ -294,40 +247,18 @@ fn dishet_response_measures_throughput_and_response_time() {
         (vec!["--interval", "-1"], "--interval"),
         (vec!["--service", "gamma"], "--service"),
     ] {
-        let out = hetlb()
-            .args(["reproduce", "dishet-response", "--no-plots"])
-            .args(&args)
-            .output()
-            .unwrap();
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert!(!out.status.success(), "{args:?}");
-        assert!(
-            err.starts_with("error: ") && err.contains(needle),
-            "{args:?}: {err}"
+        fails_with(
+            &[&["reproduce", "dishet-response", "--no-plots"], &args[..]].concat(),
+            needle,
         );
-        assert_eq!(err.lines().count(), 1, "{err}");
     }
 }
 
 /// The JSON is a summary; the series come on request.
 #[test]
 fn series_are_in_the_json_only_on_request() {
-    let file = root().join("examples/scenarios/mirtaheri-balanced.toml");
-    let run = |extra: &[&str]| -> serde_json::Value {
-        let out = hetlb()
-            .arg("simulate")
-            .arg(&file)
-            .args(["--format", "json"])
-            .args(extra)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        serde_json::from_slice(&out.stdout).unwrap()
-    };
+    let file = "examples/scenarios/mirtaheri-balanced.toml";
+    let run = |extra: &[&str]| json(&[&["simulate", file, "--format", "json"], extra].concat());
     assert!(run(&[]).get("series").is_none());
     let with = run(&["--series"]);
     assert_eq!(with["series"].as_array().unwrap().len(), 6);

@@ -130,6 +130,45 @@ fn invalid(argument: &'static str, message: impl Into<String>) -> RequestError {
     }
 }
 
+/// `speeds` for `nodes` nodes: one value for every node, or one per node, each positive and
+/// finite.
+///
+/// # Errors
+/// [`RequestError::Invalid`] naming `speeds`.
+///
+/// ```
+/// use hetlb_core::advice_request::per_node_speeds;
+/// assert_eq!(per_node_speeds(&[2.0], 3).unwrap(), vec![2.0; 3]);
+/// assert!(per_node_speeds(&[1.0, 2.0], 3).is_err());
+/// assert!(per_node_speeds(&[1.0, 0.0], 2).is_err());
+/// ```
+pub fn per_node_speeds(speeds: &[f64], nodes: usize) -> Result<Vec<f64>, RequestError> {
+    let speeds = match speeds {
+        [one] => vec![*one; nodes],
+        many if many.len() == nodes => many.to_vec(),
+        many => {
+            return Err(invalid(
+                "speeds",
+                format!(
+                    "{} values for {nodes} loads (give one, or one per node)",
+                    many.len()
+                ),
+            ));
+        }
+    };
+    if let Some((i, s)) = speeds
+        .iter()
+        .enumerate()
+        .find(|(_, s)| !s.is_finite() || **s <= 0.0)
+    {
+        return Err(invalid(
+            "speeds",
+            format!("value {} ({s}) must be positive and finite", i + 1),
+        ));
+    }
+    Ok(speeds)
+}
+
 /// Checks `request` and answers it ([`advise`]).
 ///
 /// # Errors
@@ -153,30 +192,7 @@ pub fn answer(request: &Request<'_>) -> Result<Document, RequestError> {
     if loads.is_empty() {
         return Err(invalid("loads", "no values given"));
     }
-    let speeds = match request.speeds {
-        [one] => vec![*one; loads.len()],
-        many if many.len() == loads.len() => many.to_vec(),
-        many => {
-            return Err(invalid(
-                "speeds",
-                format!(
-                    "{} values for {} loads (give one, or one per node)",
-                    many.len(),
-                    loads.len()
-                ),
-            ));
-        }
-    };
-    if let Some((i, s)) = speeds
-        .iter()
-        .enumerate()
-        .find(|(_, s)| !s.is_finite() || **s <= 0.0)
-    {
-        return Err(invalid(
-            "speeds",
-            format!("value {} ({s}) must be positive and finite", i + 1),
-        ));
-    }
+    let speeds = per_node_speeds(request.speeds, loads.len())?;
     request
         .model
         .validate()

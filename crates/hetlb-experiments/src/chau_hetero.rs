@@ -159,13 +159,20 @@ fn frac(load: u64, capacity: u64) -> Fraction {
 /// assert_eq!(optimal_range(1, &[2, 3]), Fraction::new(1, 3));
 /// ```
 pub fn optimal_range(total: u64, capacities: &[u64]) -> Fraction {
-    let n = capacities.len();
-    if n <= 1 {
+    if capacities.len() <= 1 {
         return Fraction::ZERO;
     }
+    let t_star = lowest_top(total, capacities);
+    let l_max = highest_bottom(total, capacities);
+    narrowest_below(capacities, t_star, l_max)
+}
+
+/// `T*`, the smallest possible largest level: proportional floors, then the remaining units
+/// to the lowest next level.
+fn lowest_top(total: u64, capacities: &[u64]) -> Fraction {
+    let n = capacities.len();
     let sum_c: u128 = capacities.iter().map(|&c| u128::from(c)).sum();
     let w = u128::from(total);
-    // T*: proportional floors, then the remaining units to the lowest next level.
     let mut loads: Vec<u64> = capacities
         .iter()
         .map(|&c| (w * u128::from(c) / sum_c) as u64)
@@ -188,12 +195,18 @@ pub fn optimal_range(total: u64, capacities: &[u64]) -> Fraction {
             node: k.node,
         }));
     }
-    let t_star = (0..n)
+    (0..n)
         .map(|i| frac(loads[i], capacities[i]))
         .max()
-        .unwrap_or(Fraction::ZERO);
-    // L_max: proportional ceilings, then the surplus taken from the highest level after one
-    // unit less.
+        .unwrap_or(Fraction::ZERO)
+}
+
+/// `L_max`, the largest possible smallest level: proportional ceilings, then the surplus
+/// taken from the highest level after one unit less.
+fn highest_bottom(total: u64, capacities: &[u64]) -> Fraction {
+    let n = capacities.len();
+    let sum_c: u128 = capacities.iter().map(|&c| u128::from(c)).sum();
+    let w = u128::from(total);
     let mut loads: Vec<u64> = capacities
         .iter()
         .map(|&c| (w * u128::from(c)).div_ceil(sum_c) as u64)
@@ -217,10 +230,15 @@ pub fn optimal_range(total: u64, capacities: &[u64]) -> Fraction {
             });
         }
     }
-    let l_max = (0..n)
+    (0..n)
         .map(|i| frac(loads[i], capacities[i]))
         .min()
-        .unwrap_or(Fraction::ZERO);
+        .unwrap_or(Fraction::ZERO)
+}
+
+/// `min_L max(T*, A(L)) − L` over the lower levels `L ≤ L_max` (see [`optimal_range`]).
+fn narrowest_below(capacities: &[u64], t_star: Fraction, l_max: Fraction) -> Fraction {
+    let n = capacities.len();
     // k_i = ⌈L·c_i⌉ at L = L_max. Only nodes with k_i/c_i > T* can lift the top above T*,
     // and as L falls k_i/c_i only falls: a node at or below T* stays there. Those above T*
     // are active; each has a point or two to visit before it drops out.
@@ -233,18 +251,22 @@ pub fn optimal_range(total: u64, capacities: &[u64]) -> Fraction {
     let mut upper: BinaryHeap<(Keyed, u64)> = BinaryHeap::new();
     // The next point below L of every active node: (k_i − 1)/c_i.
     let mut points: BinaryHeap<Keyed> = BinaryHeap::new();
-    for i in (0..n).filter(|&i| above(i, k[i])) {
-        upper.push((
-            Keyed {
-                level: frac(k[i], capacities[i]),
+    let activate =
+        |i: usize, k: u64, upper: &mut BinaryHeap<(Keyed, u64)>, points: &mut BinaryHeap<Keyed>| {
+            upper.push((
+                Keyed {
+                    level: frac(k, capacities[i]),
+                    node: i,
+                },
+                k,
+            ));
+            points.push(Keyed {
+                level: frac(k - 1, capacities[i]),
                 node: i,
-            },
-            k[i],
-        ));
-        points.push(Keyed {
-            level: frac(k[i] - 1, capacities[i]),
-            node: i,
-        });
+            });
+        };
+    for i in (0..n).filter(|&i| above(i, k[i])) {
+        activate(i, k[i], &mut upper, &mut points);
     }
     let top = |upper: &mut BinaryHeap<(Keyed, u64)>, k: &[u64]| loop {
         match upper.peek() {
@@ -266,17 +288,7 @@ pub fn optimal_range(total: u64, capacities: &[u64]) -> Fraction {
             let i = points.pop().expect("peeked").node;
             k[i] -= 1;
             if above(i, k[i]) {
-                upper.push((
-                    Keyed {
-                        level: frac(k[i], capacities[i]),
-                        node: i,
-                    },
-                    k[i],
-                ));
-                points.push(Keyed {
-                    level: frac(k[i] - 1, capacities[i]),
-                    node: i,
-                });
+                activate(i, k[i], &mut upper, &mut points);
             }
             // otherwise the node dropped out: its entry in `upper` is stale from now on
         }

@@ -36,9 +36,12 @@
 //! ```
 
 use hetlb_core::rules::self_scheduling::{Policy, SchedulingError};
-use hetlb_runtime::grain::paper_granularity;
+use hetlb_runtime::grain::Grain;
+use hetlb_runtime::master_worker::ProcessorRow;
 use hetlb_runtime::workload::matmul::MatmulJob;
-use hetlb_runtime::{Outcome, ProcessorReport, RunConfig, RuntimeError, Slowdown, run_sequential};
+use hetlb_runtime::{
+    ProcessorReport, RunConfig, RunOutcome, RuntimeError, Slowdown, run_sequential,
+};
 use serde::Serialize;
 use std::sync::Arc;
 use std::time::Duration;
@@ -100,16 +103,58 @@ impl Point {
 
     /// The master's rows ÷ the mean rows of a worker (NaN without a master's report).
     pub fn master_ratio(&self) -> f64 {
-        let master = self.processors.iter().find(|p| p.processor == self.master);
-        let workers: Vec<u64> = self
-            .processors
-            .iter()
-            .filter(|p| p.processor != self.master)
-            .map(|p| p.rows)
-            .collect();
-        let mean = workers.iter().sum::<u64>() as f64 / workers.len().max(1) as f64;
-        master.map_or(f64::NAN, |m| m.rows as f64 / mean.max(f64::MIN_POSITIVE))
+        let times: Vec<Times<'_>> = self.processors.iter().map(Times::from).collect();
+        master_ratio(&times, self.master).unwrap_or(f64::NAN)
     }
+}
+
+/// One processor of a master-worker run as a row of the paper's Tables 2–6: its role, rows
+/// and times.
+#[derive(Debug, Clone, Copy, PartialEq)]
+#[non_exhaustive]
+pub struct Times<'a> {
+    /// The processor.
+    pub processor: usize,
+    /// `P0` (the master), `P1`, … by speed.
+    pub role: &'a str,
+    /// Rows computed.
+    pub rows: u64,
+    /// `T_exec`, `T_comp`, `T_comm` and `T_wait`, seconds.
+    pub times: [f64; 4],
+}
+
+impl<'a> From<&'a ProcessorReport> for Times<'a> {
+    fn from(p: &'a ProcessorReport) -> Self {
+        Self {
+            processor: p.processor,
+            role: &p.role,
+            rows: p.rows,
+            times: [p.t_exec, p.t_comp, p.t_comm, p.t_wait],
+        }
+    }
+}
+
+impl<'a> From<&'a ProcessorRow> for Times<'a> {
+    fn from(p: &'a ProcessorRow) -> Self {
+        Self {
+            processor: p.processor,
+            role: &p.role,
+            rows: p.rows,
+            times: [p.t_exec, p.t_comp, p.t_comm, p.t_wait],
+        }
+    }
+}
+
+/// The master's rows ÷ the mean rows of the other processors (`None` without the master).
+pub fn master_ratio(processors: &[Times<'_>], master: usize) -> Option<f64> {
+    let others: Vec<u64> = processors
+        .iter()
+        .filter(|p| p.processor != master)
+        .map(|p| p.rows)
+        .collect();
+    let mean = others.iter().sum::<u64>() as f64 / others.len().max(1) as f64;
+    let m = processors.iter().find(|p| p.processor == master)?;
+    Some(m.rows as f64 / mean.max(f64::MIN_POSITIVE))
 }
 
 /// The one-processor time of a job: the fast processor alone runs the same `G` tasks in
@@ -262,7 +307,7 @@ type Measured = (Point, Vec<Vec<f64>>);
 
 /// Runs one job on some processors under some settings: `None` on the ranks of an MPI job
 /// that do not report.
-pub type Execute<'a> = dyn FnMut(&Arc<MatmulJob>, usize, &RunConfig) -> Result<Option<Outcome<Vec<f64>>>, RuntimeError>
+pub type Execute<'a> = dyn FnMut(&Arc<MatmulJob>, usize, &RunConfig) -> Result<Option<RunOutcome<Vec<f64>>>, RuntimeError>
     + 'a;
 
 /// The reproduction's settings. Build with [`Efp::new`] and the setters.
@@ -574,7 +619,8 @@ impl Efp {
         policy: Policy,
         progress: &mut dyn FnMut(Step),
     ) -> Result<Option<Measured>, EfpError> {
-        let (tasks, granularity) = tasks(self.grain_n, self.seed, procs, size, &POLICIES)?;
+        let grain = Grain::matmul(None, self.grain_n, self.seed, procs, size, &POLICIES)?;
+        let tasks = grain.tasks;
         let job = Arc::new(MatmulJob::new(size as usize, tasks, self.seed));
         let mut outcomes = Vec::new();
         for _ in 0..self.runs {
@@ -604,7 +650,7 @@ impl Efp {
                 procs,
                 policy,
                 tasks,
-                granularity,
+                granularity: grain.source,
                 makespan: r.makespan,
                 ideal: r.ideal,
                 efficiency_vs_ideal: r.efficiency,
@@ -621,49 +667,6 @@ impl Efp {
     pub fn run_count(&self, sweep: usize) -> u64 {
         (self.sizes.len() + sweep) as u64 * POLICIES.len() as u64 * self.runs
     }
-}
-
-/// The number of tasks `G` of a product of order `size` on `processors` processors, and where
-/// it comes from: eq. (1) with multiplier `grain_n` and the draw of `seed`, raised to what
-/// every policy of `policies` needs to give every processor work, cut to one row per task at
-/// most.
-///
-/// # Errors
-/// [`EfpError::Granularity`] when eq. (1) refuses its inputs (a `grain_n` outside `1..=3`).
-///
-/// # Example
-/// ```
-/// use hetlb_core::rules::self_scheduling::Policy;
-/// use hetlb_experiments::efp::tasks;
-/// let (g, why) = tasks(3, 1, 9, 1000, &[Policy::Efp]).unwrap();
-/// assert!(g >= Policy::Efp.minimum_tasks(9) && g <= 1000);
-/// assert!(why.starts_with("eq. (1)"));
-/// ```
-pub fn tasks(
-    grain_n: u32,
-    seed: u64,
-    processors: usize,
-    size: u64,
-    policies: &[Policy],
-) -> Result<(u64, String), EfpError> {
-    let (g, draw) = paper_granularity(grain_n, processors, size, seed)?;
-    let mut source = format!("eq. (1): n = {grain_n}, rand() = {draw:.4}");
-    // Every processor must get work, or the run measures only some of them.
-    let needed = policies
-        .iter()
-        .map(|p| p.minimum_tasks(processors))
-        .max()
-        .unwrap_or(1);
-    let mut tasks = g;
-    if tasks < needed {
-        tasks = needed;
-        source += &format!(", raised from {g} to {needed} so that every processor gets work");
-    }
-    if tasks > size {
-        source += &format!(", cut from {tasks} to {size} (one row per task at most)");
-        tasks = size;
-    }
-    Ok((tasks, source))
 }
 
 /// A description of this machine: cores, CPU model, OS.

@@ -20,6 +20,10 @@
 //! [`tables`] holds what each reproduction shows a person (lines and tables, ours beside
 //! the paper's) and its CSV, presentation-neutral, for every face to render.
 //!
+//! [`drivers`] holds the drivers behind `hetlb run`: the workloads of [`hetlb_runtime`] run in
+//! turn, checked and judged, on threads or on an MPI job (feature `mpi`), and what they show
+//! ([`tables::master_worker`] for the master-worker runs, beside the paper's Tables 2–6).
+//!
 //! [`histogram`] is the histogram the Monte-Carlo and exhaustive drivers produce; [`seed`]
 //! gives every trial its own random stream, so that results are deterministic for a seed
 //! whatever the thread count (histograms are merged by addition, simulations averaged in a
@@ -31,6 +35,7 @@
 pub mod chau;
 pub mod chau_hetero;
 pub mod dishet;
+pub mod drivers;
 pub mod efp;
 pub mod enumeration;
 pub mod histogram;

@@ -31,7 +31,7 @@
 use crate::paper::rim_column;
 use hetlb_core::Algorithm;
 use hetlb_core::topology::{Hypercube, Network};
-use hetlb_sim::engine::{Arrivals, SeriesOptions, Setup};
+use hetlb_sim::engine::{Arrivals, Setup};
 use hetlb_sim::model::{Distribution, LinkParams, Links, Nodes};
 use hetlb_sim::scenario::{PolicySpec, Scenario};
 use hetlb_sim::{Report, SimError};
@@ -265,20 +265,12 @@ impl RimDynamic {
             nodes: Nodes::new(vec![1.0; procs], Distribution::Exponential),
             links: Links::uniform(network, LinkParams::INSTANT),
             setup: Setup {
-                initial: vec![0; procs],
-                injections: Vec::new(),
                 arrivals: Some(Arrivals {
                     rates: vec![self.utilisation; procs],
                     per_node: Some(arrivals),
                 }),
                 seed,
-                end_time: None,
-                status_interval: None,
-                series: SeriesOptions {
-                    enabled: false,
-                    interval: 0.0,
-                },
-                check_conservation: false,
+                ..Setup::new(vec![0; procs])
             },
             policy: match rule {
                 None => PolicySpec::None,

@@ -6,7 +6,7 @@ use hetlb_experiments::chau::{ChauTable, compare};
 use hetlb_experiments::chau_hetero::ChauHetero;
 use hetlb_experiments::dishet::response::{Policy, Response};
 use hetlb_experiments::dishet::{Config, DishetError, Distribution};
-use hetlb_experiments::efp::{Efp, EfpError, tasks};
+use hetlb_experiments::efp::{Efp, EfpError};
 use hetlb_experiments::mirtaheri::{Measure, Mirtaheri, MirtaheriError, SWEEP_POLICIES};
 use hetlb_experiments::monte_carlo::MonteCarloRow;
 use hetlb_experiments::overhead::{Overhead, mean_oem_over_cwa, oem_over_cwa};
@@ -200,8 +200,10 @@ fn response_refuses_what_cannot_run() {
 #[test]
 fn efp_tasks_give_every_processor_work_and_never_split_a_row() {
     use hetlb_core::rules::self_scheduling::Policy as Scheduling;
+    use hetlb_runtime::grain::Grain;
     for (procs, size) in [(2, 10), (9, 30), (9, 1000), (64, 100)] {
-        let (g, why) = tasks(3, 1, procs, size, &[Scheduling::Efp]).unwrap();
+        let grain = Grain::matmul(None, 3, 1, procs, size, &[Scheduling::Efp]).unwrap();
+        let (g, why) = (grain.tasks, grain.source);
         assert!(g <= size, "{procs} {size}: {g} ({why})");
         assert!(
             g >= Scheduling::Efp.minimum_tasks(procs).min(size),
@@ -209,7 +211,11 @@ fn efp_tasks_give_every_processor_work_and_never_split_a_row() {
         );
     }
     assert!(matches!(
-        tasks(0, 1, 9, 100, &[Scheduling::Efp]),
+        Efp::new()
+            .grain_n(0)
+            .sizes(vec![30])
+            .sweep(vec![])
+            .run_threads(&mut |_| {}),
         Err(EfpError::Granularity(_))
     ));
     assert!(matches!(

@@ -4,6 +4,7 @@ use crate::palette::series_colors;
 use crate::scale::{Axes, Scale};
 use crate::{DrawResult, PlotError, render};
 use plotters::coord::Shift;
+use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 use std::path::Path;
 
@@ -122,6 +123,9 @@ fn sample(points: &[(f64, f64)]) -> Vec<(f64, f64)> {
     out
 }
 
+/// The chart of a line chart: `f64` on both axes.
+type Chart<'a, DB> = ChartContext<'a, DB, Cartesian2d<RangedCoordf64, RangedCoordf64>>;
+
 fn draw_lines<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     title: &str,
@@ -132,50 +136,15 @@ where
     DB::ErrorType: 'static,
 {
     root.fill(&WHITE)?;
-    let points = series.iter().flat_map(|s| s.points.iter());
-    let (mut x0, mut x1, mut y0, mut y1) = (f64::MAX, f64::MIN, f64::MAX, f64::MIN);
-    for &(x, y) in points {
-        x0 = x0.min(x);
-        x1 = x1.max(x);
-        y0 = y0.min(y);
-        y1 = y1.max(y);
-    }
-    for &m in &axes.marks {
-        if let Some(m) = axes.x.forward(m) {
-            x0 = x0.min(m);
-            x1 = x1.max(m);
-        }
-    }
-    if x0 > x1 {
-        (x0, x1, y0, y1) = (0.0, 1.0, 0.0, 1.0);
-    }
-    // Linear value axes start at 0 (a reader compares heights); log axes at the data.
-    if axes.y != Scale::Log10 {
-        y0 = y0.min(0.0);
-    }
-    if x1 <= x0 {
-        (x0, x1) = (x0 - 0.5, x1 + 0.5);
-    }
-    if y1 <= y0 {
-        y1 = y0 + 1.0;
-    }
+    let (x0, x1, y0, y1) = bounds(axes, series);
     // A band above the data as tall as the legend, so that the legend covers none of the
     // lines: the legend takes `f` of the plot's height, the band `h/(1+h)` of it.
     let labelled =
         series.iter().filter(|s| !s.label.is_empty()).count() + usize::from(!axes.marks.is_empty());
     let f = ((labelled as f64 * 19.0 + 24.0) / PLOT_HEIGHT).min(0.6);
     let top = y1 + (y1 - y0) * f / (1.0 - f);
-    let size = if title.chars().count() > 110 {
-        13
-    } else if title.chars().count() > 90 {
-        16
-    } else if title.chars().count() > 70 {
-        19
-    } else {
-        22
-    };
     let mut chart = ChartBuilder::on(root)
-        .caption(title, ("sans-serif", size))
+        .caption(title, ("sans-serif", caption_size(title)))
         .margin(16)
         .margin_right(48)
         .x_label_area_size(48)
@@ -202,23 +171,95 @@ where
         .y_label_formatter(&y_format)
         .label_style(("sans-serif", 14))
         .draw()?;
-    if !axes.marks.is_empty() {
-        let grey = RGBColor(150, 150, 150);
-        for (k, &m) in axes.marks.iter().enumerate() {
-            let Some(m) = axes.x.forward(m) else { continue };
-            let drawn = chart.draw_series(DashedLineSeries::new(
-                [(m, y0), (m, y1)],
-                4,
-                4,
-                grey.stroke_width(1),
-            ))?;
-            if k == 0 {
-                drawn.label(axes.marks_label.clone()).legend(move |(x, y)| {
-                    PathElement::new(vec![(x, y), (x + 18, y)], grey.stroke_width(1))
-                });
-            }
+    draw_marks(&mut chart, axes, (y0, y1))?;
+    draw_series(&mut chart, series)?;
+    if labelled > 0 {
+        chart
+            .configure_series_labels()
+            .background_style(WHITE.mix(0.9))
+            .border_style(BLACK)
+            .label_font(("sans-serif", 14))
+            .position(legend_corner(series, (x0, x1)))
+            .draw()?;
+    }
+    root.present()?;
+    Ok(())
+}
+
+/// `(x0, x1, y0, y1)`: the data and the marks, linear value axes from 0 (a reader compares
+/// heights), log axes from the data; never an empty range.
+fn bounds(axes: &Axes, series: &[Series]) -> (f64, f64, f64, f64) {
+    let points = series.iter().flat_map(|s| s.points.iter());
+    let (mut x0, mut x1, mut y0, mut y1) = (f64::MAX, f64::MIN, f64::MAX, f64::MIN);
+    for &(x, y) in points {
+        x0 = x0.min(x);
+        x1 = x1.max(x);
+        y0 = y0.min(y);
+        y1 = y1.max(y);
+    }
+    for &m in &axes.marks {
+        if let Some(m) = axes.x.forward(m) {
+            x0 = x0.min(m);
+            x1 = x1.max(m);
         }
     }
+    if x0 > x1 {
+        (x0, x1, y0, y1) = (0.0, 1.0, 0.0, 1.0);
+    }
+    if axes.y != Scale::Log10 {
+        y0 = y0.min(0.0);
+    }
+    if x1 <= x0 {
+        (x0, x1) = (x0 - 0.5, x1 + 0.5);
+    }
+    if y1 <= y0 {
+        y1 = y0 + 1.0;
+    }
+    (x0, x1, y0, y1)
+}
+
+/// The caption's font size: smaller for longer titles.
+fn caption_size(title: &str) -> u32 {
+    match title.chars().count() {
+        n if n > 110 => 13,
+        n if n > 90 => 16,
+        n if n > 70 => 19,
+        _ => 22,
+    }
+}
+
+/// The axis' marks as dashed vertical lines from `y0` to `y1`, the first in the legend.
+fn draw_marks<DB: DrawingBackend>(
+    chart: &mut Chart<'_, DB>,
+    axes: &Axes,
+    (y0, y1): (f64, f64),
+) -> DrawResult
+where
+    DB::ErrorType: 'static,
+{
+    let grey = RGBColor(150, 150, 150);
+    for (k, &m) in axes.marks.iter().enumerate() {
+        let Some(m) = axes.x.forward(m) else { continue };
+        let drawn = chart.draw_series(DashedLineSeries::new(
+            [(m, y0), (m, y1)],
+            4,
+            4,
+            grey.stroke_width(1),
+        ))?;
+        if k == 0 {
+            drawn.label(axes.marks_label.clone()).legend(move |(x, y)| {
+                PathElement::new(vec![(x, y), (x + 18, y)], grey.stroke_width(1))
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Every series as a line in its colour, with markers when it has few points.
+fn draw_series<DB: DrawingBackend>(chart: &mut Chart<'_, DB>, series: &[Series]) -> DrawResult
+where
+    DB::ErrorType: 'static,
+{
     let labels: Vec<&str> = series.iter().map(|s| s.label.as_str()).collect();
     let colors = series_colors(&labels);
     let n = series.len();
@@ -256,16 +297,6 @@ where
             }
         }
     }
-    if labelled > 0 {
-        chart
-            .configure_series_labels()
-            .background_style(WHITE.mix(0.9))
-            .border_style(BLACK)
-            .label_font(("sans-serif", 14))
-            .position(legend_corner(series, (x0, x1)))
-            .draw()?;
-    }
-    root.present()?;
     Ok(())
 }
 

@@ -1,7 +1,7 @@
 //! How a run is set up.
 
-use crate::error::ConfigError;
-use crate::faults::Faults;
+use crate::error::RunConfigError;
+use crate::faults::ProcessorFaults;
 use crate::slowdown::Slowdown;
 use hetlb_core::rules::self_scheduling::{EfpParams, Policy};
 use std::fmt;
@@ -44,7 +44,7 @@ pub struct RunConfig {
     /// Emulated slowdown per processor (empty: none). The balancer never reads it.
     pub slowdowns: Vec<Slowdown>,
     /// Injected faults per processor (empty: none).
-    pub faults: Vec<Faults>,
+    pub faults: Vec<ProcessorFaults>,
     /// Whether the master computes tasks too, as in EFP (Aldasht, Ortega & Puntonet, §3). Without
     /// it the master only dispatches, which isolates the cost of dispatching.
     pub master_computes: bool,
@@ -89,10 +89,10 @@ impl RunConfig {
     /// Checks the settings against `processors` processors.
     ///
     /// # Errors
-    /// The first inconsistency found, as a [`ConfigError`].
-    pub fn validate(&self, processors: usize) -> Result<(), ConfigError> {
+    /// The first inconsistency found, as a [`RunConfigError`].
+    pub fn validate(&self, processors: usize) -> Result<(), RunConfigError> {
         if processors == 0 {
-            return Err(ConfigError::NoWorkers);
+            return Err(RunConfigError::NoWorkers);
         }
         let lengths = [
             ("slowdown", self.slowdowns.len()),
@@ -101,7 +101,7 @@ impl RunConfig {
         ];
         for (setting, given) in lengths {
             if given != 0 && given != processors {
-                return Err(ConfigError::Length {
+                return Err(RunConfigError::Length {
                     setting,
                     given,
                     workers: processors,
@@ -113,11 +113,11 @@ impl RunConfig {
             .iter()
             .position(|s| s.factor == 0 || s.change.is_some_and(|c| c.1 == 0))
         {
-            return Err(ConfigError::ZeroSlowdown { worker });
+            return Err(RunConfigError::ZeroSlowdown { worker });
         }
         if let Some(caps) = &self.capacities {
             if caps.is_empty() {
-                return Err(ConfigError::Length {
+                return Err(RunConfigError::Length {
                     setting: "capacities",
                     given: 0,
                     workers: processors,
@@ -128,14 +128,14 @@ impl RunConfig {
                 .enumerate()
                 .find(|(_, c)| !(c.is_finite() && **c > 0.0))
             {
-                return Err(ConfigError::Capacity { worker, value });
+                return Err(RunConfigError::Capacity { worker, value });
             }
         }
         if self.timeout.is_zero() {
-            return Err(ConfigError::Duration("timeout"));
+            return Err(RunConfigError::Duration("timeout"));
         }
         if self.max_attempts == 0 {
-            return Err(ConfigError::Attempts);
+            return Err(RunConfigError::Attempts);
         }
         Ok(())
     }
@@ -146,7 +146,7 @@ impl RunConfig {
     }
 
     /// Processor `p`'s faults.
-    pub fn faults(&self, p: usize) -> Faults {
+    pub fn faults(&self, p: usize) -> ProcessorFaults {
         self.faults.get(p).copied().unwrap_or_default()
     }
 }

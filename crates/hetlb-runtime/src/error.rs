@@ -77,7 +77,7 @@ pub enum RuntimeError {
     },
     /// The configuration is inconsistent.
     #[error(transparent)]
-    Config(#[from] ConfigError),
+    Config(#[from] RunConfigError),
     /// A scheduling parameter is invalid.
     #[error(transparent)]
     Scheduling(#[from] SchedulingError),
@@ -90,7 +90,7 @@ pub enum RuntimeError {
 /// line can print it after the option it came from.
 #[derive(Debug, Clone, PartialEq, Error)]
 #[non_exhaustive]
-pub enum ConfigError {
+pub enum RunConfigError {
     /// No processors.
     #[error("workers: at least one worker is needed")]
     NoWorkers,

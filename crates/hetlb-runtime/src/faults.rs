@@ -9,13 +9,13 @@ use serde::{Deserialize, Serialize};
 ///
 /// # Example
 /// ```
-/// use hetlb_runtime::Faults;
-/// let f = Faults { panic_on_task: Some(5), ..Faults::default() };
+/// use hetlb_runtime::ProcessorFaults;
+/// let f = ProcessorFaults { panic_on_task: Some(5), ..ProcessorFaults::default() };
 /// assert!(!f.is_none());
-/// assert!(Faults::default().is_none());
+/// assert!(ProcessorFaults::default().is_none());
 /// ```
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Faults {
+pub struct ProcessorFaults {
     /// Panic when starting the `k`-th task (1-based): the processor dies and its unfinished
     /// tasks are done elsewhere.
     pub panic_on_task: Option<u64>,
@@ -25,7 +25,7 @@ pub struct Faults {
     pub hang_after: Option<u64>,
 }
 
-impl Faults {
+impl ProcessorFaults {
     /// True when no fault is planned.
     pub fn is_none(&self) -> bool {
         *self == Self::default()

@@ -13,6 +13,10 @@
 //!
 //! Feature `full` enables the three runtimes, as the `hetlb` binary does; feature `mpi` runs
 //! them on MPI processes.
+//!
+//! What `hetlb run` adds on top — the runs of a command driven in turn and judged, an MPI job
+//! started for a program that leaves MPI to hetlb, the report beside the paper's published
+//! tables — is in `hetlb-experiments` (its `drivers` and `tables::master_worker`).
 
 #[cfg(feature = "master-worker")]
 pub mod config;
@@ -28,15 +32,6 @@ pub mod job;
 pub mod master_worker;
 #[cfg(feature = "master-worker")]
 pub mod message;
-#[cfg(all(
-    feature = "mpi",
-    feature = "master-worker",
-    feature = "scenario",
-    feature = "iterative"
-))]
-pub mod mpi_job;
-#[cfg(feature = "master-worker")]
-pub mod paper;
 #[cfg(feature = "master-worker")]
 mod processor;
 #[cfg(feature = "master-worker")]
@@ -53,13 +48,13 @@ pub mod workload;
 #[cfg(feature = "master-worker")]
 pub use config::{Progress, RunConfig};
 #[cfg(feature = "master-worker")]
-pub use error::{ConfigError, RuntimeError, TaskError};
+pub use error::{RunConfigError, RuntimeError, TaskError};
 #[cfg(feature = "master-worker")]
-pub use faults::Faults;
+pub use faults::ProcessorFaults;
 #[cfg(feature = "master-worker")]
 pub use job::{ClosureJob, FnJob, Job};
 #[cfg(feature = "master-worker")]
-pub use report::{Dispatch, Failure, FailureKind, Outcome, ProcessorReport, RunReport};
+pub use report::{Dispatch, Failure, FailureKind, ProcessorReport, RunOutcome, RunReport};
 #[cfg(all(feature = "mpi", feature = "master-worker"))]
 pub use run::run_mpi;
 #[cfg(feature = "master-worker")]

@@ -20,17 +20,15 @@
 //! assert_eq!(runs[0].processors.iter().map(|p| p.rows).sum::<u64>(), 60);
 //! ```
 
-pub mod tables;
-
 use crate::config::{Progress, RunConfig};
 use crate::error::{RuntimeError, TaskError};
-use crate::grain::paper_granularity;
+pub use crate::grain::Grain;
 use crate::job::Job;
-use crate::report::{Outcome, ProcessorReport, RunReport};
+use crate::report::{ProcessorReport, RunOutcome, RunReport};
 use crate::slowdown::Slowdown;
 use crate::workload::matmul::MatmulJob;
 use crate::workload::synthetic::Synthetic;
-use hetlb_core::rules::self_scheduling::{Policy, SchedulingError};
+use hetlb_core::rules::self_scheduling::Policy;
 use serde::Serialize;
 use std::str::FromStr;
 use std::sync::Arc;
@@ -73,75 +71,6 @@ impl Checked for Synthetic {
     }
     fn describe(&self) -> String {
         format!("synthetic, {} tasks", self.tasks())
-    }
-}
-
-/// How many tasks a workload is cut into, and how that number was chosen.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[non_exhaustive]
-pub struct Grain {
-    /// Tasks `G`.
-    pub tasks: u64,
-    /// How `G` was chosen, for people.
-    pub source: String,
-}
-
-impl Grain {
-    /// One task per unit of `size` (the synthetic workload).
-    pub fn per_unit(size: u64) -> Self {
-        Self {
-            tasks: size,
-            source: "one task per unit".into(),
-        }
-    }
-
-    /// The tasks of a matrix product of order `size` on `workers` processors: `given`, or
-    /// eq. (1) of Aldasht, Ortega & Puntonet with `grain_n` and a `rand()` seeded by `seed`;
-    /// raised to what every policy of `policies` needs to give every processor work, cut to
-    /// one row per task at most.
-    ///
-    /// # Errors
-    /// A `grain_n` outside `1..=3`, as [`paper_granularity`].
-    ///
-    /// # Example
-    /// ```
-    /// use hetlb_core::rules::self_scheduling::Policy;
-    /// use hetlb_runtime::master_worker::Grain;
-    /// let g = Grain::matmul(Some(2), 3, 1, 4, 100, &[Policy::Efp]).unwrap();
-    /// assert_eq!(g.tasks, 7); // P(P−1)/2 + 1, so that every processor gets work
-    /// assert!(g.source.starts_with("given, raised from 2 to 7"));
-    /// ```
-    pub fn matmul(
-        given: Option<u64>,
-        grain_n: u32,
-        seed: u64,
-        workers: usize,
-        size: u64,
-        policies: &[Policy],
-    ) -> Result<Self, SchedulingError> {
-        let (g, mut source) = match given {
-            Some(g) => (g, "given".to_string()),
-            None => {
-                let (g, draw) = paper_granularity(grain_n, workers, size, seed)?;
-                (g, format!("eq. (1): n = {grain_n}, rand() = {draw:.4}"))
-            }
-        };
-        // Every processor must get work, or the run measures only some of them.
-        let needed = policies
-            .iter()
-            .map(|p| p.minimum_tasks(workers))
-            .max()
-            .unwrap_or(1);
-        let mut tasks = g;
-        if tasks < needed {
-            tasks = needed;
-            source += &format!(", raised from {g} to {needed} so that every processor gets work");
-        }
-        if tasks > size {
-            source += &format!(", cut from {tasks} to {size} (one row per task at most)");
-            tasks = size;
-        }
-        Ok(Self { tasks, source })
     }
 }
 
@@ -363,8 +292,8 @@ fn in_turn<O>(
     settings: &Settings,
     workers: usize,
     progress: &mut dyn FnMut(Policy) -> Option<Progress>,
-    mut execute: impl FnMut(&RunConfig) -> Result<Option<Outcome<O>>, RuntimeError>,
-) -> Result<Vec<Outcome<O>>, CompareError> {
+    mut execute: impl FnMut(&RunConfig) -> Result<Option<RunOutcome<O>>, RuntimeError>,
+) -> Result<Vec<RunOutcome<O>>, CompareError> {
     let mut outcomes = Vec::new();
     for &policy in &settings.policies {
         let mut cfg = settings.config(policy, workers);
@@ -385,7 +314,7 @@ pub fn on_threads<J>(
     workers: usize,
     settings: &Settings,
     progress: &mut dyn FnMut(Policy) -> Option<Progress>,
-) -> Result<Vec<Outcome<J::Output>>, CompareError>
+) -> Result<Vec<RunOutcome<J::Output>>, CompareError>
 where
     J: Job + 'static,
     J::Task: 'static,
@@ -397,42 +326,34 @@ where
 }
 
 /// Runs `job` under every policy of `settings` in turn on the ranks of `mpi` — every rank
-/// calls it — and returns the outcomes on rank 0, `None` on the others. A failure on any rank
-/// ends the job (`error: …` on stderr, then `MPI_Abort`), since other ranks may be waiting for
-/// messages that will never come. Once rank 0 has reported, call
-/// [`MpiJob::end_if_silent`](crate::mpi_job::MpiJob::end_if_silent) with [`silent`].
+/// calls it — and returns the outcomes on rank 0, `None` on the others; before each run
+/// `progress(policy)` may return a callback for its tasks.
+///
+/// # Errors
+/// [`CompareError::Run`] naming the policy whose run failed on this rank. Other ranks may
+/// then be waiting for messages that will never come: end the job
+/// ([`hetlb_transport::mpi::Mpi::abort`]) rather than return.
 #[cfg(feature = "mpi")]
-pub fn on_mpi_job<J>(
-    mpi: &crate::mpi_job::MpiJob,
+pub fn on_mpi<J>(
+    mpi: &hetlb_transport::mpi::Mpi<'_>,
     job: &J,
     settings: &Settings,
     progress: &mut dyn FnMut(Policy) -> Option<Progress>,
-) -> Option<Vec<Outcome<J::Output>>>
+) -> Result<Option<Vec<RunOutcome<J::Output>>>, CompareError>
 where
     J: Job,
     J::Task: hetlb_transport::Message,
     J::Output: hetlb_transport::Message,
 {
-    let run = in_turn(settings, mpi.size(), progress, |cfg| {
-        crate::run_mpi(mpi.mpi(), job, cfg)
-    });
-    match run {
-        Ok(outcomes) => (mpi.rank() == 0).then_some(outcomes),
-        Err(e) => {
-            let mut message = e.to_string();
-            let mut source = std::error::Error::source(&e);
-            while let Some(s) = source {
-                message += &format!(": {s}");
-                source = s.source();
-            }
-            mpi.end(&message)
-        }
-    }
+    let outcomes = in_turn(settings, mpi.size(), progress, |cfg| {
+        crate::run_mpi(mpi, job, cfg)
+    })?;
+    Ok((mpi.rank() == 0).then_some(outcomes))
 }
 
 /// The processors given up as silent in any of `outcomes` (they may still be stopped or
 /// hung).
-pub fn silent<O>(outcomes: &[Outcome<O>]) -> Vec<usize> {
+pub fn silent<O>(outcomes: &[RunOutcome<O>]) -> Vec<usize> {
     let mut silent: Vec<usize> = outcomes
         .iter()
         .flat_map(|o| &o.report.failures)
@@ -544,7 +465,7 @@ pub struct PolicyReport {
 pub fn assess<J: Checked>(
     job: &J,
     (size, grain): (u64, &Grain),
-    outcomes: &[Outcome<J::Output>],
+    outcomes: &[RunOutcome<J::Output>],
     settings: &Settings,
     workers: usize,
     check: bool,

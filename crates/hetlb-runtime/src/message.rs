@@ -14,7 +14,7 @@
 //! every rank, all the time:  Alive ──► its coordinator (the leader: ──► everyone)
 //! ```
 
-use crate::report::Outcome;
+use crate::report::RunOutcome;
 use hetlb_core::rules::self_scheduling::Observation;
 use serde::{Deserialize, Serialize};
 
@@ -103,7 +103,7 @@ pub enum Msg<T, O> {
         reason: String,
     },
     /// The finished run, from the master to rank 0.
-    Finished(Box<Outcome<O>>),
+    Finished(Box<RunOutcome<O>>),
     /// The run failed on the master.
     Failed {
         /// The error.

@@ -183,7 +183,7 @@ impl RunReport {
 /// A finished run: the report and the outputs in task order, each exactly once.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
-pub struct Outcome<O> {
+pub struct RunOutcome<O> {
     /// The report.
     pub report: RunReport,
     /// `outputs[i]` is task `i`'s output.

@@ -5,7 +5,7 @@ use crate::error::RuntimeError;
 use crate::job::Job;
 use crate::message::Msg;
 use crate::processor::{self, Ending};
-use crate::report::Outcome;
+use crate::report::RunOutcome;
 use hetlb_transport::Transport;
 use hetlb_transport::threads::network;
 use std::sync::Arc;
@@ -45,7 +45,7 @@ pub fn run_threads<J>(
     job: Arc<J>,
     processors: usize,
     cfg: &RunConfig,
-) -> Result<Outcome<J::Output>, RuntimeError>
+) -> Result<RunOutcome<J::Output>, RuntimeError>
 where
     J: Job + 'static,
     J::Task: 'static,
@@ -54,7 +54,7 @@ where
     cfg.validate(processors)?;
     let mut ranks = network::<Msg<J::Task, J::Output>>(processors).into_iter();
     let Some(first) = ranks.next() else {
-        return Err(crate::error::ConfigError::NoWorkers.into());
+        return Err(crate::error::RunConfigError::NoWorkers.into());
     };
     let mut handles = Vec::with_capacity(processors.saturating_sub(1));
     for tr in ranks {
@@ -132,7 +132,7 @@ pub fn run_mpi<J>(
     mpi: &hetlb_transport::mpi::Mpi<'_>,
     job: &J,
     cfg: &RunConfig,
-) -> Result<Option<Outcome<J::Output>>, RuntimeError>
+) -> Result<Option<RunOutcome<J::Output>>, RuntimeError>
 where
     J: Job,
     J::Task: hetlb_transport::Message,

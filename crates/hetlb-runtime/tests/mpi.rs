@@ -9,7 +9,7 @@ use common::mpiexec;
 use hetlb_core::rules::self_scheduling::Policy;
 use hetlb_runtime::workload::matmul::MatmulJob;
 use hetlb_runtime::workload::synthetic::Synthetic;
-use hetlb_runtime::{FailureKind, Faults, FnJob, RunConfig, Slowdown, TaskError, run_mpi};
+use hetlb_runtime::{FailureKind, FnJob, ProcessorFaults, RunConfig, Slowdown, TaskError, run_mpi};
 use hetlb_transport::mpi::Mpi;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
@@ -152,15 +152,15 @@ fn child_checks() -> ExitCode {
     cfg.capacities = Some((0..p).map(|i| if i == 0 { 2.0 } else { 1.0 }).collect());
     cfg.faults = (0..p)
         .map(|i| match i {
-            1 => Faults {
+            1 => ProcessorFaults {
                 panic_on_task: Some(2),
-                ..Faults::default()
+                ..ProcessorFaults::default()
             },
-            2 => Faults {
+            2 => ProcessorFaults {
                 error_every: Some(3),
-                ..Faults::default()
+                ..ProcessorFaults::default()
             },
-            _ => Faults::default(),
+            _ => ProcessorFaults::default(),
         })
         .collect();
     match run_mpi(&mpi, &job, &cfg) {
@@ -225,9 +225,9 @@ fn child_silent() -> ExitCode {
     cfg.capacities = Some(vec![1.0; p]);
     cfg.timeout = Duration::from_secs(1);
     cfg.faults = (0..p)
-        .map(|i| Faults {
+        .map(|i| ProcessorFaults {
             hang_after: (i == 2).then_some(1),
-            ..Faults::default()
+            ..ProcessorFaults::default()
         })
         .collect();
     match run_mpi(&mpi, &job, &cfg) {
@@ -270,9 +270,9 @@ fn child_silent_master() -> ExitCode {
     cfg.capacities = Some((0..p).map(|i| if i == 1 { 2.0 } else { 1.0 }).collect());
     cfg.timeout = Duration::from_secs(1);
     cfg.faults = (0..p)
-        .map(|i| Faults {
+        .map(|i| ProcessorFaults {
             hang_after: (i == 1).then_some(3),
-            ..Faults::default()
+            ..ProcessorFaults::default()
         })
         .collect();
     match run_mpi(&mpi, &job, &cfg) {

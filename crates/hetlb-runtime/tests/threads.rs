@@ -11,8 +11,8 @@ use hetlb_core::rules::self_scheduling::Policy;
 use hetlb_runtime::workload::matmul::MatmulJob;
 use hetlb_runtime::workload::synthetic::Synthetic;
 use hetlb_runtime::{
-    ClosureJob, ConfigError, FailureKind, Faults, FnJob, Job, RunConfig, RuntimeError, Slowdown,
-    TaskError, run_threads,
+    ClosureJob, FailureKind, FnJob, Job, ProcessorFaults, RunConfig, RunConfigError, RuntimeError,
+    Slowdown, TaskError, run_threads,
 };
 use std::sync::Arc;
 use std::time::Duration;
@@ -104,16 +104,16 @@ fn failures_lose_and_duplicate_nothing() {
         // Processor 0 is the master (given capacities fix the roles).
         cfg.capacities = Some(vec![2.0, 1.0, 1.0, 1.0]);
         cfg.faults = vec![
-            Faults::default(),
-            Faults {
+            ProcessorFaults::default(),
+            ProcessorFaults {
                 panic_on_task: Some(2),
-                ..Faults::default()
+                ..ProcessorFaults::default()
             },
-            Faults {
+            ProcessorFaults {
                 error_every: Some(3),
-                ..Faults::default()
+                ..ProcessorFaults::default()
             },
-            Faults::default(),
+            ProcessorFaults::default(),
         ];
         let out = run_threads(Arc::clone(&job), 4, &cfg).unwrap();
         assert_exactly_once(&out.outputs, tasks, cost);
@@ -162,12 +162,12 @@ fn the_run_survives_a_master_that_panics() {
         let mut cfg = RunConfig::new(policy);
         cfg.capacities = Some(vec![2.0, 1.0, 1.0]);
         cfg.faults = vec![
-            Faults {
+            ProcessorFaults {
                 panic_on_task: Some(2),
-                ..Faults::default()
+                ..ProcessorFaults::default()
             },
-            Faults::default(),
-            Faults::default(),
+            ProcessorFaults::default(),
+            ProcessorFaults::default(),
         ];
         let out = run_threads(Arc::clone(&job), 3, &cfg).unwrap();
         assert_exactly_once(&out.outputs, tasks, cost);
@@ -217,11 +217,11 @@ fn a_silent_worker_is_reported_and_its_tasks_done_elsewhere() {
     cfg.capacities = Some(vec![1.0; 3]);
     cfg.timeout = Duration::from_secs(1);
     cfg.faults = vec![
-        Faults::default(),
-        Faults::default(),
-        Faults {
+        ProcessorFaults::default(),
+        ProcessorFaults::default(),
+        ProcessorFaults {
             hang_after: Some(1),
-            ..Faults::default()
+            ..ProcessorFaults::default()
         },
     ];
     let out = run_threads(job, 3, &cfg).unwrap();
@@ -247,12 +247,12 @@ fn a_silent_processor_zero_is_named_and_the_outcome_kept() {
     cfg.capacities = Some(vec![1.0, 2.0, 1.0]); // processor 1 is the master
     cfg.timeout = Duration::from_secs(1);
     cfg.faults = vec![
-        Faults {
+        ProcessorFaults {
             hang_after: Some(1),
-            ..Faults::default()
+            ..ProcessorFaults::default()
         },
-        Faults::default(),
-        Faults::default(),
+        ProcessorFaults::default(),
+        ProcessorFaults::default(),
     ];
     let out = run_threads(job, 3, &cfg).unwrap();
     assert_exactly_once(&out.outputs, tasks, cost);
@@ -275,12 +275,12 @@ fn a_silent_master_is_named() {
     cfg.capacities = Some(vec![1.0, 2.0, 1.0]); // processor 1 is the master
     cfg.timeout = Duration::from_secs(1);
     cfg.faults = vec![
-        Faults::default(),
-        Faults {
+        ProcessorFaults::default(),
+        ProcessorFaults {
             hang_after: Some(3),
-            ..Faults::default()
+            ..ProcessorFaults::default()
         },
-        Faults::default(),
+        ProcessorFaults::default(),
     ];
     let err = run_threads(job, 3, &cfg).unwrap_err();
     match &err {
@@ -322,11 +322,11 @@ fn a_worker_whose_every_task_fails_does_not_fail_the_run() {
         let mut cfg = RunConfig::new(policy);
         cfg.capacities = Some(vec![2.0, 1.0, 1.0]);
         cfg.faults = vec![
-            Faults::default(),
-            Faults::default(),
-            Faults {
+            ProcessorFaults::default(),
+            ProcessorFaults::default(),
+            ProcessorFaults {
                 error_every: Some(1),
-                ..Faults::default()
+                ..ProcessorFaults::default()
             },
         ];
         let out =
@@ -351,12 +351,12 @@ fn a_master_that_panics_after_the_workers_stopped_recalls_one() {
             96
         };
         cfg.faults = vec![
-            Faults {
+            ProcessorFaults {
                 panic_on_task: Some(share),
-                ..Faults::default()
+                ..ProcessorFaults::default()
             },
-            Faults::default(),
-            Faults::default(),
+            ProcessorFaults::default(),
+            ProcessorFaults::default(),
         ];
         let out =
             run_threads(Arc::clone(&job), 3, &cfg).unwrap_or_else(|e| panic!("{policy}: {e}"));
@@ -372,13 +372,13 @@ fn bad_settings_are_refused_before_anything_runs() {
     let cfg = RunConfig::new(Policy::Efp);
     assert_eq!(
         run_threads(Arc::clone(&job), 0, &cfg).unwrap_err(),
-        RuntimeError::Config(ConfigError::NoWorkers)
+        RuntimeError::Config(RunConfigError::NoWorkers)
     );
     let mut cfg = RunConfig::new(Policy::Efp);
     cfg.slowdowns = slowdowns(&[1, 3]);
     assert!(matches!(
         run_threads(Arc::clone(&job), 3, &cfg).unwrap_err(),
-        RuntimeError::Config(ConfigError::Length {
+        RuntimeError::Config(RunConfigError::Length {
             setting: "slowdown",
             ..
         })
@@ -386,7 +386,7 @@ fn bad_settings_are_refused_before_anything_runs() {
     cfg.slowdowns = slowdowns(&[1, 0, 1]);
     assert!(matches!(
         run_threads(job, 3, &cfg).unwrap_err(),
-        RuntimeError::Config(ConfigError::ZeroSlowdown { worker: 1 })
+        RuntimeError::Config(RunConfigError::ZeroSlowdown { worker: 1 })
     ));
 }
 

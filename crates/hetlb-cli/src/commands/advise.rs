@@ -6,6 +6,7 @@ use crate::output::{Format, fixed, print_csv, print_json, table};
 use anyhow::{Result, anyhow, bail};
 use hetlb_core::Algorithm;
 use hetlb_core::advice::{Advice, CostModel, Question, Trigger, advise};
+use hetlb_core::advice_request::per_node_speeds;
 use hetlb_core::routing::Routing;
 use hetlb_core::topology::{Network, Topology, TopologySpec};
 use serde::Serialize;
@@ -70,25 +71,9 @@ struct Document<'a> {
 /// Runs `hetlb advise`.
 pub fn run(args: Args) -> Result<()> {
     let loads = parse_loads(&args.loads, "--loads")?;
-    let speeds = match parse_capacities(&args.speeds, "--speeds")?.as_slice() {
-        [one] => vec![*one; loads.len()],
-        many if many.len() == loads.len() => many.to_vec(),
-        many => bail!(
-            "--speeds: {} values for {} loads (give one, or one per node)",
-            many.len(),
-            loads.len()
-        ),
-    };
-    if let Some((i, s)) = speeds
-        .iter()
-        .enumerate()
-        .find(|(_, s)| !s.is_finite() || **s <= 0.0)
-    {
-        bail!(
-            "--speeds: value {} ({s}) must be positive and finite",
-            i + 1
-        );
-    }
+    // The error names `speeds`, the option without its dashes.
+    let speeds = per_node_speeds(&parse_capacities(&args.speeds, "--speeds")?, loads.len())
+        .map_err(|e| anyhow!("--{e}"))?;
     let trigger: Trigger = args
         .trigger
         .parse()

@@ -13,7 +13,7 @@ use hetlb_core::algorithm::Algorithm;
 use hetlb_core::topology::{Graph, GraphError, Network, Topology, TopologySpec};
 use hetlb_peer::default_candidates;
 use hetlb_runtime::workload::iterative::dump::{self, DumpLine};
-use hetlb_runtime::workload::iterative::replay::{self, Outcome, ReplayError};
+use hetlb_runtime::workload::iterative::replay::{self, ReplayError, ReplayOutcome};
 use std::collections::HashMap;
 use std::io::BufReader;
 use std::path::PathBuf;
@@ -230,7 +230,7 @@ fn rules(spec: &str, network: &Network) -> Result<Vec<Algorithm>> {
         .collect()
 }
 
-fn print_table(steps: &[DumpLine], outcomes: &[Outcome]) {
+fn print_table(steps: &[DumpLine], outcomes: &[ReplayOutcome]) {
     crate::out!(
         "{} recorded rebalance(s) of {} on {} ({} ranks), replayed:",
         steps.len(),

@@ -33,6 +33,7 @@ mod overlap;
 mod per_processor;
 mod phased;
 mod pipeline;
+mod steps;
 #[cfg(test)]
 mod stepwise;
 
@@ -211,6 +212,20 @@ impl Togo {
     /// Unit-hops still to send (a u128: a plan can move more than `u64::MAX` in all).
     pub(crate) fn total(&self) -> u128 {
         self.units.iter().map(|&u| u128::from(u)).sum()
+    }
+
+    /// Per node, a bit mask of the dimensions it has units to send over.
+    pub(crate) fn masks(&self) -> Vec<u64> {
+        let n = self.n as usize;
+        (0..1usize << n)
+            .map(|k| {
+                self.units[k * n..(k + 1) * n]
+                    .iter()
+                    .enumerate()
+                    .filter(|&(_, &u)| u > 0)
+                    .fold(0u64, |mask, (m, _)| mask | (1 << m))
+            })
+            .collect()
     }
 }
 

@@ -16,71 +16,33 @@
 //! send again; the paper's interleaving ("one unit to 011, the next to 101 and so on")
 //! implies the wrap.
 
+use super::steps::Steps;
 use super::{Burst, Schedule, Togo, TransmissionError};
 
 /// Returns `(steps, steps, bursts)`.
 pub(super) fn run(
     initial: &[u64],
-    mut togo: Togo,
+    togo: Togo,
 ) -> Result<(u64, u64, Vec<Burst>), TransmissionError> {
-    let n = togo.n as usize;
-    let nodes = initial.len();
-    let mut current = initial.to_vec();
-    let mut incoming = vec![0u64; nodes];
-    let mut last = vec![n.saturating_sub(1); nodes];
-    let mut pending = togo.total();
-    let mut active: Vec<usize> = (0..nodes)
-        .filter(|&k| togo.units[k * n..(k + 1) * n].iter().any(|&u| u > 0))
-        .collect();
-    // open[k * n + m]: the burst on link (k, dimension m) still being extended, if any.
-    let mut open: Vec<Option<usize>> = vec![None; nodes * n];
-    let mut bursts: Vec<Burst> = Vec::new();
-    let mut step = 0u64;
-    while pending > 0 {
-        let mut sent_any = false;
+    let mut s = Steps::new(initial, togo);
+    let n = s.n;
+    let mut active: Vec<usize> = (0..initial.len()).filter(|&k| s.sending(k)).collect();
+    while s.pending > 0 {
         for &k in &active {
-            if current[k] == 0 {
+            if s.current[k] == 0 {
                 continue;
             }
             let next = (1..=n)
-                .map(|i| (last[k] + i) % n)
-                .find(|&m| togo.units[k * n + m] > 0);
-            let Some(m) = next else { continue };
-            let slot = k * n + m;
-            togo.units[slot] -= 1;
-            current[k] -= 1;
-            pending -= 1;
-            sent_any = true;
-            last[k] = m;
-            let to = k ^ (1 << m);
-            incoming[to] += 1;
-            match open[slot] {
-                Some(b) if bursts[b].start + bursts[b].len == step => bursts[b].len += 1,
-                _ => {
-                    open[slot] = Some(bursts.len());
-                    bursts.push(Burst {
-                        from: k,
-                        to,
-                        start: step,
-                        len: 1,
-                    });
-                }
+                .map(|i| (s.last[k] + i) % n)
+                .find(|&m| s.togo.units[k * n + m] > 0);
+            if let Some(m) = next {
+                s.send(k, m);
             }
         }
-        if !sent_any {
-            return Err(TransmissionError::Stalled {
-                schedule: Schedule::PipelinePerProcessor,
-                step,
-                pending,
-            });
-        }
-        for (held, inc) in current.iter_mut().zip(incoming.iter_mut()) {
-            *held += std::mem::take(inc);
-        }
-        active.retain(|&k| togo.units[k * n..(k + 1) * n].iter().any(|&u| u > 0));
-        step += 1;
+        s.end_step(Schedule::PipelinePerProcessor)?;
+        active.retain(|&k| s.sending(k));
     }
-    Ok((step, step, bursts))
+    Ok(s.finish())
 }
 
 #[cfg(test)]

@@ -420,15 +420,7 @@ pub(super) fn run(
     let n = togo.n as usize;
     let nodes = initial.len();
     let pending = togo.total();
-    let waiting: Vec<u64> = (0..nodes)
-        .map(|k| {
-            togo.units[k * n..(k + 1) * n]
-                .iter()
-                .enumerate()
-                .filter(|&(_, &u)| u > 0)
-                .fold(0u64, |mask, (m, _)| mask | (1 << m))
-        })
-        .collect();
+    let waiting = togo.masks();
     let mut rows = Vec::with_capacity(nodes);
     let mut first = 0;
     for &used in &waiting {

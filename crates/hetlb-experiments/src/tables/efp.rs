@@ -1,10 +1,61 @@
 //! What `efp` prints: Aldasht, Ortega & Puntonet's EFP on real workers beside the paper's
-//! Tables 2–6, Fig. 3 and Figs. 9–11.
+//! Tables 2–6, Fig. 3 and Figs. 9–11; and the per-processor table of Tables 2–6, ours beside
+//! the paper's, which `hetlb run matmul` prints too ([`beside_paper`]).
 
-use crate::efp::{EfpReport as Report, Point};
-use crate::paper::efp::{PROCESSORS, PaperTable, table_for};
+use crate::efp::{EfpReport as Report, Point, Times};
+use crate::paper::efp::{PROCESSORS, PaperRow, PaperTable, table_for};
 use hetlb_core::rules::self_scheduling::Policy;
 use hetlb_core::table::{Table, Text, fixed};
+
+/// The four times with three decimals.
+pub(crate) fn seconds(times: [f64; 4]) -> [String; 4] {
+    times.map(|t| fixed(t, 3))
+}
+
+/// Our processors as the rows of the paper's Tables 2–6, master first (`P0`, `P1`, … by
+/// speed), each beside the paper's processor in the same place when the paper's table is
+/// given (the paper lists its master, processor 8, last).
+pub fn beside_paper<'a>(
+    ours: impl IntoIterator<Item = Times<'a>>,
+    paper: Option<&PaperTable>,
+) -> Table {
+    let mut header = vec!["role", "rows", "T_exec", "T_comp", "T_comm", "T_wait"];
+    if paper.is_some() {
+        header.extend([
+            "paper proc",
+            "paper rows",
+            "paper T_exec",
+            "paper T_comp",
+            "paper T_comm",
+            "paper T_wait",
+        ]);
+    }
+    let mut t = Table::new(header);
+    let mut ours: Vec<Times<'a>> = ours.into_iter().collect();
+    ours.sort_by_key(|p| {
+        p.role
+            .trim_start_matches('P')
+            .parse::<usize>()
+            .unwrap_or(usize::MAX)
+    });
+    let theirs: Vec<&PaperRow> = paper
+        .map(|t| {
+            std::iter::once(&t.rows[8])
+                .chain(t.rows[..8].iter())
+                .collect()
+        })
+        .unwrap_or_default();
+    for (i, o) in ours.iter().enumerate() {
+        let mut row = vec![o.role.to_string(), o.rows.to_string()];
+        row.extend(seconds(o.times));
+        if let Some(p) = theirs.get(i) {
+            row.extend([p.processor.to_string(), p.rows.to_string()]);
+            row.extend(seconds([p.t_exec, p.t_comp, p.t_comm, p.t_wait]));
+        }
+        t.row(row);
+    }
+    t
+}
 
 /// One line per run (the tables', then the sweep's) and processor: its role, rows and times.
 pub fn csv(report: &Report) -> Table {
@@ -89,55 +140,7 @@ fn size_table(text: &mut Text, report: &Report, efp: &Point, paper: Option<&Pape
             efp.tasks, efp.granularity
         )),
     }
-    let mut header = vec!["role", "rows", "T_exec", "T_comp", "T_comm", "T_wait"];
-    if paper.is_some() {
-        header.extend([
-            "paper proc",
-            "paper rows",
-            "paper T_exec",
-            "paper T_comp",
-            "paper T_comm",
-            "paper T_wait",
-        ]);
-    }
-    let mut t = Table::new(header);
-    // The paper lists its master last (processor 8); ours is P0.
-    let mut ours: Vec<_> = efp.processors.iter().collect();
-    ours.sort_by_key(|p| {
-        p.role
-            .trim_start_matches('P')
-            .parse::<usize>()
-            .unwrap_or(usize::MAX)
-    });
-    let theirs: Vec<_> = paper
-        .map(|t| {
-            std::iter::once(&t.rows[8])
-                .chain(t.rows[..8].iter())
-                .collect()
-        })
-        .unwrap_or_default();
-    for (i, o) in ours.iter().enumerate() {
-        let mut row = vec![
-            o.role.clone(),
-            o.rows.to_string(),
-            fixed(o.t_exec, 3),
-            fixed(o.t_comp, 3),
-            fixed(o.t_comm, 3),
-            fixed(o.t_wait, 3),
-        ];
-        if let Some(p) = theirs.get(i) {
-            row.extend([
-                p.processor.to_string(),
-                p.rows.to_string(),
-                fixed(p.t_exec, 3),
-                fixed(p.t_comp, 3),
-                fixed(p.t_comm, 3),
-                fixed(p.t_wait, 3),
-            ]);
-        }
-        t.row(row);
-    }
-    text.table(t);
+    text.table(beside_paper(efp.processors.iter().map(Times::from), paper));
     let ratio = efp.master_ratio();
     let spread = efp.finish_spread();
     let mut ratios = format!("master rows ÷ mean worker rows: {}", fixed(ratio, 2));

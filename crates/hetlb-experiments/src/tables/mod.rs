@@ -17,12 +17,14 @@
 //! | `dishet-response` | [`dishet_response`] |
 //! | `mirtaheri` | [`mirtaheri`] |
 //! | `efp` | [`efp`] |
+//! | `hetlb run matmul`, `hetlb run synthetic` | [`master_worker`] |
 
 pub mod chau;
 pub mod chau_hetero;
 pub mod dishet;
 pub mod dishet_response;
 pub mod efp;
+pub mod master_worker;
 pub mod mirtaheri;
 pub mod overhead;
 pub mod rim_dynamic;

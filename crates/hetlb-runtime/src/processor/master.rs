@@ -14,7 +14,7 @@ use crate::config::RunConfig;
 use crate::error::RuntimeError;
 use crate::job::Job;
 use crate::message::{Batch, Msg, Totals};
-use crate::report::{Dispatch, Failure, FailureKind, Outcome, ProcessorReport, RunReport};
+use crate::report::{Dispatch, Failure, FailureKind, ProcessorReport, RunOutcome, RunReport};
 use hetlb_core::rules::self_scheduling::{Observation, Scheduler};
 use hetlb_transport::{Envelope, Transport};
 use std::collections::VecDeque;
@@ -93,7 +93,7 @@ pub(crate) fn run<J, Tr>(
     cfg: &RunConfig,
     capacities: Vec<f64>,
     calibrated: bool,
-) -> Result<Outcome<J::Output>, RuntimeError>
+) -> Result<RunOutcome<J::Output>, RuntimeError>
 where
     J: Job,
     Tr: Transport<Msg<J::Task, J::Output>>,
@@ -692,7 +692,7 @@ where
     }
 
     /// Stops the waiting workers, collects every worker's totals and builds the report.
-    fn finish(mut self, makespan: f64) -> Result<Outcome<J::Output>, RuntimeError> {
+    fn finish(mut self, makespan: f64) -> Result<RunOutcome<J::Output>, RuntimeError> {
         for w in 0..self.state.len() {
             if w != self.me && self.state[w] == State::Waiting {
                 self.stop(w, 0.0)?;
@@ -777,6 +777,6 @@ where
             requeued: self.requeued,
             duplicates_dropped: self.duplicates,
         };
-        Ok(Outcome { report, outputs })
+        Ok(RunOutcome { report, outputs })
     }
 }

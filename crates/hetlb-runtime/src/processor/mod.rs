@@ -12,10 +12,10 @@ pub(crate) mod master;
 
 use crate::config::RunConfig;
 use crate::error::{RuntimeError, TaskError};
-use crate::faults::Faults;
+use crate::faults::ProcessorFaults;
 use crate::job::Job;
 use crate::message::{Batch, Msg, Totals};
-use crate::report::Outcome;
+use crate::report::RunOutcome;
 use crate::slowdown::Slowdown;
 use hetlb_core::rules::self_scheduling::Observation;
 use hetlb_transport::{Envelope, Transport};
@@ -29,7 +29,7 @@ pub(crate) struct Cpu<'j, J: Job> {
     rank: usize,
     job: &'j J,
     slowdown: Slowdown,
-    faults: Faults,
+    faults: ProcessorFaults,
     started: u64,
     completed: u64,
     t0: Option<Instant>,
@@ -171,7 +171,7 @@ pub(crate) enum Ending<O> {
     /// A worker that was stopped (or a master that handed its outcome to rank 0).
     Stopped,
     /// Rank 0's end: the run's outcome.
-    Finished(Box<Outcome<O>>),
+    Finished(Box<RunOutcome<O>>),
 }
 
 /// How long `peer` has been silent, as the transport knows it.
@@ -388,12 +388,7 @@ where
         _job: std::marker::PhantomData,
     };
     let mut coordinator = first_coordinator;
-    let mut totals = Totals::default();
-    // When this processor last sent the master a message. The time until the next message
-    // from the master (the send included) is the time blocked on the master.
-    let mut last_sent: Option<Instant> = None;
-    let mut dead = false;
-    let mut stopped = false;
+    let mut state = Worker::default();
     loop {
         let Some((env, now)) = recv_while_heard(tr, cfg.timeout, coordinator)? else {
             if cpu.hung() {
@@ -429,114 +424,16 @@ where
             Msg::Lead {
                 capacities,
                 calibrated,
-            } => {
-                let result = master::run(tr, cpu, cfg, capacities, calibrated);
-                if me == 0 {
-                    return result.map(|o| Ending::Finished(Box::new(o)));
-                }
-                return match result {
-                    Ok(outcome) => {
-                        tr.send(0, Msg::Finished(Box::new(outcome)))?;
-                        Ok(Ending::Stopped)
-                    }
-                    Err(e) => {
-                        let _ = tr.send(
-                            0,
-                            Msg::Failed {
-                                message: e.to_string(),
-                            },
-                        );
-                        Err(e)
-                    }
-                };
-            }
+            } => return lead(tr, cpu, cfg, capacities, calibrated),
             Msg::Tasks {
                 tasks,
                 queued_for,
                 since_start,
-            } => {
-                if cpu.hung() {
-                    continue; // an injected hang: say nothing ever again
-                }
-                // Woken after a stop: the time stopped was not spent on this run.
-                let blocked = if std::mem::take(&mut stopped) {
-                    0.0
-                } else {
-                    cpu.blocked_since(last_sent, since_start, now)
-                };
-                let wait = queued_for.clamp(0.0, blocked.max(0.0));
-                let comm = (blocked - wait).max(0.0);
-                totals.t_wait += wait;
-                totals.t_comm += comm;
-                let mut results = Batch::with_capacity(tasks.len());
-                let mut panic = None;
-                let mut ok = 0;
-                // One reading of the clock per task, when it ends: the next task starts there.
-                let mut clock = now;
-                for (id, task) in tasks.as_slice() {
-                    if dead {
-                        break;
-                    }
-                    let out = cpu.execute(task, clock);
-                    clock = Instant::now();
-                    totals.tasks_run += 1;
-                    match out {
-                        Ok(Ok(o)) => {
-                            ok += 1;
-                            results.push((*id, Ok(o)));
-                        }
-                        Ok(Err(e)) => results.push((*id, Err(e.to_string()))),
-                        Err(message) => {
-                            panic = Some(message);
-                            dead = true;
-                        }
-                    }
-                    if cpu.hung() {
-                        break;
-                    }
-                }
-                let comp = clock.saturating_duration_since(now).as_secs_f64();
-                totals.t_comp += comp;
-                if cpu.hung() && panic.is_none() {
-                    tr.pause(None);
-                    continue; // the results are never sent
-                }
-                let obs = Observation {
-                    tasks: ok,
-                    t_comp: comp,
-                    t_comm: comm,
-                    t_wait: wait,
-                };
-                report_to::<J, Tr>(
-                    tr,
-                    from,
-                    Msg::Results {
-                        results,
-                        obs,
-                        panic,
-                    },
-                    clock,
-                )?;
-                // The send itself is counted in the next `blocked`, as communication.
-                last_sent = Some(clock);
-            }
+            } => state.compute(tr, cpu, from, &tasks, (queued_for, since_start), now)?,
             Msg::Stop {
                 queued_for,
                 since_start,
-            } => {
-                if cpu.hung() {
-                    continue;
-                }
-                let blocked = cpu.blocked_since(last_sent, since_start, now);
-                let wait = queued_for.clamp(0.0, blocked.max(0.0));
-                totals.t_wait += wait;
-                totals.t_comm += (blocked - wait).max(0.0);
-                totals.t_exec = cpu.elapsed_at(now).as_secs_f64();
-                report_to::<J, Tr>(tr, from, Msg::Bye { totals }, now)?;
-                // Stopped, not ended: the master may still wake this processor for a task
-                // that failed elsewhere.
-                stopped = true;
-            }
+            } => state.stop(tr, cpu, from, (queued_for, since_start), now)?,
             Msg::End if me != 0 => return Ok(Ending::Stopped),
             Msg::Finished(outcome) if me == 0 => return Ok(Ending::Finished(outcome)),
             Msg::Failed { message } => {
@@ -547,5 +444,191 @@ where
             }
             _ => {}
         }
+    }
+}
+
+/// A worker told to lead: it runs as the master; rank 0 ends with the outcome, another rank
+/// hands it (or the failure) to rank 0.
+fn lead<J, Tr>(
+    tr: &Tr,
+    cpu: &mut Cpu<'_, J>,
+    cfg: &RunConfig,
+    capacities: Vec<f64>,
+    calibrated: bool,
+) -> Result<Ending<J::Output>, RuntimeError>
+where
+    J: Job,
+    Tr: Transport<Msg<J::Task, J::Output>>,
+{
+    let result = master::run(tr, cpu, cfg, capacities, calibrated);
+    if tr.rank() == 0 {
+        return result.map(|o| Ending::Finished(Box::new(o)));
+    }
+    match result {
+        Ok(outcome) => {
+            tr.send(0, Msg::Finished(Box::new(outcome)))?;
+            Ok(Ending::Stopped)
+        }
+        Err(e) => {
+            let _ = tr.send(
+                0,
+                Msg::Failed {
+                    message: e.to_string(),
+                },
+            );
+            Err(e)
+        }
+    }
+}
+
+/// What a worker keeps from one message of the master to the next.
+#[derive(Default)]
+struct Worker {
+    /// Its times and tasks over the run.
+    totals: Totals,
+    /// When this processor last sent the master a message. The time until the next message
+    /// from the master (the send included) is the time blocked on the master.
+    last_sent: Option<Instant>,
+    /// A task panicked: the processor runs no more tasks.
+    dead: bool,
+    /// Stopped by the master and not woken since.
+    stopped: bool,
+}
+
+/// A batch computed: the results, the tasks that succeeded, a panic's message, and the clock's
+/// reading when the last task ended.
+type Computed<O> = (Batch<Result<O, String>>, u64, Option<String>, Instant);
+
+impl Worker {
+    /// Computes the batch `tasks` that the master `from` sent (the request it answers queued
+    /// for `queued_for` seconds, sent `since_start` seconds into the run), taken in at `now`,
+    /// and reports the results.
+    fn compute<J, Tr>(
+        &mut self,
+        tr: &Tr,
+        cpu: &mut Cpu<'_, J>,
+        from: usize,
+        tasks: &Batch<J::Task>,
+        (queued_for, since_start): (f64, f64),
+        now: Instant,
+    ) -> Result<(), RuntimeError>
+    where
+        J: Job,
+        Tr: Transport<Msg<J::Task, J::Output>>,
+    {
+        if cpu.hung() {
+            return Ok(()); // an injected hang: say nothing ever again
+        }
+        // Woken after a stop: the time stopped was not spent on this run.
+        let blocked = if std::mem::take(&mut self.stopped) {
+            0.0
+        } else {
+            cpu.blocked_since(self.last_sent, since_start, now)
+        };
+        let (wait, comm) = self.blocked(blocked, queued_for);
+        let (results, ok, panic, clock) = self.run_tasks(cpu, tasks, now);
+        let comp = clock.saturating_duration_since(now).as_secs_f64();
+        self.totals.t_comp += comp;
+        if cpu.hung() && panic.is_none() {
+            tr.pause(None);
+            return Ok(()); // the results are never sent
+        }
+        let obs = Observation {
+            tasks: ok,
+            t_comp: comp,
+            t_comm: comm,
+            t_wait: wait,
+        };
+        let msg = Msg::Results {
+            results,
+            obs,
+            panic,
+        };
+        report_to::<J, Tr>(tr, from, msg, clock)?;
+        // The send itself is counted in the next `blocked`, as communication.
+        self.last_sent = Some(clock);
+        Ok(())
+    }
+
+    /// Splits `blocked` seconds on the master into waiting for it to attend (at most the
+    /// `queued_for` seconds the master reported) and communicating; both are added to the
+    /// totals and returned.
+    fn blocked(&mut self, blocked: f64, queued_for: f64) -> (f64, f64) {
+        let wait = queued_for.clamp(0.0, blocked.max(0.0));
+        let comm = (blocked - wait).max(0.0);
+        self.totals.t_wait += wait;
+        self.totals.t_comm += comm;
+        (wait, comm)
+    }
+
+    /// Runs `tasks` in order from `now` until one panics or an injected hang strikes.
+    fn run_tasks<J: Job>(
+        &mut self,
+        cpu: &mut Cpu<'_, J>,
+        tasks: &Batch<J::Task>,
+        now: Instant,
+    ) -> Computed<J::Output> {
+        let mut results = Batch::with_capacity(tasks.len());
+        let mut panic = None;
+        let mut ok = 0;
+        // One reading of the clock per task, when it ends: the next task starts there.
+        let mut clock = now;
+        for (id, task) in tasks.as_slice() {
+            if self.dead {
+                break;
+            }
+            let out = cpu.execute(task, clock);
+            clock = Instant::now();
+            self.totals.tasks_run += 1;
+            match out {
+                Ok(Ok(o)) => {
+                    ok += 1;
+                    results.push((*id, Ok(o)));
+                }
+                Ok(Err(e)) => results.push((*id, Err(e.to_string()))),
+                Err(message) => {
+                    panic = Some(message);
+                    self.dead = true;
+                }
+            }
+            if cpu.hung() {
+                break;
+            }
+        }
+        (results, ok, panic, clock)
+    }
+
+    /// Stopped by the master `from` (the request it answers queued for `queued_for` seconds,
+    /// sent `since_start` seconds into the run), taken in at `now`: reports the totals.
+    /// Stopped, not ended: the master may still wake this processor for a task that failed
+    /// elsewhere.
+    fn stop<J, Tr>(
+        &mut self,
+        tr: &Tr,
+        cpu: &mut Cpu<'_, J>,
+        from: usize,
+        (queued_for, since_start): (f64, f64),
+        now: Instant,
+    ) -> Result<(), RuntimeError>
+    where
+        J: Job,
+        Tr: Transport<Msg<J::Task, J::Output>>,
+    {
+        if cpu.hung() {
+            return Ok(());
+        }
+        let blocked = cpu.blocked_since(self.last_sent, since_start, now);
+        self.blocked(blocked, queued_for);
+        self.totals.t_exec = cpu.elapsed_at(now).as_secs_f64();
+        report_to::<J, Tr>(
+            tr,
+            from,
+            Msg::Bye {
+                totals: self.totals,
+            },
+            now,
+        )?;
+        self.stopped = true;
+        Ok(())
     }
 }

@@ -71,45 +71,57 @@ pub(crate) fn probe<T: Transport<Message>>(
     early: &mut Vec<(usize, Message)>,
 ) -> Result<Vec<LinkMeasure>, ScenarioRunError> {
     let me = tr.rank();
-    let size = tr.size();
-    let table = scenario.links.table();
-    let mut rng = stream(
-        scenario.setup.seed ^ PROBE_STREAM,
-        hetlb_sim::rng::Purpose::Links,
-        me,
-    );
-    let neighbors: Vec<usize> = table.neighbor_slice(me).to_vec();
-    // For each neighbour, the probes: (empty, loaded) pairs; a probe's batch is worth a tenth
-    // of the file's delay or 20 ms of wire time, whichever is longer, at least one task.
-    let mut results = Vec::new();
-    let mut held: Vec<(Instant, usize, Message)> = Vec::new();
-    let mut probed_sent = false;
-    let mut probed_from = vec![false; size];
-    let deadline = Instant::now() + timeout;
-    let answer = |held: &mut Vec<(Instant, usize, Message)>,
-                  rng: &mut Pcg64,
-                  from: usize,
-                  msg: Message|
-     -> Result<(), ScenarioRunError> {
-        if let Message::Probe { seq, .. } = msg {
-            let back = table.link(me, from).ok_or_else(|| {
-                ScenarioRunError::Failed(format!("rank {from} probed rank {me} over no link"))
-            })?;
-            let h = hold(scenario, back, 0, rng, scale);
-            held.push((
-                Instant::now() + Duration::from_secs_f64(h),
-                from,
-                Message::ProbeReply { seq, hold: h },
-            ));
-        }
-        Ok(())
+    let mut p = Prober {
+        tr,
+        scenario,
+        scale,
+        timeout,
+        deadline: Instant::now() + timeout,
+        rng: stream(
+            scenario.setup.seed ^ PROBE_STREAM,
+            hetlb_sim::rng::Purpose::Links,
+            me,
+        ),
+        held: Vec::new(),
+        probed_from: vec![false; tr.size()],
+        early,
     };
-    for &j in &neighbors {
-        let Some(link) = table.link(me, j) else {
-            continue;
-        };
-        let rate = scenario.links.rate(link);
-        let mean_delay = scenario.links.mean_delay(link);
+    let neighbors: Vec<usize> = scenario.links.table().neighbor_slice(me).to_vec();
+    let mut results = Vec::new();
+    for j in neighbors {
+        if let Some(link) = scenario.links.table().link(me, j) {
+            results.push(p.measure(j, link)?);
+        }
+    }
+    p.until_start()?;
+    Ok(results)
+}
+
+/// A rank measuring its links: its messages held by the emulated links until their time, the
+/// ranks that said they have finished, and the run's messages that came early.
+struct Prober<'a, T> {
+    tr: &'a T,
+    scenario: &'a Scenario,
+    /// Real seconds per scenario second.
+    scale: f64,
+    timeout: Duration,
+    deadline: Instant,
+    /// The probes' own delay stream.
+    rng: Pcg64,
+    /// Messages held by the links: when each goes, to whom.
+    held: Vec<(Instant, usize, Message)>,
+    /// The ranks that said they have measured their links (rank 0 keeps count).
+    probed_from: Vec<bool>,
+    early: &'a mut Vec<(usize, Message)>,
+}
+
+impl<T: Transport<Message>> Prober<'_, T> {
+    /// Measures `link` to neighbour `j`: empty probes for the delay, probes carrying a batch
+    /// for the rate. A batch is worth a tenth of the file's delay or 20 ms of wire time,
+    /// whichever is longer, at least one task.
+    fn measure(&mut self, j: usize, link: usize) -> Result<LinkMeasure, ScenarioRunError> {
+        let rate = self.scenario.links.rate(link);
+        let mean_delay = self.scenario.links.mean_delay(link);
         let batch = if rate.is_infinite() {
             1
         } else {
@@ -119,105 +131,139 @@ pub(crate) fn probe<T: Transport<Message>>(
         for (kind, rtt_sum) in rtt.iter_mut().enumerate() {
             for k in 0..PROBES {
                 let tasks = if kind == 0 { 0 } else { batch };
-                let h = hold(scenario, link, tasks, &mut rng, scale);
                 let seq = (kind as u32) << 16 | k;
-                let sent = Instant::now();
-                // The link holds the message on the sender's side; then it goes.
-                let release = sent + Duration::from_secs_f64(h);
-                let msg = Message::Probe {
-                    seq,
-                    tasks: vec![
-                        Task {
-                            id: 0,
-                            entered: 0.0
-                        };
-                        tasks
-                    ],
-                    hold: h,
-                };
-                held.push((release, j, msg));
-                // Wait for the reply, answering others meanwhile.
-                loop {
-                    flush(tr, &mut held)?;
-                    if Instant::now() > deadline {
-                        return Err(ScenarioRunError::Failed(format!(
-                            "rank {me}: no answer from rank {j} while measuring the link"
-                        )));
-                    }
-                    let next = held.iter().map(|h| h.0).min();
-                    let until = next.map_or(Instant::now() + Duration::from_millis(5), |n| {
-                        n.min(Instant::now() + Duration::from_millis(5))
-                    });
-                    let Some(env) = tr.recv(Some(until))? else {
-                        continue;
-                    };
-                    match env.msg {
-                        Message::ProbeReply { seq: s, .. } if s == seq && env.from == j => {
-                            *rtt_sum += sent.elapsed().as_secs_f64() / scale / f64::from(PROBES);
-                            break;
-                        }
-                        m @ Message::Probe { .. } => answer(&mut held, &mut rng, env.from, m)?,
-                        Message::Probed => probed_from[env.from] = true,
-                        Message::Start => {
-                            return Err(ScenarioRunError::Failed(
-                                "the run started before this rank had measured its links".into(),
-                            ));
-                        }
-                        // The run's own messages, from a rank that started first: kept.
-                        other => early.push((env.from, other)),
-                    }
-                }
+                *rtt_sum += self.round_trip(j, link, tasks, seq)? / f64::from(PROBES);
             }
         }
-        let measured_delay = rtt[0] / 2.0;
         let diff = rtt[1] - rtt[0];
-        let measured_rate = if rate.is_infinite() || diff <= 0.0 {
-            f64::INFINITY
-        } else {
-            batch as f64 / diff
-        };
-        results.push(LinkMeasure {
-            from: me,
+        Ok(LinkMeasure {
+            from: self.tr.rank(),
             to: j,
             file_rate: rate,
             file_delay: mean_delay,
-            measured_rate,
-            measured_delay,
-        });
+            measured_rate: if rate.is_infinite() || diff <= 0.0 {
+                f64::INFINITY
+            } else {
+                batch as f64 / diff
+            },
+            measured_delay: rtt[0] / 2.0,
+        })
     }
-    // Done: tell rank 0, keep answering until it says start.
-    loop {
-        flush(tr, &mut held)?;
-        if !probed_sent && held.is_empty() {
-            tr.send(0, Message::Probed)?;
-            probed_sent = true;
+
+    /// Sends probe `seq` of `tasks` tasks to `j` over `link` and waits for its reply, answering
+    /// the others' probes meanwhile: the round trip in scenario seconds.
+    fn round_trip(
+        &mut self,
+        j: usize,
+        link: usize,
+        tasks: usize,
+        seq: u32,
+    ) -> Result<f64, ScenarioRunError> {
+        let h = hold(self.scenario, link, tasks, &mut self.rng, self.scale);
+        let sent = Instant::now();
+        // The link holds the message on the sender's side; then it goes.
+        let msg = Message::Probe {
+            seq,
+            tasks: vec![
+                Task {
+                    id: 0,
+                    entered: 0.0
+                };
+                tasks
+            ],
+            hold: h,
+        };
+        self.held.push((sent + Duration::from_secs_f64(h), j, msg));
+        loop {
+            flush(self.tr, &mut self.held)?;
+            if Instant::now() > self.deadline {
+                return Err(ScenarioRunError::Failed(format!(
+                    "rank {}: no answer from rank {j} while measuring the link",
+                    self.tr.rank()
+                )));
+            }
+            let Some(env) = self.tr.recv(Some(self.next_release(5)))? else {
+                continue;
+            };
+            match env.msg {
+                Message::ProbeReply { seq: s, .. } if s == seq && env.from == j => {
+                    return Ok(sent.elapsed().as_secs_f64() / self.scale);
+                }
+                Message::Start => {
+                    return Err(ScenarioRunError::Failed(
+                        "the run started before this rank had measured its links".into(),
+                    ));
+                }
+                other => self.take(env.from, other)?,
+            }
         }
-        if Instant::now() > deadline {
-            return Err(ScenarioRunError::Failed(format!(
-                "rank {me}: the link measurements did not finish within {timeout:?}"
-            )));
+    }
+
+    /// Done: tells rank 0 and keeps answering until it says start (rank 0 says it once every
+    /// rank is done).
+    fn until_start(&mut self) -> Result<(), ScenarioRunError> {
+        let (me, size) = (self.tr.rank(), self.tr.size());
+        let mut probed_sent = false;
+        loop {
+            flush(self.tr, &mut self.held)?;
+            if !probed_sent && self.held.is_empty() {
+                self.tr.send(0, Message::Probed)?;
+                probed_sent = true;
+            }
+            if Instant::now() > self.deadline {
+                return Err(ScenarioRunError::Failed(format!(
+                    "rank {me}: the link measurements did not finish within {:?}",
+                    self.timeout
+                )));
+            }
+            let Some(env) = self.tr.recv(Some(self.next_release(2)))? else {
+                continue;
+            };
+            match env.msg {
+                Message::Start => return Ok(()),
+                other => self.take(env.from, other)?,
+            }
+            if me == 0 && self.probed_from.iter().all(|&p| p) {
+                for r in 0..size {
+                    self.tr.send(r, Message::Start)?;
+                }
+                self.probed_from.iter_mut().for_each(|p| *p = false);
+            }
         }
-        let until = Instant::now() + Duration::from_millis(2);
-        let until = held
+    }
+
+    /// When to look again: the next held message's time, or `ms` milliseconds from now if
+    /// sooner.
+    fn next_release(&self, ms: u64) -> Instant {
+        let until = Instant::now() + Duration::from_millis(ms);
+        self.held
             .iter()
             .map(|h| h.0)
             .min()
-            .map_or(until, |n| n.min(until));
-        let Some(env) = tr.recv(Some(until))? else {
-            continue;
-        };
-        match env.msg {
-            m @ Message::Probe { .. } => answer(&mut held, &mut rng, env.from, m)?,
-            Message::Probed => probed_from[env.from] = true,
-            Message::Start => return Ok(results),
-            other => early.push((env.from, other)),
-        }
-        if me == 0 && probed_from.iter().all(|&p| p) {
-            for r in 0..size {
-                tr.send(r, Message::Start)?;
+            .map_or(until, |n| n.min(until))
+    }
+
+    /// A message from `from` other than the one awaited: a neighbour's probe is answered over
+    /// the link back, a rank's end of probing counted, and the run's own messages, from a rank
+    /// that started first, kept.
+    fn take(&mut self, from: usize, msg: Message) -> Result<(), ScenarioRunError> {
+        match msg {
+            Message::Probe { seq, .. } => {
+                let me = self.tr.rank();
+                let back = self.scenario.links.table().link(me, from).ok_or_else(|| {
+                    ScenarioRunError::Failed(format!("rank {from} probed rank {me} over no link"))
+                })?;
+                let h = hold(self.scenario, back, 0, &mut self.rng, self.scale);
+                self.held.push((
+                    Instant::now() + Duration::from_secs_f64(h),
+                    from,
+                    Message::ProbeReply { seq, hold: h },
+                ));
             }
-            probed_from.iter_mut().for_each(|p| *p = false);
+            Message::Probed => self.probed_from[from] = true,
+            other => self.early.push((from, other)),
         }
+        Ok(())
     }
 }
 

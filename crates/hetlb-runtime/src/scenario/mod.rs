@@ -3,9 +3,9 @@
 //! the policy's decisions from the simulator's own code.
 //!
 //! `hetlb simulate FILE.toml` predicts what a policy does to a system whose tasks arrive over
-//! time; [`run_threads`] (and [`run_rank`] on any transport, `run_mpi_job` on an MPI job,
-//! feature `mpi`) runs the same file for real, and [`compare`] sets the measurement beside
-//! the prediction:
+//! time; [`run_threads`] (and [`run_rank`] on any transport, MPI's too) runs the same file for
+//! real, and `hetlb_experiments::drivers::scenario` sets the measurement beside the
+//! prediction:
 //!
 //! * **Time.** Scenario time is real time divided by the time scale `S`: a task whose service
 //!   time is `s` (drawn from the same seeded stream as the simulator's) takes `s·S` real
@@ -37,7 +37,6 @@
 //! than as a global snapshot, and a rank notices events between slices of work (at most
 //! 200 µs late).
 
-pub mod compare;
 mod coordinator;
 mod links;
 mod messages;
@@ -648,33 +647,6 @@ pub fn run_threads(
         let _ = h.join();
     }
     result.and_then(|r| r.ok_or_else(|| ScenarioRunError::Failed("rank 0 has no report".into())))
-}
-
-/// Runs this rank's node of `scenario` (named `label` in errors) on the ranks of `job` —
-/// every rank calls it, one rank per node — and returns the real run's report on rank 0,
-/// `None` on the others. A rank that fails or stops is reported by every other rank (each
-/// prints the error naming it), then the job is ended, since a stopped process would
-/// otherwise keep the launcher waiting.
-#[cfg(feature = "mpi")]
-pub fn run_mpi_job(
-    job: &crate::mpi_job::MpiJob,
-    label: &str,
-    scenario: &Scenario,
-    cfg: &RealConfig,
-    calibration: Calibration,
-) -> Option<RealReport> {
-    use hetlb_transport::Group;
-    let tr = match job.mpi().open::<Message>() {
-        Ok(tr) => tr,
-        Err(e) => job.report_and_end(&format!("{label}: {e}"), Duration::ZERO),
-    };
-    match run_rank(&tr, scenario, cfg, calibration) {
-        Ok(report) => report,
-        Err(e) => job.report_and_end(
-            &format!("{label}: {e}"),
-            cfg.timeout.min(Duration::from_secs(2)),
-        ),
-    }
 }
 
 #[cfg(test)]

@@ -494,71 +494,92 @@ impl Validator<'_> {
             (None, None) => None,
         };
         if let Some((text, at)) = spec {
-            for (name, given) in [
-                ("kind", t.kind.as_ref().and_then(span)),
-                ("edges", t.edges.as_ref().and_then(span)),
-                ("rows", t.rows.as_ref().and_then(span)),
-                ("cols", t.cols.as_ref().and_then(span)),
-            ] {
-                if given.is_some() {
-                    return self.err(
-                        format!("topology.{name}"),
-                        given,
-                        "give either a topology spec or `kind` and its fields, not both",
-                    );
-                }
-            }
-            let field = if t.inline_spec.is_some() {
-                "topology"
-            } else {
-                "topology.spec"
-            };
-            let parsed: TopologySpec =
-                text.parse().or_else(|e: hetlb_core::topology::SpecError| {
-                    self.err(field, at.clone(), e.to_string())
-                })?;
-            let network = match &parsed {
-                TopologySpec::File(path) => {
-                    let Some(dir) = &self.dir else {
-                        return self.err(
-                            field,
-                            at,
-                            "a file: topology is read relative to the scenario file; load the \
-                             scenario with Scenario::from_path",
-                        );
-                    };
-                    let full = dir.join(path);
-                    let text = read_bounded(&full).or_else(|e| {
-                        self.err(field, at.clone(), format!("cannot read '{path}': {e}"))
-                    })?;
-                    Network::from_graph(
-                        Graph::parse(&text, Some(n))
-                            .or_else(|e| self.err(field, at.clone(), format!("{path}: {e}")))?,
-                    )
-                }
-                _ => parsed
-                    .build()
-                    .or_else(|e| self.err(field, at.clone(), format!("{parsed}: {e}")))?,
-            };
-            if network.node_count() != n {
-                return self.err(
-                    field,
-                    at,
-                    format!(
-                        "{parsed} has {} nodes but nodes.count is {n}",
-                        network.node_count()
-                    ),
-                );
-            }
-            return Ok(network);
+            return self.spec_network(t, &text, at, n);
         }
-        let Some(kind_spanned) = &t.kind else {
+        let Some(kind) = &t.kind else {
             return self.err(
                 "topology",
                 whole,
                 "missing: give a spec (topology = \"ring:6\") or `kind`",
             );
         };
+        self.kind_network(t, kind, n)
+    }
+
+    /// The network of a core spec `text` (at `at`) for `n` nodes: given alone, its graph file
+    /// read beside the scenario.
+    fn spec_network(
+        &self,
+        t: &file::TopologyFile,
+        text: &str,
+        at: Option<std::ops::Range<usize>>,
+        n: usize,
+    ) -> Result<Network, ScenarioError> {
+        for (name, given) in [
+            ("kind", t.kind.as_ref().and_then(span)),
+            ("edges", t.edges.as_ref().and_then(span)),
+            ("rows", t.rows.as_ref().and_then(span)),
+            ("cols", t.cols.as_ref().and_then(span)),
+        ] {
+            if given.is_some() {
+                return self.err(
+                    format!("topology.{name}"),
+                    given,
+                    "give either a topology spec or `kind` and its fields, not both",
+                );
+            }
+        }
+        let field = if t.inline_spec.is_some() {
+            "topology"
+        } else {
+            "topology.spec"
+        };
+        let parsed: TopologySpec = text.parse().or_else(|e: hetlb_core::topology::SpecError| {
+            self.err(field, at.clone(), e.to_string())
+        })?;
+        let network = match &parsed {
+            TopologySpec::File(path) => {
+                let Some(dir) = &self.dir else {
+                    return self.err(
+                        field,
+                        at,
+                        "a file: topology is read relative to the scenario file; load the \
+                         scenario with Scenario::from_path",
+                    );
+                };
+                let full = dir.join(path);
+                let text = read_bounded(&full).or_else(|e| {
+                    self.err(field, at.clone(), format!("cannot read '{path}': {e}"))
+                })?;
+                Network::from_graph(
+                    Graph::parse(&text, Some(n))
+                        .or_else(|e| self.err(field, at.clone(), format!("{path}: {e}")))?,
+                )
+            }
+            _ => parsed
+                .build()
+                .or_else(|e| self.err(field, at.clone(), format!("{parsed}: {e}")))?,
+        };
+        if network.node_count() != n {
+            return self.err(
+                field,
+                at,
+                format!(
+                    "{parsed} has {} nodes but nodes.count is {n}",
+                    network.node_count()
+                ),
+            );
+        }
+        Ok(network)
+    }
+
+    /// The network of the older form, `kind` and its fields, for `n` nodes.
+    fn kind_network(
+        &self,
+        t: &file::TopologyFile,
+        kind_spanned: &Spanned<TopologyKind>,
+        n: usize,
+    ) -> Result<Network, ScenarioError> {
         let kind = *kind_spanned.get_ref();
         self.only(
             "topology",
@@ -585,7 +606,7 @@ impl Validator<'_> {
             legacy_network(k, n)
                 .or_else(|e| self.err("topology.kind", span(kind_spanned), e.to_string()))
         };
-        let network = match kind {
+        match kind {
             TopologyKind::Graph => {
                 let Some(edges) = &t.edges else {
                     return self.err(
@@ -596,11 +617,11 @@ impl Validator<'_> {
                 };
                 let graph = Graph::from_edges(n, edges.get_ref().iter().copied())
                     .or_else(|e| self.err("topology.edges", span(edges), e.to_string()))?;
-                Network::from_graph(graph)
+                Ok(Network::from_graph(graph))
             }
-            TopologyKind::Ring => legacy(LegacyKind::Ring)?,
-            TopologyKind::Complete => legacy(LegacyKind::Complete)?,
-            TopologyKind::Hypercube => legacy(LegacyKind::Hypercube)?,
+            TopologyKind::Ring => legacy(LegacyKind::Ring),
+            TopologyKind::Complete => legacy(LegacyKind::Complete),
+            TopologyKind::Hypercube => legacy(LegacyKind::Hypercube),
             TopologyKind::Torus => {
                 let (Some(rows), Some(cols)) = (&t.rows, &t.cols) else {
                     return self.err(
@@ -619,10 +640,9 @@ impl Validator<'_> {
                 }
                 TopologySpec::Torus(r, c)
                     .build()
-                    .or_else(|e| self.err("topology.rows", span(rows), e.to_string()))?
+                    .or_else(|e| self.err("topology.rows", span(rows), e.to_string()))
             }
-        };
-        Ok(network)
+        }
     }
 
     /// `kind = "diffusion"`: `algorithm` (one of the five diffusion rules), `interval`, and
@@ -689,46 +709,91 @@ impl Validator<'_> {
     }
 
     fn scenario(&self, f: File) -> Result<Scenario, ScenarioError> {
-        // Nodes.
         let n = *f.nodes.count.get_ref();
+        let (nodes, initial, mut tasks_total) = self.nodes(&f.nodes)?;
+        let network = self.network(&f.nodes.count, &f.topology)?;
+        let is_cube = matches!(network, Network::Hypercube(_));
+        let links = self.links(f.links, network)?;
+        let injections = self.injections(&f.injections, n, &mut tasks_total)?;
+        let end_time = self.end_time(f.end_time.as_ref(), &injections)?;
+        let arrivals = match &f.arrivals {
+            None => None,
+            Some(a) => Some(self.arrivals(a, n, end_time, tasks_total)?),
+        };
+        let (policy, status_interval) = match &f.policy {
+            None => (PolicySpec::None, None),
+            Some(p) => self.policy(p, is_cube)?,
+        };
+        if let (PolicySpec::Diffusion(settings), Some(p)) = (&policy, &f.policy) {
+            let rounds = round_estimate(
+                &nodes,
+                &links,
+                &injections,
+                arrivals.as_ref(),
+                end_time,
+                settings.interval(),
+                tasks_total,
+            );
+            if rounds > MAX_ROUNDS {
+                return self.err(
+                    "policy.interval",
+                    p.interval.as_ref().and_then(span),
+                    format!(
+                        "{} s between rounds could need about {rounds:.1e} rounds before the work \
+                         is done (at most {MAX_ROUNDS:e}); choose a longer interval or an end_time",
+                        settings.interval()
+                    ),
+                );
+            }
+        }
+        let (series, check_conservation) = self.output(f.output.as_ref())?;
+        Ok(Scenario {
+            name: f.name,
+            description: f.description,
+            nodes,
+            links,
+            setup: Setup {
+                initial,
+                injections,
+                arrivals,
+                seed: f.seed.unwrap_or(0),
+                end_time,
+                status_interval,
+                series,
+                check_conservation,
+            },
+            policy,
+        })
+    }
+
+    /// `[nodes]`: the nodes, their initial loads and the tasks those add up to.
+    fn nodes(&self, f: &file::NodesFile) -> Result<(Nodes, Vec<u64>, u64), ScenarioError> {
+        let n = *f.count.get_ref();
         if n == 0 || n > MAX_NODES {
             return self.err(
                 "nodes.count",
-                span(&f.nodes.count),
+                span(&f.count),
                 format!("{n} is out of range: from 1 to {MAX_NODES} nodes"),
             );
         }
-        let rates = match (&f.nodes.rate, &f.nodes.rates) {
-            (Some(r), None) => vec![self.positive("nodes.rate", r, false)?; n],
-            (None, Some(rs)) => {
-                if rs.get_ref().len() != n {
-                    return self.err(
-                        "nodes.rates",
-                        span(rs),
-                        format!("{} rates for {n} nodes", rs.get_ref().len()),
-                    );
-                }
-                for (i, &x) in rs.get_ref().iter().enumerate() {
-                    self.rate(&format!("nodes.rates[{i}]"), x, span(rs), false)?;
-                }
-                rs.get_ref().clone()
-            }
-            (Some(_), Some(rs)) => {
+        let rates = match self.rates("nodes", f.rate.as_ref(), f.rates.as_ref(), n, false)? {
+            Some(rates) => rates,
+            None if f.rate.is_some() => {
                 return self.err(
                     "nodes.rates",
-                    span(rs),
+                    f.rates.as_ref().and_then(span),
                     "give either `rate` or `rates`, not both",
                 );
             }
-            (None, None) => {
+            None => {
                 return self.err(
                     "nodes.rate",
-                    span(&f.nodes.count),
+                    span(&f.count),
                     "missing: give `rate` (tasks/s for every node) or `rates`",
                 );
             }
         };
-        let initial = match (f.nodes.initial, &f.nodes.initial_loads) {
+        let initial = match (f.initial, &f.initial_loads) {
             (Some(_), Some(l)) => {
                 return self.err(
                     "nodes.initial_loads",
@@ -749,51 +814,86 @@ impl Validator<'_> {
             }
             (None, None) => vec![0; n],
         };
-        let initial_total = initial
+        let total = initial
             .iter()
             .try_fold(0u64, |a, &w| a.checked_add(w))
             .filter(|&t| t <= MAX_TASKS);
-        let Some(mut tasks_total) = initial_total else {
+        let Some(total) = total else {
             return self.err(
                 "nodes.initial",
                 None,
                 "the initial loads add up to more than 2^62 tasks",
             );
         };
-        let nodes = Nodes::new(rates, f.nodes.service.unwrap_or_default());
+        Ok((
+            Nodes::new(rates, f.service.unwrap_or_default()),
+            initial,
+            total,
+        ))
+    }
 
-        // Topology: refused before it is built when it, its links and the nodes would not fit.
-        self.fits(
-            "nodes.count",
-            span(&f.nodes.count),
-            (n as u128).saturating_mul(NODE_BYTES),
-        )?;
-        if let Some((_, arcs)) = self.spec_size(&f.topology) {
-            self.fits(
-                "topology",
-                span(&f.topology),
-                (n as u128)
-                    .saturating_mul(NODE_BYTES)
-                    .saturating_add(arcs.saturating_mul(ARC_BYTES)),
-            )?;
+    /// The rates of `table` (`nodes` or `arrivals`): `rate` for every node or `rates`, one per
+    /// node (0 allowed among them with `zero`); `None` unless exactly one of the two is given.
+    fn rates(
+        &self,
+        table: &str,
+        rate: Option<&Spanned<f64>>,
+        rates: Option<&Spanned<Vec<f64>>>,
+        n: usize,
+        zero: bool,
+    ) -> Result<Option<Vec<f64>>, ScenarioError> {
+        match (rate, rates) {
+            (Some(r), None) => Ok(Some(vec![
+                self.positive(&format!("{table}.rate"), r, false)?;
+                n
+            ])),
+            (None, Some(rs)) => {
+                if rs.get_ref().len() != n {
+                    return self.err(
+                        format!("{table}.rates"),
+                        span(rs),
+                        format!("{} rates for {n} nodes", rs.get_ref().len()),
+                    );
+                }
+                for (i, &x) in rs.get_ref().iter().enumerate() {
+                    if !(zero && x == 0.0) {
+                        self.rate(&format!("{table}.rates[{i}]"), x, span(rs), false)?;
+                    }
+                }
+                Ok(Some(rs.get_ref().clone()))
+            }
+            _ => Ok(None),
         }
-        let network = self.topology(&f.topology, n)?;
-        {
-            let arcs = (0..n).map(|i| network.degree(i) as u128).sum::<u128>();
-            self.fits(
-                "topology",
-                span(&f.topology),
-                (n as u128)
-                    .saturating_mul(NODE_BYTES)
-                    .saturating_add(arcs.saturating_mul(ARC_BYTES)),
-            )?;
-        }
-        let is_cube = matches!(network, Network::Hypercube(_));
+    }
 
-        // Links.
+    /// The network of `[topology]` for `count` nodes, refused before it is built when it, its
+    /// links and the nodes would not fit.
+    fn network(
+        &self,
+        count: &Spanned<usize>,
+        topology: &Spanned<file::TopologyFile>,
+    ) -> Result<Network, ScenarioError> {
+        let n = *count.get_ref();
+        let bytes = |arcs: u128| {
+            (n as u128)
+                .saturating_mul(NODE_BYTES)
+                .saturating_add(arcs.saturating_mul(ARC_BYTES))
+        };
+        self.fits("nodes.count", span(count), bytes(0))?;
+        if let Some((_, arcs)) = self.spec_size(topology) {
+            self.fits("topology", span(topology), bytes(arcs))?;
+        }
+        let network = self.topology(topology, n)?;
+        let arcs = (0..n).map(|i| network.degree(i) as u128).sum::<u128>();
+        self.fits("topology", span(topology), bytes(arcs))?;
+        Ok(network)
+    }
+
+    /// `[links]` over `network`: the default link and the overrides.
+    fn links(&self, f: Option<file::LinksFile>, network: Network) -> Result<Links, ScenarioError> {
         let mut default = LinkParams::INSTANT;
         let mut overrides = Vec::new();
-        if let Some(l) = f.links {
+        if let Some(l) = f {
             if let Some(r) = &l.rate {
                 default.rate = self.positive("links.rate", r, true)?;
             }
@@ -823,10 +923,18 @@ impl Validator<'_> {
                 );
             }
         }
+        Ok(links)
+    }
 
-        // Injections and end time.
-        let mut injections = Vec::with_capacity(f.injections.len());
-        for (i, inj) in f.injections.iter().enumerate() {
+    /// `[[injections]]` on `n` nodes, their tasks added to `tasks_total`.
+    fn injections(
+        &self,
+        f: &[file::InjectionFile],
+        n: usize,
+        tasks_total: &mut u64,
+    ) -> Result<Vec<Injection>, ScenarioError> {
+        let mut injections = Vec::with_capacity(f.len());
+        for (i, inj) in f.iter().enumerate() {
             let node = *inj.node.get_ref();
             if node >= n {
                 return self.err(
@@ -836,7 +944,7 @@ impl Validator<'_> {
                 );
             }
             let time = self.time(&format!("injections[{i}].time"), &inj.time, false)?;
-            tasks_total = match tasks_total.checked_add(*inj.tasks.get_ref()) {
+            *tasks_total = match tasks_total.checked_add(*inj.tasks.get_ref()) {
                 Some(t) if t <= MAX_TASKS => t,
                 _ => {
                     return self.err(
@@ -852,251 +960,206 @@ impl Validator<'_> {
                 tasks: *inj.tasks.get_ref(),
             });
         }
-        let end_time = match &f.end_time {
-            None => None,
-            Some(e) => {
-                let t = self.time("end_time", e, true)?;
-                if let Some((i, last)) = injections
-                    .iter()
-                    .enumerate()
-                    .max_by(|a, b| a.1.time.total_cmp(&b.1.time))
-                    && last.time > t
-                {
-                    return self.err(
-                        "end_time",
-                        span(e),
-                        format!(
-                            "{t} is before injection {i} at {}; the run must reach every injection",
-                            last.time
-                        ),
-                    );
-                }
-                Some(t)
-            }
-        };
+        Ok(injections)
+    }
 
-        // Arrivals.
-        let arrivals = match &f.arrivals {
-            None => None,
-            Some(a) => {
-                let a_span = span(a);
-                let a = a.get_ref();
-                let rates = match (&a.rate, &a.rates) {
-                    (Some(r), None) => vec![self.positive("arrivals.rate", r, false)?; n],
-                    (None, Some(rs)) => {
-                        if rs.get_ref().len() != n {
-                            return self.err(
-                                "arrivals.rates",
-                                span(rs),
-                                format!("{} rates for {n} nodes", rs.get_ref().len()),
-                            );
-                        }
-                        for (i, &x) in rs.get_ref().iter().enumerate() {
-                            if x != 0.0 {
-                                self.rate(&format!("arrivals.rates[{i}]"), x, span(rs), false)?;
-                            }
-                        }
-                        rs.get_ref().clone()
-                    }
-                    _ => {
-                        return self.err(
-                            "arrivals.rate",
-                            a_span,
-                            "give exactly one of `rate` and `rates`",
-                        );
-                    }
-                };
-                if a.per_node.is_none() && end_time.is_none() {
-                    return self.err(
-                        "arrivals.per_node",
-                        a_span,
-                        "unlimited arrivals need `per_node` or a top-level `end_time`",
-                    );
-                }
-                if let Some(k) = a.per_node
-                    && u64::try_from(n)
-                        .ok()
-                        .and_then(|n| n.checked_mul(k))
-                        .and_then(|t| t.checked_add(tasks_total))
-                        .is_none_or(|t| t > MAX_TASKS)
-                {
-                    return self.err(
-                        "arrivals.per_node",
-                        a_span,
-                        format!("{k} tasks on each of {n} nodes add up to more than 2^62"),
-                    );
-                }
-                Some(Arrivals {
-                    rates,
-                    per_node: a.per_node,
-                })
-            }
+    /// `end_time`, which must come after every injection.
+    fn end_time(
+        &self,
+        f: Option<&Spanned<f64>>,
+        injections: &[Injection],
+    ) -> Result<Option<f64>, ScenarioError> {
+        let Some(e) = f else {
+            return Ok(None);
         };
-
-        // Policy.
-        let mut status_interval = None;
-        let policy = match &f.policy {
-            None => PolicySpec::None,
-            Some(p) => {
-                let kind = *p.kind.get_ref();
-                self.only(
-                    "policy",
-                    &[
-                        (
-                            "compensate",
-                            p.compensate.as_ref().and_then(span),
-                            kind == PolicyKind::DelayAware,
-                        ),
-                        (
-                            "carry_out",
-                            p.carry_out.as_ref().and_then(span),
-                            kind == PolicyKind::DelayAware,
-                        ),
-                        (
-                            "status_interval",
-                            p.status_interval.as_ref().and_then(span),
-                            kind == PolicyKind::DelayAware,
-                        ),
-                        (
-                            "algorithm",
-                            p.algorithm.as_ref().and_then(span),
-                            kind == PolicyKind::Hypercube || kind == PolicyKind::Diffusion,
-                        ),
-                        (
-                            "threshold",
-                            p.threshold.as_ref().and_then(span),
-                            kind == PolicyKind::Hypercube,
-                        ),
-                        (
-                            "interval",
-                            p.interval.as_ref().and_then(span),
-                            kind == PolicyKind::Diffusion,
-                        ),
-                        (
-                            "lambda",
-                            p.lambda.as_ref().and_then(span),
-                            kind == PolicyKind::Diffusion,
-                        ),
-                    ],
-                    &p.kind,
-                )?;
-                match kind {
-                    PolicyKind::None => PolicySpec::None,
-                    PolicyKind::Diffusion => self.diffusion(p)?,
-                    PolicyKind::DelayAware => {
-                        if let Some(iv) = &p.status_interval {
-                            status_interval =
-                                Some(self.positive("policy.status_interval", iv, false)?);
-                        }
-                        let compensate = p.compensate.as_ref().is_none_or(|c| *c.get_ref());
-                        PolicySpec::DelayAware {
-                            compensation: if compensate {
-                                Compensation::Factor
-                            } else {
-                                Compensation::None
-                            },
-                            carry: p
-                                .carry_out
-                                .as_ref()
-                                .map(|c| *c.get_ref())
-                                .unwrap_or_default(),
-                        }
-                    }
-                    PolicyKind::Hypercube => {
-                        let (Some(algorithm), Some(threshold)) = (&p.algorithm, &p.threshold)
-                        else {
-                            let missing = if p.algorithm.is_none() {
-                                "algorithm"
-                            } else {
-                                "threshold"
-                            };
-                            return self.err(
-                                format!("policy.{missing}"),
-                                span(&p.kind),
-                                "missing: hypercube balancing needs `algorithm` and `threshold`",
-                            );
-                        };
-                        let alg: Algorithm = algorithm.get_ref().parse().or_else(|e| {
-                            self.err("policy.algorithm", span(algorithm), format!("{e}"))
-                        })?;
-                        if !is_cube {
-                            return self.err(
-                                "policy.kind",
-                                span(&p.kind),
-                                "hypercube balancing needs a hypercube topology \
-                                 (`topology = \"hypercube:D\"` or `kind = \"hypercube\"`)",
-                            );
-                        }
-                        if *threshold.get_ref() == 0 {
-                            return self.err(
-                                "policy.threshold",
-                                span(threshold),
-                                "must be at least 1 task",
-                            );
-                        }
-                        PolicySpec::Hypercube {
-                            algorithm: alg,
-                            threshold: *threshold.get_ref(),
-                        }
-                    }
-                }
-            }
-        };
-
-        if let (PolicySpec::Diffusion(settings), Some(p)) = (&policy, &f.policy) {
-            let rounds = round_estimate(
-                &nodes,
-                &links,
-                &injections,
-                arrivals.as_ref(),
-                end_time,
-                settings.interval(),
-                tasks_total,
+        let t = self.time("end_time", e, true)?;
+        if let Some((i, last)) = injections
+            .iter()
+            .enumerate()
+            .max_by(|a, b| a.1.time.total_cmp(&b.1.time))
+            && last.time > t
+        {
+            return self.err(
+                "end_time",
+                span(e),
+                format!(
+                    "{t} is before injection {i} at {}; the run must reach every injection",
+                    last.time
+                ),
             );
-            if rounds > MAX_ROUNDS {
-                return self.err(
-                    "policy.interval",
-                    p.interval.as_ref().and_then(span),
-                    format!(
-                        "{} s between rounds could need about {rounds:.1e} rounds before the work \
-                         is done (at most {MAX_ROUNDS:e}); choose a longer interval or an end_time",
-                        settings.interval()
-                    ),
-                );
-            }
         }
+        Ok(Some(t))
+    }
 
-        // Output.
+    /// `[arrivals]` on `n` nodes, bounded by `per_node` or `end_time`, with `tasks_total`
+    /// tasks already in the scenario.
+    fn arrivals(
+        &self,
+        a: &Spanned<file::ArrivalsFile>,
+        n: usize,
+        end_time: Option<f64>,
+        tasks_total: u64,
+    ) -> Result<Arrivals, ScenarioError> {
+        let a_span = span(a);
+        let a = a.get_ref();
+        let Some(rates) = self.rates("arrivals", a.rate.as_ref(), a.rates.as_ref(), n, true)?
+        else {
+            return self.err(
+                "arrivals.rate",
+                a_span,
+                "give exactly one of `rate` and `rates`",
+            );
+        };
+        if a.per_node.is_none() && end_time.is_none() {
+            return self.err(
+                "arrivals.per_node",
+                a_span,
+                "unlimited arrivals need `per_node` or a top-level `end_time`",
+            );
+        }
+        if let Some(k) = a.per_node
+            && u64::try_from(n)
+                .ok()
+                .and_then(|n| n.checked_mul(k))
+                .and_then(|t| t.checked_add(tasks_total))
+                .is_none_or(|t| t > MAX_TASKS)
+        {
+            return self.err(
+                "arrivals.per_node",
+                a_span,
+                format!("{k} tasks on each of {n} nodes add up to more than 2^62"),
+            );
+        }
+        Ok(Arrivals {
+            rates,
+            per_node: a.per_node,
+        })
+    }
+
+    /// `[policy]` on a network that is a hypercube or not: the policy and the delay-aware
+    /// policy's status interval.
+    fn policy(
+        &self,
+        p: &file::PolicyFile,
+        is_cube: bool,
+    ) -> Result<(PolicySpec, Option<f64>), ScenarioError> {
+        let kind = *p.kind.get_ref();
+        let delay_aware = kind == PolicyKind::DelayAware;
+        let hypercube = kind == PolicyKind::Hypercube;
+        let diffusion = kind == PolicyKind::Diffusion;
+        let fields = [
+            (
+                "compensate",
+                p.compensate.as_ref().and_then(span),
+                delay_aware,
+            ),
+            (
+                "carry_out",
+                p.carry_out.as_ref().and_then(span),
+                delay_aware,
+            ),
+            (
+                "status_interval",
+                p.status_interval.as_ref().and_then(span),
+                delay_aware,
+            ),
+            (
+                "algorithm",
+                p.algorithm.as_ref().and_then(span),
+                hypercube || diffusion,
+            ),
+            ("threshold", p.threshold.as_ref().and_then(span), hypercube),
+            ("interval", p.interval.as_ref().and_then(span), diffusion),
+            ("lambda", p.lambda.as_ref().and_then(span), diffusion),
+        ];
+        self.only("policy", &fields, &p.kind)?;
+        Ok(match kind {
+            PolicyKind::None => (PolicySpec::None, None),
+            PolicyKind::Diffusion => (self.diffusion(p)?, None),
+            PolicyKind::DelayAware => self.delay_aware(p)?,
+            PolicyKind::Hypercube => (self.hypercube(p, is_cube)?, None),
+        })
+    }
+
+    /// `kind = "delay-aware"`: `compensate`, `carry_out` and `status_interval`.
+    fn delay_aware(
+        &self,
+        p: &file::PolicyFile,
+    ) -> Result<(PolicySpec, Option<f64>), ScenarioError> {
+        let status_interval = match &p.status_interval {
+            Some(iv) => Some(self.positive("policy.status_interval", iv, false)?),
+            None => None,
+        };
+        let compensate = p.compensate.as_ref().is_none_or(|c| *c.get_ref());
+        let spec = PolicySpec::DelayAware {
+            compensation: if compensate {
+                Compensation::Factor
+            } else {
+                Compensation::None
+            },
+            carry: p
+                .carry_out
+                .as_ref()
+                .map(|c| *c.get_ref())
+                .unwrap_or_default(),
+        };
+        Ok((spec, status_interval))
+    }
+
+    /// `kind = "hypercube"`: `algorithm` and `threshold`, on a hypercube.
+    fn hypercube(&self, p: &file::PolicyFile, is_cube: bool) -> Result<PolicySpec, ScenarioError> {
+        let (Some(algorithm), Some(threshold)) = (&p.algorithm, &p.threshold) else {
+            let missing = if p.algorithm.is_none() {
+                "algorithm"
+            } else {
+                "threshold"
+            };
+            return self.err(
+                format!("policy.{missing}"),
+                span(&p.kind),
+                "missing: hypercube balancing needs `algorithm` and `threshold`",
+            );
+        };
+        let alg: Algorithm = algorithm
+            .get_ref()
+            .parse()
+            .or_else(|e| self.err("policy.algorithm", span(algorithm), format!("{e}")))?;
+        if !is_cube {
+            return self.err(
+                "policy.kind",
+                span(&p.kind),
+                "hypercube balancing needs a hypercube topology \
+                 (`topology = \"hypercube:D\"` or `kind = \"hypercube\"`)",
+            );
+        }
+        if *threshold.get_ref() == 0 {
+            return self.err(
+                "policy.threshold",
+                span(threshold),
+                "must be at least 1 task",
+            );
+        }
+        Ok(PolicySpec::Hypercube {
+            algorithm: alg,
+            threshold: *threshold.get_ref(),
+        })
+    }
+
+    /// `[output]`: the time series and the conservation check.
+    fn output(&self, f: Option<&file::OutputFile>) -> Result<(SeriesOptions, bool), ScenarioError> {
         let mut series = SeriesOptions {
             enabled: true,
             interval: 0.0,
         };
         let mut check_conservation = false;
-        if let Some(o) = &f.output {
+        if let Some(o) = f {
             series.enabled = o.series.unwrap_or(true);
             if let Some(iv) = &o.series_interval {
                 series.interval = self.non_negative("output.series_interval", iv)?;
             }
             check_conservation = o.check_conservation.unwrap_or(false);
         }
-
-        Ok(Scenario {
-            name: f.name,
-            description: f.description,
-            nodes,
-            links,
-            setup: Setup {
-                initial,
-                injections,
-                arrivals,
-                seed: f.seed.unwrap_or(0),
-                end_time,
-                status_interval,
-                series,
-                check_conservation,
-            },
-            policy,
-        })
+        Ok((series, check_conservation))
     }
 }
 

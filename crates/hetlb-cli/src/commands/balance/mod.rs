@@ -95,28 +95,7 @@ pub fn run(args: Args) -> Result<()> {
         &format!("balancing {} nodes", loads.len()),
         fixed,
     )?;
-    let capacities = args
-        .capacities
-        .as_deref()
-        .map(|spec| -> Result<Capacities> {
-            let values = parse_capacities(spec, "--capacities")?;
-            Capacities::for_nodes(values, loads.len()).map_err(|e| anyhow!("--capacities: {e}"))
-        })
-        .transpose()?;
-    if capacities.is_some() && !algorithm.uses_capacities() {
-        eprintln!(
-            "note: {algorithm} does not use capacities; they only weight the metrics (use dem-hetero, cwa, hybrid or a diffusion algorithm)"
-        );
-    }
-    if args.seed.is_some() && algorithm != Algorithm::RandomBiasing {
-        bail!("--seed: only random-biasing draws random numbers, not {algorithm}");
-    }
-    let options = BalanceOptions::new()
-        .capacities(capacities)
-        .procs_per_group(args.procs_per_group)
-        .max_rounds(args.max_rounds)
-        .seed(args.seed.unwrap_or(0))
-        .lambda(args.lambda);
+    let options = options(&args, algorithm, loads.len())?;
     let run = balance_on_within(
         &network,
         algorithm,
@@ -145,42 +124,9 @@ pub fn run(args: Args) -> Result<()> {
         plot_loads(path, algorithm, &topology, &run).context("--plot")?;
         crate::plot::notice(std::slice::from_ref(path));
     }
-    let transfers = plan.phases.iter().map(|p| p.transfers.len()).sum::<usize>();
     let detail = ReportDetail::for_plan(plan, args.rounds, SHOWN_TRANSFERS);
     let all_rounds = detail.phases;
-    if all_rounds && args.format != Format::Table {
-        // About 50 bytes a transfer; a load vector a round, each load as many digits as the
-        // largest one and a separator.
-        let digits = plan
-            .initial
-            .iter()
-            .copied()
-            .max()
-            .unwrap_or(0)
-            .to_string()
-            .len() as u128
-            + 8;
-        let vectors = if args.rounds && args.format == Format::Json {
-            plan.phases.len() as u128 * plan.nodes() as u128 * digits
-        } else {
-            0
-        };
-        crate::limits::check_output(
-            "--rounds",
-            &format!(
-                "{transfers} transfers and {} rounds of {} loads",
-                plan.phases.len(),
-                plan.nodes()
-            ),
-            transfers as u128 * 50 + vectors,
-        )?;
-    }
-    if !all_rounds && args.format != Format::Table {
-        eprintln!(
-            "note: the plan's {transfers} transfers are summarised, not listed; --rounds \
-             writes them (and, in JSON, the loads after every round)"
-        );
-    }
+    check_output(&args, plan, all_rounds)?;
     match args.format {
         Format::Json => print_json(&BalanceReport::new(
             algorithm,
@@ -213,6 +159,75 @@ pub fn run(args: Args) -> Result<()> {
             Ok(())
         }
     }
+}
+
+/// The options of `algorithm` on `nodes` nodes: `--capacities` (noted when the algorithm
+/// does not use them), `--procs-per-group`, `--max-rounds`, `--seed` (random-biasing's
+/// only) and `--lambda`.
+fn options(args: &Args, algorithm: Algorithm, nodes: usize) -> Result<BalanceOptions> {
+    let capacities = args
+        .capacities
+        .as_deref()
+        .map(|spec| -> Result<Capacities> {
+            let values = parse_capacities(spec, "--capacities")?;
+            Capacities::for_nodes(values, nodes).map_err(|e| anyhow!("--capacities: {e}"))
+        })
+        .transpose()?;
+    if capacities.is_some() && !algorithm.uses_capacities() {
+        eprintln!(
+            "note: {algorithm} does not use capacities; they only weight the metrics (use dem-hetero, cwa, hybrid or a diffusion algorithm)"
+        );
+    }
+    if args.seed.is_some() && algorithm != Algorithm::RandomBiasing {
+        bail!("--seed: only random-biasing draws random numbers, not {algorithm}");
+    }
+    Ok(BalanceOptions::new()
+        .capacities(capacities)
+        .procs_per_group(args.procs_per_group)
+        .max_rounds(args.max_rounds)
+        .seed(args.seed.unwrap_or(0))
+        .lambda(args.lambda))
+}
+
+/// JSON and CSV: every transfer and round (`all_rounds`) refused above --max-output, or a
+/// note that the transfers are summarised.
+fn check_output(args: &Args, plan: &Plan, all_rounds: bool) -> Result<()> {
+    if args.format == Format::Table {
+        return Ok(());
+    }
+    let transfers = plan.phases.iter().map(|p| p.transfers.len()).sum::<usize>();
+    if !all_rounds {
+        eprintln!(
+            "note: the plan's {transfers} transfers are summarised, not listed; --rounds \
+             writes them (and, in JSON, the loads after every round)"
+        );
+        return Ok(());
+    }
+    // About 50 bytes a transfer; a load vector a round, each load as many digits as the
+    // largest one and a separator.
+    let digits = plan
+        .initial
+        .iter()
+        .copied()
+        .max()
+        .unwrap_or(0)
+        .to_string()
+        .len() as u128
+        + 8;
+    let vectors = if args.rounds && args.format == Format::Json {
+        plan.phases.len() as u128 * plan.nodes() as u128 * digits
+    } else {
+        0
+    };
+    crate::limits::check_output(
+        "--rounds",
+        &format!(
+            "{transfers} transfers and {} rounds of {} loads",
+            plan.phases.len(),
+            plan.nodes()
+        ),
+        transfers as u128 * 50 + vectors,
+    )
 }
 
 /// The CSV rows: the transfers (when `transfers`), every node's final load, every metric.

@@ -7,9 +7,11 @@ use crate::plot::{Axes, Series, line_chart_with};
 use crate::progress;
 use anyhow::{Context, Result, anyhow, bail};
 use hetlb_core::algorithm::Algorithm;
+use hetlb_experiments::drivers::iterative::{
+    self as compare, BalancerReport, SpeedWarning, Spread,
+};
 use hetlb_peer::{AUTO, BalancerConfig, PeerError};
 use hetlb_runtime::Slowdown;
-use hetlb_runtime::workload::iterative::compare::{self, BalancerReport, SpeedWarning, Spread};
 use hetlb_runtime::workload::iterative::{
     Drift, IterationProgress, IterativeConfig, IterativeRun, dump,
 };
@@ -286,10 +288,8 @@ fn with_topology(cfg: BalancerConfig, spec: &str) -> Result<BalancerConfig> {
 
 /// Runs `hetlb run iterative`.
 pub fn run(args: Args) -> Result<()> {
-    match args.backend.as_str() {
-        "threads" => {}
-        "mpi" => return run_mpi(&args),
-        other => bail!("--backend: unknown backend '{other}' (expected threads or mpi)"),
+    if crate::input::mpi_backend(&args.backend)? {
+        return run_mpi(&args);
     }
     let ranks = args.procs.unwrap_or(4);
     if ranks > MAX_THREAD_RANKS {
@@ -329,17 +329,15 @@ pub fn run(args: Args) -> Result<()> {
 
 #[cfg(not(feature = "mpi"))]
 fn run_mpi(_args: &Args) -> Result<()> {
-    bail!(
-        "--backend: this hetlb was built without MPI support; rebuild with \
-         `cargo build --release -p hetlb-cli --features mpi` and launch it with mpiexec"
-    )
+    bail!("{}", crate::input::NO_MPI)
 }
 
 /// Every balancer in turn on the MPI job's ranks; rank 0 prints (see
-/// `hetlb_runtime::workload::iterative::compare::on_mpi_job`).
+/// `hetlb_experiments::drivers::iterative::on_mpi_job`).
 #[cfg(feature = "mpi")]
 fn run_mpi(args: &Args) -> Result<()> {
-    let job = hetlb_runtime::mpi_job::MpiJob::init().map_err(|e| anyhow!("--backend: {e}"))?;
+    let job = hetlb_experiments::drivers::mpi_job::MpiJob::init()
+        .map_err(|e| anyhow!("--backend: {e}"))?;
     let ranks = job.size();
     let setup = job.agreed((|| {
         if let Some(w) = args.procs {
@@ -382,6 +380,44 @@ fn present(
     runs: Vec<IterativeRun>,
 ) -> Result<()> {
     let assessment = compare::assess(runs, &setup.spreads);
+    notes(&assessment);
+    let doc = RunJson {
+        backend,
+        workers: ranks,
+        items: args.items,
+        iterations: args.iterations,
+        every: args.every,
+        slowdown: setup.config.slowdowns.iter().map(|s| s.factor).collect(),
+        drift: args.drift.as_deref(),
+        schedule: &args.schedule,
+        speeds: &args.speeds,
+        balancers: &assessment.balancers,
+        best: assessment.best.as_deref(),
+        unmoved: &assessment.unmoved,
+        implausible_speeds: &assessment.implausible_speeds,
+    };
+    if let Some(path) = &args.plot {
+        plot(path, args, &doc)?;
+    }
+    if let Some(path) = &args.dump {
+        write_dumps(path, doc.balancers)?;
+    }
+    match args.format {
+        Format::Json => {
+            check_json_size(&doc, ranks)?;
+            print_json(&doc)
+        }
+        Format::Csv => print_csv_rows(&doc),
+        Format::Table => {
+            print_table(&doc);
+            Ok(())
+        }
+    }
+}
+
+/// On stderr: the rules that moved nothing and why, and the measured speeds that cannot be
+/// right.
+fn notes(assessment: &compare::Assessment) {
     let unmoved = &assessment.unmoved;
     if !unmoved.is_empty() {
         eprintln!(
@@ -403,99 +439,79 @@ fn present(
             w.balancer, w.speed.rank, w.speed.speed, w.speed.reason
         );
     }
-    let doc = RunJson {
-        backend,
-        workers: ranks,
-        items: args.items,
-        iterations: args.iterations,
-        every: args.every,
-        slowdown: setup.config.slowdowns.iter().map(|s| s.factor).collect(),
-        drift: args.drift.as_deref(),
-        schedule: &args.schedule,
-        speeds: &args.speeds,
-        balancers: &assessment.balancers,
-        best: assessment.best.as_deref(),
-        unmoved,
-        implausible_speeds: &assessment.implausible_speeds,
-    };
-    if let Some(path) = &args.plot {
-        plot(path, args, &doc)?;
+}
+
+/// Every balanced run's rebalances written to `path` (with several, `NAME-RULE.ext` each).
+fn write_dumps(path: &Path, reports: &[BalancerReport]) -> Result<()> {
+    let balanced: Vec<&BalancerReport> = reports.iter().filter(|r| r.balancer != "none").collect();
+    for r in &balanced {
+        let target = if balanced.len() > 1 {
+            suffixed(path, &r.balancer)
+        } else {
+            path.to_path_buf()
+        };
+        std::fs::File::create(&target)
+            .and_then(|f| dump::write(std::io::BufWriter::new(f), &r.steps))
+            .with_context(|| format!("--dump: {}", target.display()))?;
     }
-    if let Some(path) = &args.dump {
-        let balanced: Vec<&BalancerReport> = doc
-            .balancers
-            .iter()
-            .filter(|r| r.balancer != "none")
-            .collect();
-        for r in &balanced {
-            let target = if balanced.len() > 1 {
-                suffixed(path, &r.balancer)
-            } else {
-                path.clone()
-            };
-            std::fs::File::create(&target)
-                .and_then(|f| dump::write(std::io::BufWriter::new(f), &r.steps))
-                .with_context(|| format!("--dump: {}", target.display()))?;
-        }
-    }
-    if args.format == Format::Json {
-        // Every iteration's time and every rebalance's report, for every balancer.
-        let bytes: u128 = doc
-            .balancers
-            .iter()
-            .map(|r| {
-                r.iteration_seconds.len() as u128 * 24
-                    + r.steps.len() as u128 * (ranks as u128 * 64 + 512)
-                    + ranks as u128 * 256
-            })
-            .sum();
-        crate::limits::check_output(
-            "--format json",
-            &format!(
-                "every iteration and rebalance of {} runs",
-                doc.balancers.len()
-            ),
-            bytes,
-        )?;
-    }
-    let cell = |x: Option<f64>, d: usize| x.map_or(String::new(), |x| format!("{x:.d$}"));
-    match args.format {
-        Format::Json => print_json(&doc),
-        Format::Csv => print_csv(
-            &[
-                "balancer",
-                "total_seconds",
-                "mean_iteration_seconds",
-                "ideal_seconds",
-                "vs_none",
-                "vs_ideal",
-                "steps",
-                "mean_imbalance_before",
-                "mean_imbalance_after",
-                "items_moved",
-                "bytes",
-            ],
-            doc.balancers.iter().map(|b| {
-                vec![
-                    b.balancer.to_string(),
-                    format!("{:.6}", b.total_seconds),
-                    format!("{:.6}", b.mean_iteration_seconds),
-                    format!("{:.6}", b.ideal_seconds),
-                    cell(b.vs_none, 4),
-                    format!("{:.4}", b.vs_ideal),
-                    b.steps.len().to_string(),
-                    cell(b.mean_imbalance_before, 4),
-                    cell(b.mean_imbalance_after, 4),
-                    b.items_moved.to_string(),
-                    b.bytes.to_string(),
-                ]
-            }),
+    Ok(())
+}
+
+/// Refuses a JSON document above --max-output: every iteration's time and every
+/// rebalance's report, for every balancer.
+fn check_json_size(doc: &RunJson, ranks: usize) -> Result<()> {
+    let bytes: u128 = doc
+        .balancers
+        .iter()
+        .map(|r| {
+            r.iteration_seconds.len() as u128 * 24
+                + r.steps.len() as u128 * (ranks as u128 * 64 + 512)
+                + ranks as u128 * 256
+        })
+        .sum();
+    crate::limits::check_output(
+        "--format json",
+        &format!(
+            "every iteration and rebalance of {} runs",
+            doc.balancers.len()
         ),
-        Format::Table => {
-            print_table(&doc);
-            Ok(())
-        }
-    }
+        bytes,
+    )
+}
+
+/// One CSV row per balancer.
+fn print_csv_rows(doc: &RunJson) -> Result<()> {
+    let cell = |x: Option<f64>, d: usize| x.map_or(String::new(), |x| format!("{x:.d$}"));
+    print_csv(
+        &[
+            "balancer",
+            "total_seconds",
+            "mean_iteration_seconds",
+            "ideal_seconds",
+            "vs_none",
+            "vs_ideal",
+            "steps",
+            "mean_imbalance_before",
+            "mean_imbalance_after",
+            "items_moved",
+            "bytes",
+        ],
+        doc.balancers.iter().map(|b| {
+            vec![
+                b.balancer.to_string(),
+                format!("{:.6}", b.total_seconds),
+                format!("{:.6}", b.mean_iteration_seconds),
+                format!("{:.6}", b.ideal_seconds),
+                cell(b.vs_none, 4),
+                format!("{:.4}", b.vs_ideal),
+                b.steps.len().to_string(),
+                cell(b.mean_imbalance_before, 4),
+                cell(b.mean_imbalance_after, 4),
+                b.items_moved.to_string(),
+                b.bytes.to_string(),
+            ]
+        }),
+    )
 }
 
 /// Time per iteration of every balancer, the rebalances marked.

@@ -1,14 +1,14 @@
 //! `hetlb run scenario`: the simulator's scenario files on real workers, the prediction beside
-//! the measurement (`hetlb_runtime::scenario::compare`).
+//! the measurement (`hetlb_experiments::drivers::scenario`).
 
 use crate::output::{Format, fixed, print_csv, print_json, table};
 use crate::plot::{Axes, Series, line_chart_with};
 use anyhow::{Context, Result, anyhow, bail};
-use hetlb_runtime::scenario::compare::{
-    Comparison as Outcome, PredictionError, compare, predict, relative_error,
+use hetlb_experiments::drivers::scenario::{
+    Balancings, Comparison, PredictionError, compare, predict, relative_error,
 };
 use hetlb_runtime::scenario::{
-    Calibration, RealConfig, Work, check, default_time_scale, run_threads,
+    Calibration, LinkMeasure, RealConfig, Work, check, default_time_scale, run_threads,
 };
 use hetlb_sim::{Report, Scenario};
 use std::path::{Path, PathBuf};
@@ -78,10 +78,8 @@ fn scale_text(s: f64) -> String {
 pub fn run(args: Args) -> Result<()> {
     // The ranges of the numbers are clap's (`real`).
     let work = parse_work(&args.work)?;
-    match args.backend.as_str() {
-        "threads" => {}
-        "mpi" => return run_mpi(&args, work),
-        other => bail!("--backend: unknown backend '{other}' (expected threads or mpi)"),
+    if crate::input::mpi_backend(&args.backend)? {
+        return run_mpi(&args, work);
     }
     let calibration = Calibration::measure(Duration::from_millis(50));
     let mut outcomes = Vec::new();
@@ -163,7 +161,7 @@ fn prepare(path: &Path, args: &Args) -> Result<(Scenario, Report)> {
     Ok((scenario, sim))
 }
 
-fn present(args: &Args, outcomes: &[Outcome]) -> Result<()> {
+fn present(args: &Args, outcomes: &[Comparison]) -> Result<()> {
     for o in outcomes.iter().filter(|o| !o.warnings.is_empty()) {
         eprintln!(
             "warning: {}: the measured times do not stand for the scenario's: {} (time scale {}; a larger --time-scale, --work sleep or a quieter machine help)",
@@ -174,53 +172,7 @@ fn present(args: &Args, outcomes: &[Outcome]) -> Result<()> {
     }
     if let Some(path) = &args.plot {
         for o in outcomes {
-            let target = if outcomes.len() > 1 {
-                let stem = path
-                    .file_stem()
-                    .and_then(|s| s.to_str())
-                    .unwrap_or("finish");
-                let ext = path.extension().and_then(|s| s.to_str()).unwrap_or("svg");
-                let name = Path::new(&o.scenario)
-                    .file_stem()
-                    .and_then(|s| s.to_str())
-                    .unwrap_or("scenario");
-                path.with_file_name(format!("{stem}-{name}.{ext}"))
-            } else {
-                path.clone()
-            };
-            let mut series = vec![Series {
-                label: "measured".into(),
-                points: o
-                    .measured
-                    .finish
-                    .iter()
-                    .enumerate()
-                    .map(|(i, &f)| (i as f64, f))
-                    .collect(),
-            }];
-            if let Some(s) = &o.simulated {
-                series.push(Series {
-                    label: "simulated".into(),
-                    points: s
-                        .finish
-                        .iter()
-                        .enumerate()
-                        .map(|(i, &f)| (i as f64, f))
-                        .collect(),
-                });
-            }
-            line_chart_with(
-                &target,
-                &format!(
-                    "Finish time per node: {}, {}, time scale {}",
-                    o.name.as_deref().unwrap_or(&o.scenario),
-                    o.work.describe(),
-                    scale_text(o.time_scale)
-                ),
-                &Axes::new("node", "seconds (scenario time)").integer_x(),
-                &series,
-            )
-            .context("--plot")?;
+            plot_finish(path, o, outcomes.len() > 1).context("--plot")?;
         }
     }
     match args.format {
@@ -259,40 +211,88 @@ fn present(args: &Args, outcomes: &[Outcome]) -> Result<()> {
                 print_outcome(o);
             }
             if outcomes.len() > 1 && outcomes.iter().all(|o| o.simulated.is_some()) {
-                let mut t = table([
-                    "scenario",
-                    "policy",
-                    "simulated makespan",
-                    "measured",
-                    "error",
-                    "paper",
-                    "timing",
-                ]);
-                for o in outcomes {
-                    let s = o.simulated.as_ref().map_or(0.0, |s| s.makespan);
-                    let e = o.relative_error.as_ref().map_or(0.0, |e| e.makespan);
-                    t.add_row(vec![
-                        o.name.clone().unwrap_or_else(|| o.scenario.clone()),
-                        o.policy.clone(),
-                        fixed(s, 3),
-                        fixed(o.measured.makespan, 3),
-                        format!("{:+.1}%", 100.0 * e),
-                        o.paper_makespan.map_or("–".into(), |p| fixed(p, 2)),
-                        if o.warnings.is_empty() {
-                            "kept to scale".into()
-                        } else {
-                            "NOT COMPARABLE".into()
-                        },
-                    ]);
-                }
-                crate::out!("{t}");
+                print_summary(outcomes);
             }
             Ok(())
         }
     }
 }
 
-fn print_outcome(o: &Outcome) {
+/// Every node's finish time, measured and simulated, drawn to `path` (with `several`
+/// scenarios, to `PATH-NAME.ext`, one file each).
+fn plot_finish(path: &Path, o: &Comparison, several: bool) -> Result<()> {
+    let target = if several {
+        let stem = path
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .unwrap_or("finish");
+        let ext = path.extension().and_then(|s| s.to_str()).unwrap_or("svg");
+        let name = Path::new(&o.scenario)
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .unwrap_or("scenario");
+        path.with_file_name(format!("{stem}-{name}.{ext}"))
+    } else {
+        path.to_path_buf()
+    };
+    let line = |label: &str, finish: &[f64]| Series {
+        label: label.into(),
+        points: finish
+            .iter()
+            .enumerate()
+            .map(|(i, &f)| (i as f64, f))
+            .collect(),
+    };
+    let mut series = vec![line("measured", &o.measured.finish)];
+    if let Some(s) = &o.simulated {
+        series.push(line("simulated", &s.finish));
+    }
+    line_chart_with(
+        &target,
+        &format!(
+            "Finish time per node: {}, {}, time scale {}",
+            o.name.as_deref().unwrap_or(&o.scenario),
+            o.work.describe(),
+            scale_text(o.time_scale)
+        ),
+        &Axes::new("node", "seconds (scenario time)").integer_x(),
+        &series,
+    )
+}
+
+/// One row per scenario: the makespans simulated, measured and published, and whether the
+/// run kept to its time scale.
+fn print_summary(outcomes: &[Comparison]) {
+    let mut t = table([
+        "scenario",
+        "policy",
+        "simulated makespan",
+        "measured",
+        "error",
+        "paper",
+        "timing",
+    ]);
+    for o in outcomes {
+        let s = o.simulated.as_ref().map_or(0.0, |s| s.makespan);
+        let e = o.relative_error.as_ref().map_or(0.0, |e| e.makespan);
+        t.add_row(vec![
+            o.name.clone().unwrap_or_else(|| o.scenario.clone()),
+            o.policy.clone(),
+            fixed(s, 3),
+            fixed(o.measured.makespan, 3),
+            format!("{:+.1}%", 100.0 * e),
+            o.paper_makespan.map_or("–".into(), |p| fixed(p, 2)),
+            if o.warnings.is_empty() {
+                "kept to scale".into()
+            } else {
+                "NOT COMPARABLE".into()
+            },
+        ]);
+    }
+    crate::out!("{t}");
+}
+
+fn print_outcome(o: &Comparison) {
     crate::out!(
         "{} ({}) on {} workers, policy {}: time scale {} real s per scenario s, tasks are {}; \
          {} tasks completed ({} arrived, {} injected), every one exactly once; {:.2} s real",
@@ -307,6 +307,43 @@ fn print_outcome(o: &Outcome) {
         o.tasks_injected,
         o.real_seconds
     );
+    print_figures(o);
+    let tm = &o.timing.timing;
+    crate::out!(
+        "timing: tasks took {} of their service times; CPU while computing {}; events noticed {} \
+         s late on average, {} s at worst (scenario time){}",
+        tm.service_stretch
+            .map_or("–".into(), |s| format!("{:.0}%", 100.0 * s)),
+        tm.cpu_obtained
+            .map_or("– (no CPU work)".into(), |c| format!(
+                "{:.0}% of a core",
+                100.0 * c
+            )),
+        scale_text(tm.mean_event_lateness),
+        scale_text(tm.max_event_lateness),
+        if o.warnings.is_empty() {
+            String::new()
+        } else {
+            format!(
+                ": NOT COMPARABLE with the simulation ({})",
+                o.warnings.join("; ")
+            )
+        }
+    );
+    if let Some(p) = o.paper_makespan {
+        crate::out!("paper (Mirtaheri & Grandinetti 2017, §5): makespan {p} s");
+    }
+    if let Some(b) = &o.balancings {
+        print_balancings(b, o.simulated_balancings.as_ref());
+    }
+    if !o.links.is_empty() {
+        print_links(&o.links);
+    }
+    crate::out!();
+}
+
+/// The figures, simulated beside measured, and the mean response time.
+fn print_figures(o: &Comparison) {
     let mut t = table([
         "figure (scenario time)",
         "simulated",
@@ -341,93 +378,68 @@ fn print_outcome(o: &Outcome) {
         ]);
     }
     crate::out!("{t}");
-    let tm = &o.timing.timing;
+}
+
+/// What the threshold policy did, measured beside simulated.
+fn print_balancings(b: &Balancings, s: Option<&Balancings>) {
+    let opt = |x: Option<f64>| x.map_or("–".to_string(), |v| fixed(v, 3));
+    let mut t = table([
+        "threshold balancing (Rim, Jang & Kim 2003, §4)",
+        "simulated",
+        "measured",
+    ]);
+    t.add_row(vec![
+        "balancings".to_string(),
+        s.map_or("–".into(), |s| s.count.to_string()),
+        b.count.to_string(),
+    ]);
+    t.add_row(vec![
+        "mean max − min after".to_string(),
+        opt(s.and_then(|s| s.mean_max_difference_after)),
+        opt(b.mean_max_difference_after),
+    ]);
+    t.add_row(vec![
+        "mean batch speedup (Σ loads ÷ max)".to_string(),
+        opt(s.and_then(|s| s.mean_batch_speedup)),
+        opt(b.mean_batch_speedup),
+    ]);
+    crate::out!("{t}");
+}
+
+/// Every link as the delay-aware policy saw it.
+fn print_links(links: &[LinkMeasure]) {
+    let mut l = table([
+        "link",
+        "file rate",
+        "measured rate",
+        "file delay",
+        "measured delay",
+    ]);
+    for m in links {
+        l.add_row(vec![
+            format!("{} → {}", m.from, m.to),
+            fixed(m.file_rate, 1),
+            fixed(m.measured_rate, 1),
+            fixed(m.file_delay, 4),
+            fixed(m.measured_delay, 4),
+        ]);
+    }
     crate::out!(
-        "timing: tasks took {} of their service times; CPU while computing {}; events noticed {} \
-         s late on average, {} s at worst (scenario time){}",
-        tm.service_stretch
-            .map_or("–".into(), |s| format!("{:.0}%", 100.0 * s)),
-        tm.cpu_obtained
-            .map_or("– (no CPU work)".into(), |c| format!(
-                "{:.0}% of a core",
-                100.0 * c
-            )),
-        scale_text(tm.mean_event_lateness),
-        scale_text(tm.max_event_lateness),
-        if o.warnings.is_empty() {
-            String::new()
-        } else {
-            format!(
-                ": NOT COMPARABLE with the simulation ({})",
-                o.warnings.join("; ")
-            )
-        }
+        "links as the delay-aware policy saw them (tasks/s, seconds; measured by probes over the emulated links):\n{l}"
     );
-    if let Some(p) = o.paper_makespan {
-        crate::out!("paper (Mirtaheri & Grandinetti 2017, §5): makespan {p} s");
-    }
-    if let Some(b) = &o.balancings {
-        let s = o.simulated_balancings.as_ref();
-        let opt = |x: Option<f64>| x.map_or("–".to_string(), |v| fixed(v, 3));
-        let mut t = table([
-            "threshold balancing (Rim, Jang & Kim 2003, §4)",
-            "simulated",
-            "measured",
-        ]);
-        t.add_row(vec![
-            "balancings".to_string(),
-            s.map_or("–".into(), |s| s.count.to_string()),
-            b.count.to_string(),
-        ]);
-        t.add_row(vec![
-            "mean max − min after".to_string(),
-            opt(s.and_then(|s| s.mean_max_difference_after)),
-            opt(b.mean_max_difference_after),
-        ]);
-        t.add_row(vec![
-            "mean batch speedup (Σ loads ÷ max)".to_string(),
-            opt(s.and_then(|s| s.mean_batch_speedup)),
-            opt(b.mean_batch_speedup),
-        ]);
-        crate::out!("{t}");
-    }
-    if !o.links.is_empty() {
-        let mut l = table([
-            "link",
-            "file rate",
-            "measured rate",
-            "file delay",
-            "measured delay",
-        ]);
-        for m in &o.links {
-            l.add_row(vec![
-                format!("{} → {}", m.from, m.to),
-                fixed(m.file_rate, 1),
-                fixed(m.measured_rate, 1),
-                fixed(m.file_delay, 4),
-                fixed(m.measured_delay, 4),
-            ]);
-        }
-        crate::out!(
-            "links as the delay-aware policy saw them (tasks/s, seconds; measured by probes over the emulated links):\n{l}"
-        );
-    }
-    crate::out!();
 }
 
 #[cfg(not(feature = "mpi"))]
 fn run_mpi(_args: &Args, _work: Option<Work>) -> Result<()> {
-    bail!(
-        "--backend: this hetlb was built without MPI support; rebuild with \
-         `cargo build --release -p hetlb-cli --features mpi` and launch it with mpiexec"
-    )
+    bail!("{}", crate::input::NO_MPI)
 }
 
 /// Each scenario on the MPI job's ranks, one rank per node; rank 0 prints (see
-/// `hetlb_runtime::scenario::run_mpi_job`).
+/// `hetlb_experiments::drivers::scenario::run_mpi_job`).
 #[cfg(feature = "mpi")]
 fn run_mpi(args: &Args, work: Option<Work>) -> Result<()> {
-    let job = hetlb_runtime::mpi_job::MpiJob::init().map_err(|e| anyhow!("--backend: {e}"))?;
+    use hetlb_experiments::drivers::{mpi_job::MpiJob, scenario::run_mpi_job};
+    let job = MpiJob::init().map_err(|e| anyhow!("--backend: {e}"))?;
     let calibration = Calibration::measure(Duration::from_millis(50));
     let mut outcomes = Vec::new();
     for path in &args.scenarios {
@@ -453,7 +465,7 @@ fn run_mpi(args: &Args, work: Option<Work>) -> Result<()> {
             Ok((scenario, sim, cfg))
         })());
         let label = path.display().to_string();
-        let real = hetlb_runtime::scenario::run_mpi_job(&job, &label, &scenario, &cfg, calibration);
+        let real = run_mpi_job(&job, &label, &scenario, &cfg, calibration);
         if let Some(real) = real {
             outcomes.push(compare(
                 &label,

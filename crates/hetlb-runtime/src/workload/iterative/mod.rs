@@ -11,7 +11,6 @@
 //! Because iterations are bulk-synchronous, an iteration lasts as long as its slowest rank:
 //! this is what imbalance costs, and what [`IterativeRun::iteration_seconds`] records.
 
-pub mod compare;
 pub mod dump;
 pub mod replay;
 
@@ -384,7 +383,7 @@ impl From<&Report> for ReportRecord {
 }
 
 /// What one rank did over the run.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct RankLog {
     /// The rank.
     pub rank: usize,
@@ -566,6 +565,11 @@ pub fn initial_cells(cfg: &IterativeConfig, rank: usize, ranks: usize) -> Vec<Ce
         .collect()
 }
 
+/// The name of a balancer in a run's report: its rule's, or `none`.
+pub fn balancer_name(balancer: Option<&BalancerConfig>) -> &'static str {
+    balancer.map_or("none", |c| c.rule_name())
+}
+
 /// Called by rank 0 after every iteration with the number of iterations done.
 pub type IterationProgress = Arc<dyn Fn(u64) + Send + Sync>;
 
@@ -605,16 +609,7 @@ pub fn run_rank<G: Group>(
     let slowdown = cfg.slowdowns.get(rank).copied().unwrap_or_default();
     let mut log = RankLog {
         rank,
-        items: 0,
-        units: 0,
-        busy_seconds: 0.0,
-        wall_busy_seconds: 0.0,
-        units_processed: 0,
-        id_sum: 0,
-        calls: Vec::new(),
-        iteration_seconds: Vec::new(),
-        records: Vec::new(),
-        step_busy: Vec::new(),
+        ..RankLog::default()
     };
     barrier(0)?;
     let start = Instant::now();
@@ -630,65 +625,14 @@ pub fn run_rank<G: Group>(
             Some(c) if iteration >= c.at_iteration => u64::from(c.slowdowns[rank]),
             _ => u64::from(slowdown.factor_at(start.elapsed())),
         };
-        let t0 = Instant::now();
-        let units: u64 = cells.iter().map(|c| c.cost).sum();
-        let busy = match cfg.work {
-            Work::Cpu => {
-                let cpu0 = cpu_time::ThreadTime::try_now().ok();
-                for c in &cells {
-                    sink ^=
-                        Synthetic::expected(c.id, std::hint::black_box(c.cost * cfg.cost * factor));
-                }
-                // CPU time, so that a rank's speed does not depend on how the ranks share
-                // the cores.
-                cpu0.and_then(|c| c.try_elapsed().ok())
-                    .map(|d| d.as_secs_f64())
-            }
-            Work::Sleep { per_unit } => {
-                let nominal = per_unit.as_secs_f64() * (units * factor) as f64;
-                std::thread::sleep(Duration::from_secs_f64(nominal));
-                log.step_busy.push(nominal);
-                Some(nominal)
-            }
-        };
-        let wall = t0.elapsed().as_secs_f64();
-        let busy = busy.unwrap_or(wall);
-        log.busy_seconds += busy;
-        log.wall_busy_seconds += wall;
-        log.units_processed += units;
+        let (units, busy) = compute(cfg, &cells, factor, &mut log, &mut sink);
         if let Some(b) = balancer.as_mut() {
             b.record(units, busy);
         }
         let done = iteration + 1;
         if done % cfg.every == 0 && done < cfg.iterations {
             if let Some(b) = balancer.as_mut() {
-                let t = Instant::now();
-                let report =
-                    b.rebalance(&mut cells)
-                        .map_err(|error| IterativeError::Rebalance {
-                            iteration: done,
-                            rank,
-                            error,
-                        })?;
-                // A call the trigger skipped without a message is no rebalance.
-                if report.checked {
-                    log.calls.push(CallLog {
-                        iteration: done,
-                        items_received: report.items_received,
-                        units_received: report.units_received,
-                        bytes_sent: report.bytes_sent,
-                        seconds: t.elapsed().as_secs_f64(),
-                        move_seconds: report.slowest_move_seconds,
-                    });
-                }
-                if rank == 0 && report.checked {
-                    log.records.push((
-                        report.imbalance_before,
-                        report.imbalance_after,
-                        ReportRecord::from(&report),
-                        report.predicted_move_seconds,
-                    ));
-                }
+                rebalance(b, &mut cells, done, &mut log)?;
             }
         }
         barrier(done)?;
@@ -705,6 +649,82 @@ pub fn run_rank<G: Group>(
     log.units = cells.iter().map(|c| c.cost).sum();
     log.id_sum = cells.iter().map(|c| u128::from(c.id)).sum();
     Ok(log)
+}
+
+/// One iteration's work on `cells`, the kernel repeated `factor` times, folded into `sink`
+/// and counted in `log`: the units and the busy seconds (CPU time with CPU work, so that a
+/// rank's speed does not depend on how the ranks share the cores).
+fn compute(
+    cfg: &IterativeConfig,
+    cells: &[Cell],
+    factor: u64,
+    log: &mut RankLog,
+    sink: &mut u64,
+) -> (u64, f64) {
+    let t0 = Instant::now();
+    let units: u64 = cells.iter().map(|c| c.cost).sum();
+    let busy = match cfg.work {
+        Work::Cpu => {
+            let cpu0 = cpu_time::ThreadTime::try_now().ok();
+            for c in cells {
+                *sink ^=
+                    Synthetic::expected(c.id, std::hint::black_box(c.cost * cfg.cost * factor));
+            }
+            cpu0.and_then(|c| c.try_elapsed().ok())
+                .map(|d| d.as_secs_f64())
+        }
+        Work::Sleep { per_unit } => {
+            let nominal = per_unit.as_secs_f64() * (units * factor) as f64;
+            std::thread::sleep(Duration::from_secs_f64(nominal));
+            log.step_busy.push(nominal);
+            Some(nominal)
+        }
+    };
+    let wall = t0.elapsed().as_secs_f64();
+    let busy = busy.unwrap_or(wall);
+    log.busy_seconds += busy;
+    log.wall_busy_seconds += wall;
+    log.units_processed += units;
+    (units, busy)
+}
+
+/// The rebalance after iteration `done`, logged in `log` when it was one (a call the trigger
+/// skipped without a message is not); rank 0 also keeps the group-wide record.
+fn rebalance<G: Group>(
+    b: &mut Balancer<Cell, G>,
+    cells: &mut Vec<Cell>,
+    done: u64,
+    log: &mut RankLog,
+) -> Result<(), IterativeError> {
+    let rank = log.rank;
+    let t = Instant::now();
+    let report = b
+        .rebalance(cells)
+        .map_err(|error| IterativeError::Rebalance {
+            iteration: done,
+            rank,
+            error,
+        })?;
+    if !report.checked {
+        return Ok(());
+    }
+    log.calls.push(CallLog {
+        iteration: done,
+        items_received: report.items_received,
+        units_received: report.units_received,
+        bytes_sent: report.bytes_sent,
+        seconds: t.elapsed().as_secs_f64(),
+        move_seconds: report.slowest_move_seconds,
+    });
+    if rank == 0 {
+        log.records.push((
+            report.imbalance_before,
+            report.imbalance_after,
+            ReportRecord::from(&report),
+            report.predicted_move_seconds,
+        ));
+    }
+    Ok(())
 }
 
 /// Runs the workload on `ranks` threads, balanced by `balancer` (`None`: not balanced).
@@ -737,7 +757,8 @@ pub fn run_threads(
     cfg.validate(ranks)?;
     let name = balancer
         .as_ref()
-        .map_or("none".to_string(), |b| b.rule_name().to_string());
+        .map_or("none", |b| b.rule_name())
+        .to_string();
     if let Some(b) = &balancer {
         // Refused here, before any thread starts, with the balancer's own message.
         b.check(ranks)
@@ -817,14 +838,12 @@ pub fn run_group<G: Group>(
     let logs_ep = group.open::<RankLog>()?;
     let mut runs = Vec::new();
     for b in balancers {
-        let name = b
-            .as_ref()
-            .map_or("none".to_string(), |c| c.rule_name().to_string());
+        let name = balancer_name(b.as_ref());
         let start = Instant::now();
         let log = run_rank(cfg, group, b.clone(), timeout, None)?;
         let total = start.elapsed().as_secs_f64();
         if let Some(logs) = collect_at_root(&logs_ep, log, timeout)? {
-            runs.push(IterativeRun::assemble(&name, total, logs, oversubscription));
+            runs.push(IterativeRun::assemble(name, total, logs, oversubscription));
         }
     }
     Ok(runs)

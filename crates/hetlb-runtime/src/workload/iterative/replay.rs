@@ -17,7 +17,7 @@ use thiserror::Error;
 /// One rule's outcome on one recorded step, or the recorded run's own.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[non_exhaustive]
-pub struct Outcome {
+pub struct ReplayOutcome {
     /// The recorded step.
     pub step: u64,
     /// The rule replayed, or `NAME (recorded)` for what the run did.
@@ -42,7 +42,7 @@ pub struct Outcome {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[non_exhaustive]
 pub struct Mean {
-    /// The rule (or the recorded run), as in [`Outcome::algorithm`].
+    /// The rule (or the recorded run), as in [`ReplayOutcome::algorithm`].
     pub algorithm: String,
     /// Mean imbalance after.
     pub imbalance_after: f64,
@@ -71,7 +71,7 @@ pub struct Mean {
 /// assert_eq!(means[0].units_moved, 4.0);
 /// assert_eq!(means[0].task_hops, None);
 /// ```
-pub fn means(outcomes: &[Outcome]) -> Vec<Mean> {
+pub fn means(outcomes: &[ReplayOutcome]) -> Vec<Mean> {
     let mut names: Vec<&str> = Vec::new();
     for o in outcomes {
         if !names.contains(&o.algorithm.as_str()) {
@@ -81,9 +81,10 @@ pub fn means(outcomes: &[Outcome]) -> Vec<Mean> {
     names
         .into_iter()
         .map(|name| {
-            let rows: Vec<&Outcome> = outcomes.iter().filter(|o| o.algorithm == name).collect();
+            let rows: Vec<&ReplayOutcome> =
+                outcomes.iter().filter(|o| o.algorithm == name).collect();
             let n = rows.len() as f64;
-            let mean = |f: &dyn Fn(&Outcome) -> Option<f64>| {
+            let mean = |f: &dyn Fn(&ReplayOutcome) -> Option<f64>| {
                 let v: Vec<f64> = rows.iter().filter_map(|o| f(o)).collect();
                 (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
             };
@@ -158,7 +159,7 @@ pub fn check_rule(rule: Algorithm, network: &Network) -> Result<(), ReplayError>
 }
 
 /// What the run did at `line`, then each of `rules` on the same inputs on `network` (the
-/// network the line names, with as many nodes as it has loads): one [`Outcome`] each. A
+/// network the line names, with as many nodes as it has loads): one [`ReplayOutcome`] each. A
 /// rule's plan may record at most `max_transfers` transfers.
 ///
 /// # Errors
@@ -185,10 +186,10 @@ pub fn step(
     network: &Network,
     rules: &[Algorithm],
     max_transfers: u64,
-) -> Result<Vec<Outcome>, ReplayError> {
+) -> Result<Vec<ReplayOutcome>, ReplayError> {
     let caps = &line.capacities;
     let before = imbalance(&line.loads_before, caps);
-    let mut out = vec![Outcome {
+    let mut out = vec![ReplayOutcome {
         step: line.step,
         algorithm: format!("{} (recorded)", line.algorithm),
         recorded: true,
@@ -220,7 +221,7 @@ pub fn step(
                 source,
             })?;
         let m = Metrics::of(&run.plan, capacities.as_ref());
-        out.push(Outcome {
+        out.push(ReplayOutcome {
             step: line.step,
             algorithm: rule.name().to_string(),
             recorded: false,

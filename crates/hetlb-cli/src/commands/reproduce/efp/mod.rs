@@ -8,7 +8,7 @@ use crate::input::{real, whole};
 use crate::limits;
 use crate::output::Format;
 use crate::progress;
-use anyhow::{Result, bail};
+use anyhow::Result;
 use hetlb_experiments::efp::{Efp, EfpError, EfpReport, Step};
 use std::time::Duration;
 
@@ -91,15 +91,7 @@ fn plan(args: &Args) -> Result<Plan> {
         .seed(args.seed)
         .timeout(Duration::from_secs_f64(args.timeout));
     experiment.check().map_err(error)?;
-    let mpi = match args.backend.as_str() {
-        "threads" => false,
-        "mpi" if cfg!(feature = "mpi") => true,
-        "mpi" => bail!(
-            "--backend: this hetlb was built without MPI support; rebuild with \
-             `cargo build --release -p hetlb-cli --features mpi` and launch it with mpiexec"
-        ),
-        other => bail!("--backend: unknown backend '{other}' (expected threads or mpi)"),
-    };
+    let mpi = crate::input::mpi_backend(&args.backend)?;
     limits::check("--sizes", "the largest product", experiment.memory_needed())?;
     Ok(Plan { experiment, mpi })
 }
@@ -148,7 +140,7 @@ pub fn run_command(args: Args) -> Result<()> {
 
 #[cfg(not(feature = "mpi"))]
 fn run_mpi(_args: &Args, _plan: &Plan) -> Result<()> {
-    bail!("--backend: this hetlb was built without MPI support")
+    anyhow::bail!("{}", crate::input::NO_MPI)
 }
 
 #[cfg(feature = "mpi")]

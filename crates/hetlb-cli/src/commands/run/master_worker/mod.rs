@@ -8,12 +8,12 @@
 
 mod present;
 
-use crate::input::{parse_list, real, whole};
+use crate::input::{mpi_backend, parse_list, real, whole};
 use crate::output::Format;
 use crate::progress;
 use anyhow::{Context, Result, anyhow, bail};
 use hetlb_core::rules::self_scheduling::Policy;
-use hetlb_runtime::master_worker::{self, Grain, Settings, SlowdownChange, Workload};
+use hetlb_runtime::master_worker::{self, Checked, Grain, Settings, SlowdownChange, Workload};
 use hetlb_runtime::workload::matmul::MatmulJob;
 use hetlb_runtime::workload::synthetic::Synthetic;
 use present::present;
@@ -120,15 +120,7 @@ impl Setup {
                     .map_err(|e| anyhow!("--algorithm: {e}"))?,
             ]
         };
-        let mpi = match args.backend.as_str() {
-            "threads" => false,
-            "mpi" if cfg!(feature = "mpi") => true,
-            "mpi" => bail!(
-                "--backend: this hetlb was built without MPI support; rebuild with \
-                 `cargo build --release -p hetlb-cli --features mpi` and launch it with mpiexec"
-            ),
-            other => bail!("--backend: unknown backend '{other}' (expected threads or mpi)"),
-        };
+        let mpi = mpi_backend(&args.backend)?;
         let mut settings = Settings::new(policies);
         settings.slowdowns = args
             .slowdown
@@ -238,31 +230,94 @@ pub fn run(workload: Workload, args: Args) -> Result<()> {
     setup.check_workers(&args, workers)?;
     let grain = setup.grain(&args, workers)?;
     let mut bars = Bars::new(grain.tasks, workers);
+    let run = Run {
+        args: &args,
+        setup: &setup,
+        workers,
+        grain: &grain,
+    };
     if let Workload::Matmul = setup.workload {
-        let job = Arc::new(MatmulJob::new(args.size as usize, grain.tasks, args.seed));
-        let outcomes =
-            master_worker::on_threads(&job, workers, &setup.settings, &mut |p| bars.next(p));
-        bars.finish();
-        present(&args, &setup, workers, &grain, &outcomes?, &*job)
+        let job = MatmulJob::new(args.size as usize, grain.tasks, args.seed);
+        run.on_threads(Arc::new(job), &mut bars)
     } else {
-        let job = Arc::new(Synthetic::new(args.size, args.cost));
+        run.on_threads(Arc::new(Synthetic::new(args.size, args.cost)), &mut bars)
+    }
+}
+
+/// A comparison about to run: what was asked, on how many processors, cut how.
+struct Run<'a> {
+    args: &'a Args,
+    setup: &'a Setup,
+    workers: usize,
+    grain: &'a Grain,
+}
+
+impl Run<'_> {
+    /// Every policy in turn on threads, then the report.
+    fn on_threads<J>(&self, job: Arc<J>, bars: &mut Bars) -> Result<()>
+    where
+        J: Checked + 'static,
+        J::Task: 'static,
+        J::Output: 'static,
+    {
         let outcomes =
-            master_worker::on_threads(&job, workers, &setup.settings, &mut |p| bars.next(p));
+            master_worker::on_threads(&job, self.workers, &self.setup.settings, &mut |p| {
+                bars.next(p)
+            });
         bars.finish();
-        present(&args, &setup, workers, &grain, &outcomes?, &*job)
+        present(
+            self.args,
+            self.setup,
+            self.workers,
+            self.grain,
+            &outcomes?,
+            &*job,
+        )
+    }
+
+    /// Every policy in turn on the ranks of `mpi`; rank 0 reports, then ends the job if a
+    /// rank fell silent.
+    #[cfg(feature = "mpi")]
+    fn on_ranks<J>(
+        &self,
+        mpi: &hetlb_experiments::drivers::mpi_job::MpiJob,
+        job: &J,
+        bars: &mut Bars,
+    ) -> Result<()>
+    where
+        J: Checked,
+        J::Task: hetlb_transport::Message,
+        J::Output: hetlb_transport::Message,
+    {
+        use hetlb_experiments::drivers::master_worker::on_mpi_job;
+        let outcomes = on_mpi_job(mpi, job, &self.setup.settings, &mut |p| bars.next(p));
+        bars.finish();
+        if let Some(outcomes) = outcomes {
+            present(
+                self.args,
+                self.setup,
+                self.workers,
+                self.grain,
+                &outcomes,
+                job,
+            )?;
+            mpi.end_if_silent(&master_worker::silent(&outcomes));
+        }
+        Ok(())
     }
 }
 
 #[cfg(not(feature = "mpi"))]
 fn run_mpi(_args: &Args, _setup: &Setup) -> Result<()> {
-    bail!("--backend: this hetlb was built without MPI support")
+    bail!("{}", crate::input::NO_MPI)
 }
 
 /// The policies in turn on the MPI job's ranks; rank 0 prints, then ends the job if a rank
-/// fell silent (see `hetlb_runtime::master_worker::on_mpi_job`).
+/// fell silent (see `hetlb_experiments::drivers::master_worker::on_mpi_job`).
 #[cfg(feature = "mpi")]
 fn run_mpi(args: &Args, setup: &Setup) -> Result<()> {
-    let job = hetlb_runtime::mpi_job::MpiJob::init().map_err(|e| anyhow!("--backend: {e}"))?;
+    let job = hetlb_experiments::drivers::mpi_job::MpiJob::init()
+        .map_err(|e| anyhow!("--backend: {e}"))?;
     let workers = job.size();
     let grain = job.agreed((|| {
         if let Some(w) = args.procs {
@@ -274,23 +329,16 @@ fn run_mpi(args: &Args, setup: &Setup) -> Result<()> {
         setup.grain(args, workers)
     })());
     let mut bars = Bars::new(grain.tasks, workers);
-    let settings = &setup.settings;
+    let run = Run {
+        args,
+        setup,
+        workers,
+        grain: &grain,
+    };
     if let Workload::Matmul = setup.workload {
         let work = MatmulJob::new(args.size as usize, grain.tasks, args.seed);
-        let outcomes = master_worker::on_mpi_job(&job, &work, settings, &mut |p| bars.next(p));
-        bars.finish();
-        if let Some(outcomes) = outcomes {
-            present(args, setup, workers, &grain, &outcomes, &work)?;
-            job.end_if_silent(&master_worker::silent(&outcomes));
-        }
+        run.on_ranks(&job, &work, &mut bars)
     } else {
-        let work = Synthetic::new(args.size, args.cost);
-        let outcomes = master_worker::on_mpi_job(&job, &work, settings, &mut |p| bars.next(p));
-        bars.finish();
-        if let Some(outcomes) = outcomes {
-            present(args, setup, workers, &grain, &outcomes, &work)?;
-            job.end_if_silent(&master_worker::silent(&outcomes));
-        }
+        run.on_ranks(&job, &Synthetic::new(args.size, args.cost), &mut bars)
     }
-    Ok(())
 }

@@ -4,9 +4,10 @@
 use super::{Args, Setup};
 use crate::output::{Format, print_json, print_report};
 use anyhow::{Context, Result};
-use hetlb_runtime::master_worker::{self, Checked, Grain, Workload, tables};
-use hetlb_runtime::paper::table_for;
-use hetlb_runtime::{Outcome, RunReport};
+use hetlb_experiments::paper::efp::table_for;
+use hetlb_experiments::tables::master_worker as tables;
+use hetlb_runtime::master_worker::{self, Checked, Grain, Workload};
+use hetlb_runtime::{RunOutcome, RunReport};
 use std::path::PathBuf;
 
 pub(super) fn present<J: Checked>(
@@ -14,7 +15,7 @@ pub(super) fn present<J: Checked>(
     setup: &Setup,
     workers: usize,
     grain: &Grain,
-    outcomes: &[Outcome<J::Output>],
+    outcomes: &[RunOutcome<J::Output>],
     job: &J,
 ) -> Result<()> {
     let settings = &setup.settings;

@@ -6,9 +6,8 @@
 //! An application that owns MPI does not need this: it adopts its communicator with
 //! [`Mpi::adopt`] and calls the runtimes directly.
 //!
-//! The drivers that run a workload on a job are beside their runtimes:
-//! [`crate::master_worker::on_mpi_job`], [`crate::workload::iterative::compare::on_mpi_job`]
-//! and [`crate::scenario::run_mpi_job`].
+//! The drivers that run a workload on a job: [`super::master_worker::on_mpi_job`],
+//! [`super::iterative::on_mpi_job`] and [`super::scenario::run_mpi_job`].
 
 use hetlb_transport::TransportError;
 use hetlb_transport::mpi::Mpi;

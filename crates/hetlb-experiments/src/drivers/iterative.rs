@@ -3,10 +3,12 @@
 //! comparison shows — each balancer against no balancing and the ideal, the best, the rules
 //! that had nothing to move, the measured speeds that cannot be right.
 
-use super::{IterationProgress, IterativeConfig, IterativeError, IterativeRun, RankLog, Step};
 use hetlb_core::algorithm::Algorithm;
 use hetlb_peer::BalancerConfig;
 use hetlb_peer::speed_check::{Implausible, implausible, speed};
+use hetlb_runtime::workload::iterative::{
+    self, IterationProgress, IterativeConfig, IterativeError, IterativeRun, RankLog, Step,
+};
 use serde::Serialize;
 use std::time::Duration;
 
@@ -32,10 +34,7 @@ pub struct Compared {
     pub spread: Spread,
 }
 
-/// The name of a balancer: its rule's, or `none`.
-pub fn balancer_name(balancer: Option<&BalancerConfig>) -> &'static str {
-    balancer.map_or("none", |c| c.rule_name())
-}
+pub use iterative::balancer_name;
 
 /// Every item is held by exactly one rank at the end of every run: the ranks hold `cells`
 /// items whose ids sum to `cells·(cells−1)/2`.
@@ -71,14 +70,15 @@ pub fn check_exactly_once(cells: u64, runs: &[IterativeRun]) -> Result<(), Itera
 ///
 /// # Example
 /// ```
-/// use hetlb_runtime::workload::iterative::{IterativeConfig, compare};
+/// use hetlb_experiments::drivers::iterative;
 /// use hetlb_peer::BalancerConfig;
+/// use hetlb_runtime::workload::iterative::IterativeConfig;
 /// use hetlb_runtime::Slowdown;
 /// let mut cfg = IterativeConfig::default();
 /// (cfg.cells, cfg.iterations, cfg.every, cfg.cost, cfg.payload) = (64, 4, 2, 5, 8);
 /// cfg.slowdowns = vec![Slowdown::constant(1), Slowdown::constant(2)];
 /// let balancers = [Some(BalancerConfig::new("cwa").unwrap()), None];
-/// let out = compare::on_threads(&cfg, 2, &balancers, 3, None, &mut |_, _| None).unwrap();
+/// let out = iterative::on_threads(&cfg, 2, &balancers, 3, None, &mut |_, _| None).unwrap();
 /// assert_eq!(out[1].run.balancer, "none");
 /// assert_eq!(out[0].spread.runs, 3);
 /// assert!(out[0].spread.min <= out[0].run.total_seconds);
@@ -96,7 +96,7 @@ pub fn on_threads(
         let name = balancer_name(b.as_ref());
         let mut repeats = Vec::new();
         for k in 0..runs.max(1) {
-            let run = super::run_threads(cfg, ranks, b.clone(), timeout, progress(name, k))
+            let run = iterative::run_threads(cfg, ranks, b.clone(), timeout, progress(name, k))
                 .map_err(|e| IterativeError::Run {
                     balancer: name.to_string(),
                     source: Box::new(e),
@@ -300,12 +300,12 @@ fn implausible_speeds(runs: &[IterativeRun]) -> Vec<SpeedWarning> {
 /// [`IterativeError::NotExactlyOnce`], on rank 0.
 #[cfg(feature = "mpi")]
 pub fn on_mpi_job(
-    job: &crate::mpi_job::MpiJob,
+    job: &super::mpi_job::MpiJob,
     cfg: &IterativeConfig,
     balancers: &[Option<BalancerConfig>],
     timeout: Duration,
 ) -> Result<Option<Vec<IterativeRun>>, IterativeError> {
-    match super::run_group(cfg, job.mpi(), balancers, timeout, job.oversubscription()) {
+    match iterative::run_group(cfg, job.mpi(), balancers, timeout, job.oversubscription()) {
         Ok(runs) if job.rank() == 0 => {
             check_exactly_once(cfg.cells, &runs)?;
             Ok(Some(runs))

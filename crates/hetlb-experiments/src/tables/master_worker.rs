@@ -1,10 +1,13 @@
-//! What a master-worker run shows a person: each policy's per-processor table (as the
-//! paper's Tables 2–6), the comparison of policies, the paper's table beside ours, and CSV.
+//! What `hetlb run matmul|synthetic` prints: each policy's per-processor table (as the
+//! paper's Tables 2–6), the comparison of policies, the paper's table beside ours
+//! ([`efp::beside_paper`]), and CSV.
 
-use super::{PolicyReport, ProcessorRow};
-use crate::paper::PaperTable;
+use super::efp::{self, seconds};
+use crate::efp::{Times, master_ratio};
+use crate::paper::efp::PaperTable;
 use hetlb_core::rules::self_scheduling::Policy;
 use hetlb_core::table::{Table, Text, fixed};
+use hetlb_runtime::master_worker::{PolicyReport, ProcessorRow};
 
 /// Every run's table, the comparison when there are several, and, given the paper's table
 /// for the run's order (on the paper's nine processors), the EFP run beside it.
@@ -44,24 +47,31 @@ pub fn csv(docs: &[PolicyReport]) -> Table {
     ]);
     for d in docs {
         for p in &d.processors {
-            t.row([
-                d.policy.name().to_string(),
-                p.processor.to_string(),
-                p.role.to_string(),
-                slowdown_label(p),
-                p.rows.to_string(),
-                p.tasks.to_string(),
-                p.batches.to_string(),
-                format!("{:.6}", p.t_exec),
-                format!("{:.6}", p.t_comp),
-                format!("{:.6}", p.t_comm),
-                format!("{:.6}", p.t_wait),
-                format!("{:.6}", d.makespan),
-                format!("{:.6}", d.efficiency),
-            ]);
+            let mut row = vec![d.policy.name().to_string()];
+            row.extend(work(p));
+            row.extend(
+                Times::from(p)
+                    .times
+                    .into_iter()
+                    .chain([d.makespan, d.efficiency])
+                    .map(|x| format!("{x:.6}")),
+            );
+            t.row(row);
         }
     }
     t
+}
+
+/// A processor's number, role, slowdown, rows, tasks and batches.
+fn work(p: &ProcessorRow) -> [String; 6] {
+    [
+        p.processor.to_string(),
+        p.role.to_string(),
+        slowdown_label(p),
+        p.rows.to_string(),
+        p.tasks.to_string(),
+        p.batches.to_string(),
+    ]
 }
 
 /// `3`, or `3→6` once a `--slowdown-change` took effect.
@@ -89,18 +99,9 @@ fn run(text: &mut Text, d: &PolicyReport, alone: bool) {
         "T_wait",
     ]);
     for p in &d.processors {
-        t.row(vec![
-            p.processor.to_string(),
-            p.role.to_string(),
-            slowdown_label(p),
-            p.rows.to_string(),
-            p.tasks.to_string(),
-            p.batches.to_string(),
-            fixed(p.t_exec, 3),
-            fixed(p.t_comp, 3),
-            fixed(p.t_comm, 3),
-            fixed(p.t_wait, 3),
-        ]);
+        let mut row = work(p).to_vec();
+        row.extend(seconds(Times::from(p).times));
+        t.row(row);
     }
     text.table(t);
     let mut summary = format!(
@@ -173,61 +174,12 @@ fn beside_paper(text: &mut Text, d: &PolicyReport, paper: &PaperTable) {
          Ethernet, C + MPI):",
         paper.table, paper.size, paper.size
     ));
-    let mut t = Table::new([
-        "role",
-        "rows",
-        "T_exec",
-        "T_comp",
-        "T_comm",
-        "T_wait",
-        "paper proc",
-        "paper rows",
-        "paper T_exec",
-        "paper T_comp",
-        "paper T_comm",
-        "paper T_wait",
-    ]);
-    // The paper lists its master last (processor 8); ours is P0.
-    let mut ours: Vec<&ProcessorRow> = d.processors.iter().collect();
-    ours.sort_by_key(|p| {
-        p.role
-            .trim_start_matches('P')
-            .parse::<usize>()
-            .unwrap_or(usize::MAX)
-    });
-    let theirs: Vec<_> = std::iter::once(&paper.rows[8])
-        .chain(paper.rows[..8].iter())
-        .collect();
-    for (o, p) in ours.iter().zip(theirs) {
-        t.row(vec![
-            o.role.to_string(),
-            o.rows.to_string(),
-            fixed(o.t_exec, 3),
-            fixed(o.t_comp, 3),
-            fixed(o.t_comm, 3),
-            fixed(o.t_wait, 3),
-            p.processor.to_string(),
-            p.rows.to_string(),
-            fixed(p.t_exec, 3),
-            fixed(p.t_comp, 3),
-            fixed(p.t_comm, 3),
-            fixed(p.t_wait, 3),
-        ]);
-    }
-    text.table(t);
-    let master = d.processors.iter().find(|p| p.processor == d.master);
-    let others: Vec<u64> = d
-        .processors
-        .iter()
-        .filter(|p| p.processor != d.master)
-        .map(|p| p.rows)
-        .collect();
-    if let Some(m) = master {
-        let mean = others.iter().sum::<u64>() as f64 / others.len().max(1) as f64;
+    let ours: Vec<Times<'_>> = d.processors.iter().map(Times::from).collect();
+    text.table(efp::beside_paper(ours.iter().copied(), Some(paper)));
+    if let Some(ratio) = master_ratio(&ours, d.master) {
         text.line(format!(
-            "master rows ÷ mean worker rows: ours {:.2}, paper {:.2} · finish spread: ours \
+            "master rows ÷ mean worker rows: ours {ratio:.2}, paper {:.2} · finish spread: ours \
              {:.1}%, paper {:.1}%",
-            m.rows as f64 / mean.max(f64::MIN_POSITIVE),
             paper.master_ratio(),
             100.0 * d.finish_spread,
             100.0 * paper.finish_spread()

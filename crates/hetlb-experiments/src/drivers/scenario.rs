@@ -2,8 +2,8 @@
 //! seed: the figures of both, their relative errors, and whether the run kept to its time
 //! scale closely enough for the comparison to mean something.
 
-use super::{RealReport, Timing, Work};
 use hetlb_core::Algorithm;
+use hetlb_runtime::scenario::{LinkMeasure, RealReport, Timing, Work};
 use hetlb_sim::scenario::PolicySpec;
 use hetlb_sim::{Report, Scenario, SimError};
 use serde::Serialize;
@@ -83,7 +83,7 @@ pub struct Comparison {
     /// Mean lateness of deliveries behind their modelled arrival.
     pub mean_delivery_lateness: Option<f64>,
     /// Every link as the delay-aware policy saw it.
-    pub links: Vec<super::LinkMeasure>,
+    pub links: Vec<LinkMeasure>,
     /// Real seconds the run took.
     pub real_seconds: f64,
     /// How closely the run kept to its time scale.
@@ -146,7 +146,7 @@ impl Comparison {
 ///
 /// # Example
 /// ```
-/// use hetlb_runtime::scenario::compare::relative_error;
+/// use hetlb_experiments::drivers::scenario::relative_error;
 /// assert_eq!(relative_error(1.1, 1.0), 0.10000000000000009);
 /// assert_eq!(relative_error(0.0, 0.0), 0.0);
 /// ```
@@ -163,7 +163,7 @@ pub fn relative_error(measured: f64, simulated: f64) -> f64 {
 ///
 /// # Example
 /// ```
-/// use hetlb_runtime::scenario::compare::published_makespan;
+/// use hetlb_experiments::drivers::scenario::published_makespan;
 /// assert_eq!(published_makespan(Some("mirtaheri-compensated")), Some(4.8));
 /// assert_eq!(published_makespan(Some("rim-dynamic")), None);
 /// ```
@@ -305,5 +305,33 @@ pub fn compare(
             mean_max_difference_after: s.policy_stats.mean_max_difference_after,
             mean_batch_speedup: s.policy_stats.mean_batch_speedup,
         }),
+    }
+}
+
+/// Runs this rank's node of `scenario` (named `label` in errors) on the ranks of `job` —
+/// every rank calls it, one rank per node — and returns the real run's report on rank 0,
+/// `None` on the others. A rank that fails or stops is reported by every other rank (each
+/// prints the error naming it), then the job is ended, since a stopped process would
+/// otherwise keep the launcher waiting.
+#[cfg(feature = "mpi")]
+pub fn run_mpi_job(
+    job: &super::mpi_job::MpiJob,
+    label: &str,
+    scenario: &Scenario,
+    cfg: &hetlb_runtime::scenario::RealConfig,
+    calibration: hetlb_runtime::scenario::Calibration,
+) -> Option<RealReport> {
+    use hetlb_transport::Group;
+    use std::time::Duration;
+    let tr = match job.mpi().open::<hetlb_runtime::scenario::Message>() {
+        Ok(tr) => tr,
+        Err(e) => job.report_and_end(&format!("{label}: {e}"), Duration::ZERO),
+    };
+    match hetlb_runtime::scenario::run_rank(&tr, scenario, cfg, calibration) {
+        Ok(report) => report,
+        Err(e) => job.report_and_end(
+            &format!("{label}: {e}"),
+            cfg.timeout.min(Duration::from_secs(2)),
+        ),
     }
 }
