@@ -36,6 +36,7 @@ pub enum Family {
 
 /// Every balancing rule, named as on the command line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[non_exhaustive]
 pub enum Algorithm {
     /// `dem` — Cybenko's dimension exchange, heavier node keeps the odd unit.
     Dem,

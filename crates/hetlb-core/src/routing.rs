@@ -33,6 +33,7 @@ use thiserror::Error;
 /// How a plan's units travel.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum Routing {
     /// As the rule moves them: hop by hop along the network's links (the papers' routing).
     #[default]

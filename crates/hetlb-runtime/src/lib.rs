@@ -31,7 +31,7 @@ pub mod job;
 #[cfg(feature = "master-worker")]
 pub mod master_worker;
 #[cfg(feature = "master-worker")]
-pub mod message;
+mod message;
 #[cfg(feature = "master-worker")]
 mod processor;
 #[cfg(feature = "master-worker")]

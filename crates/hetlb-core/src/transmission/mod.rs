@@ -46,6 +46,7 @@ use thiserror::Error;
 /// How the units of a plan are put on the links.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "kebab-case")]
+#[non_exhaustive]
 pub enum Schedule {
     /// Dimension by dimension; time `Σ_i Tmax_i`.
     Phased,

@@ -321,13 +321,8 @@ pub fn run_mpi_job(
     cfg: &hetlb_runtime::scenario::RealConfig,
     calibration: hetlb_runtime::scenario::Calibration,
 ) -> Option<RealReport> {
-    use hetlb_transport::Group;
     use std::time::Duration;
-    let tr = match job.mpi().open::<hetlb_runtime::scenario::Message>() {
-        Ok(tr) => tr,
-        Err(e) => job.report_and_end(&format!("{label}: {e}"), Duration::ZERO),
-    };
-    match hetlb_runtime::scenario::run_rank(&tr, scenario, cfg, calibration) {
+    match hetlb_runtime::scenario::run_on(job.mpi(), scenario, cfg, calibration) {
         Ok(report) => report,
         Err(e) => job.report_and_end(
             &format!("{label}: {e}"),

@@ -44,7 +44,8 @@ mod rank;
 mod work;
 
 pub use links::LinkEstimates;
-pub use messages::{LinkMeasure, Message, NodeMeasured, RankTiming, Task};
+use messages::Message;
+pub use messages::{LinkMeasure, NodeMeasured, RankTiming, Task};
 pub use work::{Calibration, Work};
 
 use hetlb_sim::Scenario;
@@ -401,12 +402,28 @@ pub fn default_time_scale(scenario: &Scenario, predicted_makespan: f64, target: 
     by_length.max(by_task).max(by_round)
 }
 
-/// Runs one rank of the scenario over `tr`: measures links (delay-aware policy), waits for the
-/// common start, runs the node, and reports to rank 0. Rank 0 returns the report.
+/// Runs this rank's node of the scenario with the other ranks of `group` (every rank calls
+/// it, one rank per node, opening the run's endpoint at the same point): measures links
+/// (delay-aware policy), waits for the common start, runs the node, and reports to rank 0.
+/// Rank 0 returns the report, the others `None`.
 ///
 /// # Errors
-/// [`ScenarioRunError`] when the run fails on this or another rank.
-pub fn run_rank<T: Transport<Message>>(
+/// [`ScenarioRunError`] when the endpoint cannot be opened, or the run fails on this or
+/// another rank.
+pub fn run_on<G: hetlb_transport::Group>(
+    group: &G,
+    scenario: &Scenario,
+    cfg: &RealConfig,
+    calibration: Calibration,
+) -> Result<Option<RealReport>, ScenarioRunError> {
+    let tr = group
+        .open::<Message>()
+        .map_err(|e| ScenarioRunError::Failed(format!("cannot open the run's endpoint: {e}")))?;
+    run_rank(&tr, scenario, cfg, calibration)
+}
+
+/// Runs one rank of the scenario over `tr` (see [`run_on`]).
+pub(crate) fn run_rank<T: Transport<Message>>(
     tr: &T,
     scenario: &Scenario,
     cfg: &RealConfig,
