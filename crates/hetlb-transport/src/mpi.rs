@@ -696,11 +696,18 @@ impl<'u> Mpi<'u> {
                 std::thread::sleep(Duration::from_secs(30));
             }
             Mode::Shared { .. } => {
-                let _ = self.inner.with_engine(|e, _| e.comm.get().abort(code));
+                abort_job(code);
             }
         }
         std::process::exit(code)
     }
+}
+
+/// `MPI_Abort` on `MPI_COMM_WORLD`, whatever communicator hetlb works on: the launcher then
+/// ends every process of the job, stopped ones too. (MPICH's `MPI_Abort` on a duplicate
+/// communicator waits for its members, and never returns while one of them is stopped.)
+fn abort_job(code: i32) -> ! {
+    mpi::topology::SimpleCommunicator::world().abort(code)
 }
 
 impl<'u> Group for Mpi<'u> {
@@ -788,7 +795,7 @@ fn progress_loop(mut engine: Engine, inner: &Inner, commands: &Receiver<Command>
                     let _ = engine.post(to, bytes);
                     active = true;
                 }
-                Ok(Command::Abort(code)) => engine.comm.get().abort(code),
+                Ok(Command::Abort(code)) => abort_job(code),
                 Ok(Command::Shutdown) | Err(TryRecvError::Disconnected) => {
                     return engine.shutdown(inner);
                 }
@@ -814,7 +821,7 @@ fn progress_loop(mut engine: Engine, inner: &Inner, commands: &Receiver<Command>
                 idle = 0;
                 last_active = Instant::now();
             }
-            Ok(Command::Abort(code)) => engine.comm.get().abort(code),
+            Ok(Command::Abort(code)) => abort_job(code),
             Ok(Command::Shutdown) | Err(RecvTimeoutError::Disconnected) => {
                 return engine.shutdown(inner);
             }
