@@ -644,8 +644,14 @@ fn fault_trials(storage: Storage, agreement: Agreement, flavour: Flavour) -> u64
     let doubt_allowed = agreement == Agreement::Messages;
     let mut all = 0u64;
     let mut misblamed = 0u64;
+    let (mut skipped, mut refused) = (0u64, 0u64);
     for seed in first..first + trials {
         let t = trial(seed);
+        match t.absent {
+            Some((_, Absence::Skip)) if flavour == Flavour::Simulated => skipped += 1,
+            Some(_) => refused += 1,
+            None => {}
+        }
         let out = run(&t, storage, agreement, flavour);
         let d = digest(&out);
         all = all.rotate_left(5) ^ d;
@@ -696,7 +702,8 @@ fn fault_trials(storage: Storage, agreement: Agreement, flavour: Flavour) -> u64
     }
     eprintln!(
         "{trials} fault trials ({storage:?}, {agreement:?}, {flavour:?}): {committed} \
-         committed, {rolled_back} rolled back or moved nothing, {doubts} ranks in doubt, {} \
+         committed, {rolled_back} rolled back or moved nothing, {doubts} ranks in doubt, \
+         {skipped} with a rank skipping the call, {refused} with a rank refusing it, {} \
          violations, {misblamed} trials naming a rank without a fault; digest {all:016x}",
         failures.len()
     );
