@@ -186,7 +186,108 @@ pub fn direct(start: &[u64], end: &[u64]) -> Result<Vec<Transfer>, RoutingError>
     Ok(transfers)
 }
 
+/// The direct transfers from `start` to `end` that keep units near: each surplus unit sent
+/// once to a node with a deficit, as [`direct`] does, but the pairs matched nearest first by
+/// `distance(from, to)` (ties in index order), so that a node's surplus goes to the nearest
+/// nodes that lack units — a spatial decomposition stays compact when the nodes are regions.
+///
+/// The result moves exactly [`minimum_units`] units, like [`direct`], in at most `S + R − 1`
+/// transfers: every match saturates a sender or a receiver.
+///
+/// # Errors
+/// [`RoutingError`] when the vectors differ in length or in total.
+///
+/// # Complexity
+/// `O(S·R·log(S·R))` time and `O(S·R)` memory (`S` senders, `R` receivers).
+///
+/// ```
+/// use hetlb_core::routing::direct_nearest;
+/// // Nodes on a line at 0, 1, 2, 3: node 3's surplus goes to node 2 first.
+/// let t = direct_nearest(&[3, 0, 0, 9], &[3, 3, 3, 3], |a, b| a.abs_diff(b) as f64).unwrap();
+/// let moves: Vec<_> = t.iter().map(|t| (t.from, t.to, t.units)).collect();
+/// assert_eq!(moves, vec![(3, 2, 3), (3, 1, 3)]);
+/// ```
+pub fn direct_nearest(
+    start: &[u64],
+    end: &[u64],
+    distance: impl Fn(usize, usize) -> f64,
+) -> Result<Vec<Transfer>, RoutingError> {
+    // The checks of `direct`, and its senders and receivers.
+    direct(start, end)?;
+    let mut surplus: Vec<(usize, u64)> = start
+        .iter()
+        .zip(end)
+        .enumerate()
+        .filter(|(_, (s, e))| s > e)
+        .map(|(i, (s, e))| (i, s - e))
+        .collect();
+    let mut deficit: Vec<(usize, u64)> = start
+        .iter()
+        .zip(end)
+        .enumerate()
+        .filter(|(_, (s, e))| e > s)
+        .map(|(i, (s, e))| (i, e - s))
+        .collect();
+    let mut pairs: Vec<(f64, usize, usize)> = Vec::with_capacity(surplus.len() * deficit.len());
+    for (a, &(from, _)) in surplus.iter().enumerate() {
+        for (b, &(to, _)) in deficit.iter().enumerate() {
+            let d = distance(from, to);
+            pairs.push((if d.is_nan() { f64::INFINITY } else { d }, a, b));
+        }
+    }
+    pairs.sort_by(|x, y| x.0.total_cmp(&y.0).then(x.1.cmp(&y.1)).then(x.2.cmp(&y.2)));
+    let mut transfers = Vec::new();
+    for (_, a, b) in pairs {
+        let units = surplus[a].1.min(deficit[b].1);
+        if units == 0 {
+            continue;
+        }
+        transfers.push(Transfer {
+            from: surplus[a].0,
+            to: deficit[b].0,
+            units,
+        });
+        surplus[a].1 -= units;
+        deficit[b].1 -= units;
+    }
+    Ok(transfers)
+}
+
 impl Plan {
+    /// The same start and end as this plan, reached in one phase of [`direct_nearest`]
+    /// transfers under `distance` (load-information traffic as in this plan).
+    ///
+    /// # Errors
+    /// [`RoutingError`] only when the plan itself does not conserve its load.
+    pub fn direct_nearest(
+        &self,
+        distance: impl Fn(usize, usize) -> f64,
+    ) -> Result<Plan, RoutingError> {
+        let transfers = direct_nearest(&self.initial, &self.final_loads, distance)?;
+        Ok(self.in_one_phase(transfers))
+    }
+
+    /// This plan's start and end, moved by `transfers` in one phase.
+    fn in_one_phase(&self, transfers: Vec<Transfer>) -> Plan {
+        let phases = if transfers.is_empty() {
+            Vec::new()
+        } else {
+            vec![Phase {
+                dimension: None,
+                transfers,
+            }]
+        };
+        Plan {
+            initial: self.initial.clone(),
+            phases,
+            final_loads: self.final_loads.clone(),
+            load_info: LoadInfo {
+                messages: self.load_info.messages,
+                words: self.load_info.words,
+            },
+        }
+    }
+
     /// The same start and end as this plan, reached in one phase of [`direct`] transfers
     /// (load-information traffic as in this plan: the decision is the same).
     ///
@@ -197,23 +298,7 @@ impl Plan {
     /// `O(N)`.
     pub fn direct(&self) -> Result<Plan, RoutingError> {
         let transfers = direct(&self.initial, &self.final_loads)?;
-        let phases = if transfers.is_empty() {
-            Vec::new()
-        } else {
-            vec![Phase {
-                dimension: None,
-                transfers,
-            }]
-        };
-        Ok(Plan {
-            initial: self.initial.clone(),
-            phases,
-            final_loads: self.final_loads.clone(),
-            load_info: LoadInfo {
-                messages: self.load_info.messages,
-                words: self.load_info.words,
-            },
-        })
+        Ok(self.in_one_phase(transfers))
     }
 }
 
@@ -270,6 +355,21 @@ mod tests {
     }
 
     #[test]
+    fn nearest_first_moves_units_no_farther_than_index_order() {
+        // Two clusters on a line: surpluses at 0 and 10, deficits at 1 and 11.
+        let place = [0.0f64, 1.0, 10.0, 11.0];
+        let d = |a: usize, b: usize| (place[a] - place[b]).abs();
+        let start = [5, 0, 5, 0];
+        let end = [0, 5, 0, 5];
+        let cost =
+            |t: &[Transfer]| -> f64 { t.iter().map(|x| x.units as f64 * d(x.from, x.to)).sum() };
+        let near = direct_nearest(&start, &end, d).unwrap();
+        assert_eq!(cost(&near), 10.0);
+        assert!(cost(&near) <= cost(&direct(&start, &end).unwrap()));
+        assert!(direct_nearest(&[1, 2], &[3], d).is_err());
+    }
+
+    #[test]
     fn equal_vectors_need_no_transfer() {
         assert!(direct(&[4, 4, 4], &[4, 4, 4]).unwrap().is_empty());
         assert!(Plan::identity(&[1, 2]).direct().unwrap().phases.is_empty());
@@ -297,20 +397,25 @@ mod tests {
                     excess -= take;
                 }
             }
-            let t = direct(&start, &end).unwrap();
-            let plan = Plan {
-                initial: start.clone(),
-                phases: vec![Phase { dimension: None, transfers: t.clone() }],
-                final_loads: end.clone(),
-                load_info: LoadInfo::default(),
-            };
-            prop_assert_eq!(plan.replay().unwrap(), end.clone());
-            let moved: u128 = t.iter().map(|x| u128::from(x.units)).sum();
-            prop_assert_eq!(moved, minimum_units(&start, &end));
-            prop_assert!(t.iter().all(|x| x.units > 0 && x.from != x.to));
-            let senders = start.iter().zip(&end).filter(|(a, b)| a > b).count();
-            let receivers = start.iter().zip(&end).filter(|(a, b)| b > a).count();
-            prop_assert!(t.len() <= (senders + receivers).saturating_sub(1));
+            // Index order, and nearest first on points of a line.
+            let place = |i: usize| ((i * 7919) % 101) as f64;
+            let by_index = direct(&start, &end).unwrap();
+            let nearest = direct_nearest(&start, &end, |a, b| (place(a) - place(b)).abs()).unwrap();
+            for t in [by_index, nearest] {
+                let plan = Plan {
+                    initial: start.clone(),
+                    phases: vec![Phase { dimension: None, transfers: t.clone() }],
+                    final_loads: end.clone(),
+                    load_info: LoadInfo::default(),
+                };
+                prop_assert_eq!(plan.replay().unwrap(), end.clone());
+                let moved: u128 = t.iter().map(|x| u128::from(x.units)).sum();
+                prop_assert_eq!(moved, minimum_units(&start, &end));
+                prop_assert!(t.iter().all(|x| x.units > 0 && x.from != x.to));
+                let senders = start.iter().zip(&end).filter(|(a, b)| a > b).count();
+                let receivers = start.iter().zip(&end).filter(|(a, b)| b > a).count();
+                prop_assert!(t.len() <= (senders + receivers).saturating_sub(1));
+            }
         }
 
         /// For every rule on every node count, direct routing reaches the rule's own final
