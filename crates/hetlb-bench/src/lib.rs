@@ -39,6 +39,7 @@ pub mod dispatch;
 pub mod enumeration;
 mod error;
 pub mod exchange;
+pub mod locality;
 pub mod rebalance;
 pub mod simulator;
 pub mod tables;

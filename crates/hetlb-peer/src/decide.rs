@@ -1,6 +1,7 @@
 //! Deciding: the core's rule run over the gathered loads, and this rank's part of the plan.
 
 use super::error::{PeerError, PlanError};
+use super::locality::{self, Moments, Position};
 use super::shortfalls::Shortfalls;
 use super::wire::RankState;
 use hetlb_core::advice::{Advice, Candidate, CostModel, MoveSample, Prediction, Trigger, choose};
@@ -82,6 +83,12 @@ pub struct Migration {
     /// The slowest rank's last step before the call (seconds), when every rank reported
     /// one ([`Balancer::record`](super::Balancer::record)).
     pub step_seconds: Option<f64>,
+    /// Every rank's items' centroid, when items give positions (`None` for a rank without
+    /// items): a transfer to rank `q` carries the items furthest towards `q`'s.
+    pub centroids: Option<Vec<Option<Position>>>,
+    /// The spread of the ranks' regions before the call, when items give positions (see
+    /// [`Report::spread_before`](super::Report::spread_before)).
+    pub spread_before: Option<f64>,
 }
 
 impl Migration {
@@ -185,6 +192,9 @@ pub(crate) struct RuleInputs<'a> {
     pub(crate) cost_model: CostModel,
     /// Rule `auto`: what each candidate's moves fell short of their predictions.
     pub(crate) shortfalls: Shortfalls,
+    /// Every rank's centroid, when items give positions: direct routing then matches each
+    /// surplus to the nearest ranks that lack units.
+    pub(crate) centroids: Option<Vec<Option<Position>>>,
 }
 
 /// One candidate of rule `auto`, as predicted at the call.
@@ -223,10 +233,13 @@ fn plan_for(
         .seed(inputs.seed)
         .lambda(inputs.lambda.filter(|_| algorithm == Algorithm::Gdem));
     let run = balance_on(inputs.network, algorithm, loads, &options).map_err(PlanError::Rule)?;
-    let plan = inputs
-        .routing
-        .route(run.plan)
-        .map_err(|e| PlanError::Routing(Box::new(e)))?;
+    let plan = match (&inputs.centroids, inputs.routing) {
+        (Some(c), Routing::Direct) => run
+            .plan
+            .direct_nearest(|a, b| locality::distance(c[a], c[b])),
+        (_, routing) => routing.route(run.plan),
+    }
+    .map_err(|e| PlanError::Routing(Box::new(e)))?;
     Ok((plan, run.converged))
 }
 
@@ -399,6 +412,8 @@ pub(crate) fn decide(
     let predicted_steps = predict(&plan, inputs.network, inputs.schedule);
     let busiest = (!transfers.is_empty()).then(|| inputs.cost_model.predict(&plan, 1).1);
     let step_seconds = max_step(states);
+    let moments: Vec<Option<Moments>> = states.iter().map(|s| s.moments).collect();
+    let spread_before = locality::spread(&moments);
     Ok(Migration {
         epoch,
         algorithm,
@@ -421,6 +436,8 @@ pub(crate) fn decide(
         cost_model: inputs.cost_model,
         busiest,
         step_seconds,
+        centroids: inputs.centroids,
+        spread_before,
     })
 }
 

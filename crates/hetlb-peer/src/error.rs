@@ -164,6 +164,9 @@ pub enum PlanError {
         /// The rank.
         rank: usize,
     },
+    /// This rank's item positions cannot be used (one not finite, or some items without).
+    #[error("positions: {0}")]
+    Positions(String),
 }
 
 /// How a peer failed.

@@ -9,13 +9,23 @@
 //! the items carry at most `u` units, or overshoot by part of one item, and the choice is a
 //! function of the items alone. The difference from `u` is reported as the residual.
 //!
+//! **Towards a neighbour.** When items give positions, a transfer to rank `q` takes, after
+//! the received items, the own items that lie furthest towards `q`'s centroid (the largest
+//! projection on the direction from this rank's centroid to `q`'s): the boundary of this
+//! rank's region facing `q` moves, so both regions stay compact. Weighted items are then
+//! taken in that order, greedily while they fit, with the same overshoot rule.
+//!
 //! **Copy-then-release.** An own item that is sent is cloned into the message and the original
 //! stays in the application's vector until the call ends: on success the sent originals are
 //! removed (a truncation when they were taken from the end) and the received items appended;
 //! on failure nothing needs restoring, and the received items are dropped. So each item is
 //! copied once by its sender and once by its receiver, as a plain send would.
 
+use super::locality::{Moments, Position, moments_of, towards};
 use super::store::{Store, StoreError};
+
+/// The direction of a transfer: from this rank's centroid to the receiver's.
+pub(crate) type Toward = Option<(Position, Position)>;
 
 /// Where the sent own items are.
 enum Sent {
@@ -34,6 +44,8 @@ pub(crate) struct Holdings<'a, S: Store> {
     own_units: u64,
     received_units: u64,
     unit_items: bool,
+    /// The positions of what is held now, summed (when items give positions).
+    moments: Option<Moments>,
 }
 
 impl<'a, S: Store> Holdings<'a, S> {
@@ -51,6 +63,8 @@ impl<'a, S: Store> Holdings<'a, S> {
             }
             (units, unit)
         };
+        // Checked before the call: positions are finite, or none is given.
+        let moments = moments_of(kept, |i| own.position(i)).ok().flatten();
         Self {
             own,
             sent: Sent::Tail { kept },
@@ -59,6 +73,22 @@ impl<'a, S: Store> Holdings<'a, S> {
             own_units,
             received_units: 0,
             unit_items,
+            moments,
+        }
+    }
+
+    /// The positions of what is held now, summed (when items give positions).
+    pub(crate) fn moments(&self) -> Option<Moments> {
+        self.moments
+    }
+
+    /// Counts the positions of the `n` first items of chunk `c` in (`sign` 1) or out (−1).
+    fn count_positions(&mut self, c: &S::Chunk, sign: f64) {
+        let Some(m) = &mut self.moments else { return };
+        for i in 0..self.own.chunk_len(c) {
+            if let Some(p) = self.own.chunk_position(c, i) {
+                m.add(&p, sign);
+            }
         }
     }
 
@@ -101,21 +131,36 @@ impl<'a, S: Store> Holdings<'a, S> {
         self.received_units = self.received_units.saturating_add(units);
         self.received_items += n;
         if n > 0 {
+            self.count_positions(&items, 1.0);
             self.received.push(items);
         }
     }
 
     /// Takes items carrying about `units` units (see the module documentation), in chunks of
     /// at most `chunk` items; returns the chunks and the units they carry.
-    pub(crate) fn take(&mut self, units: u64, chunk: usize) -> (Vec<S::Chunk>, u64) {
+    pub(crate) fn take(
+        &mut self,
+        units: u64,
+        chunk: usize,
+        toward: Toward,
+    ) -> (Vec<S::Chunk>, u64) {
         if units == 0 {
             return (Vec::new(), 0);
         }
         let chunk = chunk.max(1);
-        if self.unit_items {
+        let toward = toward.filter(|_| self.moments.is_some());
+        let (chunks, carried) = self.take_any(units, chunk, toward);
+        for c in &chunks {
+            self.count_positions(c, -1.0);
+        }
+        (chunks, carried)
+    }
+
+    fn take_any(&mut self, units: u64, chunk: usize, toward: Toward) -> (Vec<S::Chunk>, u64) {
+        if self.unit_items && toward.is_none() {
             self.take_unit(units, chunk)
         } else {
-            let (mut items, carried) = self.take_weighted(units);
+            let (mut items, carried) = self.take_weighted(units, toward);
             let mut chunks = Vec::new();
             let mut len = self.own.chunk_len(&items);
             while len > chunk {
@@ -171,7 +216,10 @@ impl<'a, S: Store> Holdings<'a, S> {
         (out, carried)
     }
 
-    fn take_weighted(&mut self, units: u64) -> (S::Chunk, u64) {
+    /// Takes items carrying about `units` units: received ones first, then own ones (the
+    /// heaviest first, or with `toward` the furthest towards the receiver first), greedily
+    /// while they fit, with the overshoot rule of the module documentation.
+    fn take_weighted(&mut self, units: u64, toward: Toward) -> (S::Chunk, u64) {
         let own_len = self.own.len();
         let mask = match &mut self.sent {
             Sent::Mask(m) => m,
@@ -192,22 +240,37 @@ impl<'a, S: Store> Holdings<'a, S> {
             .enumerate()
             .flat_map(|(k, c)| (0..store.chunk_len(c)).map(move |i| (k, i)))
             .collect();
-        // (load, pool, index): pool 0 = received (index into `positions`), 1 = own.
-        let mut candidates: Vec<(u64, u8, usize)> = positions
+        // (load, pool, index, rank): pool 0 = received (index into `positions`), 1 = own;
+        // candidates are tried by pool, then by rank (largest first), then by index.
+        let rank = |load: u64, i: usize| match &toward {
+            Some((from, to)) => store
+                .position(i)
+                .map_or(f64::MIN, |p| towards(&p, from, to)),
+            None => load as f64,
+        };
+        let mut candidates: Vec<(u64, u8, usize, f64)> = positions
             .iter()
             .enumerate()
-            .map(|(p, &(k, i))| (store.chunk_load(&received[k], i), 0u8, p))
-            .chain(
-                (0..own_len)
-                    .filter(|&i| !mask[i])
-                    .map(|i| (store.load(i), 1u8, i)),
-            )
-            .filter(|&(l, _, _)| l > 0)
+            .map(|(p, &(k, i))| {
+                let load = store.chunk_load(&received[k], i);
+                (load, 0u8, p, load as f64)
+            })
+            .chain((0..own_len).filter(|&i| !mask[i]).map(|i| {
+                let load = store.load(i);
+                (load, 1u8, i, rank(load, i))
+            }))
+            .filter(|&(l, _, _, _)| l > 0)
             .collect();
-        candidates.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2)));
+        candidates.sort_by(|a, b| {
+            if toward.is_some() {
+                a.1.cmp(&b.1).then(b.3.total_cmp(&a.3)).then(a.2.cmp(&b.2))
+            } else {
+                b.0.cmp(&a.0).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2))
+            }
+        });
         let mut remaining = units;
         let mut chosen = vec![false; candidates.len()];
-        for (k, &(load, _, _)) in candidates.iter().enumerate() {
+        for (k, &(load, _, _, _)) in candidates.iter().enumerate() {
             if remaining == 0 {
                 break;
             }
@@ -218,10 +281,15 @@ impl<'a, S: Store> Holdings<'a, S> {
         }
         if remaining > 0 {
             // The lightest candidate heavier than what remains, if it gets closer to `units`.
-            if let Some(k) = (0..candidates.len())
-                .rev()
-                .find(|&k| !chosen[k] && candidates[k].0 > remaining)
-            {
+            let heavier = |k: &usize| !chosen[*k] && candidates[*k].0 > remaining;
+            let lightest = if toward.is_some() {
+                (0..candidates.len())
+                    .filter(heavier)
+                    .min_by_key(|&k| (candidates[k].0, k))
+            } else {
+                (0..candidates.len()).rev().find(heavier)
+            };
+            if let Some(k) = lightest {
                 if candidates[k].0 - remaining < remaining {
                     chosen[k] = true;
                 }
@@ -231,7 +299,7 @@ impl<'a, S: Store> Holdings<'a, S> {
         let mut own_out = store.new_chunk();
         let mut carried = 0u64;
         let mut own_taken = 0u64;
-        for (k, &(load, pool, i)) in candidates.iter().enumerate() {
+        for (k, &(load, pool, i, _)) in candidates.iter().enumerate() {
             if !chosen[k] {
                 continue;
             }
@@ -388,9 +456,9 @@ mod tests {
         let mut own: Vec<u64> = (0..10).collect();
         let mut h = Holdings::new(&mut own);
         h.receive(vec![100, 101], 2);
-        let (sent, carried) = h.take(3, 2);
+        let (sent, carried) = h.take(3, 2, None);
         assert_eq!((flat(sent), carried), (vec![100, 101, 9], 3));
-        let (sent, _) = h.take(5, 2);
+        let (sent, _) = h.take(5, 2, None);
         assert_eq!(sent, vec![vec![7, 8], vec![5, 6], vec![4]]);
         assert_eq!((h.units(), h.items()), (4, 4));
         h.roll_back();
@@ -403,8 +471,8 @@ mod tests {
             let mut own: Vec<u64> = (0..6).collect();
             let mut h = Holdings::new(&mut own);
             h.receive(vec![10, 11], 2);
-            let _ = h.take(3, 100); // 10, 11 forwarded, 5 sent
-            let _ = h.take(1, 100); // 4 sent
+            let _ = h.take(3, 100, None); // 10, 11 forwarded, 5 sent
+            let _ = h.take(1, 100, None); // 4 sent
             let aside = h.set_aside();
             assert_eq!(own, vec![0, 1, 2, 3]);
             assert_eq!(aside.len(), 2);
@@ -424,7 +492,7 @@ mod tests {
         let mut own: Vec<u64> = (0..4).collect();
         let mut h = Holdings::new(&mut own);
         h.receive(vec![10, 11, 12], 3);
-        let _ = h.take(4, 100);
+        let _ = h.take(4, 100, None);
         h.commit();
         assert_eq!(own, vec![0, 1, 2]);
     }
@@ -433,7 +501,7 @@ mod tests {
     fn weighted_items_fit_without_overshooting_by_more_than_one() {
         let mut own = vec![W(1, 5), W(2, 3), W(3, 3), W(4, 1), W(5, 8)];
         let mut h = Holdings::new(&mut own);
-        let (sent, carried) = h.take(7, 100);
+        let (sent, carried) = h.take(7, 100, None);
         // largest first: 5 fits (2 left), 3 no, 3 no, 1 fits (1 left); then the lightest
         // heavier item (3) would overshoot by 2 > 1: stop at 6.
         assert_eq!(carried, 6);
@@ -441,10 +509,10 @@ mod tests {
             flat(sent).iter().map(|w| w.0).collect::<Vec<_>>(),
             vec![1, 4]
         );
-        let (_, carried) = h.take(7, 100);
+        let (_, carried) = h.take(7, 100, None);
         // 8 does not fit, 3+3 = 6, 1 left, 8 overshoots by 7: 6.
         assert_eq!(carried, 6);
-        let (_, carried) = h.take(5, 100);
+        let (_, carried) = h.take(5, 100, None);
         assert_eq!(carried, 8); // only the 8 is left: 3 over, closer than 5 under
         assert_eq!(h.items(), 0);
         h.commit();
@@ -456,7 +524,7 @@ mod tests {
         let mut own = vec![W(1, 2), W(2, 2)];
         let mut h = Holdings::new(&mut own);
         h.receive(vec![W(10, 4), W(11, 1)], 5);
-        let (sent, carried) = h.take(4, 100);
+        let (sent, carried) = h.take(4, 100, None);
         assert_eq!((flat(sent), carried), (vec![W(10, 4)], 4));
         h.commit();
         assert_eq!(own, vec![W(1, 2), W(2, 2), W(11, 1)]);
@@ -476,7 +544,7 @@ mod tests {
         let mut other: Vec<u8> = (10..12).flat_map(|i| record(i, 1)).collect();
         let incoming = Records::new(&mut other, 24, 0).unwrap().copy_range(0..2);
         h.receive(incoming, 2);
-        let (sent, carried) = h.take(3, 2);
+        let (sent, carried) = h.take(3, 2, None);
         assert_eq!((sent.len(), carried), (2, 3));
         h.prepare_commit().unwrap();
         h.commit();
@@ -489,7 +557,7 @@ mod tests {
             .collect();
         let mut r = Records::new(&mut buf, 24, 0).unwrap().with_loads(&weigh);
         let mut h = Holdings::new(&mut r);
-        let (_, carried) = h.take(7, 100);
+        let (_, carried) = h.take(7, 100, None);
         assert_eq!(carried, 6); // as with items: 5 + 1
         let aside = h.set_aside();
         assert_eq!(aside.len(), 2);
@@ -559,7 +627,7 @@ mod tests {
         let mut r = Records::new(&mut buf, 24, 0).unwrap().with_loads(&weigh);
         let mut h = Holdings::new(&mut r);
         h.receive(incoming.clone(), 5);
-        let (sent, carried) = h.take(4, 100);
+        let (sent, carried) = h.take(4, 100, None);
         assert_eq!(carried, 4);
         assert_eq!(sent.len(), 1);
         assert_eq!(h.store().chunk_len(&sent[0]), 1);

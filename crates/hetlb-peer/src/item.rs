@@ -38,6 +38,17 @@ pub trait Item: Clone + Send + Serialize + DeserializeOwned + 'static {
     fn load(&self) -> u64 {
         1
     }
+
+    /// Where the item lives, as up to three coordinates (those not used are 0), or `None`
+    /// (the default) when the application does not say. When items give positions, every
+    /// item of every rank must give one, finite: a call then keeps each rank's items a compact
+    /// region — a transfer to rank `q` carries the items that lie furthest towards `q`'s
+    /// items, and direct routing sends each rank's surplus to the nearest ranks that lack
+    /// units — and the report gives the regions' spread (see
+    /// [`Report::spread_after`](crate::Report::spread_after)).
+    fn position(&self) -> Option<[f64; 3]> {
+        None
+    }
 }
 
 /// A plain item of one unit, handy for tests and examples: just an id.

@@ -109,6 +109,13 @@ pub struct Report {
     pub cost_model: hetlb_core::advice::CostModel,
     /// How the previous move's prediction turned out, measured at this call.
     pub outcome: Option<Outcome>,
+    /// When items give positions: how compact the ranks' regions were before the call — the
+    /// RMS distance of each rank's items from that rank's centroid, divided by the RMS
+    /// distance of all items from the global centroid (1.0 for a random assignment, lower
+    /// for compact regions). From the call's gather, at no extra message.
+    pub spread_before: Option<f64>,
+    /// The same after the call (from the ranks' votes when the move committed).
+    pub spread_after: Option<f64>,
     /// False when the trigger `auto` skipped this call without a message (its check budget,
     /// [`BalancerConfig::check_budget`](super::BalancerConfig::check_budget)): nothing moved,
     /// and the group's vectors (`loads_before`, …) are empty.
@@ -191,6 +198,10 @@ impl Report {
             routing: m.routing,
             cost_model: m.cost_model,
             outcome: c.outcome,
+            spread_before: m.spread_before,
+            spread_after: crate::locality::spread(
+                &dones.iter().map(|d| d.moments).collect::<Vec<_>>(),
+            ),
             checked: true,
         }
     }
@@ -244,6 +255,8 @@ impl Report {
             routing: m.routing,
             cost_model: m.cost_model,
             outcome: None,
+            spread_before: m.spread_before,
+            spread_after: m.spread_before,
             checked: true,
         }
     }
@@ -303,6 +316,8 @@ impl Report {
             routing: hetlb_core::routing::Routing::Paper,
             cost_model: hetlb_core::advice::CostModel::FREE,
             outcome: None,
+            spread_before: None,
+            spread_after: None,
             checked: false,
         }
     }

@@ -29,6 +29,7 @@
 //! `hetlb-capi`'s `hetlb_rebalance` is this sequence over a `malloc`'ed array.
 
 use super::item::Item;
+use super::locality::Position;
 use hetlb_transport::Message;
 use serde::de::{self, SeqAccess, Visitor};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
@@ -182,6 +183,16 @@ pub trait Store {
     fn shape(&self) -> u64 {
         0
     }
+    /// Where own item `i` lives (see [`Item::position`]).
+    fn position(&self, i: usize) -> Option<Position> {
+        let _ = i;
+        None
+    }
+    /// Where item `i` of a chunk lives.
+    fn chunk_position(&self, c: &Self::Chunk, i: usize) -> Option<Position> {
+        let _ = (c, i);
+        None
+    }
     /// The most items one chunk should carry.
     fn max_chunk_items(&self) -> usize;
     /// Why a received chunk cannot belong to this store, if it cannot.
@@ -237,6 +248,12 @@ pub enum StoreError {
 impl<T: Item> Store for Vec<T> {
     type Chunk = Vec<T>;
 
+    fn position(&self, i: usize) -> Option<Position> {
+        self[i].position()
+    }
+    fn chunk_position(&self, c: &Vec<T>, i: usize) -> Option<Position> {
+        c[i].position()
+    }
     fn len(&self) -> usize {
         Vec::len(self)
     }
@@ -375,6 +392,19 @@ pub enum RecordError {
     /// A record larger than a message can carry.
     #[error("item_size: records of {0} bytes are larger than a message can carry (2 GiB)")]
     TooLarge(usize),
+    /// Coordinates that do not fit the record, or a dimension outside 1 to 3.
+    #[error(
+        "coords: {dim} coordinates of 8 bytes at byte {offset} do not fit records of {size} \
+         bytes (1 to 3 coordinates, offset + 8 × dim at most the record size)"
+    )]
+    Positions {
+        /// The offset given.
+        offset: usize,
+        /// The dimension given.
+        dim: usize,
+        /// The record size.
+        size: usize,
+    },
 }
 
 /// The load of a record, from its bytes.
@@ -404,6 +434,8 @@ pub struct Records<'a, B: RecordBuffer + ?Sized = Vec<u8>> {
     size: usize,
     id_offset: usize,
     load: Option<LoadFn<'a>>,
+    /// `(offset, dim)`: `dim` native-endian `f64` coordinates at byte `offset`.
+    positions: Option<(usize, usize)>,
 }
 
 impl<B: RecordBuffer + ?Sized> std::fmt::Debug for Records<'_, B> {
@@ -413,6 +445,7 @@ impl<B: RecordBuffer + ?Sized> std::fmt::Debug for Records<'_, B> {
             .field("size", &self.size)
             .field("id_offset", &self.id_offset)
             .field("weighted", &self.load.is_some())
+            .field("positions", &self.positions)
             .finish()
     }
 }
@@ -443,7 +476,42 @@ impl<'a, B: RecordBuffer + ?Sized> Records<'a, B> {
             size,
             id_offset,
             load: None,
+            positions: None,
         })
+    }
+
+    /// Records that carry their position: `dim` (1 to 3) native-endian `f64` coordinates at
+    /// byte `offset` of each record (see [`Item::position`]). Every rank must read positions
+    /// alike (the ranks check it).
+    ///
+    /// # Errors
+    /// [`RecordError::Positions`] for a `dim` outside 1 to 3 or coordinates past the record.
+    pub fn with_positions(mut self, offset: usize, dim: usize) -> Result<Self, RecordError> {
+        let fits = dim
+            .checked_mul(8)
+            .and_then(|b| b.checked_add(offset))
+            .is_some_and(|end| end <= self.size);
+        if !(1..=3).contains(&dim) || !fits {
+            return Err(RecordError::Positions {
+                offset,
+                dim,
+                size: self.size,
+            });
+        }
+        self.positions = Some((offset, dim));
+        Ok(self)
+    }
+
+    fn position_of(&self, record: &[u8]) -> Option<Position> {
+        let (offset, dim) = self.positions?;
+        let mut p = [0.0; 3];
+        for (k, x) in p.iter_mut().enumerate().take(dim) {
+            let at = offset + 8 * k;
+            let mut b = [0u8; 8];
+            b.copy_from_slice(&record[at..at + 8]);
+            *x = f64::from_ne_bytes(b);
+        }
+        Some(p)
     }
 
     /// Weighs every record with `load` (default: one unit per record). The function must give
@@ -514,7 +582,16 @@ impl<B: RecordBuffer + ?Sized> Store for Records<'_, B> {
         self.load.is_none()
     }
     fn shape(&self) -> u64 {
-        self.size as u64
+        let (offset, dim) = self
+            .positions
+            .map_or((0, 0), |(o, d)| (o as u64 + 1, d as u64));
+        (self.size as u64) ^ offset.rotate_left(24) ^ dim.rotate_left(56)
+    }
+    fn position(&self, i: usize) -> Option<Position> {
+        self.position_of(self.record(i))
+    }
+    fn chunk_position(&self, c: &ByteChunk, i: usize) -> Option<Position> {
+        self.position_of(c.record(i))
     }
     fn max_chunk_items(&self) -> usize {
         (MAX_CHUNK_BYTES / self.size).clamp(1, MAX_ITEMS_PER_MESSAGE)

@@ -25,6 +25,8 @@ pub(crate) struct RankState {
     pub(crate) call_seconds: Option<f64>,
     /// Rule `auto`: rank 0's learned shortfalls (the group's); `None` from the other ranks.
     pub(crate) shortfalls: Option<super::shortfalls::Shortfalls>,
+    /// Its items' positions summed, when items give positions.
+    pub(crate) moments: Option<super::locality::Moments>,
 }
 
 /// What one rank reports when it has finished its part of the move (its vote).
@@ -40,6 +42,8 @@ pub(crate) struct DoneSummary {
     pub(crate) link_seconds: f64,
     /// Units in those transfers.
     pub(crate) link_units: u64,
+    /// Its items' positions summed after the move, when items give positions.
+    pub(crate) moments: Option<super::locality::Moments>,
 }
 
 /// One message of the protocol. `T` is what carries items: a chunk of the balancer's store

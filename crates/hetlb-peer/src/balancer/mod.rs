@@ -11,6 +11,7 @@ use crate::decide::{Migration, RuleInputs, advise, decide};
 use crate::error::{PeerError, PlanError};
 use crate::faults::Fault;
 use crate::gather::{all_gather, barrier};
+use crate::locality::{Moments, moments_of};
 use crate::migrate::{Failed, carry_out};
 use crate::options::Speeds;
 use crate::probe::probe;
@@ -26,6 +27,26 @@ use hetlb_core::topology::Network;
 use hetlb_transport::{Group, Transport};
 use std::time::Instant;
 use tuning::{Adopted, Tuning};
+
+/// What this rank brings to a call's gather: its items and units, its store's shape, and
+/// the moments of its items' positions (or why they cannot be used).
+struct Local {
+    items: usize,
+    units: Option<u64>,
+    shape: u64,
+    moments: Result<Option<Moments>, String>,
+}
+
+impl Local {
+    fn of<S: crate::store::Store>(store: &S) -> Self {
+        Self {
+            items: store.len(),
+            units: store.units(),
+            shape: store.shape(),
+            moments: moments_of(store.len(), |i| store.position(i)),
+        }
+    }
+}
 
 /// What a deciding call gathered: every rank's state and what the rule needs from it.
 struct Gathered {
@@ -190,7 +211,7 @@ impl<K: ItemKind, G: Group> Balancer<K, G> {
     fn plan_in<S: Storage<K>>(&mut self, items: &S) -> Result<Migration, PeerError> {
         self.begin()?;
         let start = self.ep.now();
-        let g = self.gather_inputs(items.len(), items.units(), items.shape())?;
+        let g = self.gather_inputs(Local::of(items))?;
         let (states, inputs) = self.rule_inputs(g);
         let mut migration = decide(self.epoch, &states, inputs)?;
         migration.decide_seconds = self.seconds_since(start);
@@ -237,7 +258,7 @@ impl<K: ItemKind, G: Group> Balancer<K, G> {
     /// ```
     pub fn advise<S: Storage<K>>(&mut self, items: &S) -> Result<Advice, PeerError> {
         let advice = self.begin().and_then(|()| {
-            let g = self.gather_inputs(items.len(), items.units(), items.shape())?;
+            let g = self.gather_inputs(Local::of(items))?;
             let (states, inputs) = self.rule_inputs(g);
             advise(&states, inputs)
         });
@@ -555,6 +576,12 @@ impl<K: ItemKind, G: Group> Balancer<K, G> {
     /// The rule's inputs from a call's gathered parts (moved, not copied), and the states.
     fn rule_inputs(&self, g: Gathered) -> (Vec<RankState>, RuleInputs<'_>) {
         let o = &self.config.options;
+        let centroids = g.states.iter().any(|s| s.moments.is_some()).then(|| {
+            g.states
+                .iter()
+                .map(|s| s.moments.and_then(|m| m.centroid()))
+                .collect()
+        });
         let inputs = RuleInputs {
             algorithm: self.config.algorithm(),
             candidates: self.config.candidate_list(&self.network),
@@ -571,19 +598,21 @@ impl<K: ItemKind, G: Group> Balancer<K, G> {
             trigger: o.trigger,
             cost_model: g.cost_model,
             shortfalls: g.shortfalls,
+            centroids,
         };
         (g.states, inputs)
     }
 
     /// The start of every deciding call: the probe (once), the all-gather of every rank's
     /// state, the check that the ranks are configured alike, and what the rule needs.
-    fn gather_inputs(
-        &mut self,
-        items: usize,
-        units: Option<u64>,
-        shape: u64,
-    ) -> Result<Gathered, PeerError> {
+    fn gather_inputs(&mut self, local: Local) -> Result<Gathered, PeerError> {
         let me = self.rank;
+        let Local {
+            items,
+            units,
+            shape,
+            moments,
+        } = local;
         let mut probed = Traffic::default();
         // Every rank probes at its first deciding call, whatever comes of it.
         if self.tuning.probe_now(&self.config) {
@@ -603,6 +632,14 @@ impl<K: ItemKind, G: Group> Balancer<K, G> {
             let mut session = self.session();
             return Err(session.give_up(PlanError::UnitsOverflow { rank: me }.into()));
         };
+        let moments = match moments {
+            Ok(m) => m,
+            Err(why) => {
+                // This rank's own argument: it refuses the call.
+                let mut session = self.session();
+                return Err(session.give_up(PlanError::Positions(why).into()));
+            }
+        };
         // The store's shape (the record size) joins the digest: ranks holding records of
         // different sizes disagree before anything moves.
         let fingerprint = self.fingerprint ^ shape.wrapping_mul(0x9e37_79b9_7f4a_7c15);
@@ -611,6 +648,7 @@ impl<K: ItemKind, G: Group> Balancer<K, G> {
             units,
             items: items as u64,
             fingerprint,
+            moments,
             ..RankState::default()
         };
         self.tuning.fill(&self.config, &mut mine);

@@ -290,6 +290,8 @@ mod tests {
             cost_model: hetlb_core::advice::CostModel::FREE,
             busiest: None,
             step_seconds: None,
+            centroids: None,
+            spread_before: None,
             transfers,
         }
     }

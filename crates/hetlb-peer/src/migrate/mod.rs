@@ -167,11 +167,14 @@ fn move_items<S: Store, E: Transport<Msg<S::Chunk>>>(
     stats: &mut MoveStats,
     start: Instant,
 ) -> Result<(), PeerError> {
-    let mut state = Move::new(m, session.rank(), session.size());
+    let me = session.rank();
+    let mut state = Move::new(m, me, session.size());
     let mut item_messages = 0u32;
     loop {
         while let Some(send) = state.next_send(holdings.units()) {
-            let (chunks, carried) = holdings.take(send.units, holdings.store().max_chunk_items());
+            let toward = m.centroids.as_ref().and_then(|c| c[me].zip(c[send.to]));
+            let (chunks, carried) =
+                holdings.take(send.units, holdings.store().max_chunk_items(), toward);
             if chunks.is_empty() && !send.last {
                 break;
             }
@@ -229,6 +232,7 @@ fn move_items<S: Store, E: Transport<Msg<S::Chunk>>>(
         move_seconds: since(session, start),
         link_seconds,
         link_units,
+        moments: holdings.moments(),
     };
     Ok(())
 }

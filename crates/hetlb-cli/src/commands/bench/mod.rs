@@ -8,6 +8,7 @@
 
 mod auto;
 mod kernels;
+mod locality;
 mod simulator;
 
 use crate::output::{self, Format};
@@ -50,6 +51,9 @@ enum Kernel {
     /// Rule auto with the trigger auto beside every fixed (rule, period) pair, on four
     /// sleep-based workloads (static, drifting hotspot, speed change, balanced).
     Auto(auto::Auto),
+    /// Keeping subdomains compact under a drifting hotspot: hetlb with positions, without,
+    /// and recursive coordinate bisection from scratch at every step, side by side.
+    Locality(locality::Locality),
 }
 
 /// Runs `hetlb bench`.
@@ -63,6 +67,7 @@ pub fn run(args: Args) -> Result<()> {
         Kernel::Simulator(a) => simulator::run(a),
         Kernel::Rebalance(a) => kernels::rebalance(a),
         Kernel::Auto(a) => auto::run(a),
+        Kernel::Locality(a) => locality::run(a),
     }
 }
 
