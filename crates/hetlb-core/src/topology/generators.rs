@@ -90,6 +90,31 @@ pub fn mesh(rows: usize, cols: usize) -> Result<Graph, GraphError> {
     Graph::from_generated(n, horizontal.chain(vertical))
 }
 
+/// The `a × b × c` 3-D grid (mesh): node `(i, j, k)` is `(k·b + j)·a + i`, linked to its
+/// neighbours along each axis, without wrap-around.
+///
+/// # Errors
+/// [`GraphError::Parameter`] for a zero side; [`GraphError::TooLarge`].
+///
+/// # Example
+/// ```
+/// use hetlb_core::topology::{generators, Topology};
+/// let g = generators::grid3(2, 2, 2).unwrap();
+/// assert_eq!((g.node_count(), g.edge_count()), (8, 12));
+/// ```
+pub fn grid3(a: usize, b: usize, c: usize) -> Result<Graph, GraphError> {
+    at_least("a", a, 1)?;
+    at_least("b", b, 1)?;
+    at_least("c", c, 1)?;
+    let n = product(&[a, b, c])?;
+    let along_a = (0..n).filter(move |u| u % a + 1 < a).map(|u| (u, u + 1));
+    let along_b = (0..n)
+        .filter(move |u| (u / a) % b + 1 < b)
+        .map(move |u| (u, u + a));
+    let along_c = (0..n.saturating_sub(a * b)).map(move |u| (u, u + a * b));
+    Graph::from_generated(n, along_a.chain(along_b).chain(along_c))
+}
+
 /// The `rows × cols` 2-D torus: the mesh with wrap-around in both directions. A side of 2
 /// gives a single link in that direction, a side of 1 none.
 ///

@@ -33,6 +33,15 @@ pub enum Shape {
         /// Columns.
         cols: usize,
     },
+    /// An `a × b × c` 3-D grid.
+    Grid {
+        /// Nodes along the first axis.
+        a: usize,
+        /// Along the second.
+        b: usize,
+        /// Along the third.
+        c: usize,
+    },
     /// A k-ary n-cube.
     Kary {
         /// Nodes per dimension.
@@ -307,6 +316,7 @@ impl Topology for Network {
 /// | `ring:N` | ring of `N ≥ 3` nodes |
 /// | `mesh:RxC` | `R × C` mesh |
 /// | `torus:RxC` | `R × C` torus |
+/// | `grid:AxB[xC]` | a Cartesian grid of ranks: `mesh:AxB`, or the `A × B × C` 3-D grid |
 /// | `kary:K:N` | k-ary n-cube, `K^N` nodes |
 /// | `star:N` | star of `N` nodes, centre 0 |
 /// | `complete:N` | complete graph |
@@ -332,6 +342,8 @@ pub enum TopologySpec {
     Mesh(usize, usize),
     /// `torus:RxC`.
     Torus(usize, usize),
+    /// `grid:AxBxC`, a 3-D Cartesian grid of ranks (`grid:AxB` is `mesh:AxB`).
+    Grid(usize, usize, usize),
     /// `kary:K:N`.
     Kary(usize, usize),
     /// `star:N`.
@@ -405,7 +417,7 @@ pub enum DefaultNetworkError {
 /// A topology spec that cannot be parsed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(
-    "{0} (expected path:N, ring:N, mesh:RxC, torus:RxC, kary:K:N, star:N, complete:N, hypercube:D, random:N:P[:SEED] or file:PATH)"
+    "{0} (expected path:N, ring:N, mesh:RxC, torus:RxC, grid:AxB[xC], kary:K:N, star:N, complete:N, hypercube:D, random:N:P[:SEED] or file:PATH)"
 )]
 #[non_exhaustive]
 pub struct SpecError(pub String);
@@ -443,6 +455,16 @@ impl FromStr for TopologySpec {
                 let (r, c) = pair(v)?;
                 TopologySpec::Torus(r, c)
             }
+            ("grid", [v]) => {
+                let sides: Vec<&str> = v.split(['x', 'X']).collect();
+                match sides[..] {
+                    [a, b] => TopologySpec::Mesh(int(a, "side")?, int(b, "side")?),
+                    [a, b, c] => {
+                        TopologySpec::Grid(int(a, "side")?, int(b, "side")?, int(c, "side")?)
+                    }
+                    _ => return Err(SpecError(format!("'{s}': expected AxB or AxBxC"))),
+                }
+            }
             ("kary", [k, n]) => TopologySpec::Kary(int(k, "k")?, int(n, "n")?),
             ("hypercube", [d]) => {
                 let d = int(d, "dimension")?;
@@ -463,8 +485,8 @@ impl FromStr for TopologySpec {
                 TopologySpec::Random { nodes, p, seed }
             }
             (
-                "path" | "ring" | "star" | "complete" | "mesh" | "torus" | "kary" | "hypercube"
-                | "random",
+                "path" | "ring" | "star" | "complete" | "mesh" | "torus" | "grid" | "kary"
+                | "hypercube" | "random",
                 _,
             ) => {
                 return Err(SpecError(format!(
@@ -483,6 +505,7 @@ impl fmt::Display for TopologySpec {
             TopologySpec::Path(n) => write!(f, "path:{n}"),
             TopologySpec::Ring(n) => write!(f, "ring:{n}"),
             TopologySpec::Mesh(r, c) => write!(f, "mesh:{r}x{c}"),
+            TopologySpec::Grid(a, b, c) => write!(f, "grid:{a}x{b}x{c}"),
             TopologySpec::Torus(r, c) => write!(f, "torus:{r}x{c}"),
             TopologySpec::Kary(k, n) => write!(f, "kary:{k}:{n}"),
             TopologySpec::Star(n) => write!(f, "star:{n}"),
@@ -521,6 +544,10 @@ impl TopologySpec {
                 )
             }
             TopologySpec::Torus(r, c) => (n(r) * n(c), 4 * n(r) * n(c)),
+            TopologySpec::Grid(a, b, c) => {
+                let nodes = n(a).saturating_mul(n(b)).saturating_mul(n(c));
+                (nodes, nodes.saturating_mul(6))
+            }
             TopologySpec::Kary(k, d) => {
                 let nodes = n(k).checked_pow(d as u32).unwrap_or(u128::MAX);
                 (nodes, nodes.saturating_mul(2 * n(d)))
@@ -598,6 +625,9 @@ impl TopologySpec {
             }
             TopologySpec::Torus(rows, cols) => {
                 graph(generators::torus(rows, cols)?, Shape::Torus { rows, cols })
+            }
+            TopologySpec::Grid(a, b, c) => {
+                graph(generators::grid3(a, b, c)?, Shape::Grid { a, b, c })
             }
             TopologySpec::Kary(k, n) => graph(generators::kary(k, n)?, Shape::Kary { k, n }),
             TopologySpec::Star(n) => graph(generators::star(n)?, Shape::Star(n)),
