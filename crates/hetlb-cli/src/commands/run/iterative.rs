@@ -66,6 +66,12 @@ pub struct Args {
     /// item costs one unit.
     #[arg(long)]
     drift: Option<String>,
+    /// Cells with positions: `1d`, `2d` or `3d` — the cells fill the unit square (cube), the
+    /// ranks start with slabs of it, and the `--drift` hot spot is a ball moving across it;
+    /// the balancers move the cells nearest each neighbour, and the report gives the spread
+    /// of the ranks' regions (`spread_before`, `spread_after` in the JSON steps).
+    #[arg(long, value_name = "1d|2d|3d")]
+    positions: Option<String>,
     /// Kernel rounds per unit of work.
     #[arg(long, default_value_t = 2000, value_parser = whole::<u64>(0, 1_000_000_000))]
     cost: u64,
@@ -213,6 +219,13 @@ impl Setup {
         (config.cells, config.iterations, config.every) = (args.items, args.iterations, args.every);
         (config.cost, config.payload) = (args.cost, args.item_bytes);
         (config.slowdowns, config.drift) = (slowdowns, drift);
+        config.positions = match args.positions.as_deref() {
+            None => None,
+            Some("1d") => Some(1),
+            Some("2d") => Some(2),
+            Some("3d") => Some(3),
+            Some(other) => bail!("--positions: '{other}' is not 1d, 2d or 3d"),
+        };
         let timeout = hetlb_peer::options::parse_seconds(&args.timeout)
             .map_err(|e| anyhow!("--timeout: {e}"))?;
         Ok(Self {

@@ -25,7 +25,7 @@ use thiserror::Error;
 
 /// One cell of the iterative workload: its id, its current cost in units, and a payload that
 /// travels with it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Cell {
     /// Unique among all ranks.
     pub id: u64,
@@ -33,6 +33,9 @@ pub struct Cell {
     pub cost: u64,
     /// Application data moved with the cell.
     pub payload: Vec<u8>,
+    /// Where the cell lies in the unit square (cube), when the run gives positions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub at: Option<[f64; 3]>,
 }
 
 impl Item for Cell {
@@ -42,6 +45,31 @@ impl Item for Cell {
     fn load(&self) -> u64 {
         self.cost
     }
+    fn position(&self) -> Option<[f64; 3]> {
+        self.at
+    }
+}
+
+/// Where cell `id` of `cells` lies with positions in `dims` dimensions: the cells fill a
+/// grid of the unit square (cube) in id order, so that the equal blocks of ids the ranks start
+/// with are slabs.
+///
+/// # Example
+/// ```
+/// use hetlb_runtime::workload::iterative::cell_position;
+/// assert_eq!(cell_position(0, 4, 2), [0.25, 0.25, 0.0]);
+/// assert_eq!(cell_position(3, 4, 2), [0.75, 0.75, 0.0]);
+/// ```
+pub fn cell_position(id: u64, cells: u64, dims: usize) -> [f64; 3] {
+    let dims = dims.clamp(1, 3);
+    let side = ((cells.max(1) as f64).powf(1.0 / dims as f64).ceil() as u64).max(1);
+    let mut at = [0.0; 3];
+    let mut rest = id;
+    for x in at.iter_mut().take(dims) {
+        *x = ((rest % side) as f64 + 0.5) / side as f64;
+        rest /= side;
+    }
+    at
 }
 
 /// How the cost of the cells changes over the iterations.
@@ -81,6 +109,40 @@ impl Drift {
                 let start = (sweeps * iteration as f64 / iterations.max(1) as f64).fract() * n;
                 let offset = (id as f64 - start).rem_euclid(n);
                 if offset < width * n { factor.max(1) } else { 1 }
+            }
+        }
+    }
+
+    /// The cost of a cell at `at` (positions in `dims` dimensions) at `iteration` of
+    /// `iterations`: the hot spot is a ball holding the fraction `width` of the unit square
+    /// (cube), its centre crossing the domain along the first axis `sweeps` times during the
+    /// run.
+    ///
+    /// # Example
+    /// ```
+    /// use hetlb_runtime::workload::iterative::Drift;
+    /// let d = Drift::HotSpot { factor: 5, width: 0.1, sweeps: 1.0 };
+    /// assert_eq!(d.cost_at(&[0.0, 0.5, 0.0], 2, 0, 10), 5);  // the centre starts at x = 0
+    /// assert_eq!(d.cost_at(&[0.5, 0.5, 0.0], 2, 0, 10), 1);
+    /// assert_eq!(d.cost_at(&[0.5, 0.5, 0.0], 2, 5, 10), 5);  // half-way it is at x = 0.5
+    /// ```
+    pub fn cost_at(&self, at: &[f64; 3], dims: usize, iteration: u64, iterations: u64) -> u64 {
+        match *self {
+            Drift::HotSpot {
+                factor,
+                width,
+                sweeps,
+            } => {
+                let x = (sweeps * iteration as f64 / iterations.max(1) as f64).fract();
+                let centre = [x, 0.5, 0.5];
+                let d2: f64 = (0..dims.clamp(1, 3)).map(|k| (at[k] - centre[k]).powi(2)).sum();
+                // The radius of a ball of volume `width`.
+                let r = match dims {
+                    1 => width / 2.0,
+                    2 => (width / std::f64::consts::PI).sqrt(),
+                    _ => (3.0 * width / (4.0 * std::f64::consts::PI)).cbrt(),
+                };
+                if d2 <= r * r { factor.max(1) } else { 1 }
             }
         }
     }
@@ -182,6 +244,9 @@ pub struct IterativeConfig {
     pub work: Work,
     /// A change of the ranks' slowdowns during the run.
     pub speed_change: Option<SpeedChange>,
+    /// Cells with positions in this many dimensions (1 to 3; [`cell_position`]), the drift's
+    /// hot spot then a ball moving in space; `None`: cells without positions.
+    pub positions: Option<usize>,
 }
 
 /// Why an iterative run failed.
@@ -261,6 +326,7 @@ impl Default for IterativeConfig {
             payload: 64,
             slowdowns: Vec::new(),
             drift: None,
+            positions: None,
             work: Work::Cpu,
             speed_change: None,
         }
@@ -361,6 +427,13 @@ pub struct ReportRecord {
     /// How the previous move's prediction turned out, measured at this call.
     #[serde(default)]
     pub outcome: Option<hetlb_peer::Outcome>,
+    /// With positions: the spread of the ranks' regions before the call
+    /// ([`Report::spread_before`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spread_before: Option<f64>,
+    /// With positions: the spread after it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spread_after: Option<f64>,
 }
 
 impl From<&Report> for ReportRecord {
@@ -378,6 +451,8 @@ impl From<&Report> for ReportRecord {
             held_back: r.held_back,
             prediction: r.prediction,
             outcome: r.outcome,
+            spread_before: r.spread_before,
+            spread_after: r.spread_after,
         }
     }
 }
@@ -555,14 +630,27 @@ pub fn initial_cells(cfg: &IterativeConfig, rank: usize, ranks: usize) -> Vec<Ce
     let lo = cfg.cells * rank as u64 / ranks as u64;
     let hi = cfg.cells * (rank as u64 + 1) / ranks as u64;
     (lo..hi)
-        .map(|id| Cell {
-            id,
-            cost: cfg
-                .drift
-                .map_or(1, |d| d.cost(id, cfg.cells, 0, cfg.iterations)),
-            payload: vec![(id % 251) as u8; cfg.payload],
+        .map(|id| {
+            let at = cfg.positions.map(|d| cell_position(id, cfg.cells, d));
+            let mut cell = Cell {
+                id,
+                cost: 1,
+                payload: vec![(id % 251) as u8; cfg.payload],
+                at,
+            };
+            cell.cost = cost_of(cfg, &cell, 0);
+            cell
         })
         .collect()
+}
+
+/// A cell's cost at `iteration`: by its id, or by its position when the run gives positions.
+fn cost_of(cfg: &IterativeConfig, cell: &Cell, iteration: u64) -> u64 {
+    match (cfg.drift, cell.at, cfg.positions) {
+        (None, ..) => 1,
+        (Some(d), Some(at), Some(dims)) => d.cost_at(&at, dims, iteration, cfg.iterations),
+        (Some(d), ..) => d.cost(cell.id, cfg.cells, iteration, cfg.iterations),
+    }
 }
 
 /// The name of a balancer in a run's report: its rule's, or `none`.
@@ -616,9 +704,9 @@ pub fn run_rank<G: Group>(
     let mut last = Instant::now();
     let mut sink = 0u64;
     for iteration in 0..cfg.iterations {
-        if let Some(d) = cfg.drift {
+        if cfg.drift.is_some() {
             for c in &mut cells {
-                c.cost = d.cost(c.id, cfg.cells, iteration, cfg.iterations);
+                c.cost = cost_of(cfg, c, iteration);
             }
         }
         let factor = match &cfg.speed_change {
