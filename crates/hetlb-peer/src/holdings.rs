@@ -157,7 +157,9 @@ impl<'a, S: Store> Holdings<'a, S> {
     }
 
     fn take_any(&mut self, units: u64, chunk: usize, toward: Toward) -> (Vec<S::Chunk>, u64) {
-        if self.unit_items && toward.is_none() {
+        // Unit items go from the tail while no item was chosen by position; once one was, the
+        // sent items are marked one by one.
+        if self.unit_items && toward.is_none() && matches!(self.sent, Sent::Tail { .. }) {
             self.take_unit(units, chunk)
         } else {
             let (mut items, carried) = self.take_weighted(units, toward);
@@ -434,6 +436,44 @@ mod tests {
     use super::super::item::Item;
     use super::super::store::Records;
     use super::*;
+
+    #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+    struct Dot(u64, f64);
+
+    impl crate::Item for Dot {
+        fn id(&self) -> u64 {
+            self.0
+        }
+        fn position(&self) -> Option<[f64; 3]> {
+            Some([self.1, 0.0, 0.0])
+        }
+    }
+
+    #[test]
+    fn positioned_items_go_towards_the_receiver_and_mix_with_untargeted_takes() {
+        let mut own: Vec<Dot> = (0..10).map(|i| Dot(i, i as f64)).collect();
+        let mut h = Holdings::new(&mut own);
+        // Towards x = 20: the items of largest x.
+        let (sent, carried) = h.take(3, 100, Some(([4.5, 0.0, 0.0], [20.0, 0.0, 0.0])));
+        assert_eq!(carried, 3);
+        let mut xs: Vec<u64> = sent.iter().flatten().map(|d| d.0).collect();
+        xs.sort_unstable();
+        assert_eq!(xs, vec![7, 8, 9]);
+        // Towards x = −10: the smallest.
+        let (sent, _) = h.take(2, 100, Some(([4.5, 0.0, 0.0], [-10.0, 0.0, 0.0])));
+        assert_eq!(
+            sent.iter().flatten().map(|d| d.0).collect::<Vec<_>>(),
+            vec![0, 1]
+        );
+        // Then a transfer without a direction (a receiver without items): still exact.
+        let (_, carried) = h.take(2, 100, None);
+        assert_eq!(carried, 2);
+        assert_eq!(h.items(), 3);
+        let m = h.moments().unwrap();
+        assert_eq!(m.n, 3);
+        h.commit();
+        assert_eq!(own.len(), 3);
+    }
     use serde::{Deserialize, Serialize};
 
     #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -54,10 +54,12 @@ use std::collections::BTreeMap;
 use std::sync::Once;
 use std::time::{Duration, Instant};
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 struct Job {
     id: u64,
     cost: u64,
+    /// Where it lies, in the trials whose items give positions.
+    at: Option<[f64; 2]>,
 }
 
 impl Item for Job {
@@ -66,6 +68,9 @@ impl Item for Job {
     }
     fn load(&self) -> u64 {
         self.cost
+    }
+    fn position(&self) -> Option<[f64; 3]> {
+        self.at.map(|[x, y]| [x, y, 0.0])
     }
 }
 
@@ -148,6 +153,7 @@ fn trial(seed: u64) -> Trial {
             .collect()
     });
     let weighted = rng.random_bool(0.5);
+    let positioned = rng.random_bool(0.3);
     let count = rng.random_range(0..200u64);
     let mut items: Vec<Vec<Job>> = vec![Vec::new(); ranks];
     // Skewed: a few ranks hold most of the items, so that something moves.
@@ -159,7 +165,8 @@ fn trial(seed: u64) -> Trial {
             rng.random_range(0..ranks)
         };
         let cost = if weighted { rng.random_range(0..9) } else { 1 };
-        items[owner].push(Job { id, cost });
+        let at = positioned.then(|| [rng.random::<f64>(), rng.random::<f64>()]);
+        items[owner].push(Job { id, cost, at });
     }
     let victims = if rng.random_bool(0.2) { 2 } else { 1 };
     let mut faults = BTreeMap::new();
@@ -239,11 +246,16 @@ enum Storage {
     Records,
 }
 
-const RECORD: usize = 24;
+/// A record: the id, the cost, the id's complement (a record torn in transit is caught),
+/// and two coordinates (used by the trials whose items give positions).
+const RECORD: usize = 40;
 
 fn to_records(jobs: &[Job]) -> Vec<u8> {
     jobs.iter()
-        .flat_map(|j| [j.id, j.cost, !j.id])
+        .flat_map(|j| {
+            let [x, y] = j.at.unwrap_or([0.0; 2]);
+            [j.id, j.cost, !j.id, x.to_bits(), y.to_bits()]
+        })
         .flat_map(u64::to_ne_bytes)
         .collect()
 }
@@ -257,6 +269,7 @@ fn from_records(bytes: &[u8]) -> Vec<Job> {
             Job {
                 id: w(0),
                 cost: w(1),
+                at: None,
             }
         })
         .collect()
@@ -290,13 +303,25 @@ fn config(t: &Trial, rank: usize) -> BalancerConfig {
     cfg
 }
 
-fn records_of<'a>(buffer: &'a mut Vec<u8>, weighted: bool) -> Records<'a, Vec<u8>> {
-    let records = Records::new(buffer, RECORD, 0).expect("records");
-    if weighted {
+fn records_of<'a>(buffer: &'a mut Vec<u8>, kind: RecordKind) -> Records<'a, Vec<u8>> {
+    let mut records = Records::new(buffer, RECORD, 0).expect("records");
+    if kind.positioned {
+        records = records
+            .with_positions(24, 2)
+            .expect("coordinates in the record");
+    }
+    if kind.weighted {
         records.with_loads(&record_cost)
     } else {
         records
     }
+}
+
+/// How a trial's records are read.
+#[derive(Debug, Clone, Copy)]
+struct RecordKind {
+    weighted: bool,
+    positioned: bool,
 }
 
 /// Runs the trial on `flavour`; `None` for a rank that panicked. By messages, a rank left in
@@ -336,7 +361,7 @@ fn rank_part<G: Group>(
     cfg: BalancerConfig,
     mut mine: Vec<Job>,
     storage: Storage,
-    weighted: bool,
+    kind: RecordKind,
     absence: Option<Absence>,
 ) -> (Result<Report, PeerError>, Vec<Job>, Option<Leftover<G>>) {
     let pause = Duration::from_millis(10);
@@ -372,9 +397,9 @@ fn rank_part<G: Group>(
             let mut b: Balancer<Bytes, _> =
                 Balancer::new(member, cfg).expect("a valid configuration");
             let mut buffer = to_records(&mine);
-            let r = b.rebalance(&mut records_of(&mut buffer, weighted));
+            let r = b.rebalance(&mut records_of(&mut buffer, kind));
             for _ in 0..RESOLVE_TRIES {
-                if !b.in_doubt() || b.resolve(&mut records_of(&mut buffer, weighted)).is_ok() {
+                if !b.in_doubt() || b.resolve(&mut records_of(&mut buffer, kind)).is_ok() {
                     break;
                 }
                 member.sleep(pause);
@@ -394,7 +419,10 @@ where
     Balancer<Job, G>: Send,
     Balancer<Bytes, G>: Send,
 {
-    let weighted = t.items.iter().flatten().any(|j| j.cost != 1);
+    let kind = RecordKind {
+        weighted: t.items.iter().flatten().any(|j| j.cost != 1),
+        positioned: t.items.iter().flatten().any(|j| j.at.is_some()),
+    };
     let handles: Vec<_> = members
         .into_iter()
         .zip(t.items.clone())
@@ -402,7 +430,7 @@ where
         .map(|(rank, (member, mine))| {
             let cfg = config(t, rank);
             let absence = t.absent.filter(|&(r, _)| r == rank).map(|(_, a)| a);
-            std::thread::spawn(move || rank_part(&member, cfg, mine, storage, weighted, absence))
+            std::thread::spawn(move || rank_part(&member, cfg, mine, storage, kind, absence))
         })
         .collect();
     let ended: Vec<_> = join_within(handles, &format!("{t:?}"))
@@ -425,7 +453,7 @@ where
                     (r, mine)
                 }
                 Some(Leftover::Records(mut b, mut buffer)) => {
-                    b.settle_in_doubt(&mut records_of(&mut buffer, weighted), committed)
+                    b.settle_in_doubt(&mut records_of(&mut buffer, kind), committed)
                         .expect("settled");
                     (r, from_records(&buffer))
                 }
@@ -644,9 +672,10 @@ fn fault_trials(storage: Storage, agreement: Agreement, flavour: Flavour) -> u64
     let doubt_allowed = agreement == Agreement::Messages;
     let mut all = 0u64;
     let mut misblamed = 0u64;
-    let (mut skipped, mut refused) = (0u64, 0u64);
+    let (mut skipped, mut refused, mut positioned) = (0u64, 0u64, 0u64);
     for seed in first..first + trials {
         let t = trial(seed);
+        positioned += u64::from(t.items.iter().flatten().any(|j| j.at.is_some()));
         match t.absent {
             Some((_, Absence::Skip)) if flavour == Flavour::Simulated => skipped += 1,
             Some(_) => refused += 1,
@@ -703,7 +732,8 @@ fn fault_trials(storage: Storage, agreement: Agreement, flavour: Flavour) -> u64
     eprintln!(
         "{trials} fault trials ({storage:?}, {agreement:?}, {flavour:?}): {committed} \
          committed, {rolled_back} rolled back or moved nothing, {doubts} ranks in doubt, \
-         {skipped} with a rank skipping the call, {refused} with a rank refusing it, {} \
+         {positioned} with positioned items, {skipped} with a rank skipping the call, \
+         {refused} with a rank refusing it, {} \
          violations, {misblamed} trials naming a rank without a fault; digest {all:016x}",
         failures.len()
     );
@@ -874,6 +904,7 @@ fn trigger_auto_skips_calls_alike_and_keeps_every_item_exactly_once() {
                     let base = rank as u64 * 1_000;
                     let mut mine: Vec<Job> = (0..per_rank)
                         .map(|i| Job {
+                            at: None,
                             id: base + i,
                             cost: 1,
                         })
@@ -884,7 +915,11 @@ fn trigger_auto_skips_calls_alike_and_keeps_every_item_exactly_once() {
                     for (k, &(adder, n)) in additions.iter().enumerate() {
                         if adder == rank {
                             let first = 1_000_000 + (k as u64) * 1_000;
-                            mine.extend((first..first + n).map(|id| Job { id, cost: 1 }));
+                            mine.extend((first..first + n).map(|id| Job {
+                                id,
+                                cost: 1,
+                                at: None,
+                            }));
                             created.extend(first..first + n);
                         }
                         // Short steps: a check costs more than 1% of one, so the trigger

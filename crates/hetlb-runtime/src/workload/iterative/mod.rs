@@ -135,7 +135,9 @@ impl Drift {
             } => {
                 let x = (sweeps * iteration as f64 / iterations.max(1) as f64).fract();
                 let centre = [x, 0.5, 0.5];
-                let d2: f64 = (0..dims.clamp(1, 3)).map(|k| (at[k] - centre[k]).powi(2)).sum();
+                let d2: f64 = (0..dims.clamp(1, 3))
+                    .map(|k| (at[k] - centre[k]).powi(2))
+                    .sum();
                 // The radius of a ball of volume `width`.
                 let r = match dims {
                     1 => width / 2.0,
