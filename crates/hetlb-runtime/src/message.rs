@@ -117,14 +117,19 @@ pub enum Msg<T, O> {
 /// moves its task and its result without a heap allocation; it serialises as a sequence, like
 /// a `Vec`.
 ///
-/// # Example
-/// ```
-/// use hetlb_runtime::message::Batch;
-/// let mut b: Batch<&str> = Batch::new();
-/// b.push((7, "seven"));
-/// assert!(!b.spilled());
-/// b.push((8, "eight"));
-/// assert_eq!(b.as_slice(), &[(7, "seven"), (8, "eight")]);
-/// assert_eq!(b.into_iter().map(|(id, _)| id).sum::<u64>(), 15);
-/// ```
 pub type Batch<X> = smallvec::SmallVec<[(u64, X); 1]>;
+
+#[cfg(test)]
+mod tests {
+    use super::Batch;
+
+    #[test]
+    fn one_pair_is_inline_and_more_spill() {
+        let mut b: Batch<&str> = Batch::new();
+        b.push((7, "seven"));
+        assert!(!b.spilled());
+        b.push((8, "eight"));
+        assert_eq!(b.as_slice(), &[(7, "seven"), (8, "eight")]);
+        assert_eq!(b.into_iter().map(|(id, _)| id).sum::<u64>(), 15);
+    }
+}
