@@ -3,10 +3,13 @@
  * Every function returns 0 (HETLB_OK) or a negative HETLB_ERR_* code, with the message in
  * hetlb_last_error() (per thread). No function aborts or panics on bad arguments.
  *
- * MPI ABI: libhetlb is built against MPICH (MPI_Comm and MPI_Fint are MPICH's `int`
- * handles). Link it into programs built with the same MPICH (mpicc/mpifort of the MPI the
- * library was built with), or an MPICH-ABI-compatible MPI (Intel MPI, Cray MPICH,
- * MVAPICH); not Open MPI.
+ * MPI errors on hetlb's duplicate of the communicator are returned (MPI_ERRORS_RETURN) and
+ * become HETLB_ERR_MPI; they never end the job.
+ *
+ * MPI ABI: libhetlb is built against one MPI library, MPICH or Open MPI (their MPI_Comm
+ * handles differ: an `int` in MPICH, a pointer in Open MPI). Link it into programs built
+ * with the same MPI (its mpicc/mpifort, e.g. mpicc.mpich or mpicc.openmpi), or, for a
+ * library built against MPICH, an MPI of the MPICH ABI (Intel MPI, Cray MPICH, MVAPICH).
  *
  * The MPI functions are declared when HETLB_MPI is defined, which this header does unless
  * HETLB_NO_MPI is defined before it is included (for a library built without the `mpi`

@@ -143,6 +143,8 @@ pub unsafe extern "C" fn hetlb_advise(
     json: *mut *mut c_char,
 ) -> c_int {
     guard(|| {
+        crate::balance::check_nodes(n, "n")?;
+        crate::balance::check_nodes(n_speeds, "n_speeds")?;
         // SAFETY: the caller's contract, for every pointer.
         let (algorithms, loads, speeds, options) = unsafe {
             (

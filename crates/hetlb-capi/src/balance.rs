@@ -4,7 +4,7 @@
 
 use crate::error::{CapiError, guard, last_error_ptr};
 use crate::ffi_util::{opt_slice, opt_str, req_slice, req_slice_mut, req_str};
-use hetlb_core::topology::TopologySpec;
+use hetlb_core::topology::{MAX_NODES, TopologySpec};
 use hetlb_core::{Algorithm, BalanceOptions, Capacities, balance, balance_on};
 use hetlb_peer::BalancerConfig;
 use std::ffi::{c_char, c_int};
@@ -48,13 +48,14 @@ pub unsafe extern "C" fn hetlb_balance(
     final_loads: *mut u64,
 ) -> c_int {
     guard(|| {
+        check_nodes(n, "n")?;
         // SAFETY: the caller's contract, for every pointer.
         let (algorithm, topology, loads, capacities, out) = unsafe {
             (
                 req_str(algorithm, "algorithm")?,
                 opt_str(topology, "topology")?,
                 req_slice(loads, n, "loads")?,
-                opt_slice(capacities, n),
+                opt_slice(capacities, n, "capacities")?,
                 req_slice_mut(final_loads, n, "final_loads")?,
             )
         };
@@ -62,6 +63,17 @@ pub unsafe extern "C" fn hetlb_balance(
         out.copy_from_slice(&result);
         Ok(())
     })
+}
+
+/// Refuses more nodes than a network can have ([`MAX_NODES`]), before anything is read or
+/// allocated for them.
+pub(crate) fn check_nodes(n: usize, what: &str) -> Result<(), CapiError> {
+    if n > MAX_NODES {
+        return Err(CapiError::Invalid(format!(
+            "{what}: {n} nodes; a network has at most {MAX_NODES}"
+        )));
+    }
+    Ok(())
 }
 
 /// The safe body of [`hetlb_balance`].
