@@ -385,6 +385,14 @@ impl Engine {
             rank: to,
             size: self.farewells.len(),
         })?;
+        // Too large for one MPI call: this message fails, the engine goes on.
+        if i32::try_from(bytes.len()).is_err() {
+            return Err(TransportError::Encoding(format!(
+                "a message of {} bytes is too large for MPI",
+                bytes.len()
+            )));
+        }
+        // An MPI error is kept: every later call fails with it.
         let s =
             raw::PendingSend::start(&self.comm, to, TAG, bytes).inspect_err(|e| self.fail(e))?;
         self.sends.push(s);

@@ -175,7 +175,7 @@ _steer_mpi4py_wheel()
 
 def _first_line(text: str) -> str:
     lines = text.strip().splitlines()
-    return lines[0].strip() if lines else "(unknown)"
+    return lines[0].strip(" \t\x00") if lines else "(unknown)"
 
 
 def _mpi4py_is_binary_wheel() -> bool:
