@@ -3,8 +3,9 @@
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-/// Runs `mpiexec -n ranks <this program>` (the launcher `HETLB_MPIEXEC` names, if set) with the environment variable `key` set to `mode`,
-/// killing it after `limit`; returns whether it succeeded and what it wrote on stderr.
+/// Runs `mpiexec -n ranks <this program>` (or the launcher `HETLB_MPIEXEC` names) with the
+/// environment variable `key` set to `mode`, killing it after `limit`; returns whether it
+/// succeeded and what it wrote on stderr.
 ///
 /// # Errors
 /// When mpiexec cannot start, or runs past `limit`.
