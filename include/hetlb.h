@@ -183,7 +183,9 @@ extern "C" {
  * `bytes_per_unit` (8), `seconds_per_message` (1e-5), `seconds_per_byte` (1e-9), `trigger`
  * (`always` or `auto[:HORIZON[:MARGIN]]`, default `auto`), `max_memory_bytes` (8 GiB).
  *
- * Returns 0, or a negative `HETLB_ERR_*` code with the message in `hetlb_last_error()`.
+ * Returns 0, or a negative `HETLB_ERR_*` code with the message in `hetlb_last_error()`:
+ * `HETLB_ERR_INVALID` for `n` or `n_speeds` above 2^24 (a network's limit), checked before
+ * any array is read.
  *
  * # Safety
  * `algorithms` and `options` are NULL or NUL-terminated strings; `loads` points to `n`
@@ -218,7 +220,9 @@ const char *hetlb_last_error(void);
  * balancing to `final_loads`. `capacities` are the nodes' relative speeds (NULL: equal).
  * No MPI: this is the plan `hetlb balance` prints.
  *
- * Returns 0, or a negative `HETLB_ERR_*` code with the message in `hetlb_last_error()`.
+ * Returns 0, or a negative `HETLB_ERR_*` code with the message in `hetlb_last_error()`:
+ * `HETLB_ERR_INVALID` for more than 2^24 nodes (a network's limit), checked before any
+ * array is read.
  *
  * # Safety
  * `algorithm` and `topology` are NULL or NUL-terminated strings; `loads`, `capacities`

@@ -33,7 +33,9 @@ pub extern "C" fn hetlb_last_error() -> *const c_char {
 /// balancing to `final_loads`. `capacities` are the nodes' relative speeds (NULL: equal).
 /// No MPI: this is the plan `hetlb balance` prints.
 ///
-/// Returns 0, or a negative `HETLB_ERR_*` code with the message in `hetlb_last_error()`.
+/// Returns 0, or a negative `HETLB_ERR_*` code with the message in `hetlb_last_error()`:
+/// `HETLB_ERR_INVALID` for more than 2^24 nodes (a network's limit), checked before any
+/// array is read.
 ///
 /// # Safety
 /// `algorithm` and `topology` are NULL or NUL-terminated strings; `loads`, `capacities`
