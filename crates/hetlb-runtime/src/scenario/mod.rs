@@ -3,7 +3,7 @@
 //! the policy's decisions from the simulator's own code.
 //!
 //! `hetlb simulate FILE.toml` predicts what a policy does to a system whose tasks arrive over
-//! time; [`run_threads`] (and [`run_rank`] on any transport, MPI's too) runs the same file for
+//! time; [`run_threads`] (and `run_rank` on any transport, MPI's too) runs the same file for
 //! real, and `hetlb_experiments::drivers::scenario` sets the measurement beside the
 //! prediction:
 //!
