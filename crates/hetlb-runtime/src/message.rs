@@ -118,7 +118,7 @@ pub enum Msg<T, O> {
 /// a `Vec`.
 ///
 /// # Example
-/// ```
+/// ```ignore
 /// use hetlb_runtime::message::Batch;
 /// let mut b: Batch<&str> = Batch::new();
 /// b.push((7, "seven"));
