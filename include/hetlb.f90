@@ -1,6 +1,7 @@
 !> hetlb's Fortran interface: a module over the C interface (hetlb.h), with iso_c_binding.
 !>
-!> Build it with the MPI Fortran compiler the library was built for (MPICH's mpifort):
+!> Build it with the Fortran wrapper of the MPI the library was built against (MPICH or
+!> Open MPI: mpifort.mpich or mpifort.openmpi on Debian, MPIFORT of install.sh):
 !>   mpifort -c hetlb.f90          (gives hetlb.mod), then link with -lhetlb
 !>
 !> Communicators are Fortran handles (`integer`, as `use mpi` gives them); the library

@@ -3,10 +3,13 @@
  * Every function returns 0 (HETLB_OK) or a negative HETLB_ERR_* code, with the message in
  * hetlb_last_error() (per thread). No function aborts or panics on bad arguments.
  *
- * MPI ABI: libhetlb is built against MPICH (MPI_Comm and MPI_Fint are MPICH's `int`
- * handles). Link it into programs built with the same MPICH (mpicc/mpifort of the MPI the
- * library was built with), or an MPICH-ABI-compatible MPI (Intel MPI, Cray MPICH,
- * MVAPICH); not Open MPI.
+ * MPI errors on hetlb's duplicate of the communicator are returned (MPI_ERRORS_RETURN) and
+ * become HETLB_ERR_MPI; they never end the job.
+ *
+ * MPI ABI: libhetlb is built against one MPI library, MPICH or Open MPI (their MPI_Comm
+ * handles differ: an `int` in MPICH, a pointer in Open MPI). Link it into programs built
+ * with the same MPI (its mpicc/mpifort, e.g. mpicc.mpich or mpicc.openmpi), or, for a
+ * library built against MPICH, an MPI of the MPICH ABI (Intel MPI, Cray MPICH, MVAPICH).
  *
  * The MPI functions are declared when HETLB_MPI is defined, which this header does unless
  * HETLB_NO_MPI is defined before it is included (for a library built without the `mpi`
@@ -180,7 +183,9 @@ extern "C" {
  * `bytes_per_unit` (8), `seconds_per_message` (1e-5), `seconds_per_byte` (1e-9), `trigger`
  * (`always` or `auto[:HORIZON[:MARGIN]]`, default `auto`), `max_memory_bytes` (8 GiB).
  *
- * Returns 0, or a negative `HETLB_ERR_*` code with the message in `hetlb_last_error()`.
+ * Returns 0, or a negative `HETLB_ERR_*` code with the message in `hetlb_last_error()`:
+ * `HETLB_ERR_INVALID` for `n` or `n_speeds` above 2^24 (a network's limit), checked before
+ * any array is read.
  *
  * # Safety
  * `algorithms` and `options` are NULL or NUL-terminated strings; `loads` points to `n`
@@ -215,7 +220,9 @@ const char *hetlb_last_error(void);
  * balancing to `final_loads`. `capacities` are the nodes' relative speeds (NULL: equal).
  * No MPI: this is the plan `hetlb balance` prints.
  *
- * Returns 0, or a negative `HETLB_ERR_*` code with the message in `hetlb_last_error()`.
+ * Returns 0, or a negative `HETLB_ERR_*` code with the message in `hetlb_last_error()`:
+ * `HETLB_ERR_INVALID` for more than 2^24 nodes (a network's limit), checked before any
+ * array is read.
  *
  * # Safety
  * `algorithm` and `topology` are NULL or NUL-terminated strings; `loads`, `capacities`

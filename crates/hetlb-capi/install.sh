@@ -4,6 +4,9 @@
 #   PREFIX/include/hetlb.h, PREFIX/include/hetlb.f90 (and hetlb.mod when mpifort is found)
 #   PREFIX/lib/pkgconfig/hetlb.pc, PREFIX/lib/cmake/hetlb/hetlbConfig*.cmake
 # Usage: crates/hetlb-capi/install.sh PREFIX     (HETLB_NO_BUILD=1: install what is built)
+# The MPI is the one whose C compiler wrapper MPICC names (default mpicc), and the Fortran
+# module is compiled with MPIFORT (default mpifort): for Open MPI on Debian,
+#   MPICC=mpicc.openmpi MPIFORT=mpifort.openmpi CARGO_TARGET_DIR=target-openmpi install.sh PREFIX
 set -euo pipefail
 if [ $# -ne 1 ]; then
     echo "usage: $0 PREFIX" >&2
@@ -15,9 +18,11 @@ mkdir -p "$1"
 prefix="$(cd "$1" && pwd)"
 target="${CARGO_TARGET_DIR:-$root/target}"
 version="$(sed -n 's/^version = "\(.*\)"/\1/p' "$root/Cargo.toml" | head -n 1)"
+mpicc="${MPICC:-mpicc}"
+mpifort="${MPIFORT:-mpifort}"
 
 if [ -z "${HETLB_NO_BUILD:-}" ]; then
-    (cd "$root" && cargo build --release -p hetlb-capi --features mpi)
+    (cd "$root" && MPICC="$mpicc" cargo build --release -p hetlb-capi --features mpi)
 fi
 for f in libhetlb.so libhetlb.a; do
     if [ ! -f "$target/release/$f" ]; then
@@ -30,12 +35,12 @@ install -d "$prefix/lib/pkgconfig" "$prefix/lib/cmake/hetlb" "$prefix/include"
 install -m 755 "$target/release/libhetlb.so" "$prefix/lib/"
 install -m 644 "$target/release/libhetlb.a" "$prefix/lib/"
 install -m 644 "$root/include/hetlb.h" "$root/include/hetlb.f90" "$prefix/include/"
-subst() { sed -e "s|@PREFIX@|$prefix|g" -e "s|@VERSION@|$version|g" "$1" > "$2"; }
+subst() { sed -e "s|@PREFIX@|$prefix|g" -e "s|@VERSION@|$version|g" -e "s|@MPICC@|$mpicc|g" "$1" > "$2"; }
 subst "$here/pkg/hetlb.pc.in" "$prefix/lib/pkgconfig/hetlb.pc"
 subst "$here/pkg/hetlbConfig.cmake.in" "$prefix/lib/cmake/hetlb/hetlbConfig.cmake"
 subst "$here/pkg/hetlbConfigVersion.cmake.in" "$prefix/lib/cmake/hetlb/hetlbConfigVersion.cmake"
-if command -v mpifort > /dev/null; then
-    (cd "$prefix/include" && mpifort -c hetlb.f90 -o /dev/null -J "$prefix/include" 2> /dev/null) \
-        || (cd "$prefix/include" && mpifort -c hetlb.f90 && rm -f hetlb.o)
+if command -v "$mpifort" > /dev/null; then
+    (cd "$prefix/include" && "$mpifort" -c hetlb.f90 -o /dev/null -J "$prefix/include" 2> /dev/null) \
+        || (cd "$prefix/include" && "$mpifort" -c hetlb.f90 && rm -f hetlb.o)
 fi
 echo "hetlb $version installed in $prefix"

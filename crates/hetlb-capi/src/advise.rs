@@ -124,7 +124,9 @@ pub(crate) fn advise_json(
 /// `bytes_per_unit` (8), `seconds_per_message` (1e-5), `seconds_per_byte` (1e-9), `trigger`
 /// (`always` or `auto[:HORIZON[:MARGIN]]`, default `auto`), `max_memory_bytes` (8 GiB).
 ///
-/// Returns 0, or a negative `HETLB_ERR_*` code with the message in `hetlb_last_error()`.
+/// Returns 0, or a negative `HETLB_ERR_*` code with the message in `hetlb_last_error()`:
+/// `HETLB_ERR_INVALID` for `n` or `n_speeds` above 2^24 (a network's limit), checked before
+/// any array is read.
 ///
 /// # Safety
 /// `algorithms` and `options` are NULL or NUL-terminated strings; `loads` points to `n`
@@ -143,6 +145,8 @@ pub unsafe extern "C" fn hetlb_advise(
     json: *mut *mut c_char,
 ) -> c_int {
     guard(|| {
+        crate::balance::check_nodes(n, "n")?;
+        crate::balance::check_nodes(n_speeds, "n_speeds")?;
         // SAFETY: the caller's contract, for every pointer.
         let (algorithms, loads, speeds, options) = unsafe {
             (

@@ -4,7 +4,7 @@
 
 use crate::error::{CapiError, guard, last_error_ptr};
 use crate::ffi_util::{opt_slice, opt_str, req_slice, req_slice_mut, req_str};
-use hetlb_core::topology::TopologySpec;
+use hetlb_core::topology::{MAX_NODES, TopologySpec};
 use hetlb_core::{Algorithm, BalanceOptions, Capacities, balance, balance_on};
 use hetlb_peer::BalancerConfig;
 use std::ffi::{c_char, c_int};
@@ -33,7 +33,9 @@ pub extern "C" fn hetlb_last_error() -> *const c_char {
 /// balancing to `final_loads`. `capacities` are the nodes' relative speeds (NULL: equal).
 /// No MPI: this is the plan `hetlb balance` prints.
 ///
-/// Returns 0, or a negative `HETLB_ERR_*` code with the message in `hetlb_last_error()`.
+/// Returns 0, or a negative `HETLB_ERR_*` code with the message in `hetlb_last_error()`:
+/// `HETLB_ERR_INVALID` for more than 2^24 nodes (a network's limit), checked before any
+/// array is read.
 ///
 /// # Safety
 /// `algorithm` and `topology` are NULL or NUL-terminated strings; `loads`, `capacities`
@@ -48,13 +50,14 @@ pub unsafe extern "C" fn hetlb_balance(
     final_loads: *mut u64,
 ) -> c_int {
     guard(|| {
+        check_nodes(n, "n")?;
         // SAFETY: the caller's contract, for every pointer.
         let (algorithm, topology, loads, capacities, out) = unsafe {
             (
                 req_str(algorithm, "algorithm")?,
                 opt_str(topology, "topology")?,
                 req_slice(loads, n, "loads")?,
-                opt_slice(capacities, n),
+                opt_slice(capacities, n, "capacities")?,
                 req_slice_mut(final_loads, n, "final_loads")?,
             )
         };
@@ -62,6 +65,17 @@ pub unsafe extern "C" fn hetlb_balance(
         out.copy_from_slice(&result);
         Ok(())
     })
+}
+
+/// Refuses more nodes than a network can have ([`MAX_NODES`]), before anything is read or
+/// allocated for them.
+pub(crate) fn check_nodes(n: usize, what: &str) -> Result<(), CapiError> {
+    if n > MAX_NODES {
+        return Err(CapiError::Invalid(format!(
+            "{what}: {n} nodes; a network has at most {MAX_NODES}"
+        )));
+    }
+    Ok(())
 }
 
 /// The safe body of [`hetlb_balance`].

@@ -6,9 +6,10 @@ use crate::error::{CapiError, guard};
 use crate::ffi_util::{opt_slice, opt_str, req_str};
 use crate::options;
 use hetlb_peer::{Balancer, Bytes, PeerError, Records};
-use hetlb_transport::mpi::Mpi;
-use mpi::ffi::{MPI_Comm, MPI_Fint};
-use mpi::raw::FromRaw;
+use hetlb_transport::mpi::{Mpi, check, duplicate_raw};
+// Open MPI's MPI_Fint is a macro, which bindgen cannot see: the shim's typedef is the same type
+// (the header spells it MPI_Fint).
+use mpi::ffi::{MPI_Comm, RSMPI_Fint};
 use mpi::topology::SimpleCommunicator;
 use std::ffi::{c_char, c_int};
 
@@ -112,13 +113,16 @@ pub unsafe extern "C" fn hetlb_balancer_create(
 /// As `hetlb_balancer_create`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn hetlb_balancer_create_f(
-    comm: MPI_Fint,
+    comm: RSMPI_Fint,
     rule: *const c_char,
     options: *const c_char,
     out: *mut *mut hetlb_balancer,
 ) -> c_int {
-    if !mpi::environment::is_initialized() || mpi::environment::is_finalized() {
-        return guard(|| Err(CapiError::Mpi("MPI is not initialised".into())));
+    if !mpi::environment::is_initialized() {
+        return guard(|| Err(not_initialised()));
+    }
+    if mpi::environment::is_finalized() {
+        return guard(|| Err(CapiError::Mpi("MPI is already finalised".into())));
     }
     // SAFETY: MPI is initialised; the conversion reads a handle.
     let comm = unsafe { mpi::ffi::RSMPI_Comm_f2c(comm) };
@@ -126,11 +130,21 @@ pub unsafe extern "C" fn hetlb_balancer_create_f(
     unsafe { hetlb_balancer_create(comm, rule, options, out) }
 }
 
+/// Why MPI looks uninitialised to the library: not initialised yet, or initialised in another
+/// MPI library than the one libhetlb is linked to.
+fn not_initialised() -> CapiError {
+    let ours = mpi::environment::library_version().unwrap_or_default();
+    let ours = ours.lines().next().unwrap_or("(unknown)").trim();
+    CapiError::Mpi(format!(
+        "MPI is not initialised (call MPI_Init first); if it is, the program uses another MPI \
+         library than libhetlb, which is built against {ours}: build both with the same MPI \
+         (docs/c-api.md, 'MPI ABI')"
+    ))
+}
+
 fn create(comm: MPI_Comm, config: hetlb_peer::BalancerConfig) -> Result<hetlb_balancer, CapiError> {
     if !mpi::environment::is_initialized() {
-        return Err(CapiError::Mpi(
-            "MPI is not initialised (call MPI_Init first)".into(),
-        ));
+        return Err(not_initialised());
     }
     if mpi::environment::is_finalized() {
         return Err(CapiError::Mpi("MPI is already finalised".into()));
@@ -142,21 +156,14 @@ fn create(comm: MPI_Comm, config: hetlb_peer::BalancerConfig) -> Result<hetlb_ba
     let mut inter: c_int = 0;
     // SAFETY: `comm` is a live communicator (the caller's contract); `inter` is writable.
     let rc = unsafe { mpi::ffi::MPI_Comm_test_inter(comm, &mut inter) };
-    if rc != 0 {
-        return Err(CapiError::Mpi(format!("MPI_Comm_test_inter failed ({rc})")));
-    }
+    check(rc, "MPI_Comm_test_inter").map_err(|e| CapiError::Mpi(e.to_string()))?;
     if inter != 0 {
         return Err(CapiError::Invalid("comm is an inter-communicator".into()));
     }
-    // SAFETY: RSMPI_COMM_NULL is a constant of the MPI library.
-    let mut dup = unsafe { mpi::ffi::RSMPI_COMM_NULL };
-    // SAFETY: as above; `dup` is writable. Collective over `comm`.
-    let rc = unsafe { mpi::ffi::MPI_Comm_dup(comm, &mut dup) };
-    if rc != 0 {
-        return Err(CapiError::Mpi(format!("MPI_Comm_dup failed ({rc})")));
-    }
-    // SAFETY: `dup` is a live intra-communicator that hetlb alone owns (freed on drop).
-    let comm = unsafe { SimpleCommunicator::from_raw(dup) };
+    // hetlb's duplicate, with MPI_ERRORS_RETURN: no MPI error on it ends the job.
+    // SAFETY: `comm` is a live intra-communicator (the caller's contract, checked above).
+    // Collective over `comm`.
+    let comm = unsafe { duplicate_raw(comm) }.map_err(|e| CapiError::Mpi(e.to_string()))?;
     // SAFETY: the C contract: MPI stays initialised until hetlb_balancer_free, which drops
     // the transport.
     let mpi = unsafe { Mpi::adopt_foreign(&comm) }.map_err(|e| CapiError::Mpi(e.to_string()))?;
@@ -225,10 +232,14 @@ pub unsafe extern "C" fn hetlb_balancer_advise(
         // SAFETY: the caller's contract.
         let b = unsafe { b.as_mut() }.ok_or(CapiError::Null("b"))?;
         // SAFETY: the caller's contract.
-        let loads = unsafe { opt_slice(loads, n) };
+        let loads = unsafe { opt_slice(loads, n, "loads") }?;
+        let bytes = n
+            .checked_mul(8)
+            .filter(|&b| isize::try_from(b).is_ok())
+            .ok_or_else(|| CapiError::Invalid(format!("n: {n} items overflow")))?;
         let mut buffer: Vec<u8> = Vec::new();
         buffer
-            .try_reserve(n.saturating_mul(8))
+            .try_reserve(bytes)
             .map_err(|e| CapiError::NoMem(format!("loads of {n} items: {e}")))?;
         for i in 0..n {
             buffer.extend_from_slice(&loads.map_or(1, |l| l[i]).to_ne_bytes());

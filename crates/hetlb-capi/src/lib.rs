@@ -27,6 +27,8 @@ pub mod options;
 #[cfg(feature = "mpi")]
 pub mod balancer;
 #[cfg(feature = "mpi")]
+mod collective;
+#[cfg(feature = "mpi")]
 pub mod records;
 #[cfg(feature = "mpi")]
 pub mod two_step;

@@ -79,7 +79,13 @@ unsafe fn check<'a>(
     }
     let bytes = n
         .checked_mul(item_size)
-        .ok_or_else(|| CapiError::Invalid(format!("{n} records of {item_size} bytes overflow")))?;
+        .filter(|&bytes| isize::try_from(bytes).is_ok())
+        .filter(|&bytes| (ptr as usize).checked_add(bytes).is_some())
+        .ok_or_else(|| {
+            CapiError::Invalid(format!(
+                "*count: {n} records of {item_size} bytes are more than an array can hold"
+            ))
+        })?;
     if let Some(size) = b.doubt_size
         && size != item_size
     {

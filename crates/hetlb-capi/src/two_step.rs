@@ -13,11 +13,10 @@
 #![allow(unsafe_code)]
 
 use crate::balancer::hetlb_balancer;
+use crate::collective::{Reduce, all_reduce_i32, all_reduce_u64, all_to_all_bytes, all_to_all_i32};
 use crate::error::{CapiError, guard};
 use crate::ffi_util::opt_slice;
 use hetlb_peer::{PeerError, Records};
-use mpi::collective::{CommunicatorCollectives, SystemOperation};
-use mpi::datatype::{Partition, PartitionMut};
 use mpi::topology::SimpleCommunicator;
 use std::ffi::{c_int, c_void};
 
@@ -78,7 +77,7 @@ pub unsafe extern "C" fn hetlb_plan_create(
         // SAFETY: the contract.
         let b = unsafe { b.as_mut() }.ok_or(CapiError::Null("b"))?;
         // SAFETY: the contract.
-        let loads = unsafe { opt_slice(loads, n) };
+        let loads = unsafe { opt_slice(loads, n, "loads") }?;
         let plan = make_plan(b, n, loads)?;
         // SAFETY: writable.
         unsafe { *out = Box::into_raw(Box::new(plan)) };
@@ -100,9 +99,13 @@ fn make_plan(
             Records::new(&mut scratch, PROXY, 0).map_err(|e| CapiError::Internal(e.to_string()))?;
         b.plans.resolve(&mut r).map_err(|e| plan_error(&e))?;
     }
+    let bytes = n
+        .checked_mul(PROXY)
+        .filter(|&b| isize::try_from(b).is_ok())
+        .ok_or_else(|| CapiError::Invalid(format!("n: {n} items overflow")))?;
     let mut proxies: Vec<u8> = Vec::new();
     proxies
-        .try_reserve(n.saturating_mul(PROXY))
+        .try_reserve(bytes)
         .map_err(|e| CapiError::NoMem(format!("proxies of {n} items: {e}")))?;
     for i in 0..n {
         let load = loads.map_or(1, |l| l[i]);
@@ -177,8 +180,7 @@ fn exchange(
     if mine == 0 && !fits(total) {
         mine = 2;
     }
-    let mut worst = 0i32;
-    comm.all_reduce_into(&mine, &mut worst, SystemOperation::max());
+    let worst = all_reduce_i32(comm, mine, Reduce::Max)?;
     match worst {
         0 => {}
         1 => {
@@ -198,12 +200,12 @@ fn exchange(
         }
     }
     let send_counts: Vec<i32> = out.iter().map(|v| v.len() as i32).collect();
-    let mut recv_counts = vec![0i32; out.len()];
-    comm.all_to_all_into(&send_counts[..], &mut recv_counts[..]);
-    let received: usize = recv_counts.iter().map(|&c| c as usize).sum();
-    let verdict = i32::from(!fits(received));
-    let mut any = 0i32;
-    comm.all_reduce_into(&verdict, &mut any, SystemOperation::max());
+    let recv_counts = all_to_all_i32(comm, &send_counts)?;
+    let received = recv_counts.iter().try_fold(0usize, |sum, &c| {
+        usize::try_from(c).ok().map(|c| sum.saturating_add(c))
+    });
+    let verdict = i32::from(!received.is_some_and(fits));
+    let any = all_reduce_i32(comm, verdict, Reduce::Max)?;
     if any != 0 {
         return Err(CapiError::Invalid(
             "a rank would receive 2 GiB or more in one exchange; nothing moved".into(),
@@ -219,15 +221,20 @@ fn exchange(
             })
             .collect()
     };
+    let received = received.unwrap_or(0);
     let send: Vec<u8> = out.concat();
     let mut recv = vec![0u8; received];
-    {
-        let sd = displs(&send_counts);
-        let rd = displs(&recv_counts);
-        let p = Partition::new(&send[..], &send_counts[..], &sd[..]);
-        let mut q = PartitionMut::new(&mut recv[..], &recv_counts[..], &rd[..]);
-        comm.all_to_all_varcount_into(&p, &mut q);
-    }
+    // Empty buffers (a rank that sends or receives nothing) go through the transport's buffer
+    // function like the others: never a dangling address.
+    all_to_all_bytes(
+        comm,
+        &send,
+        &send_counts,
+        &displs(&send_counts),
+        &mut recv,
+        &recv_counts,
+        &displs(&recv_counts),
+    )?;
     let mut result = Vec::with_capacity(out.len());
     let mut at = 0usize;
     for &c in &recv_counts {
@@ -373,11 +380,8 @@ pub unsafe extern "C" fn hetlb_migrate(
             )));
         }
         // Every rank must pass the plan of the same call.
-        let (mut lo, mut hi) = (0u64, 0u64);
-        b.comm
-            .all_reduce_into(&p.serial, &mut lo, SystemOperation::min());
-        b.comm
-            .all_reduce_into(&p.serial, &mut hi, SystemOperation::max());
+        let lo = all_reduce_u64(&b.comm, p.serial, Reduce::Min)?;
+        let hi = all_reduce_u64(&b.comm, p.serial, Reduce::Max)?;
         // Pack: [size u64][bytes] per item, per destination.
         let mut out: Vec<Vec<u8>> = vec![Vec::new(); ranks];
         let mut status = if lo == hi { 0 } else { 3 };

@@ -20,6 +20,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
         m.add_class::<peer::NativeBalancer>()?;
         m.add_function(wrap_pyfunction!(peer::mpi_library_version, m)?)?;
         m.add_function(wrap_pyfunction!(peer::comm_handle_size, m)?)?;
+        m.add_function(wrap_pyfunction!(peer::mpi_compiler, m)?)?;
     }
     let _ = m;
     Ok(())

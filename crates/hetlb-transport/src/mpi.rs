@@ -6,6 +6,14 @@
 //! Either way every message of every endpoint goes over that one duplicate, serialised with
 //! serde + postcard, with a small frame saying which endpoint it is for.
 //!
+//! **Errors are returned, never fatal.** The duplicate has `MPI_ERRORS_RETURN` ([`duplicate`]),
+//! every MPI call hetlb makes checks its return code ([`check`]), and the first MPI error
+//! the engine meets fails every later call of every endpoint with [`TransportError::Mpi`]
+//! (MPI's own description of the error included). Every buffer argument is built by
+//! [`send_buffer`] / [`recv_buffer`], so an empty buffer is never passed as the dangling
+//! address of an empty slice (which is Open MPI's `MPI_IN_PLACE`). Tested with MPICH and
+//! Open MPI.
+//!
 //! **One engine.** All MPI calls on the duplicate are made by one engine, one caller at a
 //! time: non-blocking sends on buffers it owns (`MPI_Isend`), matched probes for arrivals
 //! (`MPI_Improbe` + `MPI_Mrecv`), and a heartbeat every [`BEAT`]: a gossip of the newest beat
@@ -38,7 +46,6 @@
 use super::{Envelope, Group, Liveness, Message, Transport, TransportError};
 use crossbeam::channel::{self, Receiver, RecvTimeoutError, Sender, TryRecvError};
 use mpi::Threading;
-use mpi::point_to_point::{MatchedReceiveVec, Source};
 use mpi::topology::Communicator;
 use serde::{Deserialize, Serialize};
 use std::cell::Cell;
@@ -139,8 +146,14 @@ struct Inner {
     closed: Mutex<HashMap<(usize, u32), Option<String>>>,
     /// The engine has stopped (shut down, or its thread ended).
     stopped: AtomicBool,
+    /// The first MPI error the engine met (the duplicate has `MPI_ERRORS_RETURN`): every call
+    /// after it fails with it.
+    failure: Failure,
     mode: Mode,
 }
+
+/// The first MPI error of an engine, shared with the endpoints.
+type Failure = Arc<Mutex<Option<String>>>;
 
 enum Mode {
     /// The engine lives on hetlb's own thread, which alone may call MPI (hetlb started MPI
@@ -165,7 +178,7 @@ enum Command {
 }
 
 impl Inner {
-    fn new(rank: usize, size: usize, local_ranks: usize, mode: Mode) -> Self {
+    fn new(rank: usize, size: usize, local_ranks: usize, failure: Failure, mode: Mode) -> Self {
         let now = Instant::now();
         Self {
             rank,
@@ -178,12 +191,21 @@ impl Inner {
             slots: Mutex::new(Vec::new()),
             closed: Mutex::new(HashMap::new()),
             stopped: AtomicBool::new(false),
+            failure,
             mode,
         }
     }
 
     fn stopped_error() -> TransportError {
         TransportError::Mpi("hetlb's MPI engine has stopped".into())
+    }
+
+    /// The engine's MPI error, if it met one.
+    fn failed(&self) -> Result<(), TransportError> {
+        match lock(&self.failure).as_ref() {
+            None => Ok(()),
+            Some(e) => Err(TransportError::Mpi(e.clone())),
+        }
     }
 
     fn deliver(&self, port: u32, d: Delivery) {
@@ -237,6 +259,7 @@ impl Inner {
 
     /// Hands `bytes` for rank `to` to the engine.
     fn post(&self, to: usize, bytes: Vec<u8>) -> Result<(), TransportError> {
+        self.failed()?;
         if to >= self.size {
             return Err(TransportError::NoSuchRank {
                 rank: to,
@@ -323,8 +346,8 @@ struct Engine {
     last_beat: Instant,
     last_look: Instant,
     farewells: Vec<bool>,
-    /// The first error a send reported (sends are checked without a caller to tell).
-    send_error: Option<String>,
+    /// The first MPI error met (shared with [`Inner::failure`], where callers read it).
+    failure: Failure,
 }
 
 impl Engine {
@@ -336,7 +359,18 @@ impl Engine {
             last_beat: now - BEAT,
             last_look: now,
             farewells: vec![false; size],
-            send_error: None,
+            failure: Arc::new(Mutex::new(None)),
+        }
+    }
+
+    /// Keeps the first MPI error: every later call of an endpoint fails with it.
+    fn fail(&self, e: &TransportError) {
+        let mut failure = lock(&self.failure);
+        if failure.is_none() {
+            *failure = Some(match e {
+                TransportError::Mpi(m) => m.clone(),
+                other => other.to_string(),
+            });
         }
     }
 
@@ -347,8 +381,20 @@ impl Engine {
         if self.left(to) {
             return Err(TransportError::Closed(to));
         }
-        let s = raw::PendingSend::start(&self.comm, to as i32, TAG, bytes)
-            .map_err(TransportError::Mpi)?;
+        let to = i32::try_from(to).map_err(|_| TransportError::NoSuchRank {
+            rank: to,
+            size: self.farewells.len(),
+        })?;
+        // Too large for one MPI call: this message fails, the engine goes on.
+        if i32::try_from(bytes.len()).is_err() {
+            return Err(TransportError::Encoding(format!(
+                "a message of {} bytes is too large for MPI",
+                bytes.len()
+            )));
+        }
+        // An MPI error is kept: every later call fails with it.
+        let s =
+            raw::PendingSend::start(&self.comm, to, TAG, bytes).inspect_err(|e| self.fail(e))?;
         self.sends.push(s);
         self.progress_sends();
         Ok(())
@@ -368,8 +414,8 @@ impl Engine {
                 false
             }
         });
-        if self.send_error.is_none() {
-            self.send_error = first_error;
+        if let Some(e) = first_error {
+            self.fail(&e);
         }
     }
 
@@ -384,14 +430,15 @@ impl Engine {
         self.last_look = now;
         self.progress_sends();
         let mut active = false;
-        while let Some(probed) = self
-            .comm
-            .get()
-            .any_process()
-            .immediate_matched_probe_with_tag(TAG)
-        {
-            let from = probed.1.source_rank() as usize;
-            let (bytes, _) = probed.matched_receive_vec::<u8>();
+        loop {
+            let (from, bytes) = match raw::try_receive(self.comm.get(), TAG) {
+                Ok(Some(m)) => m,
+                Ok(None) => break,
+                Err(e) => {
+                    self.fail(&e);
+                    break;
+                }
+            };
             let arrived = Instant::now();
             if let Some(h) = lock(&inner.heard).get_mut(from) {
                 *h = arrived;
@@ -514,7 +561,7 @@ impl Mpi<'static> {
     pub fn init() -> Result<Self, TransportError> {
         let (cmd_tx, cmd_rx) = channel::unbounded::<Command>();
         let (stop_tx, stop_rx) = channel::bounded::<()>(1);
-        type Ready = Result<(usize, usize, usize, Option<Engine>), String>;
+        type Ready = Result<(usize, usize, usize, Failure, Option<Engine>), String>;
         let (ready_tx, ready_rx) = channel::bounded::<Ready>(1);
         let (inner_tx, inner_rx) = channel::bounded::<Arc<Inner>>(1);
         let thread = std::thread::Builder::new()
@@ -533,15 +580,23 @@ impl Mpi<'static> {
                     return;
                 }
                 let world = universe.world();
-                let local = world.split_shared(0).size() as usize;
-                let comm = raw::OwnedComm::duplicate_on_this_thread(&world);
-                let (rank, size) = (world.rank() as usize, world.size() as usize);
-                let engine = Engine::new(comm, size);
+                let made = raw::OwnedComm::duplicate_on_this_thread(&world).and_then(|comm| {
+                    let (rank, size, local) = raw::rank_size_local(comm.get())?;
+                    Ok((rank, size, local, Engine::new(comm, size)))
+                });
+                let (rank, size, local, engine) = match made {
+                    Ok(x) => x,
+                    Err(e) => {
+                        let _ = ready_tx.send(Err(e.to_string()));
+                        return;
+                    }
+                };
+                let failure = Arc::clone(&engine.failure);
                 if threading == Threading::Multiple {
                     // Shared: callers drive the engine; this thread keeps it going between
                     // calls and finalises MPI at the end.
                     if ready_tx
-                        .send(Ok((rank, size, local, Some(engine))))
+                        .send(Ok((rank, size, local, failure, Some(engine))))
                         .is_err()
                     {
                         return;
@@ -549,7 +604,10 @@ impl Mpi<'static> {
                     let Ok(inner) = inner_rx.recv() else { return };
                     keep(&inner, &stop_rx);
                 } else {
-                    if ready_tx.send(Ok((rank, size, local, None))).is_err() {
+                    if ready_tx
+                        .send(Ok((rank, size, local, failure, None)))
+                        .is_err()
+                    {
                         return;
                     }
                     let Ok(inner) = inner_rx.recv() else { return };
@@ -558,7 +616,7 @@ impl Mpi<'static> {
                 drop(universe);
             })
             .map_err(|e| TransportError::Mpi(format!("cannot start the MPI thread: {e}")))?;
-        let (rank, size, local, shared) = match ready_rx.recv() {
+        let (rank, size, local, failure, shared) = match ready_rx.recv() {
             Ok(Ok(x)) => x,
             Ok(Err(e)) => {
                 let _ = thread.join();
@@ -582,7 +640,7 @@ impl Mpi<'static> {
             ),
             None => (Mode::Owned(cmd_tx), None),
         };
-        let inner = Arc::new(Inner::new(rank, size, local, mode));
+        let inner = Arc::new(Inner::new(rank, size, local, failure, mode));
         let _ = inner_tx.send(Arc::clone(&inner));
         Ok(Self {
             inner,
@@ -600,7 +658,8 @@ impl Mpi<'static> {
     /// embeds hetlb through its C interface): hetlb works on a duplicate of `comm` (collective).
     ///
     /// # Errors
-    /// [`TransportError::Mpi`] when MPI is not initialised, or already finalised.
+    /// [`TransportError::Mpi`] when MPI is not initialised, or already finalised, or refuses
+    /// to duplicate `comm`.
     ///
     /// # Safety
     /// MPI must stay initialised until the returned value, and every endpoint opened from
@@ -614,7 +673,7 @@ impl Mpi<'static> {
         if mpi::environment::is_finalized() {
             return Err(TransportError::Mpi("MPI is already finalised".into()));
         }
-        Ok(Self::adopt_comm(comm))
+        Self::adopt_comm(comm)
     }
 }
 
@@ -631,22 +690,41 @@ impl<'u> Mpi<'u> {
     /// let mpi = Mpi::adopt(&universe, &universe.world());
     /// println!("rank {} of {}", mpi.rank(), mpi.size());
     /// ```
+    ///
+    /// # Panics
+    /// When MPI refuses to duplicate `comm` (which, under the default error handler of
+    /// `comm`, ends the job first); [`Mpi::try_adopt`] returns the error instead.
     pub fn adopt<C: Communicator>(universe: &'u mpi::environment::Universe, comm: &C) -> Self {
+        match Self::try_adopt(universe, comm) {
+            Ok(mpi) => mpi,
+            Err(e) => panic!("hetlb cannot adopt the communicator: {e}"),
+        }
+    }
+
+    /// [`Mpi::adopt`], returning MPI's refusal to duplicate `comm` as an error.
+    ///
+    /// # Errors
+    /// [`TransportError::Mpi`] when a call of the duplication fails.
+    pub fn try_adopt<C: Communicator>(
+        universe: &'u mpi::environment::Universe,
+        comm: &C,
+    ) -> Result<Self, TransportError> {
         let _ = universe;
         Self::adopt_comm(comm)
     }
 
-    fn adopt_comm<C: Communicator>(comm: &C) -> Self {
-        let local = comm.split_shared(0).size() as usize;
-        let (rank, size) = (comm.rank() as usize, comm.size() as usize);
-        let engine = Engine::new(raw::OwnedComm::duplicate_on_this_thread(comm), size);
+    fn adopt_comm<C: Communicator>(comm: &C) -> Result<Self, TransportError> {
+        let dup = raw::OwnedComm::duplicate_on_this_thread(comm)?;
+        let (rank, size, local) = raw::rank_size_local(dup.get())?;
+        let engine = Engine::new(dup, size);
+        let failure = Arc::clone(&engine.failure);
         let multiple = mpi::environment::threading_support() == Threading::Multiple;
         let mode = Mode::Shared {
             engine: Mutex::new(Some(engine)),
             only: (!multiple).then(|| std::thread::current().id()),
             keeper: multiple,
         };
-        let inner = Arc::new(Inner::new(rank, size, local, mode));
+        let inner = Arc::new(Inner::new(rank, size, local, failure, mode));
         let (mut thread, mut stop_keeper) = (None, None);
         if multiple {
             let (stop_tx, stop_rx) = channel::bounded::<()>(1);
@@ -657,13 +735,13 @@ impl<'u> Mpi<'u> {
                 .ok();
             stop_keeper = Some(stop_tx);
         }
-        Self {
+        Ok(Self {
             inner,
             thread,
             stop_keeper,
             opened: Cell::new(0),
             _universe: PhantomData,
-        }
+        })
     }
 
     /// This process's rank.
@@ -909,6 +987,7 @@ impl<M: Message> MpiEndpoint<'_, M> {
         if self.inner.shared() {
             self.inner.with_engine(|e, inner| e.pump(inner))?;
         }
+        self.inner.failed()?;
         match self.rx.try_recv() {
             Ok(d) => Ok(Some(d)),
             Err(TryRecvError::Empty) if self.inner.stopped.load(Ordering::SeqCst) => {
@@ -972,6 +1051,7 @@ impl<M: Message> Transport<M> for MpiEndpoint<'_, M> {
                     if deadline.is_some_and(|d| Instant::now() >= d) {
                         return Ok(None);
                     }
+                    self.inner.failed()?;
                     if self.inner.stopped.load(Ordering::SeqCst) {
                         return Err(Inner::stopped_error());
                     }
@@ -1051,119 +1131,9 @@ impl<M> Drop for MpiEndpoint<'_, M> {
     }
 }
 
-/// The handful of raw MPI operations the safe wrapper lacks: non-blocking sends whose buffers
-/// the engine owns, and sharing the duplicate between threads.
-#[allow(unsafe_code)]
-mod raw {
-    use mpi::ffi;
-    use mpi::raw::AsRaw;
-    use mpi::topology::{Communicator, SimpleCommunicator};
+mod raw;
 
-    /// hetlb's duplicate of a communicator, freed when dropped.
-    pub(super) struct OwnedComm(SimpleCommunicator);
-
-    impl OwnedComm {
-        /// Duplicates `comm` (collective) on the calling thread.
-        pub(super) fn duplicate_on_this_thread<C: Communicator>(comm: &C) -> Self {
-            Self(comm.duplicate())
-        }
-
-        pub(super) fn get(&self) -> &SimpleCommunicator {
-            &self.0
-        }
-    }
-
-    // SAFETY: an MPI communicator handle is a process-wide value. The engine that owns the
-    // duplicate is used by one thread at a time (under a mutex, or on hetlb's own thread);
-    // it is used from several threads only under MPI_THREAD_MULTIPLE (`Mpi::init` and
-    // `Mpi::adopt` check the level before they share it), and below that level only from the
-    // thread that made it (`Mode::Shared::only`, checked on every call).
-    unsafe impl Send for OwnedComm {}
-
-    /// A send in flight on a buffer it owns. rsmpi ties a request's buffer to a lexical scope,
-    /// which cannot outlive a failed call; here the buffer lives with the request, and a
-    /// request abandoned before completion (its receiver fell silent) is freed and its buffer
-    /// leaked, as MPI requires (`MPI_Request_free` lets the send finish in the background,
-    /// reading the buffer).
-    pub(super) struct PendingSend {
-        request: ffi::MPI_Request,
-        buffer: Vec<u8>,
-        done: bool,
-    }
-
-    // SAFETY: the request and the buffer are only touched by the engine that owns them; the
-    // engine moves between threads only under MPI_THREAD_MULTIPLE or before MPI is used.
-    unsafe impl Send for PendingSend {}
-
-    impl PendingSend {
-        /// Starts `MPI_Isend` of `buffer` to `to` with `tag` on `comm`.
-        pub(super) fn start(
-            comm: &OwnedComm,
-            to: i32,
-            tag: i32,
-            buffer: Vec<u8>,
-        ) -> Result<Self, String> {
-            let count = i32::try_from(buffer.len())
-                .map_err(|_| format!("a message of {} bytes is too large for MPI", buffer.len()))?;
-            // SAFETY: RSMPI_REQUEST_NULL is a constant initialised by the MPI library.
-            let mut request = unsafe { ffi::RSMPI_REQUEST_NULL };
-            // SAFETY: `buffer` is heap memory owned by the returned value, which keeps it alive
-            // (or leaks it) until the request completes; `count` bytes of it are readable; the
-            // communicator is live for this call.
-            let rc = unsafe {
-                ffi::MPI_Isend(
-                    buffer.as_ptr().cast(),
-                    count,
-                    ffi::RSMPI_UINT8_T,
-                    to,
-                    tag,
-                    comm.0.as_raw(),
-                    &mut request,
-                )
-            };
-            if rc != ffi::MPI_SUCCESS as i32 {
-                return Err(format!("MPI_Isend failed with error code {rc}"));
-            }
-            Ok(Self {
-                request,
-                buffer,
-                done: false,
-            })
-        }
-
-        /// `Ok(true)` once the send has completed (its buffer may then be dropped). An error
-        /// of `MPI_Test` (possible under `MPI_ERRORS_RETURN`) leaves the send pending: its
-        /// buffer is then never freed while MPI may still read it.
-        pub(super) fn test(&mut self) -> Result<bool, String> {
-            if self.done {
-                return Ok(true);
-            }
-            let mut flag = 0;
-            // SAFETY: `request` is the live request of this send; the status is ignored.
-            let rc =
-                unsafe { ffi::MPI_Test(&mut self.request, &mut flag, ffi::RSMPI_STATUS_IGNORE) };
-            if rc != ffi::MPI_SUCCESS as i32 {
-                return Err(format!("MPI_Test failed with error code {rc}"));
-            }
-            self.done = flag != 0;
-            Ok(self.done)
-        }
-    }
-
-    impl Drop for PendingSend {
-        fn drop(&mut self) {
-            if !self.done && !matches!(self.test(), Ok(true)) {
-                // SAFETY: the request is live (or null after a failed test, which
-                // MPI_Request_free rejects harmlessly); freeing it lets the send complete in
-                // the background, so the buffer must outlive it: it is leaked on purpose.
-                unsafe {
-                    ffi::MPI_Request_free(&mut self.request);
-                }
-                std::mem::forget(std::mem::take(&mut self.buffer));
-            }
-        }
-    }
-}
+pub use raw::{check, duplicate, duplicate_raw, recv_buffer, send_buffer};
 
 #[cfg(test)]
 mod tests {

@@ -1,8 +1,11 @@
 /* Every function of hetlb.h and every error path: NULL pointers, unknown rule, bad options
- * strings, zero-size items, id_offset out of range, mismatched ranks, failing callbacks.
- * Run under MPI with any number of ranks (CI: mpiexec -n 4); exits non-zero on a failure. */
+ * strings, zero-size items, id_offset out of range, mismatched ranks, failing callbacks; the
+ * two-step form with ranks that send or receive nothing; every function with extreme counts
+ * and sizes (never HETLB_ERR_INTERNAL). Run under MPI with any number of ranks (CI: mpiexec
+ * -n 4 and -n 3, on MPICH and on Open MPI); exits non-zero on a failure. */
 #include "hetlb.h"
 
+#include <math.h>
 #include <mpi.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -404,6 +407,207 @@ done:
     free(g.ids);
 }
 
+/* Fixed 8-byte items (their ids) for the two-step form. */
+typedef struct {
+    uint64_t *ids;
+    size_t n, cap;
+} ids;
+
+static size_t id_size_cb(size_t i, void *ctx) {
+    (void)i;
+    (void)ctx;
+    return sizeof(uint64_t);
+}
+
+static int id_pack_cb(size_t i, void *buf, size_t sz, void *ctx) {
+    ids *g = ctx;
+    if (sz != sizeof(uint64_t)) return 1;
+    memcpy(buf, &g->ids[i], sizeof(uint64_t));
+    return 0;
+}
+
+static int id_unpack_cb(int from, const void *buf, size_t sz, void *ctx) {
+    ids *g = ctx;
+    (void)from;
+    if (sz != sizeof(uint64_t)) return 1;
+    if (g->n == g->cap) {
+        g->cap = g->cap ? 2 * g->cap : 16;
+        g->ids = realloc(g->ids, g->cap * sizeof(uint64_t));
+    }
+    memcpy(&g->ids[g->n++], buf, sizeof(uint64_t));
+    return 0;
+}
+
+/* One plan and its migration; returns how many items this rank exported and imported. */
+static void plan_and_migrate(hetlb_balancer *b, ids *g, uint64_t total, const char *what,
+                             size_t *exported, size_t *imported) {
+    hetlb_plan *p = NULL;
+    size_t nexp = 0, nimp = 0;
+    const size_t *idx = NULL, *from = NULL;
+    const int *dest = NULL;
+    int ranks = 0;
+    EXPECT(hetlb_plan_create(b, g->n, NULL, &p), HETLB_OK);
+    if (!p) return;
+    EXPECT(hetlb_plan_exports(p, &nexp, &idx, &dest), HETLB_OK);
+    EXPECT(hetlb_plan_imports(p, &nimp, &from, &ranks), HETLB_OK);
+    size_t before = g->n;
+    EXPECT(hetlb_migrate(b, p, id_size_cb, id_pack_cb, id_unpack_cb, g), HETLB_OK);
+    /* Remove the exported items: they are the first `before` ones, named by the plan. */
+    unsigned char *gone = calloc(before ? before : 1, 1);
+    for (size_t k = 0; k < nexp; k++) gone[idx[k]] = 1;
+    size_t kept = 0;
+    for (size_t k = 0; k < g->n; k++)
+        if (k >= before || !gone[k]) g->ids[kept++] = g->ids[k];
+    g->n = kept;
+    free(gone);
+    CHECK(g->n == before - nexp + nimp, "%s: held after migrate: %zu", what, g->n);
+    record *r = malloc(sizeof(record) * (g->n ? g->n : 1));
+    for (size_t k = 0; k < g->n; k++) {
+        r[k].id = g->ids[k];
+        r[k].check = ~g->ids[k];
+        r[k].x = (double)g->ids[k];
+    }
+    check_exactly_once(r, g->n, total, what);
+    free(r);
+    hetlb_plan_free(p);
+    *exported = nexp;
+    *imported = nimp;
+}
+
+/* The two-step form where some ranks send or receive nothing: only rank 0 holds items at
+ * first (every other rank sends nothing); then the same items again, balanced (nothing moves
+ * on any rank: every buffer of the exchange is empty); then rank 1 holds nothing and the
+ * others an even share (most ranks neither send nor receive). On Open MPI an empty buffer
+ * passed as an empty vector's dangling address is MPI_IN_PLACE, and MPI_Alltoallv refuses it
+ * (MPI_ERR_ARG, fatal before hetlb's duplicate had MPI_ERRORS_RETURN). */
+static void test_two_step_empty_ranks(hetlb_balancer *b) {
+    const uint64_t total = 64 * (uint64_t)size;
+    ids g = {0};
+    if (rank == 0) {
+        g.cap = (size_t)total;
+        g.ids = malloc(g.cap * sizeof(uint64_t));
+        for (uint64_t k = 0; k < total; k++) g.ids[g.n++] = k;
+    }
+    size_t e = 0, i = 0;
+    plan_and_migrate(b, &g, total, "two-step from one rank", &e, &i);
+    CHECK(rank == 0 || e == 0, "a rank without items exports nothing");
+    plan_and_migrate(b, &g, total, "two-step, balanced", &e, &i);
+    CHECK(size == 1 || (e == 0 && i == 0) || (size & (size - 1)) != 0,
+          "balanced: nothing moves (%zu out, %zu in)", e, i);
+    /* Rank 1 gives its items to rank 0: then rank 1 holds none. */
+    if (size > 1) {
+        uint64_t n1 = rank == 1 ? g.n : 0, got = 0;
+        MPI_Reduce(&n1, &got, 1, MPI_UINT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
+        if (rank == 1) {
+            MPI_Send(g.ids, (int)g.n, MPI_UINT64_T, 0, 7, MPI_COMM_WORLD);
+            g.n = 0;
+        } else if (rank == 0) {
+            if (g.n + got > g.cap) {
+                g.cap = g.n + got;
+                g.ids = realloc(g.ids, g.cap * sizeof(uint64_t));
+            }
+            MPI_Recv(g.ids + g.n, (int)got, MPI_UINT64_T, 1, 7, MPI_COMM_WORLD,
+                     MPI_STATUS_IGNORE);
+            g.n += got;
+        }
+        plan_and_migrate(b, &g, total, "two-step to an empty rank", &e, &i);
+        CHECK(rank != 1 || e == 0, "the empty rank exports nothing");
+    }
+    free(g.ids);
+}
+
+static size_t huge_size_cb(size_t i, void *ctx) {
+    (void)i;
+    (void)ctx;
+    return SIZE_MAX;
+}
+
+/* Every function with extreme counts and sizes, the same on every rank (so that every rank
+ * refuses alike, before any message): none may answer HETLB_ERR_INTERNAL (a panic inside);
+ * counts that overflow are HETLB_ERR_INVALID. */
+static void test_extreme_sizes(hetlb_balancer *b) {
+    const size_t counts[] = {(size_t)1 << 62, SIZE_MAX, SIZE_MAX / 2, SIZE_MAX / 8 + 1};
+    const size_t ncounts = sizeof counts / sizeof counts[0];
+    uint64_t loads[8] = {1, 2, 3, 4, 5, 6, 7, 8}, out[8];
+    double caps[8] = {1, 1, 1, 1, 1, 1, 1, 1};
+    int64_t choice = 0;
+    char *json = NULL;
+#define NOT_INTERNAL(call)                                                                   \
+    do {                                                                                     \
+        int rc_ = (call);                                                                    \
+        CHECK(rc_ != HETLB_ERR_INTERNAL, "%s", #call);                                        \
+    } while (0)
+    for (size_t k = 0; k < ncounts; k++) {
+        size_t n = counts[k];
+        EXPECT(hetlb_balance("oem", NULL, n, loads, NULL, out), HETLB_ERR_INVALID);
+        EXPECT(hetlb_balance("cwa", "ring:8", n, loads, caps, out), HETLB_ERR_INVALID);
+        EXPECT(hetlb_advise(NULL, n, loads, caps, 1, NULL, &choice, &json), HETLB_ERR_INVALID);
+        EXPECT(hetlb_advise(NULL, 8, loads, caps, n, NULL, &choice, &json), HETLB_ERR_INVALID);
+        EXPECT(hetlb_balancer_advise(b, n, loads, &choice, &json), HETLB_ERR_INVALID);
+        NOT_INTERNAL(hetlb_balancer_advise(b, n, NULL, &choice, NULL));
+        hetlb_plan *p = NULL;
+        EXPECT(hetlb_plan_create(b, n, loads, &p), HETLB_ERR_INVALID);
+        NOT_INTERNAL(hetlb_plan_create(b, n, NULL, &p));
+        CHECK(p == NULL, "no plan after an error");
+        void *items = malloc(64);
+        size_t count = n;
+        EXPECT(hetlb_rebalance(b, &items, &count, 64, 8, NULL, NULL, NULL), HETLB_ERR_INVALID);
+        EXPECT(hetlb_resolve(b, &items, &count, 64, 8, NULL, NULL), HETLB_ERR_INVALID);
+        count = 1;
+        EXPECT(hetlb_rebalance(b, &items, &count, 64, n, NULL, NULL, NULL), HETLB_ERR_INVALID);
+        CHECK(count == 1, "refused calls keep the records");
+        free(items);
+        /* Records of an extreme size, none held on any rank: refused, or nothing moves. */
+        void *none = NULL;
+        size_t zero = 0;
+        NOT_INTERNAL(hetlb_rebalance(b, &none, &zero, n, 8, NULL, NULL, NULL));
+        NOT_INTERNAL(hetlb_resolve(b, &none, &zero, n, 0, NULL, NULL));
+        CHECK(zero == 0, "nothing arrives from nowhere");
+        free(none);
+        CHECK(hetlb_alloc(n) == NULL, "no allocation of %zu bytes", n);
+    }
+    /* Records of a huge size when no rank holds any: refused or done, never a panic. */
+    void *none = NULL;
+    size_t zero = 0;
+    NOT_INTERNAL(hetlb_rebalance(b, &none, &zero, (size_t)1 << 40, 0, NULL, NULL, NULL));
+    NOT_INTERNAL(hetlb_rebalance(b, &none, &zero, 8, 0, NULL, NULL, NULL));
+    CHECK(zero == 0, "nothing arrives from nowhere");
+    free(none);
+    /* Extreme measurements. */
+    NOT_INTERNAL(hetlb_record(b, UINT64_MAX, 1e-300));
+    NOT_INTERNAL(hetlb_record(b, UINT64_MAX, 1e300));
+    NOT_INTERNAL(hetlb_record(b, 0, 1.0));
+    EXPECT(hetlb_record(b, 1, HUGE_VAL), HETLB_ERR_INVALID);
+    /* Options at the ends of their ranges (every rank alike). */
+    const char *options[] = {"timeout=1e308", "topology=ring:4611686018427387904",
+                             "speeds=measured:18446744073709551615", "seed=18446744073709551615",
+                             "max_rounds=18446744073709551615", "procs_per_group=0"};
+    for (size_t k = 0; k < sizeof options / sizeof options[0]; k++) {
+        hetlb_balancer *x = NULL;
+        NOT_INTERNAL(hetlb_balancer_create(MPI_COMM_WORLD, "diffusion", options[k], &x));
+        if (x) hetlb_balancer_free(x);
+    }
+    /* A plan whose items claim SIZE_MAX bytes each: refused on every rank, nothing moves. */
+    size_t n = rank == 0 ? 100 : 0;
+    hetlb_plan *p = NULL;
+    EXPECT(hetlb_plan_create(b, n, NULL, &p), HETLB_OK);
+    if (p) {
+        size_t nexp = 0;
+        const size_t *idx = NULL;
+        const int *dest = NULL;
+        EXPECT(hetlb_plan_exports(p, &nexp, &idx, &dest), HETLB_OK);
+        uint64_t mine = nexp, any = 0;
+        MPI_Allreduce(&mine, &any, 1, MPI_UINT64_T, MPI_MAX, MPI_COMM_WORLD);
+        ids g = {0};
+        int rc = hetlb_migrate(b, p, huge_size_cb, id_pack_cb, id_unpack_cb, &g);
+        CHECK(rc == (any ? HETLB_ERR_INVALID : HETLB_OK), "SIZE_MAX-byte items: %d", rc);
+        CHECK(g.n == 0, "nothing arrived");
+        free(g.ids);
+        hetlb_plan_free(p);
+    }
+#undef NOT_INTERNAL
+}
+
 /* A peer failure: rank 1 reaches the call long after the others' entry timeout (this
  * program runs below MPI_THREAD_MULTIPLE, so no thread answers for it meanwhile). The others
  * judge it stopped and the call is rolled back everywhere: every rank gets HETLB_ERR_PEER,
@@ -451,6 +655,8 @@ int main(int argc, char **argv) {
         test_advise(b);
         test_rebalance(b);
         test_two_step(b);
+        test_two_step_empty_ranks(b);
+        test_extreme_sizes(b);
         hetlb_balancer_free(b);
     }
     test_peer_failure();

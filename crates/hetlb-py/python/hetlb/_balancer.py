@@ -136,46 +136,120 @@ class RebalanceReport:
         )
 
 
+def _our_libmpi() -> Optional[str]:
+    """The path of the MPI library this extension is linked to, from the process's memory map
+    (Linux), while it is the only MPI library loaded; None elsewhere."""
+    import re
+
+    try:
+        with open("/proc/self/maps", encoding="utf-8", errors="replace") as maps:
+            paths = {
+                line.split(None, 5)[5].strip()
+                for line in maps
+                if len(line.split(None, 5)) == 6
+            }
+    except OSError:
+        return None
+    mpi = sorted(p for p in paths if re.search(r"/lib(mpi|mpich)\.so(\.\d+)*$", p))
+    return mpi[0] if len(mpi) == 1 else None
+
+
+def _steer_mpi4py_wheel() -> None:
+    """Points a binary wheel of mpi4py imported after hetlb at the MPI library hetlb is linked
+    to (``MPI4PY_LIBMPI``, read by the wheel when it picks its MPI): an mpi4py wheel then runs
+    on hetlb's MPI wherever its ABI allows (Open MPI's ``libmpi.so.40``; Debian's MPICH names
+    its library ``libmpich.so.12``, which the wheel cannot use). A source build of mpi4py
+    ignores the variable; one set by the user, or an mpi4py already imported, is left alone."""
+    import os
+    import sys
+
+    if not _hetlb.has_mpi() or "mpi4py.MPI" in sys.modules or "MPI4PY_LIBMPI" in os.environ:
+        return
+    path = _our_libmpi()
+    if path is not None and "/libmpi.so" in path:
+        os.environ["MPI4PY_LIBMPI"] = path
+
+
+_steer_mpi4py_wheel()
+
+
+def _first_line(text: str) -> str:
+    lines = text.strip().splitlines()
+    return lines[0].strip(" \t\x00") if lines else "(unknown)"
+
+
+def _mpi4py_is_binary_wheel() -> bool:
+    """True when mpi4py was installed from a binary wheel: its ``MPI`` module then comes in
+    one build per MPI ABI (``MPI.mpich.*.so``, ``MPI.openmpi.*.so``), which loads whichever
+    MPI library it finds at run time rather than the one hetlb is linked to."""
+    import importlib.util
+    import os
+    import re
+
+    spec = importlib.util.find_spec("mpi4py")
+    if spec is None or not spec.submodule_search_locations:
+        return False
+    abi = re.compile(r"^MPI\.(mpich|openmpi|impi|msmpi|mpiabi)\.")
+    for where in spec.submodule_search_locations:
+        try:
+            if any(abi.match(f) for f in os.listdir(where)):
+                return True
+        except OSError:
+            pass
+    return False
+
+
+def _mpi4py_fix() -> str:
+    """The one command that builds mpi4py against the MPI library hetlb is linked to."""
+    return (
+        f"MPICC={_hetlb.mpi_compiler()} python3 -m pip install --force-reinstall "
+        "--no-cache-dir --no-binary mpi4py mpi4py"
+    )
+
+
 def _check_comm(comm: Any) -> int:
-    """The C handle of ``comm`` after checking that hetlb can use it."""
+    """The Fortran handle of ``comm`` (``Comm.py2f()``, an ``int`` under every MPI) after
+    checking that hetlb can use it: mpi4py must run on the MPI library hetlb is linked to."""
     if not _hetlb.has_mpi():
         raise MPIError(
             "this build of hetlb has no MPI: reinstall it with the mpi feature "
             '(MATURIN_PEP517_ARGS="--features mpi" pip install ./crates/hetlb-py)'
         )
+    ours = _first_line(_hetlb.mpi_library_version())
     try:
         from mpi4py import MPI
     except ImportError as e:
-        raise MPIError(f"Balancer needs mpi4py ({e})") from None
+        if _mpi4py_is_binary_wheel():
+            raise MPIError(
+                f"mpi4py is a binary wheel that cannot load an MPI library here ({e}); "
+                f"build it against hetlb's MPI ({ours}): {_mpi4py_fix()}"
+            ) from None
+        raise MPIError(f"Balancer needs mpi4py ({e}): {_mpi4py_fix()}") from None
     if not isinstance(comm, MPI.Comm):
         raise InvalidTypeError(
             f"comm: expected an mpi4py communicator, not {type(comm).__name__}"
+        )
+    theirs = MPI.Get_library_version().strip()
+    if (
+        ours != _first_line(theirs)
+        or _hetlb.mpi_library_version().strip() != theirs
+        or MPI._sizeof(MPI.Comm) != _hetlb.comm_handle_size()
+    ):
+        wheel = " (a binary wheel)" if _mpi4py_is_binary_wheel() else ""
+        raise MPIError(
+            f"mpi4py{wheel} uses {_first_line(theirs)} but hetlb is linked to {ours}: "
+            f"build mpi4py against hetlb's MPI: {_mpi4py_fix()}"
         )
     if MPI.Is_finalized():
         raise MPIError("MPI is already finalised")
     if not MPI.Is_initialized():
         raise MPIError("MPI is not initialised")
-    ours = _hetlb.mpi_library_version().strip()
-    theirs = MPI.Get_library_version().strip()
-    if ours != theirs or MPI._sizeof(MPI.Comm) != _hetlb.comm_handle_size():
-
-        def first(s: str) -> str:
-            return s.splitlines()[0] if s else "(unknown)"
-
-        raise MPIError(
-            "mpi4py uses another MPI library than the one hetlb is linked to:\n"
-            f"  mpi4py: {first(theirs)}\n  hetlb:  {first(ours)}\n"
-            "build mpi4py against the same MPICH (MPICC=mpicc pip install --no-binary "
-            "mpi4py mpi4py), or hetlb against mpi4py's MPI"
-        )
     if comm == MPI.COMM_NULL:
         raise MPIError("comm: the communicator is null (freed, or never created)")
     if comm.Is_inter():
         raise MPIError("comm: an intercommunicator; hetlb balances within one group")
-    # The handle as the C type holds it (mpi4py gives it unsigned).
-    bits = 8 * _hetlb.comm_handle_size()
-    handle = int(MPI._handleof(comm)) & ((1 << bits) - 1)
-    return handle - (1 << bits) if handle >> (bits - 1) else handle
+    # The Fortran handle: an int in MPICH and in Open MPI alike (their C handles differ).
+    return int(comm.py2f())
 
 
 class Balancer:

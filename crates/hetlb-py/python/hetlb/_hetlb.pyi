@@ -1,7 +1,7 @@
 """Stub of the native module ``hetlb._hetlb`` (``crates/hetlb-py/src``). The package's
 Python modules check and convert the arguments and call these; the MPI part
-(``NativeBalancer``, ``mpi_library_version``, ``comm_handle_size``) exists only in a build
-with the ``mpi`` feature (``has_mpi()``)."""
+(``NativeBalancer``, ``mpi_library_version``, ``comm_handle_size``, ``mpi_compiler``) exists
+only in a build with the ``mpi`` feature (``has_mpi()``)."""
 
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union, final
 
@@ -23,6 +23,7 @@ __all__ = [
     "NativeBalancer",
     "mpi_library_version",
     "comm_handle_size",
+    "mpi_compiler",
 ]
 
 __version__: str
@@ -121,6 +122,9 @@ def mpi_library_version() -> str:
 def comm_handle_size() -> int:
     """Bytes of an ``MPI_Comm`` handle in that library."""
 
+def mpi_compiler() -> str:
+    """The MPI C compiler wrapper the extension was built with (``MPICC``, or ``mpicc``)."""
+
 @final
 class NativeBalancer:
     """hetlb's balancer on one rank (the native half of ``hetlb.Balancer``)."""
@@ -131,7 +135,8 @@ class NativeBalancer:
         rule: str,
         options: Union[Sequence[Tuple[str, str]], Mapping[str, str], None] = None,
     ) -> "NativeBalancer":
-        """A balancer on hetlb's duplicate of the communicator ``handle``, for ``rule`` with
+        """A balancer on hetlb's duplicate of the communicator whose Fortran handle
+        (``Comm.py2f()``) is ``handle``, for ``rule`` with
         ``options``: ``(name, text)`` pairs of the library's options table, set in order.
         Collective."""
     @property

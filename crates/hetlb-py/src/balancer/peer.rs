@@ -5,7 +5,7 @@
 
 use super::options::configure;
 use super::packed::{MAX_ITEMS, Packed, id_of, own_index};
-use super::rows::RowRecords;
+use super::rows::{PackError, RowRecords};
 use crate::errors::{Error, HetlbError, InvalidInputError, MPIError, Result};
 use hetlb_peer::{Balancer, Bytes, ConfigError, PeerError, Records};
 use hetlb_transport::mpi::Mpi;
@@ -23,10 +23,18 @@ pub fn mpi_library_version() -> String {
     mpi::environment::library_version().unwrap_or_default()
 }
 
-/// Bytes of an `MPI_Comm` handle in the MPI library this extension is linked to.
+/// Bytes of an `MPI_Comm` handle in the MPI library this extension is linked to (4 under
+/// MPICH, 8 under Open MPI).
 #[pyfunction]
 pub fn comm_handle_size() -> usize {
     std::mem::size_of::<mpi::ffi::MPI_Comm>()
+}
+
+/// The MPI C compiler wrapper this extension was built with (`MPICC` at build time, `mpicc`
+/// when unset): the one to build mpi4py with.
+#[pyfunction]
+pub fn mpi_compiler() -> &'static str {
+    option_env!("MPICC").unwrap_or("mpicc")
 }
 
 /// What a rebalance hands back: what this rank holds, and the report (JSON) or the error.
@@ -93,17 +101,34 @@ fn outcome<R: serde::Serialize>(
     }
 }
 
-/// hetlb's duplicate of the communicator `handle` (an `MPI_Comm` of the MPI library this
-/// extension is linked to, checked by the caller). Collective.
+/// hetlb's duplicate of the communicator whose Fortran handle is `handle` (mpi4py's
+/// `Comm.py2f()`, an `int` under every MPI, whatever its C handles are: `int`s in MPICH,
+/// pointers in Open MPI), in the MPI library this extension is linked to (checked by the
+/// caller). Collective.
 fn adopt(handle: i64) -> Result<Mpi<'static>> {
-    // MPICH's handles are C ints.
-    let raw = std::os::raw::c_int::try_from(handle)
-        .map(mpi::ffi::MPI_Comm)
-        .map_err(|_| {
-            MPIError::new_err(format!(
-                "communicator handle {handle} is not an MPICH handle"
-            ))
-        })?;
+    let fint = mpi::ffi::RSMPI_Fint::try_from(handle).map_err(|_| {
+        InvalidInputError::new_err(format!(
+            "communicator handle {handle} is not a Fortran handle (Comm.py2f())"
+        ))
+    })?;
+    if !mpi::environment::is_initialized() || mpi::environment::is_finalized() {
+        return Err(MPIError::new_err(
+            "MPI is not initialised in the MPI library hetlb is linked to (is mpi4py on another \
+             MPI library?)",
+        )
+        .into());
+    }
+    // SAFETY: MPI is initialised; the conversion reads a handle table.
+    #[allow(unsafe_code)]
+    let raw = unsafe { mpi::ffi::RSMPI_Comm_f2c(fint) };
+    // SAFETY: a constant of the library.
+    #[allow(unsafe_code)]
+    if raw == unsafe { mpi::ffi::RSMPI_COMM_NULL } {
+        return Err(MPIError::new_err(format!(
+            "communicator handle {handle} is MPI_COMM_NULL (freed, or never created)"
+        ))
+        .into());
+    }
     // SAFETY: `raw` is a live intra-communicator of this process's MPI (checked by the
     // Python side: not MPI_COMM_NULL, not an intercommunicator, the same library). The
     // wrapper is never dropped, so the application's communicator is not freed; hetlb
@@ -153,8 +178,9 @@ impl NativeBalancer {
 
 #[pymethods]
 impl NativeBalancer {
-    /// A balancer on hetlb's duplicate of the communicator `handle` (an `MPI_Comm` of the
-    /// MPI library this extension is linked to, checked by the caller), for `rule` with
+    /// A balancer on hetlb's duplicate of the communicator whose Fortran handle is `handle`
+    /// (`Comm.py2f()`, in the MPI library this extension is linked to, checked by the
+    /// caller), for `rule` with
     /// `options`: `(name, text)` pairs (or a dict) of the library's options table, set in
     /// order. Collective.
     #[new]
@@ -274,7 +300,14 @@ impl NativeBalancer {
                 InvalidInputError::new_err(format!("load: {} loads given for {n} rows", l.len()));
             return self.refusing(py, true, e.into());
         }
-        let mut packed = RowRecords::pack(rows.as_array(), loads.as_deref(), self.rank);
+        let mut packed = RowRecords::pack(rows.as_array(), loads.as_deref(), self.rank).map_err(
+            |e| match e {
+                PackError::Overflow { .. } => InvalidInputError::new_err(e.to_string()),
+                PackError::NoMemory { .. } => {
+                    pyo3::exceptions::PyMemoryError::new_err(e.to_string())
+                }
+            },
+        )?;
         drop(rows);
         let result = self.detached(py, |live| {
             let (size, width) = (packed.size, packed.width);

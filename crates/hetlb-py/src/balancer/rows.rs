@@ -4,6 +4,37 @@
 use super::packed::id_of;
 use numpy::ndarray::ArrayView2;
 
+/// Why rows cannot be packed.
+#[derive(Debug)]
+pub enum PackError {
+    /// `n` rows of `width` bytes, with their ids, are more bytes than an array can hold.
+    Overflow {
+        /// Rows.
+        n: usize,
+        /// Bytes of a row.
+        width: usize,
+    },
+    /// The records' `bytes` could not be allocated.
+    NoMemory {
+        /// Bytes asked for.
+        bytes: usize,
+    },
+}
+
+impl std::fmt::Display for PackError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            PackError::Overflow { n, width } => write!(
+                f,
+                "arr: {n} rows of {width} bytes are more than an array can hold"
+            ),
+            PackError::NoMemory { bytes } => {
+                write!(f, "arr: {bytes} bytes of records cannot be allocated")
+            }
+        }
+    }
+}
+
 /// Rows packed as records: `count` records of `size` bytes, each a row of `width` bytes, its
 /// id and (when `weighted`) its load.
 pub struct RowRecords {
@@ -19,11 +50,30 @@ pub struct RowRecords {
 
 impl RowRecords {
     /// Packs `rows` of `rank` with their `loads` (one per row, or `None`: one unit each).
-    pub fn pack(rows: ArrayView2<'_, u8>, loads: Option<&[u64]>, rank: usize) -> Self {
+    ///
+    /// # Errors
+    /// [`PackError::Overflow`] when the records' bytes overflow (an array whose shape claims
+    /// more than memory holds, as a broadcast view can), [`PackError::NoMemory`] when they
+    /// cannot be allocated: checked before anything is allocated.
+    pub fn pack(
+        rows: ArrayView2<'_, u8>,
+        loads: Option<&[u64]>,
+        rank: usize,
+    ) -> Result<Self, PackError> {
         let (n, width) = rows.dim();
         let weighted = loads.is_some();
-        let size = width + if weighted { 16 } else { 8 };
-        let mut buffer: Vec<u8> = vec![0; n * size];
+        let size = width
+            .checked_add(if weighted { 16 } else { 8 })
+            .ok_or(PackError::Overflow { n, width })?;
+        let bytes = n
+            .checked_mul(size)
+            .filter(|&b| isize::try_from(b).is_ok())
+            .ok_or(PackError::Overflow { n, width })?;
+        let mut buffer: Vec<u8> = Vec::new();
+        buffer
+            .try_reserve_exact(bytes)
+            .map_err(|_| PackError::NoMemory { bytes })?;
+        buffer.resize(bytes, 0);
         let append = |i: usize, record: &mut [u8]| {
             record[width..width + 8].copy_from_slice(&id_of(rank, i).to_ne_bytes());
             if let Some(l) = loads {
@@ -48,12 +98,12 @@ impl RowRecords {
                 }
             }
         }
-        Self {
+        Ok(Self {
             buffer,
             width,
             size,
             weighted,
-        }
+        })
     }
 
     /// The load of a record (its bytes after the row and the id; 0 when it has none).
@@ -68,6 +118,7 @@ impl RowRecords {
     /// The rows of the records held, back to back, and their count.
     pub fn unpack(&self) -> (Vec<u8>, usize) {
         let held = self.buffer.len() / self.size;
+        // Never more bytes than the records hold: no overflow.
         let mut flat = vec![0u8; held * self.width];
         if self.width > 0 {
             for (row, record) in flat

@@ -141,6 +141,45 @@ def test_errors():
         b.rebalance([1])
 
 
+def test_sizes_that_overflow_are_invalid_input_not_a_panic():
+    with hetlb.Balancer(COMM, RULES[0]) as b:
+        native = b._n()
+        # Broadcast views: shapes that claim more bytes than memory holds, at no cost.
+        # 2**20 rows of 2**43 - 1 bytes: NumPy's limit, but with their ids more than 2**63.
+        wide = np.broadcast_to(np.zeros((1, 1), np.uint8), (2**20, 2**43 - 1))
+        with pytest.raises(hetlb.InvalidInputError, match="more than an array can hold"):
+            native.rebalance_rows(wide, None)
+        with pytest.raises(hetlb.InvalidInputError, match="more than an array can hold"):
+            native.rebalance_rows(wide, np.zeros(2**20, np.uint64))
+        # One row of 2**62 bytes fits the arithmetic but not the memory.
+        one = np.broadcast_to(np.zeros((1, 1), np.uint8), (1, 2**62))
+        with pytest.raises(MemoryError, match="cannot be allocated"):
+            native.rebalance_rows(one, None)
+        tall = np.broadcast_to(np.zeros((1, 1), np.uint8), (2**62, 1))
+        with pytest.raises(hetlb.InvalidInputError, match="too many rows"):
+            native.rebalance_rows(tall, None)
+        b.record(units=2**64 - 1, seconds=1e-300)
+        b.record(units=0, seconds=1e300)
+        with pytest.raises(hetlb.InvalidInputError):
+            b.record(units=1, seconds=float("inf"))
+        # The balancer still works after the refusals (every rank refused alike).
+        items = list(range(RANK * 10, RANK * 10 + 10))
+        b.rebalance(items)
+        assert _every_id_once(items) == list(range(10 * SIZE))
+
+
+def test_mpi4py_on_another_mpi_is_refused_in_one_line(monkeypatch):
+    from hetlb import _balancer
+
+    monkeypatch.setattr(_balancer._hetlb, "mpi_library_version", lambda: "Another MPI 9.9\nmore")
+    with pytest.raises(hetlb.MPIError) as refused:
+        hetlb.Balancer(COMM, RULES[0])
+    message = str(refused.value)
+    assert "\n" not in message, message
+    assert "Another MPI 9.9" in message and MPI.Get_library_version().split("\n")[0].strip() in message
+    assert "--no-binary mpi4py mpi4py" in message and "MPICC=" in message, message
+
+
 def test_a_communicator_of_the_application_is_duplicated():
     sub = COMM.Split(0, SIZE - 1 - RANK)
     with hetlb.Balancer(sub, "dishet" if SIZE > 2 and SIZE & (SIZE - 1) else RULES[0]) as b:

@@ -3,8 +3,9 @@
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-/// Runs `mpiexec -n ranks <this program>` with the environment variable `key` set to `mode`,
-/// killing it after `limit`; returns whether it succeeded and what it wrote on stderr.
+/// Runs `mpiexec -n ranks <this program>` (or the launcher `HETLB_MPIEXEC` names) with the
+/// environment variable `key` set to `mode`, killing it after `limit`; returns whether it
+/// succeeded and what it wrote on stderr.
 ///
 /// # Errors
 /// When mpiexec cannot start, or runs past `limit`.
@@ -15,14 +16,20 @@ pub fn mpiexec(
     limit: Duration,
 ) -> Result<(bool, String), String> {
     let me = std::env::current_exe().map_err(|e| e.to_string())?;
-    let mut child = Command::new("mpiexec")
+    // The launcher: HETLB_MPIEXEC (a command and its arguments, e.g. `mpiexec.openmpi
+    // --oversubscribe`), or mpiexec.
+    let launcher = std::env::var("HETLB_MPIEXEC").unwrap_or_else(|_| "mpiexec".into());
+    let mut words = launcher.split_whitespace();
+    let program = words.next().unwrap_or("mpiexec");
+    let mut child = Command::new(program)
+        .args(words)
         .args(["-n", &ranks.to_string()])
         .arg(&me)
         .env(key, mode)
         .stdout(Stdio::inherit())
         .stderr(Stdio::piped())
         .spawn()
-        .map_err(|e| format!("cannot start mpiexec (is MPICH installed?): {e}"))?;
+        .map_err(|e| format!("cannot start {program} (is MPI installed?): {e}"))?;
     let start = Instant::now();
     loop {
         if let Some(status) = child.try_wait().map_err(|e| e.to_string())? {
