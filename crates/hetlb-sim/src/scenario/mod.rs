@@ -261,8 +261,19 @@ impl Scenario {
     ///     "topology = \"ring:4\"\n[nodes]\ncount = 4\nrate = 1.0\ninitial = 1000000\n",
     /// ).unwrap();
     /// assert!(s.memory_estimate() > 4_000_000 * 16);
+    /// assert!(s.memory_estimate_without_series() < s.memory_estimate());
     /// ```
     pub fn memory_estimate(&self) -> u128 {
+        self.estimate(self.setup.series.enabled)
+    }
+
+    /// [`Scenario::memory_estimate`] of a run that records no queue lengths (`[output] series
+    /// = false`), as a prediction for real workers runs it.
+    pub fn memory_estimate_without_series(&self) -> u128 {
+        self.estimate(false)
+    }
+
+    fn estimate(&self, series: bool) -> u128 {
         let setup = &self.setup;
         let mut tasks: u128 = setup.initial.iter().map(|&w| u128::from(w)).sum();
         tasks += setup
@@ -283,7 +294,7 @@ impl Scenario {
                 })
                 .fold(0u128, u128::saturating_add);
         }
-        let per_task = if setup.series.enabled { 48 } else { 16 };
+        let per_task = if series { 48 } else { 16 };
         let nodes = crate::model::NodeModel::node_count(&self.nodes) as u128;
         let links = self.links.table().link_count() as u128;
         tasks

@@ -84,7 +84,7 @@ pub fn run(args: Args) -> Result<()> {
     let calibration = Calibration::measure(Duration::from_millis(50));
     let mut outcomes = Vec::new();
     for path in &args.scenarios {
-        let (scenario, sim) = prepare(path, &args)?;
+        let (scenario, sim) = prepare(path, &args, hetlb_runtime::scenario::MAX_RANKS)?;
         let work = work.unwrap_or_else(|| Work::auto(scenario.node_count()));
         let scale = args
             .time_scale
@@ -141,10 +141,20 @@ fn parse_work(spec: &str) -> Result<Option<Work>> {
     }))
 }
 
-/// Reads a scenario and runs the simulator on it (for the prediction and the default scale).
-fn prepare(path: &Path, args: &Args) -> Result<(Scenario, Report)> {
-    let mut scenario = Scenario::from_path_within(path, crate::limits::bytes())
+/// Reads a scenario, refuses it when the prediction or the real run would need more than
+/// --max-memory, or when it does not fit `ranks` real workers, and runs the simulator on it
+/// (for the prediction and the default scale).
+fn prepare(path: &Path, args: &Args, ranks: usize) -> Result<(Scenario, Report)> {
+    let scenario = Scenario::from_path_within(path, crate::limits::bytes())
         .map_err(|e| crate::limits::scenario_error(path, e))?;
+    crate::limits::check(
+        &path.display().to_string(),
+        "the run (every task is a queue entry of the prediction, then of the real workers)",
+        hetlb_experiments::drivers::scenario::memory_estimate(&scenario),
+    )?;
+    hetlb_runtime::scenario::check_size(&scenario, ranks)
+        .map_err(|e| anyhow!("{}: {e}", path.display()))?;
+    let mut scenario = scenario;
     let algorithm = args
         .algorithm
         .as_deref()
@@ -444,7 +454,7 @@ fn run_mpi(args: &Args, work: Option<Work>) -> Result<()> {
     let mut outcomes = Vec::new();
     for path in &args.scenarios {
         let (scenario, sim, cfg) = job.agreed((|| {
-            let (scenario, sim) = prepare(path, args)?;
+            let (scenario, sim) = prepare(path, args, usize::MAX)?;
             if scenario.node_count() != job.size() {
                 bail!(
                     "{}: nodes.count: the scenario has {} nodes but mpiexec started {} ranks \
