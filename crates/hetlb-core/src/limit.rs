@@ -252,7 +252,8 @@ pub fn cgroup_files(proc_self_cgroup: &str) -> Vec<PathBuf> {
     };
     for line in proc_self_cgroup.lines() {
         let mut fields = line.splitn(3, ':');
-        let (Some(_), Some(controllers), Some(path)) = (fields.next(), fields.next(), fields.next())
+        let (Some(_), Some(controllers), Some(path)) =
+            (fields.next(), fields.next(), fields.next())
         else {
             continue;
         };
