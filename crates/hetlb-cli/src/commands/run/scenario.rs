@@ -86,18 +86,14 @@ pub fn run(args: Args) -> Result<()> {
     for path in &args.scenarios {
         let (scenario, sim) = prepare(path, &args, hetlb_runtime::scenario::MAX_RANKS)?;
         let work = work.unwrap_or_else(|| Work::auto(scenario.node_count()));
+        let length = scenario_length(&sim);
         let scale = args
             .time_scale
-            .unwrap_or_else(|| default_time_scale(&scenario, sim.makespan, args.target_seconds));
-        check(
-            &scenario,
-            hetlb_runtime::scenario::MAX_RANKS,
-            scale,
-            sim.makespan,
-        )
-        .map_err(|e| anyhow!("{}: {e}", path.display()))?;
+            .unwrap_or_else(|| default_time_scale(&scenario, length, args.target_seconds));
+        check(&scenario, hetlb_runtime::scenario::MAX_RANKS, scale, length)
+            .map_err(|e| anyhow!("{}: {e}", path.display()))?;
         let cfg = RealConfig::new(scale, work).timeout(Duration::from_secs_f64(args.timeout));
-        let expected = sim.makespan * scale;
+        let expected = length * scale;
         if args.time_scale.is_none() && expected > 2.0 * args.target_seconds {
             eprintln!(
                 "note: {}: tasks of at least 100 µs make this run last about {expected:.0} s, \
@@ -126,6 +122,13 @@ pub fn run(args: Args) -> Result<()> {
         ));
     }
     present(&args, &outcomes)
+}
+
+/// How long the scenario runs, in scenario seconds, as the simulator saw it: to its last
+/// completion, or to its `end_time` when tasks were left then (whose run on real workers
+/// lasts as long).
+fn scenario_length(sim: &Report) -> f64 {
+    sim.makespan.max(sim.horizon)
 }
 
 /// `None` for `auto`.
@@ -464,10 +467,11 @@ fn run_mpi(args: &Args, work: Option<Work>) -> Result<()> {
                     job.size()
                 );
             }
-            let scale = args.time_scale.unwrap_or_else(|| {
-                default_time_scale(&scenario, sim.makespan, args.target_seconds)
-            });
-            check(&scenario, usize::MAX, scale, sim.makespan)
+            let length = scenario_length(&sim);
+            let scale = args
+                .time_scale
+                .unwrap_or_else(|| default_time_scale(&scenario, length, args.target_seconds));
+            check(&scenario, usize::MAX, scale, length)
                 .map_err(|e| anyhow!("{}: {e}", path.display()))?;
             // On MPI the ranks may be on several machines: auto means the share of this one.
             let work = work.unwrap_or_else(|| Work::auto(scenario.node_count()));
