@@ -92,9 +92,10 @@ pub const MAX_RATE: f64 = 1e15;
 pub const MAX_TIME: f64 = 1e15;
 /// The most tasks a scenario may involve in all (initial, injected, arrived).
 pub const MAX_TASKS: u64 = 1 << 62;
-/// The most periodic rounds a diffusion scenario may need: its horizon (the end time, or the
-/// last injection or arrival plus every task executed by the slowest node and carried by the
-/// slowest link) divided by `policy.interval`.
+/// The most periodic rounds a diffusion scenario may need, or status reports a delay-aware
+/// one: its horizon (the end time, or the last injection or arrival plus every task executed
+/// by the slowest node and carried by the slowest link) divided by `policy.interval` or
+/// `policy.status_interval`.
 pub const MAX_ROUNDS: f64 = 1e7;
 
 /// The balancing policy of a scenario.
@@ -753,6 +754,29 @@ impl Validator<'_> {
                         "{} s between rounds could need about {rounds:.1e} rounds before the work \
                          is done (at most {MAX_ROUNDS:e}); choose a longer interval or an end_time",
                         settings.interval()
+                    ),
+                );
+            }
+        }
+        if let (Some(iv), Some(p)) = (status_interval, &f.policy) {
+            // Every report refreshes every node's: as costly as a round, as bounded.
+            let reports = round_estimate(
+                &nodes,
+                &links,
+                &injections,
+                arrivals.as_ref(),
+                end_time,
+                iv,
+                tasks_total,
+            );
+            if reports > MAX_ROUNDS {
+                return self.err(
+                    "policy.status_interval",
+                    p.status_interval.as_ref().and_then(span),
+                    format!(
+                        "{iv} s between status reports could need about {reports:.1e} reports \
+                         before the work is done (at most {MAX_ROUNDS:e}); choose a longer \
+                         interval or an end_time"
                     ),
                 );
             }
