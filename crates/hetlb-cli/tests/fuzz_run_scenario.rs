@@ -8,8 +8,9 @@
 //! `cargo test` runs a seeded sample of 100 files; `scripts/fuzz-run-scenario.sh` (or
 //! `HETLB_FUZZ_SCENARIOS=1000`) the full run. `HETLB_FUZZ_SEED`, `HETLB_FUZZ_ULIMIT_KIB`
 //! (default 2 GiB) and `HETLB_FUZZ_SECONDS` (default 120) change the seed and the limits;
-//! `HETLB_FUZZ_TALLY=1` prints how the runs ended, alike errors grouped. The files of the
-//! failures are kept in the scratch directory.
+//! `HETLB_FUZZ_TALLY=1` prints how the runs ended, alike errors grouped; `HETLB_FUZZ_BIN`
+//! runs another build of `hetlb`. The files of the failures are kept in the scratch
+//! directory.
 
 mod common;
 
@@ -392,7 +393,7 @@ struct Ending {
 
 /// Runs `hetlb args` under the address-space and time limits.
 fn run_limited(args: &[String], kib: u64, seconds: u64) -> Ending {
-    let bin = env!("CARGO_BIN_EXE_hetlb");
+    let bin = std::env::var("HETLB_FUZZ_BIN").unwrap_or(env!("CARGO_BIN_EXE_hetlb").into());
     let script = format!("ulimit -v {kib} && exec timeout -s KILL {seconds} \"$0\" \"$@\"");
     let out = Command::new("sh")
         .current_dir(common::root())
