@@ -209,6 +209,7 @@ pub fn default_memory_limit() -> u64 {
 /// `getrlimit(RLIMIT_AS)`: the soft limit, `None` when unlimited.
 #[cfg(unix)]
 #[allow(unsafe_code)]
+#[allow(clippy::useless_conversion)] // `rlim_t` is `u64` on Linux, not on every system
 fn address_space_limit() -> Option<u64> {
     let mut limit = libc::rlimit {
         rlim_cur: 0,
