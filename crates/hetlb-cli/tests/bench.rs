@@ -166,3 +166,23 @@ fn sizes_above_the_memory_limit_are_refused_before_allocating() {
         assert!(line.contains("--max-memory"), "{line}");
     }
 }
+
+/// The default --max-memory follows the process's address-space limit: under `ulimit -v` of
+/// 1 GiB it is 80% of that, and a kernel above it is refused rather than aborted.
+#[test]
+fn the_default_memory_limit_follows_ulimit() {
+    if cfg!(not(target_os = "linux")) {
+        return;
+    }
+    let out = std::process::Command::new("sh")
+        .arg("-c")
+        .arg("ulimit -v 1048576 && exec \"$0\" bench exchange --dims 28")
+        .arg(env!("CARGO_BIN_EXE_hetlb"))
+        .output()
+        .expect("run sh");
+    let line = common::error_of(&out, &"bench exchange --dims 28 under ulimit -v 1048576");
+    assert!(
+        line.contains("8.0 GiB of memory, above the limit of 820 MiB"),
+        "{line}"
+    );
+}
