@@ -67,8 +67,9 @@ pub struct Args {
     gantt: Option<PathBuf>,
     /// Write every round: JSON `loads_per_round` (the load vector after every round) and
     /// every transfer (`phases`), CSV every transfer. Without it a plan of more than 10,000
-    /// transfers is summarised (its transfers are left out and `omitted` says so). Refused
-    /// above --max-output.
+    /// transfers is summarised (its transfers are left out and `omitted` says so), while its
+    /// rounds run: memory grows with the nodes, not the transfers. Refused above
+    /// --max-output.
     #[arg(long, visible_alias = "trace")]
     rounds: bool,
     /// Output format. CSV has one row per transfer (phase, dimension, from, to, units), per
