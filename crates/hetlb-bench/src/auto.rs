@@ -158,6 +158,22 @@ pub struct AutoConfig {
     pub runs: usize,
 }
 
+impl AutoConfig {
+    /// An estimate of the bytes [`run`] holds at its peak: every item held once and at most
+    /// twice more while it moves (`item_bytes` and 48 bytes each time), as `hetlb run
+    /// iterative` counts it, and 256 KiB a rank.
+    ///
+    /// # Example
+    /// ```
+    /// use hetlb_bench::auto::AutoConfig;
+    /// assert_eq!(AutoConfig::default().items(1000).ranks(2).memory_needed(), 1000 * 112 * 3 + 2 * (256 << 10));
+    /// ```
+    pub fn memory_needed(&self) -> u128 {
+        u128::from(self.items) * (self.item_bytes as u128 + 48) * 3
+            + self.ranks as u128 * (256 << 10)
+    }
+}
+
 impl Default for AutoConfig {
     fn default() -> Self {
         Self {

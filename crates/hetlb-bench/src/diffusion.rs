@@ -38,6 +38,20 @@ impl Default for DiffusionConfig {
 
 crate::setters!(DiffusionConfig { side: usize, capacities: bool, repeat: usize, threads: Option<usize> });
 
+impl DiffusionConfig {
+    /// An estimate of the bytes [`run`] holds at its peak, about 224 a node: the torus, the
+    /// loads and capacities, the CSR matrix and its vectors, and a round engine.
+    ///
+    /// # Example
+    /// ```
+    /// use hetlb_bench::diffusion::DiffusionConfig;
+    /// assert_eq!(DiffusionConfig::default().side(1000).memory_needed(), 224_000_000);
+    /// ```
+    pub fn memory_needed(&self) -> u128 {
+        (self.side as u128).pow(2) * 224
+    }
+}
+
 /// The parameters of a diffusion benchmark.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[non_exhaustive]

@@ -35,6 +35,20 @@ crate::setters!(DispatchConfig {
     repeat: usize
 });
 
+impl DispatchConfig {
+    /// An estimate of the bytes [`run`] holds at its peak: about 96 a task (the job's tasks,
+    /// the messages that carry them, the outputs kept for the check).
+    ///
+    /// # Example
+    /// ```
+    /// use hetlb_bench::dispatch::DispatchConfig;
+    /// assert_eq!(DispatchConfig::default().tasks(1000).memory_needed(), 96_000);
+    /// ```
+    pub fn memory_needed(&self) -> u128 {
+        u128::from(self.tasks) * 96
+    }
+}
+
 /// The parameters and per-task figures of a dispatch benchmark.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[non_exhaustive]

@@ -50,6 +50,28 @@ impl Default for ExchangeConfig {
 
 crate::setters!(ExchangeConfig { dims: u32, max_load: u64, rules: Vec<Algorithm>, full_plan: bool, repeat: usize, threads: Option<usize> });
 
+impl ExchangeConfig {
+    /// An estimate of the bytes [`run`] holds at its peak: the loads, their working copy and
+    /// the capacities (8 bytes a node each) and, with `full_plan`, a plan's transfers (`n/2`
+    /// a node, with the room of their vectors) and its load vectors.
+    ///
+    /// # Example
+    /// ```
+    /// use hetlb_bench::exchange::ExchangeConfig;
+    /// assert_eq!(ExchangeConfig::default().dims(30).memory_needed(), 32 << 30);
+    /// ```
+    pub fn memory_needed(&self) -> u128 {
+        let nodes = 1u128 << self.dims.min(64);
+        let plan = if self.full_plan {
+            let per_node = u128::from(self.dims.max(2) / 2) * hetlb_core::limit::TRANSFER_BYTES;
+            nodes * (per_node * 3 / 2 + 16)
+        } else {
+            0
+        };
+        nodes * 32 + plan
+    }
+}
+
 /// The parameters and figures of an exchange benchmark.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[non_exhaustive]

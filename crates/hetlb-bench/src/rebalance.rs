@@ -97,6 +97,26 @@ crate::setters!(RebalanceConfig {
     procs: Vec<usize>
 });
 
+impl RebalanceConfig {
+    /// An estimate of the bytes [`run`] holds at its peak: the items moved (about 256 bytes
+    /// an item of 64 with its copies in messages and at the receiver, and 128 MiB of room the
+    /// ranks' buffers keep), the 22 units of the schedules' figures (4 KiB an item of a
+    /// unit), and 256 KiB a rank.
+    ///
+    /// # Example
+    /// ```
+    /// use hetlb_bench::rebalance::RebalanceConfig;
+    /// let cfg = RebalanceConfig::default().items(50_000_000);
+    /// assert!(cfg.memory_needed() > 12 << 30);
+    /// ```
+    pub fn memory_needed(&self) -> u128 {
+        let items = u128::from(self.items) * 256 + (128 << 20);
+        let units = u128::from(self.unit_items) * (4 << 10);
+        let ranks = self.procs.iter().copied().fold(self.ranks, usize::max) as u128;
+        items.max(units) + ranks * (256 << 10)
+    }
+}
+
 /// One schedule's move on real workers beside the model.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 #[non_exhaustive]

@@ -57,6 +57,34 @@ impl Default for SimulatorConfig {
 crate::setters!(SimulatorConfig { dims: Vec<u32>, arrivals: u64, threshold_max_dims: u32, repeat: usize, max_arrivals: u64 });
 
 impl SimulatorConfig {
+    /// An estimate of the bytes [`run`] holds at its peak: every scenario it times is kept
+    /// (its nodes, links and setup, about `24 + 40·d` bytes a node of a `d`-cube), and one
+    /// run at a time holds its tasks, nodes and links ([`Scenario::memory_estimate`]'s
+    /// count: 16 bytes a task, 400 a node, 64 a link).
+    ///
+    /// # Example
+    /// ```
+    /// use hetlb_bench::simulator::SimulatorConfig;
+    /// let small = SimulatorConfig::default().dims(vec![10]).memory_needed();
+    /// let large = SimulatorConfig::default().dims(vec![10, 20]).memory_needed();
+    /// assert!(small < 32 << 20 && large > 1 << 30);
+    /// ```
+    pub fn memory_needed(&self) -> u128 {
+        let mut kept = 0u128;
+        let mut run = 0u128;
+        for &d in &self.dims {
+            let d = d.min(40);
+            let n = 1u128 << d;
+            let links = n * u128::from(d);
+            let kinds = if d > self.threshold_max_dims { 3 } else { 4 };
+            kept += kinds * n * (24 + 40 * u128::from(d));
+            // the delay-aware and diffusion kinds start with 5 tasks a node and inject 2
+            let tasks = n * u128::from(self.arrivals_at(d)) + n * 7 + 200;
+            run = run.max(tasks * 16 + n * 400 + links * 64);
+        }
+        kept + run
+    }
+
     /// The Poisson arrivals per node of a `2^dims`-node run: `arrivals`, or fewer (at least
     /// one) to keep the run within `max_arrivals`.
     ///

@@ -43,6 +43,20 @@ crate::setters!(TransmissionConfig {
     repeat: usize
 });
 
+impl TransmissionConfig {
+    /// An estimate of the bytes [`run`] holds at its peak: the three plans (`n/2` transfers a
+    /// node each) and a schedule's per-link activity, about `48·n + 800` bytes a node.
+    ///
+    /// # Example
+    /// ```
+    /// use hetlb_bench::transmission::TransmissionConfig;
+    /// assert_eq!(TransmissionConfig::default().dims(10).memory_needed(), 1024 * 1280);
+    /// ```
+    pub fn memory_needed(&self) -> u128 {
+        (1u128 << self.dims.min(64)) * (48 * u128::from(self.dims) + 800)
+    }
+}
+
 /// One schedule of one plan.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[non_exhaustive]

@@ -9,13 +9,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use hetlb_core::limit::{TRANSFER_BYTES, human};
 
-/// The default limit, in GiB.
-pub const DEFAULT_GIB: f64 = 8.0;
-
 /// The default limit on what one command writes to stdout or to a plot, in MiB.
 pub const DEFAULT_OUTPUT_MIB: f64 = 1024.0;
 
-static LIMIT_BYTES: AtomicU64 = AtomicU64::new(8 << 30);
+static LIMIT_BYTES: AtomicU64 = AtomicU64::new(limit::DEFAULT_MEMORY_BYTES);
 static OUTPUT_BYTES: AtomicU64 = AtomicU64::new(1024 << 20);
 
 /// Sets the output limit (from `--max-output`).
@@ -23,9 +20,12 @@ pub fn set_output_mib(mib: f64) {
     OUTPUT_BYTES.store(limit::mib_to_bytes(mib), Ordering::Relaxed);
 }
 
-/// Sets the limit (from `--max-memory`).
-pub fn set_gib(gib: f64) {
-    LIMIT_BYTES.store(limit::gib_to_bytes(gib), Ordering::Relaxed);
+/// Sets the limit: `--max-memory` when given, else the default of this process (the smallest
+/// of 8 GiB and 80% of its address-space limit, its cgroup's memory limit and the machine's
+/// memory).
+pub fn set_gib(gib: Option<f64>) {
+    let bytes = gib.map_or_else(limit::default_memory_limit, limit::gib_to_bytes);
+    LIMIT_BYTES.store(bytes, Ordering::Relaxed);
 }
 
 /// The limit, in bytes.

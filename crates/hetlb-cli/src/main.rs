@@ -34,17 +34,18 @@ use std::process::ExitCode;
 struct Cli {
     #[command(subcommand)]
     command: Command,
-    /// Refuse any size whose estimated memory is above this many GiB (per command: the
-    /// matrices of `run matmul`, the tasks of `run synthetic` and `simulate`, the vectors of
-    /// `enumerate`, the per-round loads of `balance`).
+    /// Refuse any size whose estimated memory is above this many GiB, before allocating it
+    /// (the matrices of `run matmul`, the tasks of `run synthetic`, `simulate` and `run
+    /// scenario`, the vectors of `enumerate`, every `bench` kernel, the nodes and plan of
+    /// `balance`). Default: 8, or 80% of what this process may use when that is less (its
+    /// address-space limit, its cgroup's memory limit, the machine's memory).
     #[arg(
         long,
         global = true,
         value_name = "GIB",
-        default_value_t = limits::DEFAULT_GIB,
         value_parser = input::real(0.0, 1e6, true)
     )]
-    max_memory: f64,
+    max_memory: Option<f64>,
     /// Refuse an output (per-round JSON or CSV, a plot) estimated above this many MiB,
     /// before writing it.
     #[arg(

@@ -326,13 +326,14 @@ fn per_round_output_is_bounded_and_on_request() {
     assert_eq!(finals, 33);
 }
 
-/// A network whose plan outgrows --max-memory stops with one line naming it.
+/// A plan kept whole (`--rounds`) that outgrows --max-memory stops with one line naming it;
+/// summarised while its rounds run, the same balance needs no memory for its transfers.
 #[test]
 fn a_plan_that_outgrows_the_memory_limit_is_stopped() {
     let mut loads = vec!["0".to_string(); 4096];
     loads[0] = "1000000000000".into();
     let loads = loads.join(",");
-    let out = hetlb(&[
+    let args = [
         "--max-memory",
         "0.002",
         "balance",
@@ -342,9 +343,18 @@ fn a_plan_that_outgrows_the_memory_limit_is_stopped() {
         "ring:4096",
         "-l",
         &loads,
-    ]);
+        "--max-rounds",
+        "3000",
+    ];
+    let out = hetlb(&[&args[..], &["--rounds", "--format", "json"]].concat());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success(), "{err}");
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(err.starts_with("error: --max-memory:"), "{err}");
+    let summary = json(&[&args[..], &["--format", "json"]].concat());
+    assert!(summary["metrics"]["task_messages"].as_u64().unwrap() > 100_000);
+    assert_eq!(
+        summary["omitted"],
+        serde_json::json!(["phases", "loads_per_round"])
+    );
 }

@@ -140,3 +140,49 @@ fn bad_sizes_get_one_error_line() {
         fails_with(&args, needle);
     }
 }
+
+/// Every kernel estimates its memory and refuses a size above --max-memory before it
+/// allocates anything: one line naming the size's option and --max-memory.
+#[test]
+fn sizes_above_the_memory_limit_are_refused_before_allocating() {
+    for (args, option) in [
+        (vec!["bench", "exchange", "--dims", "30"], "--dims"),
+        (
+            vec!["bench", "exchange", "--dims", "24", "--full-plan"],
+            "--dims",
+        ),
+        (vec!["bench", "diffusion", "--side", "4096"], "--side"),
+        (vec!["bench", "dispatch", "--tasks", "100000000"], "--tasks"),
+        (vec!["bench", "transmission", "--dims", "22"], "--dims"),
+        (vec!["bench", "simulator", "--dims", "20,22"], "--dims"),
+        (vec!["bench", "rebalance", "--items", "50000000"], "--items"),
+        (vec!["bench", "auto", "--items", "10000000"], "--items"),
+        (vec!["bench", "enumeration", "--procs", "1024"], "--procs"),
+    ] {
+        let mut args = args;
+        args.extend(["--max-memory", "1"]);
+        let line = common::error_line(&args);
+        assert!(line.starts_with(&format!("error: {option}: ")), "{line}");
+        assert!(line.contains("--max-memory"), "{line}");
+    }
+}
+
+/// The default --max-memory follows the process's address-space limit: under `ulimit -v` of
+/// 1 GiB it is 80% of that, and a kernel above it is refused rather than aborted.
+#[test]
+fn the_default_memory_limit_follows_ulimit() {
+    if cfg!(not(target_os = "linux")) {
+        return;
+    }
+    let out = std::process::Command::new("sh")
+        .arg("-c")
+        .arg("ulimit -v 1048576 && exec \"$0\" bench exchange --dims 28")
+        .arg(env!("CARGO_BIN_EXE_hetlb"))
+        .output()
+        .expect("run sh");
+    let line = common::error_of(&out, &"bench exchange --dims 28 under ulimit -v 1048576");
+    assert!(
+        line.contains("8.0 GiB of memory, above the limit of 820 MiB"),
+        "{line}"
+    );
+}

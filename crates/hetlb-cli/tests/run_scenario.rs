@@ -119,3 +119,38 @@ fn diffusion_rounds_run_on_real_workers() {
     // Not one of the paper's scenarios: nothing published to print beside it.
     assert!(d["paper_makespan"].is_null());
 }
+
+/// A scenario whose tasks would exhaust the memory is refused before the prediction or the
+/// real run allocates anything, as `simulate` refuses it: one line naming --max-memory.
+#[test]
+fn a_scenario_above_the_memory_limit_is_refused_before_it_runs() {
+    let dir = scratch("run-scenario-memory");
+    let huge = dir.join("huge.toml");
+    std::fs::write(
+        &huge,
+        "topology = \"ring:4\"\n[nodes]\ncount = 4\nrate = 1.0\n\
+         [[injections]]\nnode = 0\ntime = 0.0\ntasks = 4294967295\n",
+    )
+    .unwrap();
+    let path = huge.to_str().unwrap();
+    fails_with(&["run", "scenario", path], "--max-memory");
+    fails_with(&["simulate", path], "--max-memory");
+    // Under the limit but above what real workers hold: refused before the prediction.
+    let many = dir.join("many.toml");
+    std::fs::write(
+        &many,
+        "topology = \"ring:4\"\n[nodes]\ncount = 4\nrate = 1.0\ninitial = 50000000\n",
+    )
+    .unwrap();
+    fails_with(
+        &[
+            "--max-memory",
+            "100",
+            "run",
+            "scenario",
+            many.to_str().unwrap(),
+        ],
+        "at most 20000000 run on real workers",
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -7,12 +7,13 @@ use crate::embedding;
 use crate::exchange;
 use crate::model::{Capacities, ModelError};
 use crate::plan::Plan;
-use crate::rounds::{DEFAULT_MAX_ROUNDS, RoundError, RoundOptions, RoundRun, run_rounds};
+use crate::rounds::{DEFAULT_MAX_ROUNDS, RoundError, RoundOptions, RoundRun, run_rounds_with};
 use crate::rules::cube_walking;
 use crate::rules::diffusion::{
     Dishet, DishetTight, FirstOrder, Gdem, LambdaError, NodeRule, Rounding,
 };
 use crate::rules::dimension_exchange::{Dem, DemFixed, DemHetero, DemImproved, Oem, PairRule};
+use crate::summary::{PlanBuilder, PlanRecorder, PlanSummary, SummaryOptions};
 use crate::topology::{Hypercube, Network, Shape, Topology};
 use std::fmt;
 use std::str::FromStr;
@@ -546,6 +547,59 @@ pub fn balance_on_within(
     options: &BalanceOptions,
     max_transfers: u64,
 ) -> Result<RoundRun, BalanceError> {
+    let recorder = PlanRecorder::new(loads);
+    balance_with(network, algorithm, loads, options, max_transfers, recorder)
+}
+
+/// [`balance_on_within`], summarised while it runs ([`PlanSummary`]): a diffusion algorithm
+/// keeps `O(N)` memory however many transfers it makes, and `max_transfers` does not bound
+/// it; a hypercube algorithm's plan (at most `N/2` transfers per dimension, refused above
+/// `max_transfers`) is computed whole, then summarised. The summary gives the same metrics,
+/// rounds and convergence as the plan.
+///
+/// # Errors
+/// As [`balance_on_within`].
+///
+/// # Example
+/// ```
+/// use hetlb_core::{balance_on, balance_summarised, Algorithm, BalanceOptions, Metrics};
+/// use hetlb_core::summary::SummaryOptions;
+/// use hetlb_core::topology::TopologySpec;
+/// let ring = "ring:64".parse::<TopologySpec>().unwrap().build().unwrap();
+/// let mut loads = vec![0u64; 64];
+/// loads[0] = 1 << 40;
+/// let o = BalanceOptions::default();
+/// let full = balance_on(&ring, Algorithm::Diffusion, &loads, &o).unwrap();
+/// let s = balance_summarised(&ring, Algorithm::Diffusion, &loads, &o, 0, SummaryOptions::default()).unwrap();
+/// assert_eq!(s.rounds, full.rounds);
+/// assert_eq!(Metrics::of_summary(&s.plan, None), Metrics::of(&full.plan, None));
+/// ```
+pub fn balance_summarised(
+    network: &Network,
+    algorithm: Algorithm,
+    loads: &[u64],
+    options: &BalanceOptions,
+    max_transfers: u64,
+    summary: SummaryOptions,
+) -> Result<RoundRun<PlanSummary>, BalanceError> {
+    let builder = PlanSummary::new(loads, summary);
+    let limit = if algorithm.family() == Family::Diffusion {
+        u64::MAX
+    } else {
+        max_transfers
+    };
+    balance_with(network, algorithm, loads, options, limit, builder)
+}
+
+/// [`balance_on_within`] with the phases handed to `builder`.
+fn balance_with<B: PlanBuilder>(
+    network: &Network,
+    algorithm: Algorithm,
+    loads: &[u64],
+    options: &BalanceOptions,
+    max_transfers: u64,
+    builder: B,
+) -> Result<RoundRun<B::Output>, BalanceError> {
     let unused = |option| Err(BalanceError::Unused { option, algorithm });
     if options.lambda.is_some() && algorithm != Algorithm::Gdem {
         return unused("exchange parameter λ (only gdem has one)");
@@ -556,9 +610,11 @@ pub fn balance_on_within(
         }
         let limit = max_transfers;
         return match network {
-            Network::Hypercube(cube) => diffuse(cube, network, algorithm, loads, options, limit),
+            Network::Hypercube(cube) => {
+                diffuse(cube, network, algorithm, loads, options, limit, builder)
+            }
             Network::Graph { graph, .. } => {
-                diffuse(graph, network, algorithm, loads, options, limit)
+                diffuse(graph, network, algorithm, loads, options, limit, builder)
             }
         };
     };
@@ -573,7 +629,7 @@ pub fn balance_on_within(
             ..
         } if *nodes == loads.len() => {
             let plan = balance(algorithm, loads, options)?;
-            return Ok(RoundRun::of_schedule(plan));
+            return Ok(RoundRun::of_schedule(plan).map(|p| builder.whole(p)));
         }
         Network::Graph {
             shape: Shape::Complete(nodes),
@@ -602,61 +658,56 @@ pub fn balance_on_within(
         }
         .into());
     }
-    Ok(RoundRun::of_schedule(balance(algorithm, loads, options)?))
+    let plan = balance(algorithm, loads, options)?;
+    Ok(RoundRun::of_schedule(plan).map(|p| builder.whole(p)))
 }
 
-fn diffuse<T: Topology>(
+fn diffuse<T: Topology, B: PlanBuilder>(
     topology: &T,
     network: &Network,
     algorithm: Algorithm,
     loads: &[u64],
     options: &BalanceOptions,
     max_transfers: u64,
-) -> Result<RoundRun, BalanceError> {
+    builder: B,
+) -> Result<RoundRun<B::Output>, BalanceError> {
     let round_options = RoundOptions {
         max_rounds: options.max_rounds.unwrap_or(DEFAULT_MAX_ROUNDS),
         seed: options.seed,
         max_transfers,
     };
     let caps = options.capacities.as_ref();
-    fn go<T: Topology, R: NodeRule>(
+    fn go<T: Topology, R: NodeRule, B: PlanBuilder>(
         rule: &R,
         topology: &T,
         loads: &[u64],
         caps: Option<&Capacities>,
         o: &RoundOptions,
-    ) -> Result<RoundRun, BalanceError> {
-        Ok(run_rounds(rule, topology, loads, caps, o)?)
+        builder: B,
+    ) -> Result<RoundRun<B::Output>, BalanceError> {
+        Ok(run_rounds_with(rule, topology, loads, caps, o, builder)?)
     }
+    let o = &round_options;
     match algorithm {
-        Algorithm::Dishet => go(&Dishet, topology, loads, caps, &round_options),
-        Algorithm::DishetTight => go(&DishetTight, topology, loads, caps, &round_options),
-        Algorithm::Diffusion => go(
-            &FirstOrder::new(Rounding::Nearest),
-            topology,
-            loads,
-            caps,
-            &round_options,
-        ),
-        Algorithm::RandomBiasing => go(
-            &FirstOrder::new(Rounding::Random),
-            topology,
-            loads,
-            caps,
-            &round_options,
-        ),
-        Algorithm::DynamicBiasing => go(
-            &FirstOrder::new(Rounding::Biased),
-            topology,
-            loads,
-            caps,
-            &round_options,
-        ),
+        Algorithm::Dishet => go(&Dishet, topology, loads, caps, o, builder),
+        Algorithm::DishetTight => go(&DishetTight, topology, loads, caps, o, builder),
+        Algorithm::Diffusion => {
+            let rule = FirstOrder::new(Rounding::Nearest);
+            go(&rule, topology, loads, caps, o, builder)
+        }
+        Algorithm::RandomBiasing => {
+            let rule = FirstOrder::new(Rounding::Random);
+            go(&rule, topology, loads, caps, o, builder)
+        }
+        Algorithm::DynamicBiasing => {
+            let rule = FirstOrder::new(Rounding::Biased);
+            go(&rule, topology, loads, caps, o, builder)
+        }
         Algorithm::Gdem => {
             let colouring = network.edge_colouring();
             let lambda = options.lambda.unwrap_or_else(|| network.gdem_lambda());
             let rule = Gdem::new(&colouring, lambda)?;
-            go(&rule, topology, loads, caps, &round_options)
+            go(&rule, topology, loads, caps, o, builder)
         }
         a => Err(BalanceError::NeedsHypercube(a)),
     }

@@ -47,6 +47,7 @@ pub mod report;
 pub mod rounds;
 pub mod routing;
 pub mod rules;
+pub mod summary;
 pub mod table;
 pub mod text_file;
 pub mod topology;
@@ -55,6 +56,7 @@ pub mod units;
 
 pub use algorithm::{
     Algorithm, BalanceError, BalanceOptions, Family, balance, balance_on, balance_on_within,
+    balance_summarised,
 };
 pub use metrics::Metrics;
 pub use model::{Capacities, ModelError};

@@ -12,7 +12,8 @@
 
 use crate::allocation::distance_from_optimal;
 use crate::model::Capacities;
-use crate::plan::Plan;
+use crate::plan::{LoadInfo, Plan};
+use crate::summary::PlanSummary;
 use serde::Serialize;
 
 /// Every metric of a plan; see the module documentation for definitions.
@@ -63,7 +64,46 @@ impl Metrics {
     /// assert_eq!(m.messages, m.load_info_messages + m.task_messages);
     /// ```
     pub fn of(plan: &Plan, capacities: Option<&Capacities>) -> Self {
-        let final_loads = &plan.final_loads;
+        // A unit can hop once per phase: the sums are kept in 128 bits.
+        let task_hops = plan.transfers().map(|t| u128::from(t.units)).sum::<u128>();
+        let task_messages = plan.transfers().count() as u64;
+        let sum_tmax = plan
+            .phases
+            .iter()
+            .map(|p| u128::from(p.transfers.iter().map(|t| t.units).max().unwrap_or(0)))
+            .sum::<u128>();
+        let traffic = Traffic {
+            load_info: plan.load_info,
+            task_hops,
+            task_messages,
+            sum_tmax,
+            phases: plan.phases.len(),
+        };
+        Self::from_loads(&plan.initial, &plan.final_loads, capacities, traffic)
+    }
+
+    /// The metrics of a plan from its summary ([`PlanSummary`], gathered while it was
+    /// computed): the same as [`Metrics::of`] of the plan.
+    ///
+    /// # Complexity
+    /// `O(N log N)`.
+    pub fn of_summary(summary: &PlanSummary, capacities: Option<&Capacities>) -> Self {
+        let traffic = Traffic {
+            load_info: summary.load_info,
+            task_hops: summary.task_hops,
+            task_messages: summary.transfers,
+            sum_tmax: summary.sum_tmax,
+            phases: usize::try_from(summary.phases).unwrap_or(usize::MAX),
+        };
+        Self::from_loads(&summary.initial, &summary.final_loads, capacities, traffic)
+    }
+
+    fn from_loads(
+        initial: &[u64],
+        final_loads: &[u64],
+        capacities: Option<&Capacities>,
+        traffic: Traffic,
+    ) -> Self {
         let uniform;
         let caps = match capacities {
             Some(c) => c.as_slice(),
@@ -87,34 +127,41 @@ impl Metrics {
             peak / (total as f64 / cap_total)
         };
         let distance_from_optimal = distance_from_optimal(final_loads, caps);
-        let units_moved = plan
-            .initial
+        let units_moved = initial
             .iter()
             .zip(final_loads)
             .map(|(&a, &b)| b.saturating_sub(a))
             .sum();
-        // A unit can hop once per phase: the sums are kept in 128 bits.
-        let task_hops = plan.transfers().map(|t| u128::from(t.units)).sum::<u128>();
-        let task_messages = plan.transfers().count() as u64;
-        let sum_tmax = plan
-            .phases
-            .iter()
-            .map(|p| u128::from(p.transfers.iter().map(|t| t.units).max().unwrap_or(0)))
-            .sum::<u128>();
+        let Traffic {
+            load_info,
+            task_hops,
+            task_messages,
+            sum_tmax,
+            phases,
+        } = traffic;
         Self {
             max_difference: max - min,
             weighted_imbalance,
             distance_from_optimal,
             units_moved,
             task_hops,
-            messages: plan.load_info.messages + task_messages,
-            load_info_messages: plan.load_info.messages,
-            load_info_words: plan.load_info.words,
+            messages: load_info.messages + task_messages,
+            load_info_messages: load_info.messages,
+            load_info_words: load_info.words,
             task_messages,
             sum_tmax,
-            phases: plan.phases.len(),
+            phases,
         }
     }
+}
+
+/// What the metrics count of a plan's messages and transfers.
+struct Traffic {
+    load_info: LoadInfo,
+    task_hops: u128,
+    task_messages: u64,
+    sum_tmax: u128,
+    phases: usize,
 }
 
 #[cfg(test)]

@@ -3,8 +3,9 @@
 
 use crate::algorithm::Algorithm;
 use crate::metrics::Metrics;
-use crate::plan::{Plan, Transfer};
+use crate::plan::{Phase, Plan, Transfer};
 use crate::rounds::RoundRun;
+use crate::summary::{PhaseDimensions, PlanSummary};
 use crate::topology::{Network, Topology};
 use crate::transmission::Transmission;
 use serde::Serialize;
@@ -74,9 +75,9 @@ pub struct BalanceReport<'a> {
     pub final_loads: &'a [u64],
     /// Every transfer, phase by phase (with [`ReportDetail::phases`]).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub phases: Option<Vec<&'a [Transfer]>>,
+    pub phases: Option<PhaseList<'a>>,
     /// The hypercube dimension of each phase (`None` for a diffusion round).
-    pub phase_dimensions: Vec<Option<u32>>,
+    pub phase_dimensions: PhaseDimensions,
     /// Rounds to convergence.
     pub rounds: u64,
     /// Rounds executed.
@@ -113,6 +114,93 @@ impl<'a> BalanceReport<'a> {
         detail: ReportDetail,
     ) -> Self {
         let plan = &run.plan;
+        let mut report = Self::common(
+            algorithm,
+            topology,
+            network,
+            run.borrowed()
+                .map(|_| (&plan.initial[..], &plan.final_loads[..])),
+            metrics,
+            capacities,
+            transmission,
+            detail,
+        );
+        report.phases = detail.phases.then_some(PhaseList::Plan(&plan.phases));
+        report.phase_dimensions = PhaseDimensions::of(&plan.phases);
+        report.loads_per_round = detail.loads_per_round.then_some(LoadsPerRound(plan));
+        report
+    }
+
+    /// The report of `run` summarised while it ran ([`crate::balance_summarised`]): the
+    /// same document as [`BalanceReport::new`] without `--rounds` (`phases` when the summary
+    /// kept the transfers, no `loads_per_round`).
+    ///
+    /// # Example
+    /// ```
+    /// use hetlb_core::algorithm::{Algorithm, BalanceOptions, balance_on, balance_summarised};
+    /// use hetlb_core::report::{BalanceReport, ReportDetail};
+    /// use hetlb_core::summary::SummaryOptions;
+    /// use hetlb_core::topology::TopologySpec;
+    /// use hetlb_core::Metrics;
+    /// let ring = "ring:8".parse::<TopologySpec>().unwrap().build().unwrap();
+    /// let (loads, o, a) = ([80, 0, 0, 0, 0, 0, 0, 0], BalanceOptions::default(), Algorithm::Dishet);
+    /// let full = balance_on(&ring, a, &loads, &o).unwrap();
+    /// let metrics = Metrics::of(&full.plan, None);
+    /// let detail = ReportDetail::for_plan(&full.plan, false, 10_000);
+    /// let old = BalanceReport::new(a, "ring:8", &ring, &full, &metrics, None, Vec::new(), detail);
+    /// let s = balance_summarised(&ring, a, &loads, &o, 0, SummaryOptions::default()).unwrap();
+    /// let new = BalanceReport::summarised(a, "ring:8", &ring, &s, &metrics, None, Vec::new());
+    /// assert_eq!(serde_json::to_string(&old).unwrap(), serde_json::to_string(&new).unwrap());
+    /// ```
+    #[allow(clippy::too_many_arguments)]
+    #[must_use]
+    pub fn summarised(
+        algorithm: Algorithm,
+        topology: &'a str,
+        network: &Network,
+        run: &'a RoundRun<PlanSummary>,
+        metrics: &'a Metrics,
+        capacities: Option<&'a [f64]>,
+        transmission: Vec<Transmission>,
+    ) -> Self {
+        let summary = &run.plan;
+        let kept = summary.kept_phases();
+        let detail = ReportDetail {
+            phases: kept.is_some(),
+            loads_per_round: false,
+        };
+        let mut report = Self::common(
+            algorithm,
+            topology,
+            network,
+            run.borrowed()
+                .map(|_| (&summary.initial[..], &summary.final_loads[..])),
+            metrics,
+            capacities,
+            transmission,
+            detail,
+        );
+        report.phases = kept.map(|kept| PhaseList::Kept {
+            phases: summary.phases,
+            kept,
+        });
+        report.phase_dimensions = summary.dimensions.clone();
+        report
+    }
+
+    /// Everything but the phases, their dimensions and the loads per round.
+    #[allow(clippy::too_many_arguments)]
+    fn common(
+        algorithm: Algorithm,
+        topology: &'a str,
+        network: &Network,
+        run: RoundRun<(&'a [u64], &'a [u64])>,
+        metrics: &'a Metrics,
+        capacities: Option<&'a [f64]>,
+        transmission: Vec<Transmission>,
+        detail: ReportDetail,
+    ) -> Self {
+        let (initial, final_loads) = run.plan;
         let mut omitted = Vec::new();
         if !detail.phases {
             omitted.push("phases");
@@ -123,24 +211,65 @@ impl<'a> BalanceReport<'a> {
         Self {
             algorithm,
             topology,
-            nodes: plan.nodes(),
+            nodes: initial.len(),
             edges: network.edge_count(),
-            total: plan.initial.iter().sum(),
+            total: initial.iter().sum(),
             capacities,
-            initial: &plan.initial,
-            final_loads: &plan.final_loads,
-            phases: detail
-                .phases
-                .then(|| plan.phases.iter().map(|p| p.transfers.as_slice()).collect()),
-            phase_dimensions: plan.phases.iter().map(|p| p.dimension).collect(),
+            initial,
+            final_loads,
+            phases: None,
+            phase_dimensions: PhaseDimensions::default(),
             rounds: run.rounds,
             executed_rounds: run.executed_rounds,
             converged: run.converged,
             convergence: run.convergence.to_string(),
-            loads_per_round: detail.loads_per_round.then_some(LoadsPerRound(plan)),
+            loads_per_round: None,
             omitted,
             metrics,
             transmission,
+        }
+    }
+}
+
+/// Every transfer, phase by phase: a plan's phases, or the phases a summary kept (the others
+/// have no transfer). Serialised as an array per phase of its transfers.
+#[derive(Debug, Clone, Copy)]
+pub enum PhaseList<'a> {
+    /// A plan's phases.
+    Plan(&'a [Phase]),
+    /// `phases` phases, of which those in `kept` (with their index, in order) have
+    /// transfers.
+    Kept {
+        /// Phases in all.
+        phases: u64,
+        /// The phases with transfers.
+        kept: &'a [(u64, Phase)],
+    },
+}
+
+impl Serialize for PhaseList<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeSeq;
+        match *self {
+            PhaseList::Plan(phases) => {
+                let mut seq = serializer.serialize_seq(Some(phases.len()))?;
+                for p in phases {
+                    seq.serialize_element(&p.transfers)?;
+                }
+                seq.end()
+            }
+            PhaseList::Kept { phases, kept } => {
+                let mut seq = serializer.serialize_seq(usize::try_from(phases).ok())?;
+                let mut next = kept.iter().peekable();
+                let none: &[Transfer] = &[];
+                for i in 0..phases {
+                    match next.next_if(|(k, _)| *k == i) {
+                        Some((_, p)) => seq.serialize_element(&p.transfers)?,
+                        None => seq.serialize_element(none)?,
+                    }
+                }
+                seq.end()
+            }
         }
     }
 }

@@ -31,8 +31,9 @@
 //! round allocates nothing once every range has seen its largest decision.
 
 use crate::model::{Capacities, ModelError, total_load};
-use crate::plan::{LoadInfo, Phase, Plan, Transfer};
+use crate::plan::{LoadInfo, Plan, Transfer};
 use crate::rules::diffusion::{NodeRule, NodeView, Scratch};
+use crate::summary::{PlanBuilder, PlanRecorder};
 use crate::topology::Topology;
 use rayon::prelude::*;
 use serde::Serialize;
@@ -114,12 +115,13 @@ impl fmt::Display for Convergence {
     }
 }
 
-/// The result of a round-based (or phased) run.
+/// The result of a round-based (or phased) run: its plan (`P = Plan`), or what a
+/// [`PlanBuilder`] made of it (a [`crate::summary::PlanSummary`]).
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
-pub struct RoundRun {
+pub struct RoundRun<P = Plan> {
     /// The plan: one phase per round up to the last round that moved a unit.
-    pub plan: Plan,
+    pub plan: P,
     /// Rounds to convergence: up to and including the last round that moved a unit.
     pub rounds: u64,
     /// Rounds executed, including the quiet rounds that detected the fixed point.
@@ -128,6 +130,30 @@ pub struct RoundRun {
     pub converged: bool,
     /// The convergence test that ended the run.
     pub convergence: Convergence,
+}
+
+impl<P> RoundRun<P> {
+    /// The same run borrowing its plan.
+    pub fn borrowed(&self) -> RoundRun<&P> {
+        RoundRun {
+            plan: &self.plan,
+            rounds: self.rounds,
+            executed_rounds: self.executed_rounds,
+            converged: self.converged,
+            convergence: self.convergence,
+        }
+    }
+
+    /// The same run with `f` of its plan.
+    pub fn map<Q>(self, f: impl FnOnce(P) -> Q) -> RoundRun<Q> {
+        RoundRun {
+            plan: f(self.plan),
+            rounds: self.rounds,
+            executed_rounds: self.executed_rounds,
+            converged: self.converged,
+            convergence: self.convergence,
+        }
+    }
 }
 
 impl RoundRun {
@@ -555,13 +581,37 @@ pub fn run_rounds<T: Topology, R: NodeRule>(
     capacities: Option<&Capacities>,
     options: &RoundOptions,
 ) -> Result<RoundRun, RoundError> {
+    let recorder = PlanRecorder::new(loads);
+    run_rounds_with(rule, topology, loads, capacities, options, recorder)
+}
+
+/// [`run_rounds`], handing every phase to `builder` as it is decided: a [`PlanRecorder`]
+/// keeps them (the plan), a [`crate::summary::PlanSummary`] only what a summary shows, in
+/// `O(N)` memory however many transfers the run makes. The quiet rounds after the last move
+/// are not phases; those between two moves are handed over as
+/// [`PlanBuilder::quiet_phases`]. [`RoundOptions::max_transfers`] bounds the transfers
+/// handed over.
+///
+/// # Errors
+/// As [`run_rounds`].
+///
+/// # Complexity
+/// `O(R·(N + M log Δ) + T)` time; the engine's `O(N + M)` memory and the builder's.
+pub fn run_rounds_with<T: Topology, R: NodeRule, B: PlanBuilder>(
+    rule: &R,
+    topology: &T,
+    loads: &[u64],
+    capacities: Option<&Capacities>,
+    options: &RoundOptions,
+    mut builder: B,
+) -> Result<RoundRun<B::Output>, RoundError> {
     let mut engine = RoundEngine::new(rule, topology, loads, capacities, options.seed)?;
     let window = rule.fixed_point_window();
-    let mut phases: Vec<Phase> = Vec::new();
     let mut load_info = LoadInfo::default();
     let mut rounds = 0u64;
     let mut quiet = 0u64;
     let mut recorded = 0u64;
+    let mut transfers = Vec::new();
     let mut convergence = Convergence::RoundLimit {
         max_rounds: options.max_rounds,
     };
@@ -570,7 +620,7 @@ pub fn run_rounds<T: Topology, R: NodeRule>(
         let info = rule.load_info(topology, round);
         load_info.messages += info.messages;
         load_info.words += info.words;
-        let mut transfers = Vec::new();
+        transfers.clear();
         let step = engine.step(Some(&mut transfers));
         recorded = recorded.saturating_add(transfers.len() as u64);
         if recorded > options.max_transfers {
@@ -579,11 +629,10 @@ pub fn run_rounds<T: Topology, R: NodeRule>(
                 round: engine.round(),
             });
         }
-        phases.push(Phase {
-            dimension: None,
-            transfers,
-        });
         if step.units > 0 {
+            // the quiet rounds since the last move are phases: a move follows them
+            builder.quiet_phases(quiet);
+            builder.phase(None, &mut transfers, engine.loads());
             rounds = engine.round();
             quiet = 0;
             continue;
@@ -599,15 +648,9 @@ pub fn run_rounds<T: Topology, R: NodeRule>(
             break;
         }
     }
-    phases.truncate(rounds as usize);
     let converged = !matches!(convergence, Convergence::RoundLimit { .. });
     Ok(RoundRun {
-        plan: Plan {
-            initial: loads.to_vec(),
-            phases,
-            final_loads: engine.loads().to_vec(),
-            load_info,
-        },
+        plan: builder.finish(engine.loads().to_vec(), load_info),
         rounds,
         executed_rounds: engine.round(),
         converged,

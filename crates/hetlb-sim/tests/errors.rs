@@ -344,3 +344,20 @@ fn a_node_that_would_hold_more_than_its_queue_counts_is_an_error_not_a_panic() {
         "{text}"
     );
 }
+
+/// Status reports so frequent that the run could not end (each refreshes every node's) are
+/// refused as rounds are; a reasonable interval runs.
+#[test]
+fn status_reports_are_bounded_as_rounds_are() {
+    let policy = "kind = \"delay-aware\"\n";
+    let e = error_of(&edit(
+        policy,
+        "kind = \"delay-aware\"\nstatus_interval = 1e-9\n",
+    ));
+    assert!(
+        e.starts_with("policy.status_interval: 0.000000001 s between status reports could need"),
+        "{e}"
+    );
+    let ok = edit(policy, "kind = \"delay-aware\"\nstatus_interval = 0.5\n");
+    Scenario::from_toml(&ok).unwrap().run().unwrap();
+}

@@ -192,6 +192,27 @@ pub enum PredictionError {
     NotFinite,
 }
 
+/// An estimate of the bytes [`predict`] and the real run of `scenario` hold at their peaks
+/// (one after the other): the larger of the simulator's estimate without time series
+/// ([`Scenario::memory_estimate_without_series`], as [`predict`] runs it) and the real run's
+/// ([`hetlb_runtime::scenario::memory_estimate`]). What to check against a memory limit
+/// before either starts.
+///
+/// # Example
+/// ```
+/// use hetlb_experiments::drivers::scenario::memory_estimate;
+/// use hetlb_sim::Scenario;
+/// let s = Scenario::from_toml(
+///     "topology = \"ring:4\"\n[nodes]\ncount = 4\nrate = 1.0\n[[injections]]\nnode = 0\ntime = 0.0\ntasks = 4294967295\n",
+/// ).unwrap();
+/// assert!(memory_estimate(&s) > 4294967295 * 16); // refused under 8 GiB before any run
+/// ```
+pub fn memory_estimate(scenario: &Scenario) -> u128 {
+    scenario
+        .memory_estimate_without_series()
+        .max(hetlb_runtime::scenario::memory_estimate(scenario))
+}
+
 /// Sets `scenario` up for a real run — `seed` (when given) for the simulator and the ranks,
 /// `algorithm` (when given) for its hypercube policy, no time series — and returns the
 /// simulator's prediction (whose makespan also sets the default time scale).

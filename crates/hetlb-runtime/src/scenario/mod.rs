@@ -315,23 +315,7 @@ pub fn check(
     time_scale: f64,
     predicted_makespan: f64,
 ) -> Result<(), ScenarioRunError> {
-    if let PolicySpec::DelayAware {
-        carry: hetlb_sim::policy::CarryOut::Neighbourhood,
-        ..
-    } = scenario.policy
-    {
-        return Err(ScenarioRunError::Config(
-            "policy.carry_out: \"neighbourhood\" runs in the simulator only; on real workers \
-             the centre carries out its own transfers (carry_out = \"centre\")"
-                .into(),
-        ));
-    }
-    let n = scenario.node_count();
-    if n > ranks_limit {
-        return Err(ScenarioRunError::TooLarge(format!(
-            "nodes.count: {n} nodes need {n} ranks; at most {ranks_limit} run here"
-        )));
-    }
+    check_size(scenario, ranks_limit)?;
     if !(time_scale.is_finite() && time_scale > 0.0) {
         return Err(ScenarioRunError::Config(format!(
             "time scale {time_scale} must be positive and finite"
@@ -357,7 +341,47 @@ pub fn check(
              {MAX_REAL_SECONDS:.0} s (choose a smaller --time-scale)"
         )));
     }
+    Ok(())
+}
+
+/// What [`check`] refuses without the simulator's prediction: a policy the ranks do not
+/// carry out, more nodes than `ranks_limit`, more tasks than [`MAX_TASKS`]. Run before the
+/// prediction, it keeps a scenario too large for real workers from being simulated first.
+///
+/// # Errors
+/// As [`check`].
+pub fn check_size(scenario: &Scenario, ranks_limit: usize) -> Result<(), ScenarioRunError> {
+    if let PolicySpec::DelayAware {
+        carry: hetlb_sim::policy::CarryOut::Neighbourhood,
+        ..
+    } = scenario.policy
+    {
+        return Err(ScenarioRunError::Config(
+            "policy.carry_out: \"neighbourhood\" runs in the simulator only; on real workers \
+             the centre carries out its own transfers (carry_out = \"centre\")"
+                .into(),
+        ));
+    }
+    let n = scenario.node_count();
+    if n > ranks_limit {
+        return Err(ScenarioRunError::TooLarge(format!(
+            "nodes.count: {n} nodes need {n} ranks; at most {ranks_limit} run here"
+        )));
+    }
+    let tasks = task_bound(scenario);
+    if tasks > u128::from(MAX_TASKS) {
+        return Err(ScenarioRunError::TooLarge(format!(
+            "the scenario holds about {tasks} tasks; at most {MAX_TASKS} run on real workers"
+        )));
+    }
+    Ok(())
+}
+
+/// The most tasks a real run of `scenario` may hold: the initial and injected ones, and the
+/// arrivals (`per_node` on every node, or 1.2 times the expected count up to `end_time`).
+fn task_bound(scenario: &Scenario) -> u128 {
     let setup = &scenario.setup;
+    let n = scenario.node_count() as u128;
     let mut tasks: u128 = setup.initial.iter().map(|&w| u128::from(w)).sum();
     tasks += setup
         .injections
@@ -366,23 +390,49 @@ pub fn check(
         .sum::<u128>();
     if let Some(a) = &setup.arrivals {
         match (a.per_node, setup.end_time) {
-            (Some(k), _) => tasks += u128::from(k) * n as u128,
+            (Some(k), _) => tasks = tasks.saturating_add(u128::from(k) * n),
             (None, Some(t)) => {
-                tasks += a
+                tasks = a
                     .rates
                     .iter()
-                    .map(|r| (r * t * 1.2 + 10.0) as u128)
-                    .sum::<u128>();
+                    .map(|r| (r * t * 1.2 + 10.0).min(1e30) as u128)
+                    .fold(tasks, u128::saturating_add);
             }
             (None, None) => {}
         }
     }
-    if tasks > u128::from(MAX_TASKS) {
-        return Err(ScenarioRunError::TooLarge(format!(
-            "the scenario holds about {tasks} tasks; at most {MAX_TASKS} run on real workers"
-        )));
-    }
-    Ok(())
+    tasks
+}
+
+/// Bytes a task takes on real workers at the peak: the task in its queue or message, and the
+/// spare room of the vectors that hold it.
+pub const TASK_BYTES: u128 = 48;
+
+/// Bytes a rank takes besides its tasks: its thread's stack and the copy of the scenario it
+/// runs (per node and per link of the scenario).
+const RANK_BYTES: u128 = 2 << 20;
+
+/// An estimate of the bytes a threads run of `scenario` holds at its peak: every task it can
+/// hold ([`TASK_BYTES`] each) and, per rank, a thread's stack and a copy of the scenario
+/// (its nodes and links). What `hetlb run scenario` checks against `--max-memory` before
+/// anything runs.
+///
+/// # Example
+/// ```
+/// use hetlb_sim::Scenario;
+/// let s = Scenario::from_toml(
+///     "topology = \"ring:4\"\n[nodes]\ncount = 4\nrate = 1.0\ninitial = 1000000\n",
+/// ).unwrap();
+/// assert!(hetlb_runtime::scenario::memory_estimate(&s) > 4_000_000 * 48);
+/// ```
+pub fn memory_estimate(scenario: &Scenario) -> u128 {
+    use hetlb_sim::model::LinkModel;
+    let n = scenario.node_count() as u128;
+    let links = scenario.links.table().link_count() as u128;
+    let copy = n * 64 + links * 64;
+    task_bound(scenario)
+        .saturating_mul(TASK_BYTES)
+        .saturating_add(n * (RANK_BYTES + copy))
 }
 
 /// The time scale that makes the run last about `target` real seconds, given the simulator's

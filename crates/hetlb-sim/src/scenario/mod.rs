@@ -92,9 +92,10 @@ pub const MAX_RATE: f64 = 1e15;
 pub const MAX_TIME: f64 = 1e15;
 /// The most tasks a scenario may involve in all (initial, injected, arrived).
 pub const MAX_TASKS: u64 = 1 << 62;
-/// The most periodic rounds a diffusion scenario may need: its horizon (the end time, or the
-/// last injection or arrival plus every task executed by the slowest node and carried by the
-/// slowest link) divided by `policy.interval`.
+/// The most periodic rounds a diffusion scenario may need, or status reports a delay-aware
+/// one: its horizon (the end time, or the last injection or arrival plus every task executed
+/// by the slowest node and carried by the slowest link) divided by `policy.interval` or
+/// `policy.status_interval`.
 pub const MAX_ROUNDS: f64 = 1e7;
 
 /// The balancing policy of a scenario.
@@ -261,8 +262,19 @@ impl Scenario {
     ///     "topology = \"ring:4\"\n[nodes]\ncount = 4\nrate = 1.0\ninitial = 1000000\n",
     /// ).unwrap();
     /// assert!(s.memory_estimate() > 4_000_000 * 16);
+    /// assert!(s.memory_estimate_without_series() < s.memory_estimate());
     /// ```
     pub fn memory_estimate(&self) -> u128 {
+        self.estimate(self.setup.series.enabled)
+    }
+
+    /// [`Scenario::memory_estimate`] of a run that records no queue lengths (`[output] series
+    /// = false`), as a prediction for real workers runs it.
+    pub fn memory_estimate_without_series(&self) -> u128 {
+        self.estimate(false)
+    }
+
+    fn estimate(&self, series: bool) -> u128 {
         let setup = &self.setup;
         let mut tasks: u128 = setup.initial.iter().map(|&w| u128::from(w)).sum();
         tasks += setup
@@ -283,7 +295,7 @@ impl Scenario {
                 })
                 .fold(0u128, u128::saturating_add);
         }
-        let per_task = if setup.series.enabled { 48 } else { 16 };
+        let per_task = if series { 48 } else { 16 };
         let nodes = crate::model::NodeModel::node_count(&self.nodes) as u128;
         let links = self.links.table().link_count() as u128;
         tasks
@@ -742,6 +754,29 @@ impl Validator<'_> {
                         "{} s between rounds could need about {rounds:.1e} rounds before the work \
                          is done (at most {MAX_ROUNDS:e}); choose a longer interval or an end_time",
                         settings.interval()
+                    ),
+                );
+            }
+        }
+        if let (Some(iv), Some(p)) = (status_interval, &f.policy) {
+            // Every report refreshes every node's: as costly as a round, as bounded.
+            let reports = round_estimate(
+                &nodes,
+                &links,
+                &injections,
+                arrivals.as_ref(),
+                end_time,
+                iv,
+                tasks_total,
+            );
+            if reports > MAX_ROUNDS {
+                return self.err(
+                    "policy.status_interval",
+                    p.status_interval.as_ref().and_then(span),
+                    format!(
+                        "{iv} s between status reports could need about {reports:.1e} reports \
+                         before the work is done (at most {MAX_ROUNDS:e}); choose a longer \
+                         interval or an end_time"
                     ),
                 );
             }

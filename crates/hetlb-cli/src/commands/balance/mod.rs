@@ -6,11 +6,14 @@ use crate::plot::Downsampler;
 
 mod schedule;
 use anyhow::{Context, Result, anyhow, bail};
-use hetlb_core::algorithm::{Algorithm, BalanceError, BalanceOptions, balance_on_within};
+use hetlb_core::algorithm::{
+    Algorithm, BalanceError, BalanceOptions, balance_on_within, balance_summarised,
+};
 use hetlb_core::report::{BalanceReport, ReportDetail};
 use hetlb_core::rounds::{RoundError, RoundRun};
+use hetlb_core::summary::{PhaseRow, PlanSummary, SummaryOptions};
 use hetlb_core::topology::{Graph, Network, Topology, TopologySpec};
-use hetlb_core::{Capacities, Metrics, Plan};
+use hetlb_core::{Capacities, Metrics, Phase};
 use std::path::PathBuf;
 
 /// Arguments of `hetlb balance`.
@@ -64,8 +67,9 @@ pub struct Args {
     gantt: Option<PathBuf>,
     /// Write every round: JSON `loads_per_round` (the load vector after every round) and
     /// every transfer (`phases`), CSV every transfer. Without it a plan of more than 10,000
-    /// transfers is summarised (its transfers are left out and `omitted` says so). Refused
-    /// above --max-output.
+    /// transfers is summarised (its transfers are left out and `omitted` says so), while its
+    /// rounds run: memory grows with the nodes, not the transfers. Refused above
+    /// --max-output.
     #[arg(long, visible_alias = "trace")]
     rounds: bool,
     /// Output format. CSV has one row per transfer (phase, dimension, from, to, units), per
@@ -78,14 +82,22 @@ pub struct Args {
 /// Transfers written in full without `--rounds`.
 const SHOWN_TRANSFERS: usize = 10_000;
 
+/// What the outputs need of a balance: the plan, when an output lists every round or
+/// transfer (`--rounds`, `--plot`, `--schedule`, `--gantt`), and always its summary
+/// (gathered while the rounds ran when there is no plan: memory `O(nodes)`).
+struct Outcome {
+    plan: Option<RoundRun>,
+    summary: RoundRun<PlanSummary>,
+}
+
 /// Runs `hetlb balance`.
 pub fn run(args: Args) -> Result<()> {
     let algorithm: Algorithm = args.algorithm.parse().context("--algorithm")?;
     let loads = parse_loads(&args.loads, "--loads")?;
     let (network, topology) = network(args.topology.as_deref(), &loads, algorithm)?;
     // What every run holds whatever it does: the loads, the network and a round engine's
-    // vectors (about 64 bytes a node and 8 an adjacency entry); the plan's transfers get
-    // the rest of --max-memory.
+    // vectors (about 64 bytes a node and 8 an adjacency entry); a recorded plan's transfers
+    // get the rest of --max-memory.
     let arcs: u128 = (0..network.node_count())
         .map(|i| network.degree(i) as u128)
         .sum();
@@ -96,48 +108,62 @@ pub fn run(args: Args) -> Result<()> {
         fixed,
     )?;
     let options = options(&args, algorithm, loads.len())?;
-    let run = balance_on_within(
-        &network,
-        algorithm,
-        &loads,
-        &options,
-        crate::limits::transfers_within(fixed),
-    )
-    .map_err(|e| {
+    let outcome = balance(&args, &network, algorithm, &loads, &options, fixed).map_err(|e| {
         if matches!(e, BalanceError::Round(RoundError::TooManyTransfers { .. })) {
             return crate::limits::round_error(e, &format!("{algorithm} on {topology}"), "");
         }
         let field = e.argument();
         anyhow!("--{field}: {e}")
     })?;
-    let plan = &run.plan;
-    let metrics = Metrics::of(plan, options.capacities.as_ref());
-    let transmissions =
-        schedule::transmissions(&args.schedule, args.gantt.as_deref(), &network, plan)?;
+    let summary = &outcome.summary;
+    let metrics = Metrics::of_summary(&summary.plan, options.capacities.as_ref());
+    let transmissions = match &outcome.plan {
+        Some(run) => {
+            schedule::transmissions(&args.schedule, args.gantt.as_deref(), &network, &run.plan)?
+        }
+        None => Vec::new(),
+    };
     if !(metrics.weighted_imbalance.is_finite() && metrics.distance_from_optimal.is_finite()) {
         eprintln!(
             "note: the capacity-weighted metrics are not finite numbers: the loads and \
              capacities span more orders of magnitude than a double holds"
         );
     }
-    if let Some(path) = &args.plot {
-        plot_loads(path, algorithm, &topology, &run).context("--plot")?;
+    if let (Some(path), Some(run)) = (&args.plot, &outcome.plan) {
+        plot_loads(path, algorithm, &topology, run).context("--plot")?;
         crate::plot::notice(std::slice::from_ref(path));
     }
-    let detail = ReportDetail::for_plan(plan, args.rounds, SHOWN_TRANSFERS);
-    let all_rounds = detail.phases;
-    check_output(&args, plan, all_rounds)?;
+    let all_rounds = match &outcome.plan {
+        Some(run) => ReportDetail::for_plan(&run.plan, args.rounds, SHOWN_TRANSFERS).phases,
+        None => summary.plan.kept_phases().is_some(),
+    };
+    check_output(&args, &summary.plan, all_rounds)?;
+    let caps = options.capacities.as_ref().map(Capacities::as_slice);
     match args.format {
-        Format::Json => print_json(&BalanceReport::new(
-            algorithm,
-            &topology,
-            &network,
-            &run,
-            &metrics,
-            options.capacities.as_ref().map(Capacities::as_slice),
-            transmissions,
-            detail,
-        )),
+        Format::Json => print_json(&match &outcome.plan {
+            Some(run) => {
+                let detail = ReportDetail::for_plan(&run.plan, args.rounds, SHOWN_TRANSFERS);
+                BalanceReport::new(
+                    algorithm,
+                    &topology,
+                    &network,
+                    run,
+                    &metrics,
+                    caps,
+                    transmissions,
+                    detail,
+                )
+            }
+            None => BalanceReport::summarised(
+                algorithm,
+                &topology,
+                &network,
+                summary,
+                &metrics,
+                caps,
+                transmissions,
+            ),
+        }),
         Format::Csv => print_csv(
             &[
                 "phase",
@@ -151,14 +177,49 @@ pub fn run(args: Args) -> Result<()> {
                 "metric",
                 "value",
             ],
-            csv_rows(plan, &metrics, &run, all_rounds),
+            csv_rows(&outcome, &metrics, all_rounds),
         ),
         Format::Table => {
-            print_table(algorithm, &topology, &run, &metrics);
+            print_table(algorithm, &topology, summary, &metrics);
             schedule::print_transmissions(&transmissions);
             Ok(())
         }
     }
+}
+
+/// Balances `loads`: the whole plan when an output lists it, else its summary gathered
+/// while the rounds run. A recorded plan gets the memory left by `fixed` bytes.
+fn balance(
+    args: &Args,
+    network: &Network,
+    algorithm: Algorithm,
+    loads: &[u64],
+    options: &BalanceOptions,
+    fixed: u128,
+) -> Result<Outcome, BalanceError> {
+    let within = crate::limits::transfers_within(fixed);
+    let summary_options = SummaryOptions::default()
+        .keep_transfers(SHOWN_TRANSFERS)
+        .phases(SHOWN_PHASES, TAIL_PHASES)
+        .shown_loads(SHOWN_NODES);
+    let listed =
+        args.rounds || args.plot.is_some() || args.gantt.is_some() || !args.schedule.is_empty();
+    if !listed {
+        let summary =
+            balance_summarised(network, algorithm, loads, options, within, summary_options)?;
+        return Ok(Outcome {
+            plan: None,
+            summary,
+        });
+    }
+    let run = balance_on_within(network, algorithm, loads, options, within)?;
+    let summary = run
+        .borrowed()
+        .map(|plan| PlanSummary::of(plan, summary_options));
+    Ok(Outcome {
+        plan: Some(run),
+        summary,
+    })
 }
 
 /// The options of `algorithm` on `nodes` nodes: `--capacities` (noted when the algorithm
@@ -191,11 +252,11 @@ fn options(args: &Args, algorithm: Algorithm, nodes: usize) -> Result<BalanceOpt
 
 /// JSON and CSV: every transfer and round (`all_rounds`) refused above --max-output, or a
 /// note that the transfers are summarised.
-fn check_output(args: &Args, plan: &Plan, all_rounds: bool) -> Result<()> {
+fn check_output(args: &Args, plan: &PlanSummary, all_rounds: bool) -> Result<()> {
     if args.format == Format::Table {
         return Ok(());
     }
-    let transfers = plan.phases.iter().map(|p| p.transfers.len()).sum::<usize>();
+    let transfers = plan.transfers;
     if !all_rounds {
         eprintln!(
             "note: the plan's {transfers} transfers are summarised, not listed; --rounds \
@@ -215,7 +276,7 @@ fn check_output(args: &Args, plan: &Plan, all_rounds: bool) -> Result<()> {
         .len() as u128
         + 8;
     let vectors = if args.rounds && args.format == Format::Json {
-        plan.phases.len() as u128 * plan.nodes() as u128 * digits
+        u128::from(plan.phases) * plan.nodes() as u128 * digits
     } else {
         0
     };
@@ -223,48 +284,61 @@ fn check_output(args: &Args, plan: &Plan, all_rounds: bool) -> Result<()> {
         "--rounds",
         &format!(
             "{transfers} transfers and {} rounds of {} loads",
-            plan.phases.len(),
+            plan.phases,
             plan.nodes()
         ),
-        transfers as u128 * 50 + vectors,
+        u128::from(transfers) * 50 + vectors,
     )
 }
 
-/// The CSV rows: the transfers (when `transfers`), every node's final load, every metric.
+/// The CSV rows: the transfers (when `transfers`: the plan's, or those the summary kept),
+/// every node's final load, every metric.
 fn csv_rows<'a>(
-    plan: &'a Plan,
+    outcome: &'a Outcome,
     m: &Metrics,
-    run: &RoundRun,
     transfers: bool,
 ) -> impl Iterator<Item = [String; 10]> + 'a {
-    let transfer_rows = plan
-        .phases
+    let summary = &outcome.summary;
+    let phases: Box<dyn Iterator<Item = (u64, &'a Phase)> + 'a> = match &outcome.plan {
+        _ if !transfers => Box::new(std::iter::empty()),
+        Some(run) => Box::new((0u64..).zip(&run.plan.phases)),
+        None => Box::new(
+            summary
+                .plan
+                .kept_phases()
+                .unwrap_or_default()
+                .iter()
+                .map(|(i, p)| (*i, p)),
+        ),
+    };
+    let transfer_rows = phases.flat_map(|(i, p)| {
+        p.transfers.iter().map(move |t| {
+            [
+                i.to_string(),
+                p.dimension.map(|d| d.to_string()).unwrap_or_default(),
+                t.from.to_string(),
+                t.to.to_string(),
+                t.units.to_string(),
+                "transfer".to_string(),
+                String::new(),
+                String::new(),
+                String::new(),
+                String::new(),
+            ]
+        })
+    });
+    let final_rows = summary
+        .plan
+        .final_loads
         .iter()
         .enumerate()
-        .filter(move |_| transfers)
-        .flat_map(|(i, p)| {
-            p.transfers.iter().map(move |t| {
-                [
-                    i.to_string(),
-                    p.dimension.map(|d| d.to_string()).unwrap_or_default(),
-                    t.from.to_string(),
-                    t.to.to_string(),
-                    t.units.to_string(),
-                    "transfer".to_string(),
-                    String::new(),
-                    String::new(),
-                    String::new(),
-                    String::new(),
-                ]
-            })
+        .map(|(node, w)| {
+            let mut row: [String; 10] = Default::default();
+            row[5] = "final".into();
+            row[6] = node.to_string();
+            row[7] = w.to_string();
+            row
         });
-    let final_rows = plan.final_loads.iter().enumerate().map(|(node, w)| {
-        let mut row: [String; 10] = Default::default();
-        row[5] = "final".into();
-        row[6] = node.to_string();
-        row[7] = w.to_string();
-        row
-    });
     let metrics: Vec<(&str, String)> = vec![
         ("max_difference", m.max_difference.to_string()),
         ("weighted_imbalance", m.weighted_imbalance.to_string()),
@@ -277,8 +351,8 @@ fn csv_rows<'a>(
         ("task_messages", m.task_messages.to_string()),
         ("sum_tmax", m.sum_tmax.to_string()),
         ("phases", m.phases.to_string()),
-        ("rounds", run.rounds.to_string()),
-        ("converged", run.converged.to_string()),
+        ("rounds", summary.rounds.to_string()),
+        ("converged", summary.converged.to_string()),
     ];
     let metric_rows = metrics.into_iter().map(|(name, value)| {
         let mut row: [String; 10] = Default::default();
@@ -385,24 +459,30 @@ fn plot_loads(
 /// Loads shown in full up to this many nodes; longer vectors are abbreviated.
 const SHOWN_NODES: usize = 16;
 
-fn abbreviate(loads: &[u64]) -> String {
-    let shown: Vec<String> = loads.iter().take(SHOWN_NODES).map(u64::to_string).collect();
-    if loads.len() > SHOWN_NODES {
-        format!("{} … ({} nodes)", shown.join(" "), loads.len())
+/// `shown`, the first loads of a vector of `nodes`, for the table.
+fn abbreviate(shown: &[u64], nodes: usize) -> String {
+    let shown: Vec<String> = shown.iter().take(SHOWN_NODES).map(u64::to_string).collect();
+    if nodes > SHOWN_NODES {
+        format!("{} … ({nodes} nodes)", shown.join(" "))
     } else {
         shown.join(" ")
     }
 }
 
-/// Phases listed in full up to this many; longer runs show the first and the last ones.
+/// Phases listed in full up to this many; longer runs show the first [`HEAD_PHASES`] and
+/// the last [`TAIL_PHASES`].
 const SHOWN_PHASES: usize = 40;
+/// The first phases of a longer run.
+const HEAD_PHASES: usize = 20;
+/// The last phases of a longer run.
+const TAIL_PHASES: usize = 10;
 
-fn print_table(algorithm: Algorithm, topology: &str, run: &RoundRun, m: &Metrics) {
-    let plan: &Plan = &run.plan;
+fn print_table(algorithm: Algorithm, topology: &str, run: &RoundRun<PlanSummary>, m: &Metrics) {
+    let plan = &run.plan;
     let total: u64 = plan.initial.iter().sum();
+    let nodes = plan.nodes();
     crate::out!(
-        "{algorithm} on {} nodes ({topology}), {total} units — {} [{}]",
-        plan.nodes(),
+        "{algorithm} on {nodes} nodes ({topology}), {total} units — {} [{}]",
         algorithm.summary(),
         algorithm.source()
     );
@@ -414,54 +494,44 @@ fn print_table(algorithm: Algorithm, topology: &str, run: &RoundRun, m: &Metrics
         "Tmax",
         "loads after",
     ]);
-    let mut loads = plan.initial.clone();
-    phases.add_row(vec![
-        "start".to_string(),
-        String::new(),
-        String::new(),
-        String::new(),
-        String::new(),
-        abbreviate(&loads),
-    ]);
-    let count = plan.phases.len();
-    let (head, tail) = if count > SHOWN_PHASES {
-        (20, count - 10)
-    } else {
-        (count, count)
-    };
-    for (i, p) in plan.phases.iter().enumerate() {
-        for t in &p.transfers {
-            loads[t.from] -= t.units;
-            loads[t.to] += t.units;
-        }
-        if i == head && head < tail {
-            phases.add_row(vec![
-                "…".to_string(),
-                String::new(),
-                String::new(),
-                String::new(),
-                String::new(),
-                format!("({} phases not shown)", tail - head),
-            ]);
-        }
-        if i >= head && i < tail {
-            continue;
-        }
-        phases.add_row(vec![
-            i.to_string(),
+    let blank = || vec![String::new(); 4];
+    let mut start = vec!["start".to_string()];
+    start.extend(blank());
+    start.push(abbreviate(&plan.initial, nodes));
+    phases.add_row(start);
+    let row = |p: &PhaseRow| {
+        vec![
+            p.index.to_string(),
             p.dimension.map(|d| d.to_string()).unwrap_or_default(),
-            p.transfers.len().to_string(),
-            p.transfers.iter().map(|t| t.units).sum::<u64>().to_string(),
-            p.transfers
-                .iter()
-                .map(|t| t.units)
-                .max()
-                .unwrap_or(0)
-                .to_string(),
-            abbreviate(&loads),
-        ]);
+            p.transfers.to_string(),
+            p.units.to_string(),
+            p.tmax.to_string(),
+            abbreviate(&p.loads_after, nodes),
+        ]
+    };
+    if plan.phases > SHOWN_PHASES as u64 {
+        for p in &plan.head[..HEAD_PHASES] {
+            phases.add_row(row(p));
+        }
+        let mut gap = vec!["…".to_string()];
+        gap.extend(blank());
+        let hidden = plan.phases - (HEAD_PHASES + TAIL_PHASES) as u64;
+        gap.push(format!("({hidden} phases not shown)"));
+        phases.add_row(gap);
+        for p in &plan.tail {
+            phases.add_row(row(p));
+        }
+    } else {
+        for p in &plan.head {
+            phases.add_row(row(p));
+        }
     }
     crate::out!("{phases}");
+    print_metrics(run, m);
+}
+
+/// The metrics table.
+fn print_metrics(run: &RoundRun<PlanSummary>, m: &Metrics) {
     let mut metrics = table(["metric", "value"]);
     for (name, value) in [
         ("max difference", m.max_difference.to_string()),

@@ -76,6 +76,8 @@ pub fn run(a: Auto) -> Result<()> {
         .horizon(a.horizon)
         .workloads(workloads)
         .runs(a.runs);
+    let what = format!("{} items", a.items);
+    crate::limits::check("--items", &what, cfg.memory_needed())?;
     let r = hetlb_bench::auto::run(&cfg, &mut counter("runs")).map_err(super::flagged)?;
     crate::output::print_report(
         a.format,

@@ -155,6 +155,8 @@ pub fn exchange(a: Exchange) -> Result<()> {
         .iter()
         .map(|r| r.parse::<Algorithm>().context("--algorithms"))
         .collect::<Result<_>>()?;
+    let what = format!("a cube of 2^{} loads", a.dims);
+    crate::limits::check("--dims", &what, cfg.memory_needed())?;
     let report = hetlb_bench::exchange::run(&cfg, &mut counter(REPETITIONS)).map_err(flagged)?;
     let title = tables::exchange_title(&report.details);
     print_report(&report, a.format, &title, &[])
@@ -165,6 +167,8 @@ pub fn diffusion(a: Diffusion) -> Result<()> {
     let mut cfg = DiffusionConfig::default();
     (cfg.side, cfg.capacities, cfg.repeat, cfg.threads) =
         (a.side, a.capacities, a.repeat, a.threads);
+    let what = format!("a torus of {0} × {0} nodes", a.side);
+    crate::limits::check("--side", &what, cfg.memory_needed())?;
     let report = hetlb_bench::diffusion::run(&cfg, &mut counter(REPETITIONS)).map_err(flagged)?;
     let title = tables::diffusion_title(&report.details);
     print_report(&report, a.format, &title, &[])
@@ -174,6 +178,8 @@ pub fn diffusion(a: Diffusion) -> Result<()> {
 pub fn dispatch(a: Dispatch) -> Result<()> {
     let mut cfg = DispatchConfig::default();
     (cfg.tasks, cfg.repeat) = (a.tasks, a.repeat);
+    let what = format!("dispatching {} tasks", a.tasks);
+    crate::limits::check("--tasks", &what, cfg.memory_needed())?;
     let report = hetlb_bench::dispatch::run(&cfg, &mut counter(REPETITIONS)).map_err(flagged)?;
     let title = tables::dispatch_title(&report.details);
     print_report(&report, a.format, &title, &[])
@@ -183,6 +189,8 @@ pub fn dispatch(a: Dispatch) -> Result<()> {
 pub fn transmission(a: Transmission) -> Result<()> {
     let mut cfg = TransmissionConfig::default();
     (cfg.dims, cfg.max_load, cfg.repeat) = (a.dims, a.max_load, a.repeat);
+    let what = format!("planning and scheduling 2^{} nodes", a.dims);
+    crate::limits::check("--dims", &what, cfg.memory_needed())?;
     let report =
         hetlb_bench::transmission::run(&cfg, &mut counter(REPETITIONS)).map_err(flagged)?;
     let title = tables::transmission_title(&report.details);
@@ -208,6 +216,11 @@ pub fn rebalance(args: Rebalance) -> Result<()> {
     (cfg.ranks, cfg.items, cfg.calls) = (args.ranks, args.items, args.calls);
     (cfg.unit_items, cfg.runs) = (args.unit_items, args.runs);
     cfg.procs = crate::input::unique(args.procs.clone(), "--procs");
+    let what = format!(
+        "moving {} items and {} items a unit",
+        args.items, args.unit_items
+    );
+    crate::limits::check("--items", &what, cfg.memory_needed())?;
     let r = hetlb_bench::rebalance::run(&cfg, &mut counter("rebalance against floors"))
         .map_err(flagged)?;
     crate::output::print_report(

@@ -48,6 +48,11 @@ pub fn run(a: Simulator) -> Result<()> {
     (cfg.arrivals, cfg.threshold_max_dims, cfg.repeat) =
         (a.arrivals, a.threshold_max_dims, a.repeat);
     cfg.max_arrivals = a.max_arrivals;
+    crate::limits::check(
+        "--dims",
+        "keeping every simulated cube (one runs at a time)",
+        cfg.memory_needed(),
+    )?;
     let report = hetlb_bench::simulator::run(&cfg, &mut counter(REPETITIONS)).map_err(flagged)?;
     if let Some(path) = &a.plot {
         let series: Vec<Series> = KINDS

@@ -84,20 +84,16 @@ pub fn run(args: Args) -> Result<()> {
     let calibration = Calibration::measure(Duration::from_millis(50));
     let mut outcomes = Vec::new();
     for path in &args.scenarios {
-        let (scenario, sim) = prepare(path, &args)?;
+        let (scenario, sim) = prepare(path, &args, hetlb_runtime::scenario::MAX_RANKS)?;
         let work = work.unwrap_or_else(|| Work::auto(scenario.node_count()));
+        let length = scenario_length(&sim);
         let scale = args
             .time_scale
-            .unwrap_or_else(|| default_time_scale(&scenario, sim.makespan, args.target_seconds));
-        check(
-            &scenario,
-            hetlb_runtime::scenario::MAX_RANKS,
-            scale,
-            sim.makespan,
-        )
-        .map_err(|e| anyhow!("{}: {e}", path.display()))?;
+            .unwrap_or_else(|| default_time_scale(&scenario, length, args.target_seconds));
+        check(&scenario, hetlb_runtime::scenario::MAX_RANKS, scale, length)
+            .map_err(|e| anyhow!("{}: {e}", path.display()))?;
         let cfg = RealConfig::new(scale, work).timeout(Duration::from_secs_f64(args.timeout));
-        let expected = sim.makespan * scale;
+        let expected = length * scale;
         if args.time_scale.is_none() && expected > 2.0 * args.target_seconds {
             eprintln!(
                 "note: {}: tasks of at least 100 µs make this run last about {expected:.0} s, \
@@ -128,6 +124,13 @@ pub fn run(args: Args) -> Result<()> {
     present(&args, &outcomes)
 }
 
+/// How long the scenario runs, in scenario seconds, as the simulator saw it: to its last
+/// completion, or to its `end_time` when tasks were left then (whose run on real workers
+/// lasts as long).
+fn scenario_length(sim: &Report) -> f64 {
+    sim.makespan.max(sim.horizon)
+}
+
 /// `None` for `auto`.
 fn parse_work(spec: &str) -> Result<Option<Work>> {
     Ok(Some(match spec {
@@ -141,10 +144,20 @@ fn parse_work(spec: &str) -> Result<Option<Work>> {
     }))
 }
 
-/// Reads a scenario and runs the simulator on it (for the prediction and the default scale).
-fn prepare(path: &Path, args: &Args) -> Result<(Scenario, Report)> {
-    let mut scenario = Scenario::from_path_within(path, crate::limits::bytes())
+/// Reads a scenario, refuses it when the prediction or the real run would need more than
+/// --max-memory, or when it does not fit `ranks` real workers, and runs the simulator on it
+/// (for the prediction and the default scale).
+fn prepare(path: &Path, args: &Args, ranks: usize) -> Result<(Scenario, Report)> {
+    let scenario = Scenario::from_path_within(path, crate::limits::bytes())
         .map_err(|e| crate::limits::scenario_error(path, e))?;
+    crate::limits::check(
+        &path.display().to_string(),
+        "the run (every task is a queue entry of the prediction, then of the real workers)",
+        hetlb_experiments::drivers::scenario::memory_estimate(&scenario),
+    )?;
+    hetlb_runtime::scenario::check_size(&scenario, ranks)
+        .map_err(|e| anyhow!("{}: {e}", path.display()))?;
+    let mut scenario = scenario;
     let algorithm = args
         .algorithm
         .as_deref()
@@ -444,7 +457,7 @@ fn run_mpi(args: &Args, work: Option<Work>) -> Result<()> {
     let mut outcomes = Vec::new();
     for path in &args.scenarios {
         let (scenario, sim, cfg) = job.agreed((|| {
-            let (scenario, sim) = prepare(path, args)?;
+            let (scenario, sim) = prepare(path, args, usize::MAX)?;
             if scenario.node_count() != job.size() {
                 bail!(
                     "{}: nodes.count: the scenario has {} nodes but mpiexec started {} ranks \
@@ -454,10 +467,11 @@ fn run_mpi(args: &Args, work: Option<Work>) -> Result<()> {
                     job.size()
                 );
             }
-            let scale = args.time_scale.unwrap_or_else(|| {
-                default_time_scale(&scenario, sim.makespan, args.target_seconds)
-            });
-            check(&scenario, usize::MAX, scale, sim.makespan)
+            let length = scenario_length(&sim);
+            let scale = args
+                .time_scale
+                .unwrap_or_else(|| default_time_scale(&scenario, length, args.target_seconds));
+            check(&scenario, usize::MAX, scale, length)
                 .map_err(|e| anyhow!("{}: {e}", path.display()))?;
             // On MPI the ranks may be on several machines: auto means the share of this one.
             let work = work.unwrap_or_else(|| Work::auto(scenario.node_count()));
