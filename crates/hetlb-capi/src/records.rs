@@ -42,7 +42,9 @@ struct Args<'a> {
     item_size: usize,
 }
 
-/// Checks the pointers and sizes; on success the buffer wraps `*items`.
+/// Checks the pointers and sizes; on success the buffer wraps `*items`. A rank whose own
+/// arguments are wrong refuses the call, so that the others learn it at once (as
+/// `HETLB_ERR_PEER` naming this rank) instead of waiting for it.
 ///
 /// # Safety
 /// The contract of [`hetlb_rebalance`].
@@ -55,6 +57,45 @@ unsafe fn check<'a>(
 ) -> Result<Args<'a>, CapiError> {
     // SAFETY: the caller's contract.
     let b = unsafe { b.as_mut() }.ok_or(CapiError::Null("b"))?;
+    // SAFETY: the caller's contract.
+    let layout = unsafe { array_of(items, count, item_size, id_offset, b.doubt_size) };
+    let (ptr, bytes) = match layout {
+        Ok(layout) => layout,
+        Err(e) => return Err(refuse(&mut b.records, e)),
+    };
+    Ok(Args {
+        b,
+        items,
+        count,
+        // SAFETY: `*items` is NULL with no records, or a malloc'ed array of `n` records.
+        buffer: unsafe { MallocBuffer::new(ptr.cast(), bytes) },
+        item_size,
+    })
+}
+
+/// Refuses this rank's part of the call for its own argument error `e`, which it returns:
+/// the other ranks fail at once naming this rank, rather than waiting for it.
+pub(crate) fn refuse<I: hetlb_peer::Item, T: hetlb_transport::Transport>(
+    balancer: &mut hetlb_peer::Balancer<I, T>,
+    e: CapiError,
+) -> CapiError {
+    // The caller's error says what is wrong here; a failure to tell the others (a group
+    // already lost) is theirs to report.
+    let _ = balancer.refuse(&e.to_string());
+    e
+}
+
+/// The array `*items` of `*count` records: its address and length in bytes.
+///
+/// # Safety
+/// The contract of [`hetlb_rebalance`].
+unsafe fn array_of(
+    items: *mut *mut c_void,
+    count: *mut usize,
+    item_size: usize,
+    id_offset: usize,
+    doubt_size: Option<usize>,
+) -> Result<(*mut c_void, usize), CapiError> {
     if items.is_null() {
         return Err(CapiError::Null("items"));
     }
@@ -86,7 +127,7 @@ unsafe fn check<'a>(
                 "*count: {n} records of {item_size} bytes are more than an array can hold"
             ))
         })?;
-    if let Some(size) = b.doubt_size
+    if let Some(size) = doubt_size
         && size != item_size
     {
         return Err(CapiError::Invalid(format!(
@@ -94,14 +135,7 @@ unsafe fn check<'a>(
              hetlb_resolve on those records first"
         )));
     }
-    Ok(Args {
-        b,
-        items,
-        count,
-        // SAFETY: `*items` is NULL with no records, or a malloc'ed array of `n` records.
-        buffer: unsafe { MallocBuffer::new(ptr.cast(), bytes) },
-        item_size,
-    })
+    Ok((ptr, bytes))
 }
 
 /// Hands the (possibly moved) array back to the caller: `*items`, `*count`.

@@ -3,7 +3,7 @@
 
 use super::error::{ConfigError, PeerError};
 use super::faults::Fault;
-use super::options::{EntryTimeout, Options, Speeds};
+use super::options::{EntryTimeout, Options, Speeds, TOPOLOGY_FROM_GROUP};
 use hetlb_core::advice::{CostModel, Trigger};
 use hetlb_core::algorithm::Algorithm;
 use hetlb_core::routing::Routing;
@@ -296,6 +296,13 @@ impl BalancerConfig {
     /// [`PeerError::Config`] for a spec that cannot be parsed or built, or a file that cannot
     /// be read.
     pub fn topology(mut self, spec: &str) -> Result<Self, PeerError> {
+        if spec.trim() == TOPOLOGY_FROM_GROUP {
+            self.network = None;
+            self.options.topology = None;
+            self.options.topology_from_group = true;
+            return Ok(self);
+        }
+        self.options.topology_from_group = false;
         let parsed: TopologySpec = spec.trim().parse().map_err(ConfigError::TopologySpec)?;
         let network = parsed
             .build_reading(None, None, MAX_TOPOLOGY_FILE_BYTES)
@@ -309,7 +316,37 @@ impl BalancerConfig {
     pub fn network(mut self, label: impl Into<String>, network: Network) -> Self {
         self.network = Some((label.into(), network));
         self.options.topology = None;
+        self.options.topology_from_group = false;
         self
+    }
+
+    /// The configuration with `topology=mpi` resolved against `group`: the network is the
+    /// neighbourhood the application declared on the group's communicator. Unchanged when
+    /// the topology is not `mpi`.
+    ///
+    /// # Errors
+    /// [`PeerError::Config`] naming `topology` when the group's communicator has no topology
+    /// (threads never have one), or its graph is not connected.
+    pub(crate) fn on_group<G: hetlb_transport::Group>(self, group: &G) -> Result<Self, PeerError> {
+        if !self.options.topology_from_group {
+            return Ok(self);
+        }
+        let Some(graph) = group.rank_graph() else {
+            return Err(option(
+                "topology",
+                format!(
+                    "mpi: the {} group's communicator carries no topology; build it with \
+                     MPI_Cart_create, MPI_Graph_create or MPI_Dist_graph_create_adjacent, or \
+                     name the network (grid:AxB, ring:N, ...)",
+                    group.backend()
+                ),
+            ));
+        };
+        let (label, network) = crate::rank_graph::network_of(graph)
+            .map_err(|e| option("topology", format!("mpi: {e}")))?;
+        let mut config = self.network(label, network);
+        config.options.topology_from_group = true;
+        Ok(config)
     }
 
     /// Where the capacities come from.

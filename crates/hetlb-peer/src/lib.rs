@@ -66,6 +66,7 @@ mod locality;
 mod migrate;
 pub mod options;
 mod probe;
+pub mod rank_graph;
 mod report;
 mod session;
 mod shortfalls;

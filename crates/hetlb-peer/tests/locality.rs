@@ -217,3 +217,24 @@ fn records_carry_positions_at_an_offset() {
             .is_err()
     );
 }
+
+/// `topology=mpi` takes the communicator's neighbourhood; threads have none, and the
+/// balancer says so, naming the option, on every rank.
+#[test]
+fn the_communicators_topology_is_refused_on_threads() {
+    let cfg = BalancerConfig::new("dishet")
+        .unwrap()
+        .set("topology", "mpi")
+        .unwrap();
+    assert_eq!(cfg.get("topology").unwrap(), "mpi");
+    for member in threads::group(2) {
+        let e = Balancer::<u64, _>::new(&member, cfg.clone()).unwrap_err();
+        let text = e.to_string();
+        assert!(
+            text.contains("topology")
+                && text.contains("threads")
+                && text.contains("MPI_Cart_create"),
+            "{text}"
+        );
+    }
+}

@@ -21,6 +21,10 @@
 //!   call fails too, and every later call says the group lost it. At both threading levels.
 //! * `refuse` — one rank's own argument fails: it refuses the call, every other rank's call
 //!   fails at once naming it, and the next call goes ahead.
+//! * `topology` — `topology=mpi` on a 2×4 Cartesian communicator diffuses along the grid the
+//!   application declared (`mpi:cart:2x4`, the mesh's shape), every item exactly once; on
+//!   `MPI_COMM_WORLD`, which carries no topology, every rank's balancer is refused naming
+//!   `topology`.
 //! * `messages` — under `mpiexec -n 2`, `-n 4` and `-n 8`: the most messages any rank sends
 //!   and receives in a rebalance grows as `log₂ P` (the agreement's votes and decision travel
 //!   a tree rooted at rank 0 instead of between rank 0 and every rank).
@@ -55,6 +59,7 @@ fn main() -> ExitCode {
         Some("entry") => child_entry(Threading::Multiple),
         Some("entry-funneled") => child_entry(Threading::Funneled),
         Some("refuse") => child_refuse(),
+        Some("topology") => child_topology(),
         Some("messages") => child_messages(),
         _ => launcher(),
     }
@@ -72,6 +77,7 @@ fn launcher() -> ExitCode {
         ("entry", RANKS),
         ("entry-funneled", RANKS),
         ("refuse", RANKS),
+        ("topology", RANKS),
         ("messages", 2),
         ("messages", 4),
         ("messages", 8),
@@ -439,6 +445,65 @@ fn child_entry(level: Threading) -> ExitCode {
         _ => false,
     };
     check(lost, &format!("rank {rank}: {again}"));
+    world.barrier();
+    ExitCode::SUCCESS
+}
+
+fn child_topology() -> ExitCode {
+    let Some((universe, _)) = mpi::initialize_with_threading(Threading::Multiple) else {
+        return ExitCode::FAILURE;
+    };
+    let world = universe.world();
+    let rank = world.rank() as usize;
+    let cfg = || {
+        BalancerConfig::new("dishet")
+            .unwrap()
+            .topology("mpi")
+            .unwrap()
+            .timeout(Duration::from_secs(30))
+    };
+    // The world has no topology: refused, naming the option.
+    let plain = Mpi::adopt(&universe, &world);
+    let e = Balancer::<u64, _>::new(&plain, cfg()).expect_err("no topology on the world");
+    check(
+        e.to_string().contains("topology") && e.to_string().contains("MPI_Cart_create"),
+        &format!("rank {rank}: {e}"),
+    );
+    drop(plain);
+    let Some(grid) = world.create_cartesian_communicator(&[2, 4], &[false, false], false) else {
+        eprintln!("rank {rank}: no Cartesian communicator");
+        return ExitCode::FAILURE;
+    };
+    let mpi = Mpi::adopt(&universe, &grid);
+    let mut b = Balancer::<u64, _>::new(&mpi, cfg()).expect("the grid's balancer");
+    check(
+        b.topology() == "mpi:cart:2x4",
+        &format!("rank {rank}: topology {}", b.topology()),
+    );
+    // Rank 0 (a corner) holds everything.
+    let total = 800u64;
+    let mut items: Vec<u64> = if rank == 0 {
+        (0..total).collect()
+    } else {
+        Vec::new()
+    };
+    let report = b.rebalance(&mut items).expect("rebalance on the grid");
+    check(
+        report.topology == "mpi:cart:2x4",
+        "the report names the grid",
+    );
+    check(
+        exactly_once(&world, &items, total),
+        "every item exactly once",
+    );
+    // Diffusion on the mesh leaves the integer residual of its last rounds.
+    check(
+        report.imbalance_before == RANKS as f64 && report.imbalance_after <= 1.05,
+        &format!(
+            "rank {rank}: imbalance {} -> {}",
+            report.imbalance_before, report.imbalance_after
+        ),
+    );
     world.barrier();
     ExitCode::SUCCESS
 }

@@ -29,6 +29,7 @@
 //! the peer balancer's design note).
 
 mod ledger;
+mod rank_graph;
 #[cfg(feature = "simulated")]
 pub mod simulated;
 pub mod threads;
@@ -37,6 +38,7 @@ pub mod threads;
 pub mod mpi;
 
 pub use ledger::{Ledger, LedgerOutcome};
+pub use rank_graph::RankGraph;
 
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -186,6 +188,13 @@ pub trait Group {
     /// (on the simulated flavour, virtual time passes while the others run).
     fn sleep(&self, duration: Duration) {
         std::thread::sleep(duration);
+    }
+
+    /// The neighbourhood the application declared on the group's communicator (an MPI
+    /// Cartesian or graph topology), if it declared one; `None` by default (threads have
+    /// none).
+    fn rank_graph(&self) -> Option<&RankGraph> {
+        None
     }
 }
 

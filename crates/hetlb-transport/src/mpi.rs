@@ -536,6 +536,8 @@ pub struct Mpi<'u> {
     /// Tells the keeper of a shared engine to stop.
     stop_keeper: Option<Sender<()>>,
     opened: Cell<u32>,
+    /// The neighbourhood declared on the adopted communicator, if any.
+    rank_graph: Option<crate::RankGraph>,
     _universe: PhantomData<&'u mpi::environment::Universe>,
 }
 
@@ -647,6 +649,7 @@ impl Mpi<'static> {
             thread: Some(thread),
             stop_keeper,
             opened: Cell::new(0),
+            rank_graph: None,
             _universe: PhantomData,
         })
     }
@@ -716,6 +719,7 @@ impl<'u> Mpi<'u> {
     fn adopt_comm<C: Communicator>(comm: &C) -> Result<Self, TransportError> {
         let dup = raw::OwnedComm::duplicate_on_this_thread(comm)?;
         let (rank, size, local) = raw::rank_size_local(dup.get())?;
+        let rank_graph = topo::rank_graph(dup.get(), size)?;
         let engine = Engine::new(dup, size);
         let failure = Arc::clone(&engine.failure);
         let multiple = mpi::environment::threading_support() == Threading::Multiple;
@@ -740,6 +744,7 @@ impl<'u> Mpi<'u> {
             thread,
             stop_keeper,
             opened: Cell::new(0),
+            rank_graph,
             _universe: PhantomData,
         })
     }
@@ -801,6 +806,10 @@ impl<'u> Group for Mpi<'u> {
 
     fn backend(&self) -> &'static str {
         "mpi"
+    }
+
+    fn rank_graph(&self) -> Option<&crate::RankGraph> {
+        self.rank_graph.as_ref()
     }
 
     fn open<M: Message>(&self) -> Result<MpiEndpoint<'u, M>, TransportError> {
@@ -1132,6 +1141,7 @@ impl<M> Drop for MpiEndpoint<'_, M> {
 }
 
 mod raw;
+mod topo;
 
 pub use raw::{check, duplicate, duplicate_raw, recv_buffer, send_buffer};
 

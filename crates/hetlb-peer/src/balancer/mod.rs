@@ -138,6 +138,7 @@ impl<K: ItemKind, G: Group> Balancer<K, G> {
     /// the rule does not have. [`PeerError::Transport`] when the endpoint cannot be opened.
     pub fn new(group: &G, config: BalancerConfig) -> Result<Self, PeerError> {
         let size = group.size();
+        let config = config.on_group(group)?;
         let (label, network) = config.resolve(size)?;
         let fingerprint = fingerprint(&config, &label, &network, size);
         let ep = group.open::<Msg<K::Chunk>>()?;

@@ -7,7 +7,7 @@
 //!
 //! | option | values | default |
 //! |---|---|---|
-//! | `topology` | a spec: `hypercube:3`, `ring:8`, `torus:2x4`, `file:PATH`, … | by the rank count: a hypercube on a power of two; otherwise `complete:N` for the hypercube rules and `auto`, a ring for the diffusion rules |
+//! | `topology` | a spec: `hypercube:3`, `ring:8`, `torus:2x4`, `grid:2x2x2`, `file:PATH`, …, or `mpi` (the communicator's own) | by the rank count: a hypercube on a power of two; otherwise `complete:N` for the hypercube rules and `auto`, a ring for the diffusion rules |
 //! | `speeds` | `equal`, `measured`, `measured:WINDOW`, `fixed:C0,C1,…` | `equal` |
 //! | `window` | reports a measured speed is the median of, ≥ 1 | `5` |
 //! | `schedule` | `phased`, `overlap`, `pipeline` | `phased` |
@@ -44,7 +44,7 @@
 mod table;
 mod values;
 
-pub use table::{OPTIONS, OptionInfo};
+pub use table::{OPTIONS, OptionInfo, TOPOLOGY_FROM_GROUP};
 pub use values::{
     EntryTimeout, MAX_SECONDS, Speeds, check_seconds, move_cost_text, parse_bool, parse_move_cost,
     parse_rules, parse_seconds, parse_whole,
@@ -72,6 +72,10 @@ pub const DEFAULT_CHECK_BUDGET: f64 = 0.01;
 pub struct Options {
     /// The ranks' network; `None`: chosen by the rank count (see [`OPTIONS`]).
     pub topology: Option<TopologySpec>,
+    /// The ranks' network is the neighbourhood declared on the group's communicator
+    /// (`topology=mpi`: `MPI_Cart_create`, `MPI_Graph_create`,
+    /// `MPI_Dist_graph_create_adjacent`); read when the balancer is built.
+    pub topology_from_group: bool,
     /// Where the capacities the rule weighs come from.
     pub speeds: Speeds,
     /// The window of measured speeds when `speeds` is set to `measured` without one.
@@ -111,6 +115,7 @@ impl Default for Options {
     fn default() -> Self {
         Self {
             topology: None,
+            topology_from_group: false,
             speeds: Speeds::Equal,
             window: Speeds::DEFAULT_WINDOW,
             schedule: Schedule::Phased,

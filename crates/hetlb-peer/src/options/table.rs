@@ -88,22 +88,39 @@ fn parse_number(value: &str) -> Result<f64, String> {
         .map_err(|_| format!("'{value}' is not a number"))
 }
 
+/// The value of `topology` that takes the communicator's own neighbourhood.
+pub const TOPOLOGY_FROM_GROUP: &str = "mpi";
+
 /// Every option, in the order the documentation lists them.
 pub static OPTIONS: [OptionInfo; 17] = [
     OptionInfo {
         name: "topology",
-        values: "a spec: hypercube:D, ring:N, torus:RxC, mesh:RxC, complete:N, random:N:P[:SEED], file:PATH, ...",
-        doc: "The ranks' network, with as many nodes as ranks. Default: a hypercube when the \
-              rank count is a power of two; otherwise complete:N for the hypercube rules and \
-              auto (they run embedded in a cube) and a ring for the diffusion rules.",
+        values: "a spec: hypercube:D, ring:N, torus:RxC, mesh:RxC, grid:AxB[xC], complete:N, random:N:P[:SEED], file:PATH, ...; or mpi",
+        doc: "The ranks' network, with as many nodes as ranks. mpi: the neighbourhood the \
+              application declared on its communicator (MPI_Cart_create, MPI_Graph_create or \
+              MPI_Dist_graph_create_adjacent), so that load moves only between neighbouring \
+              subdomains. Default: a hypercube when the rank count is a power of two; \
+              otherwise complete:N for the hypercube rules and auto (they run embedded in a \
+              cube) and a ring for the diffusion rules.",
         set: |o, v| {
+            if v.trim() == TOPOLOGY_FROM_GROUP {
+                o.topology = None;
+                o.topology_from_group = true;
+                return Ok(());
+            }
             o.topology = Some(
                 v.parse()
                     .map_err(|e: hetlb_core::topology::SpecError| e.to_string())?,
             );
+            o.topology_from_group = false;
             Ok(())
         },
-        get: |o| o.topology.as_ref().map(ToString::to_string),
+        get: |o| {
+            if o.topology_from_group {
+                return Some(TOPOLOGY_FROM_GROUP.to_string());
+            }
+            o.topology.as_ref().map(ToString::to_string)
+        },
         check: ok,
     },
     OptionInfo {
