@@ -31,6 +31,9 @@ module hetlb
     real(c_double) :: imbalance_before = 0, imbalance_after = 0
     integer(c_int64_t) :: items_sent = 0, items_received = 0, bytes_sent = 0
     real(c_double) :: seconds = 0
+    !> With the option coords: how scattered the ranks' regions were before and after the
+    !> call (NaN without positions).
+    real(c_double) :: spread_before = 0, spread_after = 0
   end type hetlb_report
 
   public :: hetlb_version, hetlb_last_error, hetlb_balance
@@ -38,7 +41,7 @@ module hetlb
   public :: hetlb_balancer_free, hetlb_alloc, hetlb_free, hetlb_balancer_rank
   ! The two-step form (C names and arguments; callbacks by c_funloc of bind(c) procedures,
   ! local indices from 0 as in C).
-  public :: hetlb_plan_create, hetlb_plan_exports, hetlb_plan_imports, hetlb_migrate
+  public :: hetlb_plan_create, hetlb_plan_create_at, hetlb_plan_exports, hetlb_plan_imports, hetlb_migrate
   public :: hetlb_balancer_advise
   public :: hetlb_plan_free
 
@@ -151,6 +154,19 @@ module hetlb
       type(c_ptr), intent(out) :: plan
       integer(c_int) :: rc
     end function hetlb_plan_create
+
+    !> hetlb_plan_create for items with positions: coords is c_loc of n*dim real(c_double)
+    !> values, item after item (dim 1 to 3), or c_null_ptr with dim 0.
+    function hetlb_plan_create_at(b, n, loads, coords, dim, plan) &
+        bind(c, name='hetlb_plan_create_at') result(rc)
+      import :: c_ptr, c_size_t, c_int
+      type(c_ptr), value :: b
+      integer(c_size_t), value :: n
+      type(c_ptr), value :: loads, coords
+      integer(c_size_t), value :: dim
+      type(c_ptr), intent(out) :: plan
+      integer(c_int) :: rc
+    end function hetlb_plan_create_at
 
     !> The exports: n items leave; local_index and dest_rank point to n values each
     !> (integer(c_size_t) and integer(c_int); view them with c_f_pointer).

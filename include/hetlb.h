@@ -139,6 +139,16 @@ typedef struct hetlb_report {
    * Seconds the call took on this rank.
    */
   double seconds;
+  /**
+   * How scattered the ranks' regions were before the call, with the option `coords`: the
+   * worst rank's RMS distance of its records from their centroid over that of all records
+   * from theirs (1: as scattered as a random assignment; NaN without positions).
+   */
+  double spread_before;
+  /**
+   * The same after the call.
+   */
+  double spread_after;
 } hetlb_report;
 #endif
 
@@ -411,6 +421,26 @@ int hetlb_plan_create(struct hetlb_balancer *b,
                       size_t n,
                       const uint64_t *loads,
                       struct hetlb_plan **out);
+#endif
+
+#if defined(HETLB_MPI)
+/**
+ * `hetlb_plan_create` for items with positions: `coords` holds `dim` doubles (1 to 3) per
+ * item, item after item (`coords[i*dim + k]`), and the plan keeps subdomains compact as
+ * `hetlb_rebalance` does with the option `coords` (the items nearest the receiving rank's
+ * region go; direct plans pair the nearest regions first). `coords` NULL (with `dim` 0) is
+ * `hetlb_plan_create`. A position that is not finite is refused (`HETLB_ERR_PLAN`), and
+ * every other rank's call fails at once naming this rank.
+ *
+ * # Safety
+ * As `hetlb_plan_create`; `coords` is NULL or points to `n * dim` values.
+ */
+int hetlb_plan_create_at(struct hetlb_balancer *b,
+                         size_t n,
+                         const uint64_t *loads,
+                         const double *coords,
+                         size_t dim,
+                         struct hetlb_plan **out);
 #endif
 
 #if defined(HETLB_MPI)

@@ -28,6 +28,8 @@ pub struct hetlb_balancer {
     pub(crate) doubt_size: Option<usize>,
     /// Plans made so far (the next plan's serial): every rank makes them in the same order.
     pub(crate) plan_serial: u64,
+    /// Where each record of `hetlb_rebalance` keeps its position (option `coords`).
+    pub(crate) coords: Option<options::Coords>,
     pub(crate) mpi: Mpi<'static>,
     /// hetlb's duplicate of the application's communicator for the two-step form's
     /// collectives (counts and payloads of `hetlb_migrate`).
@@ -98,8 +100,9 @@ pub unsafe extern "C" fn hetlb_balancer_create(
         unsafe { *out = std::ptr::null_mut() };
         // SAFETY: the caller's contract.
         let (rule, options) = unsafe { (req_str(rule, "rule")?, opt_str(options, "options")?) };
-        let config = options::config(rule, options)?;
-        let b = create(comm, config)?;
+        let (config, coords) = options::config(rule, options)?;
+        let mut b = create(comm, config)?;
+        b.coords = coords;
         // SAFETY: as above.
         unsafe { *out = Box::into_raw(Box::new(b)) };
         Ok(())
@@ -176,6 +179,7 @@ fn create(comm: MPI_Comm, config: hetlb_peer::BalancerConfig) -> Result<hetlb_ba
         plans,
         doubt_size: None,
         plan_serial: 0,
+        coords: None,
         mpi,
         comm,
     })

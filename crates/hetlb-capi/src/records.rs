@@ -27,6 +27,12 @@ pub struct hetlb_report {
     pub bytes_sent: u64,
     /// Seconds the call took on this rank.
     pub seconds: f64,
+    /// How scattered the ranks' regions were before the call, with the option `coords`: the
+    /// worst rank's RMS distance of its records from their centroid over that of all records
+    /// from theirs (1: as scattered as a random assignment; NaN without positions).
+    pub spread_before: f64,
+    /// The same after the call.
+    pub spread_after: f64,
 }
 
 /// A record's load, from the application: `load_of(record, ctx)`.
@@ -75,10 +81,7 @@ unsafe fn check<'a>(
 
 /// Refuses this rank's part of the call for its own argument error `e`, which it returns:
 /// the other ranks fail at once naming this rank, rather than waiting for it.
-pub(crate) fn refuse<I: hetlb_peer::Item, T: hetlb_transport::Transport>(
-    balancer: &mut hetlb_peer::Balancer<I, T>,
-    e: CapiError,
-) -> CapiError {
+pub(crate) fn refuse(balancer: &mut RecordsBalancer, e: CapiError) -> CapiError {
     // The caller's error says what is wrong here; a failure to tell the others (a group
     // already lost) is theirs to report.
     let _ = balancer.refuse(&e.to_string());
@@ -204,6 +207,8 @@ pub unsafe extern "C" fn hetlb_rebalance(
                         items_received: r.items_received,
                         bytes_sent: r.bytes_sent,
                         seconds: start.elapsed().as_secs_f64(),
+                        spread_before: r.spread_before.unwrap_or(f64::NAN),
+                        spread_after: r.spread_after.unwrap_or(f64::NAN),
                     };
                 }
                 Ok(())
@@ -246,7 +251,8 @@ pub unsafe extern "C" fn hetlb_resolve(
     })
 }
 
-type RecordsBalancer = hetlb_peer::Balancer<hetlb_peer::Bytes, hetlb_transport::mpi::Mpi<'static>>;
+pub(crate) type RecordsBalancer =
+    hetlb_peer::Balancer<hetlb_peer::Bytes, hetlb_transport::mpi::Mpi<'static>>;
 
 /// Runs `f` on the balancer and the records (weighed by `load_of` when given).
 fn with_records<R>(
@@ -264,12 +270,23 @@ fn with_records<R>(
         Some(f) => unsafe { f(r.as_ptr().cast(), ctx) },
         None => 1,
     };
-    let records = Records::new(&mut a.buffer, a.item_size, id_offset).map_err(|source| {
-        hetlb_peer::ConfigError::Records {
-            argument: None,
-            source,
+    let records = Records::new(&mut a.buffer, a.item_size, id_offset);
+    let records = match (records, a.b.coords) {
+        (Ok(r), Some(c)) => r.with_positions(c.offset, c.dim),
+        (records, _) => records,
+    };
+    let records = match records {
+        Ok(records) => records,
+        Err(source) => {
+            let e = hetlb_peer::PeerError::from(hetlb_peer::ConfigError::Records {
+                argument: None,
+                source,
+            });
+            // This rank's own layout is wrong: the others learn it at once.
+            let _ = a.b.records.refuse(&e.to_string());
+            return Err(e);
         }
-    })?;
+    };
     let mut records = if load_of.is_some() {
         records.with_loads(&weigh)
     } else {

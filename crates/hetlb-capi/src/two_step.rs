@@ -20,7 +20,7 @@ use hetlb_peer::{PeerError, Records};
 use mpi::topology::SimpleCommunicator;
 use std::ffi::{c_int, c_void};
 
-/// Bytes of one proxy: local index, owner rank, load.
+/// Bytes of one proxy: local index, owner rank, load (then the item's coordinates, if any).
 const PROXY: usize = 24;
 
 /// A plan made by `hetlb_plan_create`, opaque to C; freed by `hetlb_plan_free`.
@@ -68,6 +68,28 @@ pub unsafe extern "C" fn hetlb_plan_create(
     loads: *const u64,
     out: *mut *mut hetlb_plan,
 ) -> c_int {
+    // SAFETY: the caller's contract (no coordinates).
+    unsafe { hetlb_plan_create_at(b, n, loads, std::ptr::null(), 0, out) }
+}
+
+/// `hetlb_plan_create` for items with positions: `coords` holds `dim` doubles (1 to 3) per
+/// item, item after item (`coords[i*dim + k]`), and the plan keeps subdomains compact as
+/// `hetlb_rebalance` does with the option `coords` (the items nearest the receiving rank's
+/// region go; direct plans pair the nearest regions first). `coords` NULL (with `dim` 0) is
+/// `hetlb_plan_create`. A position that is not finite is refused (`HETLB_ERR_PLAN`), and
+/// every other rank's call fails at once naming this rank.
+///
+/// # Safety
+/// As `hetlb_plan_create`; `coords` is NULL or points to `n * dim` values.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn hetlb_plan_create_at(
+    b: *mut hetlb_balancer,
+    n: usize,
+    loads: *const u64,
+    coords: *const f64,
+    dim: usize,
+    out: *mut *mut hetlb_plan,
+) -> c_int {
     guard(|| {
         if out.is_null() {
             return Err(CapiError::Null("out"));
@@ -77,18 +99,58 @@ pub unsafe extern "C" fn hetlb_plan_create(
         // SAFETY: the contract.
         let b = unsafe { b.as_mut() }.ok_or(CapiError::Null("b"))?;
         // SAFETY: the contract.
-        let loads = unsafe { opt_slice(loads, n, "loads") }?;
-        let plan = make_plan(b, n, loads)?;
+        let args = unsafe { plan_arguments(n, loads, coords, dim) };
+        let (loads, coords) = match args {
+            Ok(args) => args,
+            // This rank's own arguments are wrong: the others learn it at once.
+            Err(e) => return Err(crate::records::refuse(&mut b.plans, e)),
+        };
+        let plan = make_plan(b, n, loads, coords)?;
         // SAFETY: writable.
         unsafe { *out = Box::into_raw(Box::new(plan)) };
         Ok(())
     })
 }
 
+/// The items' coordinates, item after item, and how many each has.
+type Positions<'a> = (&'a [f64], usize);
+
+/// The loads and the coordinates of a plan's items, checked.
+///
+/// # Safety
+/// `loads` is NULL or points to `n` values; `coords` NULL or to `n * dim`.
+unsafe fn plan_arguments<'a>(
+    n: usize,
+    loads: *const u64,
+    coords: *const f64,
+    dim: usize,
+) -> Result<(Option<&'a [u64]>, Option<Positions<'a>>), CapiError> {
+    // SAFETY: the contract.
+    let loads = unsafe { opt_slice(loads, n, "loads") }?;
+    if coords.is_null() {
+        if dim != 0 {
+            return Err(CapiError::Null("coords (with dim > 0)"));
+        }
+        return Ok((loads, None));
+    }
+    if !(1..=3).contains(&dim) {
+        return Err(CapiError::Invalid(format!(
+            "dim: {dim} coordinates per item (1, 2 or 3)"
+        )));
+    }
+    let values = n
+        .checked_mul(dim)
+        .ok_or_else(|| CapiError::Invalid(format!("n: {n} items of {dim} coordinates overflow")))?;
+    // SAFETY: the contract.
+    let coords = unsafe { opt_slice(coords, values, "coords") }?;
+    Ok((loads, coords.map(|c| (c, dim))))
+}
+
 fn make_plan(
     b: &mut hetlb_balancer,
     n: usize,
     loads: Option<&[u64]>,
+    coords: Option<Positions<'_>>,
 ) -> Result<hetlb_plan, CapiError> {
     let (me, ranks) = (b.rank(), b.size());
     // A plan whose outcome was in doubt has no items to give back: settle it on an empty
@@ -99,8 +161,10 @@ fn make_plan(
             Records::new(&mut scratch, PROXY, 0).map_err(|e| CapiError::Internal(e.to_string()))?;
         b.plans.resolve(&mut r).map_err(|e| plan_error(&e))?;
     }
+    let dim = coords.map_or(0, |c| c.1);
+    let proxy = PROXY + 8 * dim;
     let bytes = n
-        .checked_mul(PROXY)
+        .checked_mul(proxy)
         .filter(|&b| isize::try_from(b).is_ok())
         .ok_or_else(|| CapiError::Invalid(format!("n: {n} items overflow")))?;
     let mut proxies: Vec<u8> = Vec::new();
@@ -112,10 +176,22 @@ fn make_plan(
         for w in [i as u64, me as u64, load] {
             proxies.extend_from_slice(&w.to_ne_bytes());
         }
+        if let Some((c, dim)) = coords {
+            for x in &c[i * dim..(i + 1) * dim] {
+                proxies.extend_from_slice(&x.to_ne_bytes());
+            }
+        }
     }
     let weigh = |r: &[u8]| word(r, 2);
     let records =
-        Records::new(&mut proxies, PROXY, 0).map_err(|e| CapiError::Internal(e.to_string()))?;
+        Records::new(&mut proxies, proxy, 0).map_err(|e| CapiError::Internal(e.to_string()))?;
+    let records = if dim > 0 {
+        records
+            .with_positions(PROXY, dim)
+            .map_err(|e| CapiError::Internal(e.to_string()))?
+    } else {
+        records
+    };
     let mut records = if loads.is_some() {
         records.with_loads(&weigh)
     } else {
@@ -127,7 +203,7 @@ fn make_plan(
     // Tell every owner which of its items this rank now holds.
     let mut held_of: Vec<Vec<u8>> = vec![Vec::new(); ranks];
     let mut import_counts = vec![0usize; ranks];
-    for r in proxies.chunks_exact(PROXY) {
+    for r in proxies.chunks_exact(proxy) {
         let owner = usize::try_from(word(r, 1)).unwrap_or(usize::MAX);
         if owner >= ranks {
             return Err(CapiError::Internal(format!("a proxy of rank {owner}")));

@@ -84,6 +84,14 @@ impl<'a, S: Store> Holdings<'a, S> {
 
     /// Counts the positions of the `n` first items of chunk `c` in (`sign` 1) or out (−1).
     fn count_positions(&mut self, c: &S::Chunk, sign: f64) {
+        // A rank that held nothing learns that items give positions from the first it gets.
+        if self.moments.is_none()
+            && sign > 0.0
+            && self.own.chunk_len(c) > 0
+            && self.own.chunk_position(c, 0).is_some()
+        {
+            self.moments = Some(Moments::default());
+        }
         let Some(m) = &mut self.moments else { return };
         for i in 0..self.own.chunk_len(c) {
             if let Some(p) = self.own.chunk_position(c, i) {

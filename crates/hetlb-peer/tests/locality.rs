@@ -238,3 +238,57 @@ fn the_communicators_topology_is_refused_on_threads() {
         );
     }
 }
+
+/// One rank holds a whole segment: the others each receive a piece of it, so every region
+/// is compact afterwards (records carrying their coordinate as a double at byte 0).
+#[test]
+fn a_segment_held_by_one_rank_is_cut_into_pieces() {
+    const N: u64 = 2000;
+    let handles: Vec<_> = threads::group(RANKS)
+        .into_iter()
+        .enumerate()
+        .map(|(rank, member)| {
+            std::thread::spawn(move || {
+                let mut bytes: Vec<u8> = Vec::new();
+                if rank == 0 {
+                    for id in 0..N {
+                        bytes.extend_from_slice(&(id as f64).to_ne_bytes());
+                        bytes.extend_from_slice(&id.to_ne_bytes());
+                    }
+                }
+                let cfg = BalancerConfig::new("dishet")
+                    .unwrap()
+                    .routing(Routing::Direct);
+                let mut b: Balancer<Bytes, _> = Balancer::new(&member, cfg).unwrap();
+                let mut records = Records::new(&mut bytes, 16, 8)
+                    .unwrap()
+                    .with_positions(0, 1)
+                    .unwrap();
+                let report = b.rebalance(&mut records).unwrap();
+                let xs: Vec<f64> = bytes
+                    .chunks_exact(16)
+                    .map(|r| f64::from_ne_bytes(r[..8].try_into().unwrap()))
+                    .collect();
+                (report, xs)
+            })
+        })
+        .collect();
+    let out: Vec<(Report, Vec<f64>)> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+    let total: usize = out.iter().map(|(_, xs)| xs.len()).sum();
+    assert_eq!(total as u64, N);
+    let r = &out[0].0;
+    assert!((r.spread_before.unwrap() - 1.0).abs() < 1e-9);
+    let after = r.spread_after.unwrap();
+    // Four contiguous quarters give 0.25.
+    assert!(
+        after < 0.3,
+        "spread after {after}: {:?}",
+        out.iter()
+            .map(|(_, xs)| (
+                xs.len(),
+                xs.iter().cloned().fold(f64::MAX, f64::min),
+                xs.iter().cloned().fold(f64::MIN, f64::max)
+            ))
+            .collect::<Vec<_>>()
+    );
+}

@@ -613,7 +613,7 @@ static void test_extreme_sizes(hetlb_balancer *b) {
  * judge it stopped and the call is rolled back everywhere: every rank gets HETLB_ERR_PEER,
  * keeps exactly its records, and the message says so. On a machine so loaded that the others
  * do not judge it within the sleep, the call succeeds instead; either way every record is
- * held exactly once, and the next call succeeds. */
+ * held exactly once. */
 static void test_peer_failure(void) {
     if (size < 2) return;
     hetlb_balancer *b = NULL;
@@ -637,9 +637,87 @@ static void test_peer_failure(void) {
         CHECK(strstr(hetlb_last_error(), "rank 1") != NULL, "the message names rank 1");
     }
     check_exactly_once(items, count, n0, "after a peer failure");
-    EXPECT(hetlb_rebalance(b, &items, &count, sizeof(record), 8, NULL, NULL, NULL), HETLB_OK);
+    /* A group that judged a rank failed cannot balance any more: every later call says so
+     * (HETLB_ERR_PEER) and keeps the records; a call that went ahead leaves the group whole. */
+    before = count;
+    rc = hetlb_rebalance(b, &items, &count, sizeof(record), 8, NULL, NULL, NULL);
+    if (all_peer) {
+        EXPECT(rc, HETLB_ERR_PEER);
+        CHECK(strstr(hetlb_last_error(), "cannot balance any more") != NULL, "the group is lost");
+        CHECK(count == before, "a lost group keeps every record");
+    } else {
+        EXPECT(rc, HETLB_OK);
+    }
     check_exactly_once(items, count, n0, "after the next call");
     if (rank == 0) printf("test_api: the late rank was %s\n", all_peer ? "judged stopped" : "in time");
+    free(items);
+    hetlb_balancer_free(b);
+}
+
+/* A bad argument on one rank only: that rank refuses the call and the others fail at once
+ * (HETLB_ERR_PEER naming it) instead of waiting for it; the next call goes ahead. */
+static void test_refusal(hetlb_balancer *b) {
+    if (size < 2) return;
+    const size_t n0 = 400;
+    size_t count = rank == 0 ? n0 : 0;
+    void *items = make_records(count, 0);
+    double start = MPI_Wtime();
+    int rc = hetlb_rebalance(b, &items, &count, sizeof(record), rank == 1 ? 57 : 8, NULL, NULL,
+                             NULL);
+    if (rank == 1) {
+        EXPECT(rc, HETLB_ERR_INVALID);
+        CHECK(strstr(hetlb_last_error(), "id_offset") != NULL, "its own error");
+    } else {
+        EXPECT(rc, HETLB_ERR_PEER);
+        CHECK(strstr(hetlb_last_error(), "rank 1") != NULL, "the refusing rank named");
+        CHECK(strstr(hetlb_last_error(), "id_offset") != NULL, "and its reason");
+        CHECK(MPI_Wtime() - start < 5.0, "at once, not after the timeout");
+    }
+    CHECK(count == (rank == 0 ? n0 : 0), "a refused call keeps every record");
+    EXPECT(hetlb_rebalance(b, &items, &count, sizeof(record), 8, NULL, NULL, NULL), HETLB_OK);
+    check_exactly_once(items, count, n0, "after a refusal");
+    free(items);
+}
+
+/* Records with positions (the option coords=0:1, the double x at byte 0): rank 0 holds the
+ * segment [0, n0) and gives each rank a piece; the report's spread falls. */
+static void test_coords(void) {
+    if (size < 2) return;
+    hetlb_balancer *b = NULL;
+    EXPECT(hetlb_balancer_create(MPI_COMM_WORLD, "dishet", "routing=direct;coords=0:1", &b),
+           HETLB_OK);
+    hetlb_balancer *bad = NULL;
+    EXPECT(hetlb_balancer_create(MPI_COMM_WORLD, "dishet", "coords=0:4", &bad),
+           HETLB_ERR_INVALID);
+    CHECK(strstr(hetlb_last_error(), "coords") != NULL, "the option named");
+    if (!b) return;
+    const size_t n0 = 2000;
+    size_t count = rank == 0 ? n0 : 0;
+    void *items = make_records(count, 0);
+    hetlb_report report;
+    memset(&report, 0, sizeof report);
+    EXPECT(hetlb_rebalance(b, &items, &count, sizeof(record), 8, NULL, NULL, &report), HETLB_OK);
+    check_exactly_once(items, count, n0, "positioned records");
+    CHECK(report.spread_before > 0.99, "one rank held everything: %g", report.spread_before);
+    CHECK(report.spread_after < report.spread_before, "the spread falls: %g -> %g",
+          report.spread_before, report.spread_after);
+    /* The two-step form with coordinates. */
+    double *xs = count ? malloc(count * sizeof(double)) : NULL;
+    for (size_t i = 0; i < count; i++) xs[i] = ((record *)items)[i].x;
+    hetlb_plan *p = NULL;
+    EXPECT(hetlb_plan_create_at(b, count, NULL, xs, 1, &p), HETLB_OK);
+    if (p) {
+        size_t nexp = 0;
+        const size_t *idx = NULL;
+        const int *dest = NULL;
+        EXPECT(hetlb_plan_exports(p, &nexp, &idx, &dest), HETLB_OK);
+        CHECK(nexp == 0, "a balanced start exports nothing: %zu", nexp);
+        hetlb_plan_free(p);
+        p = NULL;
+    }
+    EXPECT(hetlb_plan_create_at(b, count, NULL, xs, 4, &p), HETLB_ERR_INVALID);
+    CHECK(p == NULL, "no plan after an error");
+    free(xs);
     free(items);
     hetlb_balancer_free(b);
 }
@@ -657,8 +735,10 @@ int main(int argc, char **argv) {
         test_two_step(b);
         test_two_step_empty_ranks(b);
         test_extreme_sizes(b);
+        test_refusal(b);
         hetlb_balancer_free(b);
     }
+    test_coords();
     test_peer_failure();
     int all = 0;
     MPI_Allreduce(&failures, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
