@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import math
 import pickle
 import weakref
-from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple, Union
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -59,7 +60,9 @@ class RebalanceReport:
         ``seconds_per_byte`` the prediction used: configured, or learned), outcome (how
         the previous move's prediction turned out, measured at this call: predicted and
         measured gain per iteration, iteration seconds before and after, predicted and
-        measured move seconds; None when there is none).
+        measured move seconds; None when there is none), spread_before and spread_after
+        (with ``coords``: each rank's RMS distance of its items from their centroid over that
+        of all items, 1 for a random assignment; None without positions).
     """
 
     epoch: int
@@ -107,6 +110,8 @@ class RebalanceReport:
     routing: str
     cost_model: Dict[str, float]
     outcome: Optional[Dict[str, Any]]
+    spread_before: Optional[float]
+    spread_after: Optional[float]
 
     def __init__(self, fields: Dict[str, Any]) -> None:
         self._fields = dict(fields)
@@ -371,7 +376,10 @@ class Balancer:
         return _json_loads(self._n().advise(loads))
 
     def rebalance(
-        self, items: List[Any], load: Optional[Callable[[Any], int]] = None
+        self,
+        items: List[Any],
+        load: Optional[Callable[[Any], int]] = None,
+        coords: Optional[Callable[[Any], Sequence[float]]] = None,
     ) -> RebalanceReport:
         """Moves picklable ``items`` between ranks so that every rank's load follows the
         rule. Collective. ``items`` is changed in place: this rank's kept items in their
@@ -381,12 +389,20 @@ class Balancer:
             items: a list of picklable objects.
             load: ``None`` (one unit each) or a callable giving an item's load, a
                 non-negative integer.
+            coords: ``None``, or a callable giving an item's position: 1 to 3 finite floats
+                (the same count for every item). Items then move as regions: a rank sends
+                the items lying furthest towards the receiver's region, so each rank's items
+                stay compact (the report's ``spread_before`` and ``spread_after``).
 
         Raises:
             PeerError / PeerTimeoutError: a peer failed; ``failed_rank`` names it and
                 ``holding`` says what this rank holds (``"before"``: exactly its items before
                 the call, the list unchanged).
-            InvalidInputError, InvalidTypeError: a bad load, or not a list.
+            InvalidInputError, InvalidTypeError: a bad load or position, or not a list.
+
+        Example:
+            >>> b = hetlb.Balancer(MPI.COMM_WORLD, "dishet", routing="direct")
+            >>> b.rebalance(particles, coords=lambda p: (p.x, p.y))
         """
         with self._refusing(rows=False):
             if not isinstance(items, list):
@@ -401,7 +417,15 @@ class Balancer:
                         f"items: item {i} cannot be pickled ({e})"
                     ) from None
                 packed.append((data, w))
-        layout, report, error = self._n().rebalance_packed(packed)
+            positions = None
+            if coords is not None:
+                positions = [_position(coords(it), i) for i, it in enumerate(items)]
+                dims = {len(p) for p in positions}
+                if len(dims) > 1:
+                    raise InvalidInputError(
+                        f"coords: items give {sorted(dims)} coordinates; every item the same"
+                    )
+        layout, report, error = self._n().rebalance_packed(packed, positions)
         if error is None or _in_doubt(error):
             items[:] = [items[x] if isinstance(x, int) else pickle.loads(x) for x in layout]
         if error is not None:
@@ -410,7 +434,10 @@ class Balancer:
         return RebalanceReport(_json_loads(report))
 
     def rebalance_array(
-        self, arr: np.ndarray, load: Union[None, np.ndarray, Callable[[np.ndarray], Any]] = None
+        self,
+        arr: np.ndarray,
+        load: Union[None, np.ndarray, Callable[[np.ndarray], Any]] = None,
+        coords: Union[None, np.ndarray, Callable[[np.ndarray], Any]] = None,
     ) -> Tuple[np.ndarray, RebalanceReport]:
         """Moves the rows of ``arr`` between ranks as bytes. Collective. Returns the rows this
         rank holds now (a new array of the same dtype and row shape: kept rows in their
@@ -421,10 +448,18 @@ class Balancer:
                 ``arr[i]`` is one item. Every rank must use the same dtype and row shape.
             load: ``None`` (one unit per row), an integer array of one load per row, or a
                 callable taking ``arr`` and returning that array.
+            coords: ``None``, an ``(n, d)`` float array of the rows' positions (``d`` = 1, 2
+                or 3; a 1-D array is ``d`` = 1), or a callable taking ``arr`` and returning
+                it. Rows then move as regions, keeping each rank's rows compact.
 
         Raises:
             As :meth:`rebalance`. On a failure with ``holding == "before"`` this rank holds
             exactly ``arr``.
+
+        Example:
+            >>> rows, report = b.rebalance_array(particles, coords=lambda a: a[["x", "y"]])
+            >>> report.spread_after <= report.spread_before
+            True
         """
         with self._refusing(rows=True):
             if not isinstance(arr, np.ndarray):
@@ -447,11 +482,14 @@ class Balancer:
                     loads = loads_array(values, "load")
                 if loads.shape[0] != n:
                     raise InvalidInputError(f"load: {loads.shape[0]} loads given for {n} rows")
+            positions = None
+            if coords is not None:
+                positions = _positions_array(coords(arr) if callable(coords) else coords, n)
         row_shape = arr.shape[1:]
         flat = np.ascontiguousarray(arr).reshape(n, -1).view(np.uint8).reshape(n, -1) if n else np.zeros(
             (0, arr.dtype.itemsize * int(np.prod(row_shape, dtype=np.int64))), dtype=np.uint8
         )
-        rows, report, error = self._n().rebalance_rows(flat, loads)
+        rows, report, error = self._n().rebalance_rows(flat, loads, positions)
         if error is not None:
             if isinstance(error, PeerError) and _in_doubt(error):
                 error.held = _unflatten(rows, arr.dtype, row_shape)
@@ -508,6 +546,45 @@ class Balancer:
         if self.closed:
             return "Balancer(closed)"
         return f"Balancer(rank {self.rank} of {self.size}, {self.topology})"
+
+
+def _position(value: Any, i: int) -> List[float]:
+    """One item's position from a ``coords`` callable: 1 to 3 finite floats."""
+    try:
+        at = [float(x) for x in value]
+    except TypeError:
+        raise InvalidTypeError(
+            f"coords of item {i}: expected 1 to 3 numbers, not {type(value).__name__}"
+        ) from None
+    except ValueError as e:
+        raise InvalidInputError(f"coords of item {i}: {e}") from None
+    if not 1 <= len(at) <= 3:
+        raise InvalidInputError(f"coords of item {i}: {len(at)} coordinates (1, 2 or 3)")
+    if not all(math.isfinite(x) for x in at):
+        raise InvalidInputError(f"coords of item {i}: {at} is not finite")
+    return at
+
+
+def _positions_array(value: Any, n: int) -> np.ndarray:
+    """The rows' positions as a C-contiguous ``(n, d)`` float64 array, checked."""
+    if isinstance(value, np.ndarray) and value.dtype.names is not None:
+        # A structured selection such as arr[["x", "y"]]: its fields side by side.
+        value = np.stack([value[f].astype(np.float64) for f in value.dtype.names], axis=-1)
+    try:
+        at = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError) as e:
+        raise InvalidTypeError(f"coords: not an array of floats ({e})") from None
+    if at.ndim == 1:
+        at = at.reshape(-1, 1)
+    if at.ndim != 2 or at.shape[0] != n or not 1 <= at.shape[1] <= 3:
+        raise InvalidInputError(
+            f"coords: an array of shape {at.shape} for {n} rows (expected ({n}, d), d = 1, 2 or 3)"
+        )
+    finite = np.isfinite(at).all(axis=1)
+    if not finite.all():
+        bad = int(np.argmin(finite))
+        raise InvalidInputError(f"coords: row {bad} ({at[bad].tolist()}) is not finite")
+    return np.ascontiguousarray(at)
 
 
 def _in_doubt(error: BaseException) -> bool:

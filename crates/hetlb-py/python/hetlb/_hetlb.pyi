@@ -158,11 +158,16 @@ class NativeBalancer:
     def advise(self, loads: List[int]) -> str:
         """What a rebalance would do now, as JSON; moves nothing. Collective."""
     def rebalance_packed(
-        self, items: List[Tuple[bytes, int]]
+        self,
+        items: List[Tuple[bytes, int]],
+        positions: Optional[List[List[float]]] = None,
     ) -> Tuple[List[Union[int, bytes]], Optional[str], Optional[HetlbError]]:
         """Rebalances pickled items: ``(layout, report_json, error)``. Collective."""
     def rebalance_rows(
-        self, rows: npt.NDArray[np.uint8], loads: Optional[npt.NDArray[np.uint64]] = None
+        self,
+        rows: npt.NDArray[np.uint8],
+        loads: Optional[npt.NDArray[np.uint64]] = None,
+        coords: Optional[npt.NDArray[np.float64]] = None,
     ) -> Tuple[npt.NDArray[np.uint8], Optional[str], Optional[HetlbError]]:
         """Rebalances the rows of a 2-D ``uint8`` array: ``(rows, report_json, error)``.
         Collective."""

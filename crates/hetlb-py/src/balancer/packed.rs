@@ -16,6 +16,8 @@ pub struct Packed {
     /// The item's bytes.
     #[serde(with = "bytes_field")]
     pub data: Vec<u8>,
+    /// The item's position, when the caller gave coordinates (unused ones 0).
+    pub at: Option<[f64; 3]>,
 }
 
 impl hetlb_peer::Item for Packed {
@@ -24,6 +26,9 @@ impl hetlb_peer::Item for Packed {
     }
     fn load(&self) -> u64 {
         self.load
+    }
+    fn position(&self) -> Option<[f64; 3]> {
+        self.at
     }
 }
 

@@ -75,8 +75,18 @@ fn packed(rank: usize, items: impl IntoIterator<Item = (Vec<u8>, u64)>) -> Vec<P
             id: id_of(rank, i),
             load,
             data,
+            at: None,
         })
         .collect()
+}
+
+/// A position of 1 to 3 coordinates, padded with zeros.
+fn position_of(coords: &[f64]) -> [f64; 3] {
+    let mut at = [0.0; 3];
+    for (a, c) in at.iter_mut().zip(coords) {
+        *a = *c;
+    }
+    at
 }
 
 /// Refuses more items than a rank can number (`what`: the argument, and what it holds).
@@ -254,16 +264,33 @@ impl NativeBalancer {
     /// Rebalances pickled items: `items` are `(bytes, load)` pairs. Returns
     /// `(layout, report_json, error)`: what this rank holds now (an index into `items` for
     /// an item it kept, the bytes of an item it received), and the report or the error.
+    #[pyo3(signature = (items, positions=None))]
     fn rebalance_packed<'py>(
         &mut self,
         py: Python<'py>,
         items: Vec<(Vec<u8>, u64)>,
+        positions: Option<Vec<Vec<f64>>>,
     ) -> Result<Outcome<Bound<'py, PyList>>> {
         if let Err(e) = check_count(items.len(), "items: too many items") {
             return self.refusing(py, false, e);
         }
+        if let Some(p) = &positions
+            && p.len() != items.len()
+        {
+            let e = InvalidInputError::new_err(format!(
+                "coords: {} positions given for {} items",
+                p.len(),
+                items.len()
+            ));
+            return self.refusing(py, false, e.into());
+        }
         let rank = self.rank;
         let mut items = packed(rank, items);
+        if let Some(p) = positions {
+            for (item, at) in items.iter_mut().zip(p) {
+                item.at = Some(position_of(&at));
+            }
+        }
         let result = self.detached(py, |live| live.balancer.rebalance(&mut items))?;
         let layout = PyList::empty(py);
         for p in items {
@@ -281,12 +308,13 @@ impl NativeBalancer {
     /// (`peer::Records`): each row with an 8-byte id (and its load) appended, one copy into a
     /// message and one out. Returns `(rows, report_json, error)`: the rows this rank holds
     /// now (its kept rows in order, then the received ones), and the report or the error.
-    #[pyo3(signature = (rows, loads=None))]
+    #[pyo3(signature = (rows, loads=None, coords=None))]
     fn rebalance_rows<'py>(
         &mut self,
         py: Python<'py>,
         rows: PyReadonlyArray2<'py, u8>,
         loads: Option<PyReadonlyArray1<'py, u64>>,
+        coords: Option<PyReadonlyArray2<'py, f64>>,
     ) -> Result<Outcome<Bound<'py, PyArray2<u8>>>> {
         let n = rows.as_array().nrows();
         if let Err(e) = check_count(n, "arr: too many rows") {
@@ -300,7 +328,20 @@ impl NativeBalancer {
                 InvalidInputError::new_err(format!("load: {} loads given for {n} rows", l.len()));
             return self.refusing(py, true, e.into());
         }
-        let mut packed = RowRecords::pack(rows.as_array(), loads.as_deref(), self.rank).map_err(
+        let coords = coords.map(|c| c.as_array().to_owned());
+        if let Some(c) = &coords
+            && (c.nrows() != n || !(1..=3).contains(&c.ncols()))
+        {
+            let e = InvalidInputError::new_err(format!(
+                "coords: an array of shape ({}, {}) for {n} rows (expected ({n}, 1), ({n}, 2) \
+                 or ({n}, 3))",
+                c.nrows(),
+                c.ncols()
+            ));
+            return self.refusing(py, true, e.into());
+        }
+        let mut packed =
+            RowRecords::pack(rows.as_array(), loads.as_deref(), coords.as_ref().map(|c| c.view()), self.rank).map_err(
             |e| match e {
                 PackError::Overflow { .. } => InvalidInputError::new_err(e.to_string()),
                 PackError::NoMemory { .. } => {
@@ -313,6 +354,10 @@ impl NativeBalancer {
             let (size, width) = (packed.size, packed.width);
             let weigh = RowRecords::load_of(width);
             Records::new(&mut packed.buffer, size, width)
+                .and_then(|records| match packed.positions {
+                    Some((offset, dim)) => records.with_positions(offset, dim),
+                    None => Ok(records),
+                })
                 .map_err(|source| {
                     let e = PeerError::from(ConfigError::Records {
                         argument: Some("arr"),

@@ -46,10 +46,13 @@ pub struct RowRecords {
     pub size: usize,
     /// Whether each record carries a load.
     pub weighted: bool,
+    /// Where each record carries its coordinates: byte offset and count.
+    pub positions: Option<(usize, usize)>,
 }
 
 impl RowRecords {
-    /// Packs `rows` of `rank` with their `loads` (one per row, or `None`: one unit each).
+    /// Packs `rows` of `rank` with their `loads` (one per row, or `None`: one unit each) and
+    /// their `coords` (one row of 1 to 3 coordinates per row, or `None`).
     ///
     /// # Errors
     /// [`PackError::Overflow`] when the records' bytes overflow (an array whose shape claims
@@ -58,12 +61,17 @@ impl RowRecords {
     pub fn pack(
         rows: ArrayView2<'_, u8>,
         loads: Option<&[u64]>,
+        coords: Option<ArrayView2<'_, f64>>,
         rank: usize,
     ) -> Result<Self, PackError> {
         let (n, width) = rows.dim();
         let weighted = loads.is_some();
-        let size = width
+        let at = width
             .checked_add(if weighted { 16 } else { 8 })
+            .ok_or(PackError::Overflow { n, width })?;
+        let dim = coords.as_ref().map_or(0, |c| c.ncols());
+        let size = at
+            .checked_add(8 * dim)
             .ok_or(PackError::Overflow { n, width })?;
         let bytes = n
             .checked_mul(size)
@@ -77,7 +85,12 @@ impl RowRecords {
         let append = |i: usize, record: &mut [u8]| {
             record[width..width + 8].copy_from_slice(&id_of(rank, i).to_ne_bytes());
             if let Some(l) = loads {
-                record[width + 8..].copy_from_slice(&l[i].to_ne_bytes());
+                record[width + 8..width + 16].copy_from_slice(&l[i].to_ne_bytes());
+            }
+            if let Some(c) = &coords {
+                for (k, x) in c.row(i).iter().enumerate() {
+                    record[at + 8 * k..at + 8 * k + 8].copy_from_slice(&x.to_ne_bytes());
+                }
             }
         };
         let records = buffer.chunks_exact_mut(size).enumerate();
@@ -103,6 +116,7 @@ impl RowRecords {
             width,
             size,
             weighted,
+            positions: (dim > 0).then_some((at, dim)),
         })
     }
 

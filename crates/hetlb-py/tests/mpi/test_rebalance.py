@@ -380,3 +380,69 @@ def test_a_bad_argument_on_one_rank_is_an_error_on_every_rank():
                 b.rebalance_array(arr)
         b.rebalance(items)
         assert _every_id_once(items) == list(range(50 * SIZE))
+
+
+def test_rows_with_coordinates_move_as_regions():
+    # Rank 0 holds a segment of the line; every rank ends with one compact piece of it.
+    if SIZE < 2:
+        pytest.skip("needs two ranks")
+    rule = "dishet"
+    n = 400 * SIZE
+    dtype = np.dtype([("id", np.uint64), ("x", np.float64), ("y", np.float64)])
+    arr = np.zeros(n if RANK == 0 else 0, dtype=dtype)
+    arr["id"] = np.arange(arr.shape[0])
+    arr["x"] = arr["id"] / n
+    with hetlb.Balancer(COMM, rule, routing="direct", timeout=20.0) as b:
+        rows, report = b.rebalance_array(arr, coords=lambda a: a[["x", "y"]])
+        assert _every_id_once(rows["id"].tolist()) == list(range(n))
+        assert report.spread_before == pytest.approx(1.0)
+        # The regions are compact: far less scattered than one rank holding the segment.
+        assert report.spread_after < 0.7, report.spread_after
+        # Without coordinates the report has no spread.
+        rows, report = b.rebalance_array(rows)
+        assert report.spread_before is None
+        # A 1-D array is one coordinate per row; bad shapes name the argument on this rank
+        # and every other rank's call fails at once naming it.
+        rows, report = b.rebalance_array(rows, coords=rows["x"])
+        assert _every_id_once(rows["id"].tolist()) == list(range(n))
+        if RANK == 0:
+            with pytest.raises(hetlb.InvalidInputError, match="coords"):
+                b.rebalance_array(rows, coords=np.zeros((rows.shape[0], 4)))
+        else:
+            with pytest.raises(hetlb.PeerError, match="rank 0"):
+                b.rebalance_array(rows, coords=rows["x"])
+
+
+def test_items_with_coordinates_move_as_regions():
+    if SIZE < 2:
+        pytest.skip("needs two ranks")
+    n = 300 * SIZE
+    items = [Particle(i, 1) for i in range(n)] if RANK == 0 else []
+    with hetlb.Balancer(COMM, "dishet", routing="direct", timeout=20.0) as b:
+        report = b.rebalance(items, coords=lambda p: (p.ident / n,))
+        assert _every_id_once([p.ident for p in items]) == list(range(n))
+        assert report.spread_after < 0.7, report.spread_after
+        mine = sorted(p.ident for p in items)
+        # One contiguous piece per rank.
+        assert mine == list(range(mine[0], mine[0] + len(mine))) if mine else True
+        if RANK == 1:
+            with pytest.raises(hetlb.InvalidInputError, match="not finite"):
+                b.rebalance(items, coords=lambda p: (float("nan"),))
+        else:
+            with pytest.raises(hetlb.PeerError, match="rank 1"):
+                b.rebalance(items, coords=lambda p: (p.ident / n,))
+
+
+def test_the_communicators_own_topology():
+    dims = MPI.Compute_dims(SIZE, 2)
+    cart = COMM.Create_cart(dims, periods=[False, False], reorder=False)
+    try:
+        with hetlb.Balancer(cart, "dishet", topology="mpi", timeout=20.0) as b:
+            assert b.topology == f"mpi:cart:{dims[0]}x{dims[1]}"
+            items = list(range(100 * SIZE)) if RANK == 0 else []
+            b.rebalance(items)
+            assert _every_id_once(items) == list(range(100 * SIZE))
+    finally:
+        cart.Free()
+    with pytest.raises(hetlb.InvalidInputError, match="MPI_Cart_create"):
+        hetlb.Balancer(COMM, "dishet", topology="mpi")
