@@ -340,15 +340,16 @@ impl NativeBalancer {
             ));
             return self.refusing(py, true, e.into());
         }
-        let mut packed =
-            RowRecords::pack(rows.as_array(), loads.as_deref(), coords.as_ref().map(|c| c.view()), self.rank).map_err(
-            |e| match e {
-                PackError::Overflow { .. } => InvalidInputError::new_err(e.to_string()),
-                PackError::NoMemory { .. } => {
-                    pyo3::exceptions::PyMemoryError::new_err(e.to_string())
-                }
-            },
-        )?;
+        let mut packed = RowRecords::pack(
+            rows.as_array(),
+            loads.as_deref(),
+            coords.as_ref().map(|c| c.view()),
+            self.rank,
+        )
+        .map_err(|e| match e {
+            PackError::Overflow { .. } => InvalidInputError::new_err(e.to_string()),
+            PackError::NoMemory { .. } => pyo3::exceptions::PyMemoryError::new_err(e.to_string()),
+        })?;
         drop(rows);
         let result = self.detached(py, |live| {
             let (size, width) = (packed.size, packed.width);
