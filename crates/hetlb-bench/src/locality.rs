@@ -12,7 +12,7 @@
 //! from its centroid over that of all items from theirs: 1.0 random, lower compact), the
 //! units moved against the minimum (the sum of the positive excesses over the
 //! capacity-proportional targets), the imbalance after (max load ÷ capacity over the mean)
-//! and the time of the call (rank 0's wall time; rcb: the partition's computation on one
+//! and the time of the call (the slowest rank's wall time; rcb: the partition's computation on one
 //! thread). Items start in rcb's compact partition of the first step; ranks have capacities
 //! 1 to P; the hotspot crosses the domain over the steps.
 
@@ -124,13 +124,17 @@ pub struct LocalityReport {
     pub totals: Vec<MethodTotal>,
 }
 
-/// A particle: an id, a position, and whether it tells its position.
+/// A particle: an id, a position, its cost, and whether it tells its position.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-struct Particle {
-    id: u64,
-    at: [f64; 3],
-    cost: u64,
-    located: bool,
+pub struct Particle {
+    /// Its index among all items.
+    pub id: u64,
+    /// Where it is.
+    pub at: [f64; 3],
+    /// Its cost at the current step.
+    pub cost: u64,
+    /// Whether it tells its position to the balancer.
+    pub located: bool,
 }
 
 impl Item for Particle {
@@ -200,41 +204,159 @@ fn check(cfg: &LocalityConfig) -> Result<(), BenchError> {
 /// assert!(r.totals.iter().all(|t| t.worst_imbalance >= 1.0));
 /// ```
 pub fn run(cfg: &LocalityConfig) -> Result<LocalityReport, BenchError> {
-    check(cfg)?;
-    let p = cfg.ranks;
-    let mut rng = Pcg64::seed_from_u64(cfg.seed);
-    let positions: Vec<[f64; 3]> = (0..cfg.items)
-        .map(|_| {
-            let mut at = [0.5; 3];
-            for x in at.iter_mut().take(cfg.dims) {
-                *x = rng.random::<f64>();
-            }
-            at
+    run_with(cfg, &|setup, located| hetlb_on_threads(setup, located))
+}
+
+/// Everything a method's run starts from, the same on every rank of an MPI run.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct Setup {
+    /// What is measured.
+    pub cfg: LocalityConfig,
+    /// Every item's position.
+    pub positions: Vec<[f64; 3]>,
+    /// Every rank's capacity (`r + 1`).
+    pub capacities: Vec<f64>,
+    /// Every item's cost at each step (index 0: the start).
+    pub costs: Vec<Vec<u64>>,
+    /// Every item's rank at the start (rcb's partition of the first step).
+    pub start: Vec<usize>,
+}
+
+impl Setup {
+    /// The items, their costs at every step and the start, from `cfg`.
+    ///
+    /// # Errors
+    /// [`BenchError::Setting`] for a setting out of range.
+    pub fn new(cfg: &LocalityConfig) -> Result<Self, BenchError> {
+        check(cfg)?;
+        let mut rng = Pcg64::seed_from_u64(cfg.seed);
+        let positions: Vec<[f64; 3]> = (0..cfg.items)
+            .map(|_| {
+                let mut at = [0.5; 3];
+                for x in at.iter_mut().take(cfg.dims) {
+                    *x = rng.random::<f64>();
+                }
+                at
+            })
+            .collect();
+        let capacities: Vec<f64> = (1..=cfg.ranks).map(|c| c as f64).collect();
+        let costs: Vec<Vec<u64>> = (0..=cfg.steps)
+            .map(|step| {
+                let c = hotspot(step, cfg.steps);
+                positions.iter().map(|at| cost(at, &c, cfg.dims)).collect()
+            })
+            .collect();
+        let start = rcb(&positions, &costs[0], &capacities, cfg.dims);
+        Ok(Self {
+            cfg: cfg.clone(),
+            positions,
+            capacities,
+            costs,
+            start,
         })
-        .collect();
-    let capacities: Vec<f64> = (1..=p).map(|c| c as f64).collect();
-    let costs_at = |step: usize| -> Vec<u64> {
-        let c = hotspot(step, cfg.steps);
-        positions.iter().map(|at| cost(at, &c, cfg.dims)).collect()
-    };
-    // The start: rcb's partition of the first step, for every method.
-    let start = rcb(&positions, &costs_at(0), &capacities, cfg.dims);
+    }
+
+    /// The balancer's configuration: the rule, direct routing, capacities 1..P.
+    pub fn config(&self) -> BalancerConfig {
+        BalancerConfig::for_algorithm(self.cfg.rule)
+            .routing(Routing::Direct)
+            .speeds(Speeds::Fixed(self.capacities.clone()))
+    }
+
+    /// The particles `rank` holds at the start (telling their positions when `located`).
+    pub fn particles_of(&self, rank: usize, located: bool) -> Vec<Particle> {
+        self.start
+            .iter()
+            .enumerate()
+            .filter(|&(_, &r)| r == rank)
+            .map(|(i, _)| Particle {
+                id: i as u64,
+                at: self.positions[i],
+                cost: self.costs[0][i],
+                located,
+            })
+            .collect()
+    }
+
+    /// Every item's rank after each step, from what each rank held after it (`held[rank]`:
+    /// per step, the ids and the call's seconds); index 0 is the start.
+    ///
+    /// # Errors
+    /// [`BenchError::Setting`] when an item is held by no rank or by two after a step.
+    pub fn owners(&self, held: &[RankSteps]) -> Result<Owners, BenchError> {
+        let lost = |step: usize, what: &str| BenchError::Setting {
+            setting: "items",
+            message: format!("an item is held by {what} after step {step}"),
+        };
+        let mut owners = vec![(self.start.clone(), 0.0)];
+        for step in 0..self.cfg.steps {
+            let mut owner = vec![usize::MAX; self.positions.len()];
+            for (rank, per_step) in held.iter().enumerate() {
+                for &id in &per_step[step].0 {
+                    let slot = owner
+                        .get_mut(id as usize)
+                        .ok_or_else(|| lost(step + 1, "an unknown id"))?;
+                    if *slot != usize::MAX {
+                        return Err(lost(step + 1, "two ranks"));
+                    }
+                    *slot = rank;
+                }
+            }
+            if owner.contains(&usize::MAX) {
+                return Err(lost(step + 1, "no rank"));
+            }
+            let slowest = held.iter().map(|h| h[step].1).fold(0.0, f64::max);
+            owners.push((owner, slowest));
+        }
+        Ok(owners)
+    }
+}
+
+/// [`run`] with hetlb's steps run by `hetlb(setup, located)` (threads, or MPI processes in
+/// the `locality_mpi` example): every item's rank after each step and the step's call time.
+///
+/// # Errors
+/// As [`run`], and whatever `hetlb` returns.
+pub fn run_with(
+    cfg: &LocalityConfig,
+    hetlb: &dyn Fn(&Setup, bool) -> Result<Owners, BenchError>,
+) -> Result<LocalityReport, BenchError> {
+    let setup = Setup::new(cfg)?;
+    let costs_at = |step: usize| setup.costs[step].clone();
     let mut rows = Vec::new();
     for located in [true, false] {
-        let owners = hetlb_steps(cfg, &positions, &start, located, &costs_at)?;
+        let owners = hetlb(&setup, located)?;
         let method = if located { "positions" } else { "no positions" };
-        rows.extend(measure(method, &owners, &positions, &capacities, &costs_at));
+        rows.extend(measure(
+            method,
+            &owners,
+            &setup.positions,
+            &setup.capacities,
+            &costs_at,
+        ));
     }
-    let mut owners = vec![(start.clone(), 0.0)];
+    let mut owners = vec![(setup.start.clone(), 0.0)];
     for step in 1..=cfg.steps {
         let t = Instant::now();
-        let part = rcb(&positions, &costs_at(step), &capacities, cfg.dims);
+        let part = rcb(
+            &setup.positions,
+            &setup.costs[step],
+            &setup.capacities,
+            cfg.dims,
+        );
         owners.push((part, t.elapsed().as_secs_f64()));
     }
-    rows.extend(measure("rcb", &owners, &positions, &capacities, &costs_at));
+    rows.extend(measure(
+        "rcb",
+        &owners,
+        &setup.positions,
+        &setup.capacities,
+        &costs_at,
+    ));
     let totals = totals(&rows);
     Ok(LocalityReport {
-        ranks: p,
+        ranks: cfg.ranks,
         items: cfg.items,
         steps: cfg.steps,
         dims: cfg.dims,
@@ -244,57 +366,43 @@ pub fn run(cfg: &LocalityConfig) -> Result<LocalityReport, BenchError> {
     })
 }
 
-/// What one rank held after each step (item ids), and the step's call time.
-type RankSteps = Vec<(Vec<u64>, f64)>;
+/// Every item's rank after each step (index 0: the start), with the step's call time.
+pub type Owners = Vec<(Vec<usize>, f64)>;
 
-/// Every item's rank after each step of hetlb's calls (index 0: the start), with the
-/// step's call time (rank 0's).
-fn hetlb_steps(
-    cfg: &LocalityConfig,
-    positions: &[[f64; 3]],
-    start: &[usize],
+/// What one rank held after each step (item ids), and the step's call time.
+pub type RankSteps = Vec<(Vec<u64>, f64)>;
+
+/// One rank's steps: updates its items' costs, rebalances, records what it holds.
+///
+/// # Errors
+/// [`BenchError::Peer`] when a call fails.
+pub fn rank_steps<G: hetlb_transport::Group>(
+    setup: &Setup,
+    member: &G,
     located: bool,
-    costs_at: &(dyn Fn(usize) -> Vec<u64> + Sync),
-) -> Result<Vec<(Vec<usize>, f64)>, BenchError> {
-    let p = cfg.ranks;
-    let steps = cfg.steps;
-    let config = BalancerConfig::for_algorithm(cfg.rule)
-        .routing(Routing::Direct)
-        .speeds(Speeds::Fixed((1..=p).map(|c| c as f64).collect()));
-    let costs: Vec<Vec<u64>> = (0..=steps).map(costs_at).collect();
+) -> Result<RankSteps, BenchError> {
+    let mut b = Balancer::new(member, setup.config())?;
+    let mut mine = setup.particles_of(member.rank(), located);
+    let mut out = Vec::with_capacity(setup.cfg.steps);
+    for costs in setup.costs.iter().skip(1) {
+        for item in &mut mine {
+            item.cost = costs[item.id as usize];
+        }
+        let t = Instant::now();
+        b.rebalance(&mut mine)?;
+        let seconds = t.elapsed().as_secs_f64();
+        out.push((mine.iter().map(|x| x.id).collect(), seconds));
+    }
+    Ok(out)
+}
+
+/// Every item's rank after each step of hetlb's calls on threads (index 0: the start), with
+/// the step's call time (the slowest rank's).
+fn hetlb_on_threads(setup: &Setup, located: bool) -> Result<Owners, BenchError> {
     let held: Vec<Result<RankSteps, BenchError>> = std::thread::scope(|scope| {
-        let handles: Vec<_> = threads::group(p)
+        let handles: Vec<_> = threads::group(setup.cfg.ranks)
             .into_iter()
-            .map(|member| {
-                let config = config.clone();
-                let costs = &costs;
-                scope.spawn(move || {
-                    let rank = member.rank();
-                    let mut b = Balancer::new(&member, config)?;
-                    let mut mine: Vec<Particle> = start
-                        .iter()
-                        .enumerate()
-                        .filter(|&(_, &r)| r == rank)
-                        .map(|(i, _)| Particle {
-                            id: i as u64,
-                            at: positions[i],
-                            cost: costs[0][i],
-                            located,
-                        })
-                        .collect();
-                    let mut out = Vec::with_capacity(steps);
-                    for costs in costs.iter().skip(1) {
-                        for item in &mut mine {
-                            item.cost = costs[item.id as usize];
-                        }
-                        let t = Instant::now();
-                        b.rebalance(&mut mine)?;
-                        let seconds = t.elapsed().as_secs_f64();
-                        out.push((mine.iter().map(|x| x.id).collect(), seconds));
-                    }
-                    Ok::<_, BenchError>(out)
-                })
-            })
+            .map(|member| scope.spawn(move || rank_steps(setup, &member, located)))
             .collect();
         handles
             .into_iter()
@@ -302,23 +410,7 @@ fn hetlb_steps(
             .collect()
     });
     let held: Vec<RankSteps> = held.into_iter().collect::<Result<_, _>>()?;
-    let mut owners = vec![(start.to_vec(), 0.0)];
-    for step in 0..steps {
-        let mut owner = vec![usize::MAX; positions.len()];
-        for (rank, per_step) in held.iter().enumerate() {
-            for &id in &per_step[step].0 {
-                owner[id as usize] = rank;
-            }
-        }
-        if owner.contains(&usize::MAX) {
-            return Err(BenchError::Setting {
-                setting: "items",
-                message: format!("an item is held by no rank after step {}", step + 1),
-            });
-        }
-        owners.push((owner, held[0][step].1));
-    }
-    Ok(owners)
+    setup.owners(&held)
 }
 
 fn panicked() -> BenchError {

@@ -3,9 +3,11 @@
 
 use super::error::{ConfigError, PeerError};
 use super::faults::Fault;
-use super::options::{EntryTimeout, Options, Speeds, TOPOLOGY_FROM_GROUP};
+use super::options::{
+    EntryTimeout, Options, Speeds, TOPOLOGY_FROM_GEOMETRY, TOPOLOGY_FROM_GROUP, TopologySource,
+};
 use hetlb_core::advice::{CostModel, Trigger};
-use hetlb_core::algorithm::Algorithm;
+use hetlb_core::algorithm::{Algorithm, Family};
 use hetlb_core::routing::Routing;
 use hetlb_core::topology::{MAX_COMPLETE_DEFAULT, Network, Topology, TopologySpec};
 use hetlb_core::transmission::Schedule;
@@ -262,6 +264,19 @@ impl BalancerConfig {
         self.named_rules().iter().any(|a| a.needs_hypercube())
     }
 
+    /// Whether the rule runs on a rank graph that follows the items' geometry when they give
+    /// positions: `topology=geometric`, or a diffusion rule with no topology named.
+    pub(crate) fn follows_geometry(&self) -> bool {
+        let diffusion = !self.is_auto() && self.algorithm().family() == Family::Diffusion;
+        match self.options.topology_source {
+            TopologySource::Geometry => diffusion,
+            TopologySource::Named => {
+                diffusion && self.options.topology.is_none() && self.network.is_none()
+            }
+            _ => false,
+        }
+    }
+
     /// Rule `auto` with its default candidates.
     fn default_auto(&self) -> bool {
         self.is_auto() && self.options.candidates.as_ref().is_none_or(Vec::is_empty)
@@ -296,13 +311,12 @@ impl BalancerConfig {
     /// [`PeerError::Config`] for a spec that cannot be parsed or built, or a file that cannot
     /// be read.
     pub fn topology(mut self, spec: &str) -> Result<Self, PeerError> {
-        if spec.trim() == TOPOLOGY_FROM_GROUP {
+        if [TOPOLOGY_FROM_GROUP, TOPOLOGY_FROM_GEOMETRY].contains(&spec.trim()) {
             self.network = None;
-            self.options.topology = None;
-            self.options.topology_from_group = true;
+            self.options.set("topology", spec)?;
             return Ok(self);
         }
-        self.options.topology_from_group = false;
+        self.options.topology_source = TopologySource::Named;
         let parsed: TopologySpec = spec.trim().parse().map_err(ConfigError::TopologySpec)?;
         let network = parsed
             .build_reading(None, None, MAX_TOPOLOGY_FILE_BYTES)
@@ -316,7 +330,7 @@ impl BalancerConfig {
     pub fn network(mut self, label: impl Into<String>, network: Network) -> Self {
         self.network = Some((label.into(), network));
         self.options.topology = None;
-        self.options.topology_from_group = false;
+        self.options.topology_source = TopologySource::Named;
         self
     }
 
@@ -328,7 +342,7 @@ impl BalancerConfig {
     /// [`PeerError::Config`] naming `topology` when the group's communicator has no topology
     /// (threads never have one), or its graph is not connected.
     pub(crate) fn on_group<G: hetlb_transport::Group>(self, group: &G) -> Result<Self, PeerError> {
-        if !self.options.topology_from_group {
+        if self.options.topology_source != TopologySource::Communicator {
             return Ok(self);
         }
         let Some(graph) = group.rank_graph() else {
@@ -345,7 +359,7 @@ impl BalancerConfig {
         let (label, network) = crate::rank_graph::network_of(graph)
             .map_err(|e| option("topology", format!("mpi: {e}")))?;
         let mut config = self.network(label, network);
-        config.options.topology_from_group = true;
+        config.options.topology_source = TopologySource::Communicator;
         Ok(config)
     }
 
@@ -549,6 +563,19 @@ impl BalancerConfig {
             return Err(option(
                 "rule",
                 "auto compares predicted seconds: it needs measured speeds",
+            ));
+        }
+        if self.options.topology_source == TopologySource::Geometry
+            && (self.is_auto() || self.algorithm().family() != Family::Diffusion)
+        {
+            return Err(option(
+                "topology",
+                format!(
+                    "geometric: only the diffusion rules (dishet, diffusion, gdem, \
+                     random-biasing, dynamic-biasing) run on a graph that follows the \
+                     geometry, not {}; the hypercube rules follow it with routing=direct",
+                    self.rule_name()
+                ),
             ));
         }
         Ok(())

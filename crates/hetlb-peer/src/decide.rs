@@ -195,6 +195,25 @@ pub(crate) struct RuleInputs<'a> {
     /// Every rank's centroid, when items give positions: direct routing then matches each
     /// surplus to the nearest ranks that lack units.
     pub(crate) centroids: Option<Vec<Option<Position>>>,
+    /// The rank graph of this call built from the centroids, when the rule follows the
+    /// geometry (`crate::geometry`); it replaces `network` and `label`.
+    pub(crate) geometry: Option<Network>,
+}
+
+impl RuleInputs<'_> {
+    /// The network the rules run on in this call.
+    fn network(&self) -> &Network {
+        self.geometry.as_ref().unwrap_or(self.network)
+    }
+
+    /// Its label in the report.
+    fn label(&self) -> &str {
+        if self.geometry.is_some() {
+            crate::geometry::LABEL
+        } else {
+            self.label
+        }
+    }
 }
 
 /// One candidate of rule `auto`, as predicted at the call.
@@ -232,7 +251,7 @@ fn plan_for(
         )
         .seed(inputs.seed)
         .lambda(inputs.lambda.filter(|_| algorithm == Algorithm::Gdem));
-    let run = balance_on(inputs.network, algorithm, loads, &options).map_err(PlanError::Rule)?;
+    let run = balance_on(inputs.network(), algorithm, loads, &options).map_err(PlanError::Rule)?;
     let plan = match (&inputs.centroids, inputs.routing) {
         (Some(c), Routing::Direct) => run
             .plan
@@ -409,7 +428,7 @@ pub(crate) fn decide(
         .iter()
         .filter(|p| p.transfers.iter().any(|t| t.units > 0))
         .count();
-    let predicted_steps = predict(&plan, inputs.network, inputs.schedule);
+    let predicted_steps = predict(&plan, inputs.network(), inputs.schedule);
     let busiest = (!transfers.is_empty()).then(|| inputs.cost_model.predict(&plan, 1).1);
     let step_seconds = max_step(states);
     let moments: Vec<Option<Moments>> = states.iter().map(|s| s.moments).collect();
@@ -417,7 +436,7 @@ pub(crate) fn decide(
     Ok(Migration {
         epoch,
         algorithm,
-        topology: inputs.label.to_string(),
+        topology: inputs.label().to_string(),
         capacities: inputs.capacities,
         measured_speeds: inputs.measured_speeds,
         loads_before: loads,

@@ -59,6 +59,7 @@ mod decide;
 mod error;
 mod faults;
 mod gather;
+mod geometry;
 mod holdings;
 mod item;
 mod learning;

@@ -20,6 +20,7 @@ use hetlb_transport::RankGraph;
 ///     .with_cartesian_dims(vec![(4, true)]);
 /// let (label, network) = hetlb_peer::rank_graph::network_of(&ring).unwrap();
 /// assert_eq!(label, "mpi:cart:4(periodic)");
+/// use hetlb_core::topology::Topology;
 /// assert_eq!(network.node_count(), 4);
 /// ```
 pub fn network_of(graph: &RankGraph) -> Result<(String, Network), GraphError> {

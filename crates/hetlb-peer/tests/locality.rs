@@ -292,3 +292,64 @@ fn a_segment_held_by_one_rank_is_cut_into_pieces() {
             .collect::<Vec<_>>()
     );
 }
+
+fn run_with(start: Vec<Vec<Particle>>, cfg: BalancerConfig) -> Vec<(Report, Vec<Particle>)> {
+    let handles: Vec<_> = threads::group(RANKS)
+        .into_iter()
+        .zip(start)
+        .map(|(member, mut mine)| {
+            let cfg = cfg.clone();
+            std::thread::spawn(move || {
+                let mut b = Balancer::new(&member, cfg).unwrap();
+                let report = b.rebalance(&mut mine).unwrap();
+                (report, mine)
+            })
+        })
+        .collect();
+    handles.into_iter().map(|h| h.join().unwrap()).collect()
+}
+
+/// Without a topology, a diffusion rule on positioned items runs on the graph of the regions
+/// that border each other (four strips: a path), so even hop-by-hop routing moves items only
+/// between neighbouring strips; on the hypercube strips 0 and 3 are neighbours.
+#[test]
+fn diffusion_follows_the_geometry_without_a_topology() {
+    let geometric = run_with(strips(true), BalancerConfig::new("dishet").unwrap());
+    assert_eq!(geometric[0].0.topology, "geometric");
+    assert_eq!(ids(&geometric), (0..SIDE * SIDE).collect::<Vec<_>>());
+    let cube = run_with(
+        strips(true),
+        BalancerConfig::new("dishet")
+            .unwrap()
+            .topology("hypercube:2")
+            .unwrap(),
+    );
+    assert_eq!(cube[0].0.topology, "hypercube:2");
+    assert!(
+        spread_of(&geometric) <= spread_of(&cube) + 1e-9,
+        "{} vs {}",
+        spread_of(&geometric),
+        spread_of(&cube)
+    );
+    // Without positions the default network stays.
+    let plain = run_with(strips(false), BalancerConfig::new("dishet").unwrap());
+    assert_eq!(plain[0].0.topology, "hypercube:2");
+    // Named explicitly, and refused for a rule that needs the hypercube.
+    let named = BalancerConfig::new("diffusion")
+        .unwrap()
+        .set("topology", "geometric")
+        .unwrap();
+    assert_eq!(run_with(strips(true), named)[0].0.topology, "geometric");
+    let cwa = BalancerConfig::new("cwa")
+        .unwrap()
+        .set("topology", "geometric")
+        .unwrap();
+    let member = threads::group(1).pop().unwrap();
+    let e = Balancer::<u64, _>::new(&member, cwa)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("geometric") && e.contains("routing=direct"),
+        "{e}"
+    );
+}

@@ -599,6 +599,10 @@ impl<K: ItemKind, G: Group> Balancer<K, G> {
             trigger: o.trigger,
             cost_model: g.cost_model,
             shortfalls: g.shortfalls,
+            geometry: centroids
+                .as_deref()
+                .filter(|_| self.config.follows_geometry())
+                .and_then(crate::geometry::network_from_centroids),
             centroids,
         };
         (g.states, inputs)

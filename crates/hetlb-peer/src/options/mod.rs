@@ -7,7 +7,7 @@
 //!
 //! | option | values | default |
 //! |---|---|---|
-//! | `topology` | a spec: `hypercube:3`, `ring:8`, `torus:2x4`, `grid:2x2x2`, `file:PATH`, …, or `mpi` (the communicator's own) | by the rank count: a hypercube on a power of two; otherwise `complete:N` for the hypercube rules and `auto`, a ring for the diffusion rules |
+//! | `topology` | a spec: `hypercube:3`, `ring:8`, `torus:2x4`, `grid:2x2x2`, `file:PATH`, …; `mpi` (the communicator's own); `geometric` (the regions' neighbours, at each call) | by the rank count: a hypercube on a power of two; otherwise `complete:N` for the hypercube rules and `auto`, a ring for the diffusion rules (which follow the geometry when items give positions) |
 //! | `speeds` | `equal`, `measured`, `measured:WINDOW`, `fixed:C0,C1,…` | `equal` |
 //! | `window` | reports a measured speed is the median of, ≥ 1 | `5` |
 //! | `schedule` | `phased`, `overlap`, `pipeline` | `phased` |
@@ -44,7 +44,7 @@
 mod table;
 mod values;
 
-pub use table::{OPTIONS, OptionInfo, TOPOLOGY_FROM_GROUP};
+pub use table::{OPTIONS, OptionInfo, TOPOLOGY_FROM_GEOMETRY, TOPOLOGY_FROM_GROUP};
 pub use values::{
     EntryTimeout, MAX_SECONDS, Speeds, check_seconds, move_cost_text, parse_bool, parse_move_cost,
     parse_rules, parse_seconds, parse_whole,
@@ -57,6 +57,23 @@ use hetlb_core::routing::Routing;
 use hetlb_core::topology::TopologySpec;
 use hetlb_core::transmission::Schedule;
 use std::time::Duration;
+
+/// Where the ranks' network comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum TopologySource {
+    /// The spec of `topology`, or the default for the rank count; the diffusion rules follow
+    /// the geometry instead when no spec is named and the items give positions.
+    #[default]
+    Named,
+    /// `topology=mpi`: the neighbourhood the application declared on the group's
+    /// communicator (`MPI_Cart_create`, `MPI_Graph_create`,
+    /// `MPI_Dist_graph_create_adjacent`), read when the balancer is built.
+    Communicator,
+    /// `topology=geometric`: at each call, the ranks whose regions are near (from the
+    /// centroids of the items' positions; the default network when items give none).
+    Geometry,
+}
 
 /// The default silence after which a peer is judged to have stopped answering.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -72,10 +89,9 @@ pub const DEFAULT_CHECK_BUDGET: f64 = 0.01;
 pub struct Options {
     /// The ranks' network; `None`: chosen by the rank count (see [`OPTIONS`]).
     pub topology: Option<TopologySpec>,
-    /// The ranks' network is the neighbourhood declared on the group's communicator
-    /// (`topology=mpi`: `MPI_Cart_create`, `MPI_Graph_create`,
-    /// `MPI_Dist_graph_create_adjacent`); read when the balancer is built.
-    pub topology_from_group: bool,
+    /// Where the ranks' network comes from: `topology` (or the default), the group's
+    /// communicator (`topology=mpi`) or the items' geometry (`topology=geometric`).
+    pub topology_source: TopologySource,
     /// Where the capacities the rule weighs come from.
     pub speeds: Speeds,
     /// The window of measured speeds when `speeds` is set to `measured` without one.
@@ -115,7 +131,7 @@ impl Default for Options {
     fn default() -> Self {
         Self {
             topology: None,
-            topology_from_group: false,
+            topology_source: TopologySource::Named,
             speeds: Speeds::Equal,
             window: Speeds::DEFAULT_WINDOW,
             schedule: Schedule::Phased,

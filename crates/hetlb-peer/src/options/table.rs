@@ -1,10 +1,10 @@
 //! The table itself: for every option, how to set it from text, read it back and check it.
 
-use super::Options;
 use super::values::{
     EntryTimeout, Speeds, check_seconds, move_cost_text, parse_bool, parse_move_cost, parse_rules,
     parse_seconds, parse_whole,
 };
+use super::{Options, TopologySource};
 use crate::error::ConfigError;
 use hetlb_core::transmission::Schedule;
 use std::time::Duration;
@@ -91,35 +91,39 @@ fn parse_number(value: &str) -> Result<f64, String> {
 /// The value of `topology` that takes the communicator's own neighbourhood.
 pub const TOPOLOGY_FROM_GROUP: &str = "mpi";
 
+/// The value of `topology` that follows the items' geometry at each call.
+pub const TOPOLOGY_FROM_GEOMETRY: &str = "geometric";
+
 /// Every option, in the order the documentation lists them.
 pub static OPTIONS: [OptionInfo; 17] = [
     OptionInfo {
         name: "topology",
-        values: "a spec: hypercube:D, ring:N, torus:RxC, mesh:RxC, grid:AxB[xC], complete:N, random:N:P[:SEED], file:PATH, ...; or mpi",
+        values: "a spec: hypercube:D, ring:N, torus:RxC, mesh:RxC, grid:AxB[xC], complete:N, random:N:P[:SEED], file:PATH, ...; mpi; geometric",
         doc: "The ranks' network, with as many nodes as ranks. mpi: the neighbourhood the \
               application declared on its communicator (MPI_Cart_create, MPI_Graph_create or \
               MPI_Dist_graph_create_adjacent), so that load moves only between neighbouring \
-              subdomains. Default: a hypercube when the rank count is a power of two; \
-              otherwise complete:N for the hypercube rules and auto (they run embedded in a \
-              cube) and a ring for the diffusion rules.",
+              subdomains. geometric: at each call, the ranks whose regions are near, from \
+              the centroids of the items' positions (diffusion rules). Default: a hypercube \
+              when the rank count is a power of two; otherwise complete:N for the hypercube \
+              rules and auto (they run embedded in a cube) and a ring for the diffusion \
+              rules; the diffusion rules follow the geometry when items give positions.",
         set: |o, v| {
-            if v.trim() == TOPOLOGY_FROM_GROUP {
-                o.topology = None;
-                o.topology_from_group = true;
-                return Ok(());
-            }
-            o.topology = Some(
-                v.parse()
-                    .map_err(|e: hetlb_core::topology::SpecError| e.to_string())?,
-            );
-            o.topology_from_group = false;
+            (o.topology_source, o.topology) = match v.trim() {
+                TOPOLOGY_FROM_GROUP => (TopologySource::Communicator, None),
+                TOPOLOGY_FROM_GEOMETRY => (TopologySource::Geometry, None),
+                spec => {
+                    let parsed = spec
+                        .parse()
+                        .map_err(|e: hetlb_core::topology::SpecError| e.to_string())?;
+                    (TopologySource::Named, Some(parsed))
+                }
+            };
             Ok(())
         },
-        get: |o| {
-            if o.topology_from_group {
-                return Some(TOPOLOGY_FROM_GROUP.to_string());
-            }
-            o.topology.as_ref().map(ToString::to_string)
+        get: |o| match o.topology_source {
+            TopologySource::Communicator => Some(TOPOLOGY_FROM_GROUP.to_string()),
+            TopologySource::Geometry => Some(TOPOLOGY_FROM_GEOMETRY.to_string()),
+            _ => o.topology.as_ref().map(ToString::to_string),
         },
         check: ok,
     },
