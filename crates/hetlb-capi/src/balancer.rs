@@ -236,11 +236,17 @@ pub unsafe extern "C" fn hetlb_balancer_advise(
         // SAFETY: the caller's contract.
         let b = unsafe { b.as_mut() }.ok_or(CapiError::Null("b"))?;
         // SAFETY: the caller's contract.
-        let loads = unsafe { opt_slice(loads, n, "loads") }?;
-        let bytes = n
-            .checked_mul(8)
-            .filter(|&b| isize::try_from(b).is_ok())
-            .ok_or_else(|| CapiError::Invalid(format!("n: {n} items overflow")))?;
+        let checked = unsafe { opt_slice(loads, n, "loads") }.and_then(|loads| {
+            n.checked_mul(8)
+                .filter(|&b| isize::try_from(b).is_ok())
+                .map(|bytes| (loads, bytes))
+                .ok_or_else(|| CapiError::Invalid(format!("n: {n} items overflow")))
+        });
+        let (loads, bytes) = match checked {
+            Ok(args) => args,
+            // This rank's own arguments are wrong: the others learn it at once.
+            Err(e) => return Err(crate::records::refuse(&mut b.records, e)),
+        };
         let mut buffer: Vec<u8> = Vec::new();
         buffer
             .try_reserve(bytes)

@@ -426,7 +426,8 @@ pub type hetlb_unpack_fn = Option<
 /// Returns 0; `HETLB_ERR_CALLBACK` when a `size_of` or `pack` on any rank failed (nothing
 /// moved on any rank) or an `unpack` on this rank failed (the message says which items were
 /// not unpacked); `HETLB_ERR_MISMATCH` when the ranks passed plans of different calls
-/// (nothing moved).
+/// (nothing moved); `HETLB_ERR_PEER` when a rank did not reach the call within the entry
+/// timeout, or refused it for its own bad arguments (named; nothing moved).
 ///
 /// # Safety
 /// `b` and `p` are live; the callbacks are NULL or functions of the given signatures;
@@ -444,17 +445,32 @@ pub unsafe extern "C" fn hetlb_migrate(
         // SAFETY: the contract.
         let b = unsafe { b.as_mut() }.ok_or(CapiError::Null("b"))?;
         // SAFETY: the contract.
-        let p = unsafe { p.as_ref() }.ok_or(CapiError::Null("p"))?;
-        let (Some(size_of), Some(pack), Some(unpack)) = (size_of, pack, unpack) else {
-            return Err(CapiError::Null("size_of, pack or unpack"));
-        };
+        let p = unsafe { p.as_ref() };
         let ranks = b.size();
-        if p.import_counts.len() != ranks {
-            return Err(CapiError::Invalid(format!(
-                "the plan is for {} ranks, the balancer has {ranks}",
-                p.import_counts.len()
-            )));
-        }
+        let checked = match (p, size_of, pack, unpack) {
+            (None, ..) => Err(CapiError::Null("p")),
+            (Some(_), None, _, _) | (Some(_), _, None, _) | (Some(_), _, _, None) => {
+                Err(CapiError::Null("size_of, pack or unpack"))
+            }
+            (Some(p), Some(size_of), Some(pack), Some(unpack)) => {
+                if p.import_counts.len() == ranks {
+                    Ok((p, size_of, pack, unpack))
+                } else {
+                    Err(CapiError::Invalid(format!(
+                        "the plan is for {} ranks, the balancer has {ranks}",
+                        p.import_counts.len()
+                    )))
+                }
+            }
+        };
+        let (p, size_of, pack, unpack) = match checked {
+            Ok(args) => args,
+            // This rank's own arguments are wrong: the others learn it at once.
+            Err(e) => return Err(crate::records::refuse(&mut b.plans, e)),
+        };
+        // Every rank has reached the call (a rank that never does is named within the entry
+        // timeout by every other, instead of leaving them in MPI's collectives for ever).
+        b.plans.barrier().map_err(|e| plan_error(&e))?;
         // Every rank must pass the plan of the same call.
         let lo = all_reduce_u64(&b.comm, p.serial, Reduce::Min)?;
         let hi = all_reduce_u64(&b.comm, p.serial, Reduce::Max)?;

@@ -679,6 +679,36 @@ static void test_refusal(hetlb_balancer *b) {
     free(items);
 }
 
+/* The two-step form when one rank's arguments are wrong: rank 1 passes no pack callback to
+ * hetlb_migrate; it gets HETLB_ERR_NULL and every other rank HETLB_ERR_PEER naming it at once
+ * (not a wait in MPI's collectives); nothing moves, and the next plan goes ahead. */
+static void test_two_step_refusal(hetlb_balancer *b) {
+    if (size < 2) return;
+    ids g = {0};
+    const uint64_t total = 32 * (uint64_t)size;
+    if (rank == 0) {
+        g.cap = (size_t)total;
+        g.ids = malloc(g.cap * sizeof(uint64_t));
+        for (uint64_t k = 0; k < total; k++) g.ids[g.n++] = k;
+    }
+    hetlb_plan *p = NULL;
+    EXPECT(hetlb_plan_create(b, g.n, NULL, &p), HETLB_OK);
+    double start = MPI_Wtime();
+    int rc = hetlb_migrate(b, p, id_size_cb, rank == 1 ? NULL : id_pack_cb, id_unpack_cb, &g);
+    if (rank == 1) {
+        EXPECT(rc, HETLB_ERR_NULL);
+    } else {
+        EXPECT(rc, HETLB_ERR_PEER);
+        CHECK(strstr(hetlb_last_error(), "rank 1") != NULL, "the refusing rank named");
+        CHECK(MPI_Wtime() - start < 5.0, "at once");
+    }
+    CHECK(g.n == (rank == 0 ? total : 0), "nothing moved: %zu", g.n);
+    hetlb_plan_free(p);
+    size_t e = 0, i = 0;
+    plan_and_migrate(b, &g, total, "two-step after a refusal", &e, &i);
+    free(g.ids);
+}
+
 /* Records with positions (the option coords=0:1, the double x at byte 0): rank 0 holds the
  * segment [0, n0) and gives each rank a piece; the report's spread falls. */
 static void test_coords(void) {
@@ -736,6 +766,7 @@ int main(int argc, char **argv) {
         test_two_step_empty_ranks(b);
         test_extreme_sizes(b);
         test_refusal(b);
+        test_two_step_refusal(b);
         hetlb_balancer_free(b);
     }
     test_coords();
