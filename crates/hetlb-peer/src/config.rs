@@ -565,6 +565,20 @@ impl BalancerConfig {
                 "auto compares predicted seconds: it needs measured speeds",
             ));
         }
+        if matches!(self.options.speeds, Speeds::Fixed(_) | Speeds::Own(_))
+            && !self.is_auto()
+            && !self.algorithm().uses_capacities()
+        {
+            return Err(option(
+                "speeds",
+                format!(
+                    "{} is capacity-blind: it balances equal shares and would ignore the \
+                     capacities; use cwa, dem-hetero, hybrid, dishet or a diffusion rule, or \
+                     speeds=equal",
+                    self.rule_name()
+                ),
+            ));
+        }
         if self.options.topology_source == TopologySource::Geometry
             && (self.is_auto() || self.algorithm().family() != Family::Diffusion)
         {
@@ -675,17 +689,24 @@ mod tests {
     fn bad_arguments_are_named() {
         let e = |c: BalancerConfig, n| c.resolve(n).unwrap_err().to_string();
         let oem = BalancerConfig::new("oem").unwrap();
+        let cwa = BalancerConfig::new("cwa").unwrap();
         assert!(
-            e(oem.clone().speeds(Speeds::Fixed(vec![1.0; 3])), 4)
+            e(cwa.clone().speeds(Speeds::Fixed(vec![1.0; 3])), 4)
                 .contains("speeds: 3 capacities given for 4 ranks")
         );
         assert!(
             e(
-                oem.clone().speeds(Speeds::Fixed(vec![1.0, 0.0, 1.0, 1.0])),
+                cwa.clone().speeds(Speeds::Fixed(vec![1.0, 0.0, 1.0, 1.0])),
                 4
             )
             .contains("capacity 2")
         );
+        // A capacity-blind rule refuses capacities rather than ignoring them.
+        for speeds in [Speeds::Fixed(vec![1.0; 4]), Speeds::Own(2.5)] {
+            let text = e(oem.clone().speeds(speeds), 4);
+            assert!(text.contains("capacity-blind"), "{text}");
+        }
+        assert!(e(cwa.speeds(Speeds::Own(-1.0)), 4).contains("positive"));
         assert!(e(oem.clone().topology("ring:4").unwrap(), 4).contains("complete network only"));
         assert!(e(oem.clone().topology("ring:5").unwrap(), 4).contains("5 nodes"));
         assert!(e(oem.clone().procs_per_group(Some(2)), 4).contains("only hybrid"));

@@ -709,6 +709,30 @@ static void test_two_step_refusal(hetlb_balancer *b) {
     free(g.ids);
 }
 
+/* Each rank passes only its own capacity (rank + 1): the loads end within 1% of the
+ * capacity-proportional targets; a capacity-blind rule refuses it. */
+static void test_own_capacity(void) {
+    char options[64];
+    snprintf(options, sizeof options, "speeds=own:%d", rank + 1);
+    hetlb_balancer *b = NULL;
+    EXPECT(hetlb_balancer_create(MPI_COMM_WORLD, "cwa", options, &b), HETLB_OK);
+    hetlb_balancer *blind = NULL;
+    EXPECT(hetlb_balancer_create(MPI_COMM_WORLD, "oem", options, &blind), HETLB_ERR_INVALID);
+    CHECK(strstr(hetlb_last_error(), "capacity-blind") != NULL, "oem refuses capacities");
+    if (!b) return;
+    const size_t n0 = 1000 * (size_t)size;
+    size_t count = rank == 0 ? n0 : 0;
+    void *items = make_records(count, 0);
+    EXPECT(hetlb_rebalance(b, &items, &count, sizeof(record), 8, NULL, NULL, NULL), HETLB_OK);
+    check_exactly_once(items, count, n0, "own capacities");
+    double total_cap = (double)size * (size + 1) / 2.0;
+    double target = (double)n0 * (rank + 1) / total_cap;
+    CHECK(fabs((double)count - target) <= 0.01 * target + 1.0, "%zu records against %g", count,
+          target);
+    free(items);
+    hetlb_balancer_free(b);
+}
+
 /* Records with positions (the option coords=0:1, the double x at byte 0): rank 0 holds the
  * segment [0, n0) and gives each rank a piece; the report's spread falls. */
 static void test_coords(void) {
@@ -770,6 +794,7 @@ int main(int argc, char **argv) {
         hetlb_balancer_free(b);
     }
     test_coords();
+    test_own_capacity();
     test_peer_failure();
     int all = 0;
     MPI_Allreduce(&failures, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);

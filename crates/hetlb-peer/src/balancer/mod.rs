@@ -683,6 +683,11 @@ impl<K: ItemKind, G: Group> Balancer<K, G> {
         let (capacities, measured_speeds) = match &self.config.options.speeds {
             Speeds::Equal => (None, None),
             Speeds::Fixed(c) => (Some(c.clone()), None),
+            // Every rank's own capacity, gathered (each gave it as its `speed`).
+            Speeds::Own(_) => (
+                states.iter().map(|s| s.speed).collect::<Option<Vec<f64>>>(),
+                None,
+            ),
             Speeds::Measured { .. } => {
                 let speeds: Option<Vec<f64>> = states.iter().map(|s| s.speed).collect();
                 // In units of the slowest rank: proportional shares do not depend on the
@@ -767,6 +772,8 @@ fn fingerprint(config: &BalancerConfig, label: &str, network: &Network, size: us
                 .join(",")
         ),
         Speeds::Measured { window } => format!("measured:{window}"),
+        // The values differ by rank; the ranks agree on taking their own.
+        Speeds::Own(_) => "own".to_string(),
     };
     let text = format!(
         "{}|{label}|{size}|{speeds}|{}|{:?}|{:?}|{}|{:?}|{}|{}|{}",

@@ -89,6 +89,7 @@ impl Tuning {
     pub(super) fn fill(&self, config: &BalancerConfig, state: &mut RankState) {
         state.speed = match config.options.speeds {
             Speeds::Measured { .. } => self.meter.speed(),
+            Speeds::Own(capacity) => Some(capacity),
             _ => None,
         };
         state.model = self.learner.model().filter(|_| config.options.learn_cost);

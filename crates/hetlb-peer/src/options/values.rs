@@ -40,6 +40,10 @@ pub enum Speeds {
         /// Reports the median is taken over.
         window: usize,
     },
+    /// This rank's own capacity (`own:2.5`), positive and finite: every rank gives its own,
+    /// and the call gathers them (as Zoltan takes each part's own size). The ranks' values
+    /// differ; they agree on `own`.
+    Own(f64),
 }
 
 impl Speeds {
@@ -59,6 +63,9 @@ impl Speeds {
         match self {
             Speeds::Measured { window: 0 } => {
                 Err("the measuring window must hold at least one report".into())
+            }
+            Speeds::Own(c) if !(c.is_finite() && *c > 0.0) => {
+                Err(format!("this rank's capacity ({c}) must be positive and finite"))
             }
             Speeds::Fixed(c) => match c.iter().position(|x| !(x.is_finite() && *x > 0.0)) {
                 Some(i) => Err(format!(
@@ -86,6 +93,11 @@ impl FromStr for Speeds {
                 Ok(window) => Speeds::Measured { window },
                 Err(_) => return Err(format!("window '{w}' is not a whole number")),
             },
+            Some(("own", c)) => Speeds::Own(
+                c.trim()
+                    .parse::<f64>()
+                    .map_err(|_| format!("own capacity '{c}' is not a number"))?,
+            ),
             Some(("fixed", list)) => Speeds::Fixed(
                 list.split(',')
                     .map(|x| x.trim().parse::<f64>())
@@ -97,7 +109,7 @@ impl FromStr for Speeds {
             _ => {
                 return Err(format!(
                     "'{value}' is not a source of speeds (expected equal, measured, \
-                     measured:WINDOW or fixed:C0,C1,...)"
+                     measured:WINDOW, fixed:C0,C1,... or own:C)"
                 ));
             }
         };
@@ -111,6 +123,7 @@ impl fmt::Display for Speeds {
         match self {
             Speeds::Equal => f.write_str("equal"),
             Speeds::Measured { window } => write!(f, "measured:{window}"),
+            Speeds::Own(c) => write!(f, "own:{c}"),
             Speeds::Fixed(c) => {
                 f.write_str("fixed:")?;
                 write_list(f, c)

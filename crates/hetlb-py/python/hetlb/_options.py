@@ -4,7 +4,7 @@ The table (``hetlb options`` prints it) holds every option's name, values, defau
 and documentation; nothing of those is repeated here. This module only says which Python
 type each keyword takes and writes the value as the option's text: a bool as ``true`` or
 ``false``, a number as its ``repr``, a sequence comma-separated, capacities as
-``fixed:C0,C1,...``. ``None`` leaves an option at its default. A keyword is the option's
+``fixed:C0,C1,...`` (one number for ``speeds``: this rank's own, ``own:C``). ``None`` leaves an option at its default. A keyword is the option's
 name, with ``_`` after a name Python reserves (``lambda_`` for ``lambda``). An option the
 table gains later is taken by its name with any of these values, without a change here.
 """
@@ -28,7 +28,7 @@ _BOOL = "a bool"
 _TEXT = "a string"
 _NAMES = "a string or a sequence of strings"
 _PAIR = "a pair of numbers"
-_SPEEDS = "a string or one capacity per rank"
+_SPEEDS = "a string, this rank's own capacity, or one capacity per rank"
 _ANY = "a string, a number, a bool or a sequence of them"
 
 # The Python type each keyword takes (text only where the option's values are names or specs).
@@ -113,6 +113,9 @@ def option_text(kw: str, value: Any) -> str:
         InvalidTypeError: ``value`` is not of the type the keyword takes (naming it).
     """
     kind = _KINDS.get(kw, _ANY)
+    if kind == _SPEEDS and _is_number(value):
+        # This rank's own capacity: the ranks' values are gathered at each call.
+        return "own:" + _scalar(value)
     if kind == _SPEEDS and not isinstance(value, str):
         caps = capacities_list(value, kw) or []
         return "fixed:" + ",".join(_scalar(c) for c in caps)
