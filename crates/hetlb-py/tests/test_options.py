@@ -39,6 +39,8 @@ def test_keywords_become_the_tables_text():
         ("schedule", "pipeline"),
     ]
     assert option_text("speeds", "measured:3") == "measured:3"
+    assert option_text("speeds", 2.5) == "own:2.5"
+    assert option_text("speeds", 3) == "own:3"
     assert option_text("candidates", "cwa,oem") == "cwa,oem"
 
 
@@ -66,7 +68,7 @@ def test_an_option_the_table_gains_later_is_passed_by_its_name():
         ("move_cost", 3),
         ("move_cost", (1.0, 2.0, 3.0)),
         ("candidates", ["cwa", 1]),
-        ("speeds", 3),
+        ("speeds", True),
         ("speeds", [1.0, "2"]),
     ],
 )

@@ -446,3 +446,16 @@ def test_the_communicators_own_topology():
         cart.Free()
     with pytest.raises(hetlb.InvalidInputError, match="MPI_Cart_create"):
         hetlb.Balancer(COMM, "dishet", topology="mpi")
+
+
+def test_each_rank_gives_its_own_capacity():
+    n = 1000 * SIZE
+    items = list(range(n)) if RANK == 0 else []
+    with hetlb.Balancer(COMM, "cwa", speeds=float(RANK + 1), timeout=20.0) as b:
+        report = b.rebalance(items)
+    assert report.capacities == [float(r + 1) for r in range(SIZE)]
+    target = n * (RANK + 1) / (SIZE * (SIZE + 1) / 2)
+    assert abs(len(items) - target) <= 0.01 * target + 1
+    assert _every_id_once(items) == list(range(n))
+    with pytest.raises(hetlb.InvalidInputError, match="capacity-blind"):
+        hetlb.Balancer(COMM, "oem", speeds=2.0)
