@@ -34,6 +34,9 @@ module hetlb
     !> With the option coords: how scattered the ranks' regions were before and after the
     !> call (NaN without positions).
     real(c_double) :: spread_before = 0, spread_after = 0
+    !> 1 when the ranks checked their loads at this call (0: the trigger skipped it);
+    !> 1 when the trigger held the move back.
+    integer(c_int32_t) :: checked = 0, held_back = 0
   end type hetlb_report
 
   public :: hetlb_version, hetlb_last_error, hetlb_balance

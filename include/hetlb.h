@@ -149,6 +149,17 @@ typedef struct hetlb_report {
    * The same after the call.
    */
   double spread_after;
+  /**
+   * 1 when the ranks checked their loads at this call; 0 when the trigger `auto` skipped
+   * it without a message (its `check_budget`): nothing moved and the imbalance fields
+   * are NaN.
+   */
+  int32_t checked;
+  /**
+   * 1 when the trigger held the move back (the predicted gain did not exceed the cost ×
+   * margin): nothing moved.
+   */
+  int32_t held_back;
 } hetlb_report;
 #endif
 
@@ -336,6 +347,20 @@ int hetlb_balancer_advise(struct hetlb_balancer *b,
 
 #if defined(HETLB_MPI)
 /**
+ * Every rank's load (in units) after the last `hetlb_rebalance` that checked the loads
+ * (`hetlb_report.checked`): `*n` values at `*loads`, owned by the balancer and valid until
+ * its next call or `hetlb_balancer_free`; `*n` is 0 before the first such call.
+ *
+ * Returns 0, or `HETLB_ERR_NULL`.
+ *
+ * # Safety
+ * `b` is NULL or a live balancer; `n` and `loads` are NULL or writable.
+ */
+int hetlb_balancer_loads(const struct hetlb_balancer *b, size_t *n, const uint64_t **loads);
+#endif
+
+#if defined(HETLB_MPI)
+/**
  * This rank's number in the balancer's communicator (as `MPI_Comm_rank`), or a negative
  * code for NULL.
  *
@@ -491,7 +516,8 @@ void hetlb_plan_free(struct hetlb_plan *p);
  * Returns 0; `HETLB_ERR_CALLBACK` when a `size_of` or `pack` on any rank failed (nothing
  * moved on any rank) or an `unpack` on this rank failed (the message says which items were
  * not unpacked); `HETLB_ERR_MISMATCH` when the ranks passed plans of different calls
- * (nothing moved).
+ * (nothing moved); `HETLB_ERR_PEER` when a rank did not reach the call within the entry
+ * timeout, or refused it for its own bad arguments (named; nothing moved).
  *
  * # Safety
  * `b` and `p` are live; the callbacks are NULL or functions of the given signatures;

@@ -30,6 +30,8 @@ pub struct hetlb_balancer {
     pub(crate) plan_serial: u64,
     /// Where each record of `hetlb_rebalance` keeps its position (option `coords`).
     pub(crate) coords: Option<options::Coords>,
+    /// Every rank's load after the last `hetlb_rebalance` that checked the loads.
+    pub(crate) loads_after: Vec<u64>,
     pub(crate) mpi: Mpi<'static>,
     /// hetlb's duplicate of the application's communicator for the two-step form's
     /// collectives (counts and payloads of `hetlb_migrate`).
@@ -180,6 +182,7 @@ fn create(comm: MPI_Comm, config: hetlb_peer::BalancerConfig) -> Result<hetlb_ba
         doubt_size: None,
         plan_serial: 0,
         coords: None,
+        loads_after: Vec::new(),
         mpi,
         comm,
     })
@@ -282,6 +285,39 @@ pub unsafe extern "C" fn hetlb_balancer_advise(
             .map_err(|e| CapiError::Internal(e.to_string()))?;
         // SAFETY: `json` is NULL or writable, by the contract.
         unsafe { crate::advise::write_json(&text, json) }
+    })
+}
+
+/// Every rank's load (in units) after the last `hetlb_rebalance` that checked the loads
+/// (`hetlb_report.checked`): `*n` values at `*loads`, owned by the balancer and valid until
+/// its next call or `hetlb_balancer_free`; `*n` is 0 before the first such call.
+///
+/// Returns 0, or `HETLB_ERR_NULL`.
+///
+/// # Safety
+/// `b` is NULL or a live balancer; `n` and `loads` are NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn hetlb_balancer_loads(
+    b: *const hetlb_balancer,
+    n: *mut usize,
+    loads: *mut *const u64,
+) -> c_int {
+    guard(|| {
+        // SAFETY: the caller's contract.
+        let b = unsafe { b.as_ref() }.ok_or(CapiError::Null("b"))?;
+        if n.is_null() || loads.is_null() {
+            return Err(CapiError::Null("n or loads"));
+        }
+        // SAFETY: writable (the caller's contract).
+        unsafe {
+            *n = b.loads_after.len();
+            *loads = if b.loads_after.is_empty() {
+                std::ptr::null()
+            } else {
+                b.loads_after.as_ptr()
+            };
+        }
+        Ok(())
     })
 }
 

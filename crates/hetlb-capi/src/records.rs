@@ -33,6 +33,13 @@ pub struct hetlb_report {
     pub spread_before: f64,
     /// The same after the call.
     pub spread_after: f64,
+    /// 1 when the ranks checked their loads at this call; 0 when the trigger `auto` skipped
+    /// it without a message (its `check_budget`): nothing moved and the imbalance fields
+    /// are NaN.
+    pub checked: i32,
+    /// 1 when the trigger held the move back (the predicted gain did not exceed the cost ×
+    /// margin): nothing moved.
+    pub held_back: i32,
 }
 
 /// A record's load, from the application: `load_of(record, ctx)`.
@@ -198,6 +205,9 @@ pub unsafe extern "C" fn hetlb_rebalance(
         match result {
             Ok(r) => {
                 a.b.doubt_size = None;
+                if r.checked {
+                    a.b.loads_after.clone_from(&r.loads_after);
+                }
                 // SAFETY: NULL or writable (the caller's contract).
                 if let Some(out) = unsafe { report.as_mut() } {
                     *out = hetlb_report {
@@ -209,6 +219,8 @@ pub unsafe extern "C" fn hetlb_rebalance(
                         seconds: start.elapsed().as_secs_f64(),
                         spread_before: r.spread_before.unwrap_or(f64::NAN),
                         spread_after: r.spread_after.unwrap_or(f64::NAN),
+                        checked: i32::from(r.checked),
+                        held_back: i32::from(r.held_back),
                     };
                 }
                 Ok(())

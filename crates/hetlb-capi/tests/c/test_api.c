@@ -247,6 +247,18 @@ static void test_rebalance(hetlb_balancer *b) {
         CHECK(report.imbalance_before > report.imbalance_after, "the imbalance falls");
     }
     CHECK(report.seconds > 0.0, "the report's time");
+    CHECK(report.checked == 1 && report.held_back == 0, "checked, not held back");
+    {
+        size_t nl = 0;
+        const uint64_t *loads_after = NULL;
+        EXPECT(hetlb_balancer_loads(b, &nl, &loads_after), HETLB_OK);
+        uint64_t sum_after = 0;
+        for (size_t k = 0; k < nl; k++) sum_after += loads_after[k];
+        CHECK(nl == (size_t)size && sum_after == n0, "every rank's load after: %zu, %llu", nl,
+              (unsigned long long)sum_after);
+        CHECK(nl == 0 || loads_after[rank] == count, "this rank's load is its count");
+        EXPECT(hetlb_balancer_loads(b, NULL, &loads_after), HETLB_ERR_NULL);
+    }
     uint64_t sent = report.items_sent, got = report.items_received, total_sent = 0, total_got = 0;
     MPI_Allreduce(&sent, &total_sent, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
     MPI_Allreduce(&got, &total_got, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);

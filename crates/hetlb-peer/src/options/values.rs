@@ -64,9 +64,9 @@ impl Speeds {
             Speeds::Measured { window: 0 } => {
                 Err("the measuring window must hold at least one report".into())
             }
-            Speeds::Own(c) if !(c.is_finite() && *c > 0.0) => {
-                Err(format!("this rank's capacity ({c}) must be positive and finite"))
-            }
+            Speeds::Own(c) if !(c.is_finite() && *c > 0.0) => Err(format!(
+                "this rank's capacity ({c}) must be positive and finite"
+            )),
             Speeds::Fixed(c) => match c.iter().position(|x| !(x.is_finite() && *x > 0.0)) {
                 Some(i) => Err(format!(
                     "capacity {} ({}) must be positive and finite",
