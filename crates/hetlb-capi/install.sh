@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Builds hetlb's C library with MPI (release) and installs it under PREFIX:
 #   PREFIX/lib/libhetlb.so, PREFIX/lib/libhetlb.a
-#   PREFIX/include/hetlb.h, PREFIX/include/hetlb.f90 (and hetlb.mod when mpifort is found)
+#   PREFIX/include/hetlb.h, PREFIX/include/hetlb.f90
+#   when mpifort is found, the Fortran module compiled: PREFIX/include/hetlb.mod and
+#   PREFIX/lib/libhetlb_fortran.so, libhetlb_fortran.a (its procedures), and
+#   PREFIX/lib/pkgconfig/hetlb-fortran.pc
 #   PREFIX/lib/pkgconfig/hetlb.pc, PREFIX/lib/cmake/hetlb/hetlbConfig*.cmake
 # Usage: crates/hetlb-capi/install.sh PREFIX     (HETLB_NO_BUILD=1: install what is built)
 # The MPI is the one whose C compiler wrapper MPICC names (default mpicc), and the Fortran
@@ -35,12 +38,27 @@ install -d "$prefix/lib/pkgconfig" "$prefix/lib/cmake/hetlb" "$prefix/include"
 install -m 755 "$target/release/libhetlb.so" "$prefix/lib/"
 install -m 644 "$target/release/libhetlb.a" "$prefix/lib/"
 install -m 644 "$root/include/hetlb.h" "$root/include/hetlb.f90" "$prefix/include/"
-subst() { sed -e "s|@PREFIX@|$prefix|g" -e "s|@VERSION@|$version|g" -e "s|@MPICC@|$mpicc|g" "$1" > "$2"; }
+subst() {
+    sed -e "s|@PREFIX@|$prefix|g" -e "s|@VERSION@|$version|g" -e "s|@MPICC@|$mpicc|g" \
+        -e "s|@MPIFORT@|$mpifort|g" "$1" > "$2"
+}
 subst "$here/pkg/hetlb.pc.in" "$prefix/lib/pkgconfig/hetlb.pc"
 subst "$here/pkg/hetlbConfig.cmake.in" "$prefix/lib/cmake/hetlb/hetlbConfig.cmake"
 subst "$here/pkg/hetlbConfigVersion.cmake.in" "$prefix/lib/cmake/hetlb/hetlbConfigVersion.cmake"
 if command -v "$mpifort" > /dev/null; then
-    (cd "$prefix/include" && "$mpifort" -c hetlb.f90 -o /dev/null -J "$prefix/include" 2> /dev/null) \
-        || (cd "$prefix/include" && "$mpifort" -c hetlb.f90 && rm -f hetlb.o)
+    # The module's procedures go in a library of their own (libhetlb_fortran, linked against
+    # libhetlb), so that a program links with -lhetlb_fortran as pkg-config and CMake say.
+    build="$(mktemp -d)"
+    trap 'rm -rf "$build"' EXIT
+    (cd "$build" && "$mpifort" -fPIC -c "$prefix/include/hetlb.f90" -o hetlb_fortran.o)
+    install -m 644 "$build/hetlb.mod" "$prefix/include/"
+    ar rcs "$build/libhetlb_fortran.a" "$build/hetlb_fortran.o"
+    "$mpifort" -shared "$build/hetlb_fortran.o" -o "$build/libhetlb_fortran.so" \
+        -L"$prefix/lib" -Wl,-rpath,"$prefix/lib" -lhetlb
+    install -m 755 "$build/libhetlb_fortran.so" "$prefix/lib/"
+    install -m 644 "$build/libhetlb_fortran.a" "$prefix/lib/"
+    subst "$here/pkg/hetlb-fortran.pc.in" "$prefix/lib/pkgconfig/hetlb-fortran.pc"
+else
+    echo "note: $mpifort not found: the Fortran module is installed as source only" >&2
 fi
 echo "hetlb $version installed in $prefix"
