@@ -4,8 +4,8 @@
 ! callbacks), checked the same way.
 !
 ! Build and run (after installing hetlb, see docs/c-api.md):
-!   mpifort -I$PREFIX/include $PREFIX/include/hetlb.f90 examples/fortran/particles.f90 \
-!           -L$PREFIX/lib -lhetlb -Wl,-rpath,$PREFIX/lib -o particles_f
+!   export PKG_CONFIG_PATH=$PREFIX/lib/pkgconfig
+!   mpifort examples/fortran/particles.f90 $(pkg-config --cflags --libs hetlb-fortran) -o particles_f
 !   mpiexec -n 4 ./particles_f
 module particles_mod
   use, intrinsic :: iso_c_binding
