@@ -200,12 +200,9 @@ pub unsafe extern "C" fn hetlb_record(b: *mut hetlb_balancer, units: u64, second
     guard(|| {
         // SAFETY: the caller's contract.
         let b = unsafe { b.as_mut() }.ok_or(CapiError::Null("b"))?;
-        if !(seconds.is_finite() && seconds > 0.0) {
-            return Err(CapiError::Invalid(format!(
-                "seconds: {seconds} is not a positive, finite time"
-            )));
-        }
-        b.records.record(units, seconds);
+        b.records
+            .try_record(units, seconds)
+            .map_err(|e| CapiError::Invalid(e.to_string()))?;
         b.plans.record(units, seconds);
         Ok(())
     })

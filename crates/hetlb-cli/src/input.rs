@@ -38,6 +38,18 @@ pub fn parse_capacities(spec: &str, option: &str) -> Result<Vec<f64>> {
     parse::capacities(&items(spec, option)?).map_err(named(option))
 }
 
+/// The values of a list option given as several words (`--loads 4 7 0 9`) or one
+/// comma-separated word (`--loads 4,7,0,9`), as one comma-separated list (`4, 7` split by
+/// the shell into `4,` and `7` too).
+pub fn joined(words: &[String]) -> String {
+    words
+        .iter()
+        .map(|w| w.trim_matches(|c: char| c == ',' || c.is_whitespace()))
+        .filter(|w| !w.is_empty())
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
 /// Parses a comma-separated list for `option`. A bad item is reported with its position and
 /// either `what` it should be or, when `what` is `None`, the parser's own message (which for
 /// names lists the valid ones).
@@ -124,6 +136,15 @@ fn read_items(path: &Path, option: &str) -> Result<Vec<String>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn words_and_commas_make_one_list() {
+        let w = |v: &[&str]| joined(&v.iter().map(|s| s.to_string()).collect::<Vec<_>>());
+        assert_eq!(w(&["4", "7", "0", "9"]), "4,7,0,9");
+        assert_eq!(w(&["4,7,0,9"]), "4,7,0,9");
+        assert_eq!(w(&["4,", "7"]), "4,7");
+        assert_eq!(w(&["@file.txt"]), "@file.txt");
+    }
 
     #[test]
     fn inline_lists_and_their_errors() {

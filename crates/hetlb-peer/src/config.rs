@@ -711,7 +711,9 @@ mod tests {
         assert!(e(oem.clone().topology("ring:5").unwrap(), 4).contains("5 nodes"));
         assert!(e(oem.clone().procs_per_group(Some(2)), 4).contains("only hybrid"));
         assert!(e(oem.timeout(Duration::ZERO), 4).contains("timeout"));
-        assert!(BalancerConfig::new("nope").is_err());
+        let unknown = BalancerConfig::new("nope").unwrap_err().to_string();
+        assert_eq!(unknown.matches("dishet,").count(), 1, "{unknown}");
+        assert!(unknown.starts_with("unknown rule 'nope'") && unknown.contains("auto"));
         assert!(
             BalancerConfig::new("oem")
                 .unwrap()

@@ -14,7 +14,7 @@ use thiserror::Error;
 #[non_exhaustive]
 pub enum ConfigError {
     /// A rule name that is not one of hetlb's.
-    #[error("{source}; known rules: {known}")]
+    #[error("unknown rule '{}' (expected one of: {known})", source.0)]
     UnknownRule {
         /// The parser's error.
         #[source]

@@ -18,12 +18,12 @@ use serde::Serialize;
     hetlb advise --loads 40,10,10,0 --speeds 1,2,2,4 --algorithm cwa,dem-hetero --routing paper,direct --trigger auto:5:2\n  \
     hetlb advise --loads 5,5,5,5 --speeds 1 --format json")]
 pub struct Args {
-    /// Units each node holds now: `5,0,3` or `@file`.
-    #[arg(long, short, allow_hyphen_values = true)]
-    loads: String,
+    /// Units each node holds now: `5,0,3` (or `5 0 3`) or `@file`.
+    #[arg(long, short, required = true, num_args = 1.., allow_negative_numbers = true)]
+    loads: Vec<String>,
     /// Units each node processes per second (measured): one value for all, or one per node.
-    #[arg(long, default_value = "1", allow_hyphen_values = true)]
-    speeds: String,
+    #[arg(long, default_value = "1", num_args = 1.., allow_negative_numbers = true)]
+    speeds: Vec<String>,
     /// Candidate rules, comma-separated, or `all` (every rule that fits the network).
     #[arg(
         long = "algorithm",
@@ -70,10 +70,13 @@ struct Document<'a> {
 
 /// Runs `hetlb advise`.
 pub fn run(args: Args) -> Result<()> {
-    let loads = parse_loads(&args.loads, "--loads")?;
+    let loads = parse_loads(&crate::input::joined(&args.loads), "--loads")?;
     // The error names `speeds`, the option without its dashes.
-    let speeds = per_node_speeds(&parse_capacities(&args.speeds, "--speeds")?, loads.len())
-        .map_err(|e| anyhow!("--{e}"))?;
+    let speeds = per_node_speeds(
+        &parse_capacities(&crate::input::joined(&args.speeds), "--speeds")?,
+        loads.len(),
+    )
+    .map_err(|e| anyhow!("--{e}"))?;
     let trigger: Trigger = args
         .trigger
         .parse()

@@ -176,7 +176,8 @@ pub struct SpeedWarning {
 pub struct Assessment {
     /// One per run, in order.
     pub balancers: Vec<BalancerReport>,
-    /// The balancer (not `none`) of least total time.
+    /// The run of least total time, running without balancing (`none`) included: `none`
+    /// when no balancer beat it; `None` when `none` alone ran.
     pub best: Option<String>,
     /// Rules that do not weigh the ranks' speeds and moved nothing: they see only the
     /// items' loads, which were level.
@@ -235,10 +236,11 @@ pub fn assess(runs: Vec<IterativeRun>, spreads: &[Spread]) -> Assessment {
             }
         })
         .collect();
+    // Running without balancing ("none") competes too: a balancer slower than it is not best.
     let best = balancers
         .iter()
-        .filter(|b| b.balancer != "none")
         .min_by(|a, b| a.total_seconds.total_cmp(&b.total_seconds))
+        .filter(|b| b.balancer != "none" || balancers.len() > 1)
         .map(|b| b.balancer.clone());
     let unmoved = balancers
         .iter()
@@ -312,5 +314,29 @@ pub fn on_mpi_job(
         }
         Ok(_) => Ok(None),
         Err(e) => job.report_and_end(&e.to_string(), timeout.min(Duration::from_secs(2))),
+    }
+}
+
+#[cfg(test)]
+mod best_tests {
+    use super::*;
+
+    fn run(balancer: &str, total_seconds: f64) -> IterativeRun {
+        IterativeRun::assemble(balancer, total_seconds, Vec::new(), 1.0)
+    }
+
+    #[test]
+    fn a_balancer_slower_than_none_is_not_best() {
+        let a = assess(vec![run("none", 10.0), run("cwa", 12.55)], &[]);
+        assert_eq!(a.best.as_deref(), Some("none"));
+        let a = assess(
+            vec![run("none", 10.0), run("cwa", 8.0), run("oem", 9.0)],
+            &[],
+        );
+        assert_eq!(a.best.as_deref(), Some("cwa"));
+        let a = assess(vec![run("none", 10.0)], &[]);
+        assert_eq!(a.best, None);
+        let a = assess(vec![run("dishet", 3.0)], &[]);
+        assert_eq!(a.best.as_deref(), Some("dishet"));
     }
 }

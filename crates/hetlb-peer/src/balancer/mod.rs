@@ -187,6 +187,24 @@ impl<K: ItemKind, G: Group> Balancer<K, G> {
         self.tuning.record(units, seconds);
     }
 
+    /// [`Balancer::record`] of a measurement from an application, checked: the faces (C,
+    /// Python) report through it, so that they refuse the same values.
+    ///
+    /// # Errors
+    /// [`PeerError::Config`] naming `seconds` when it is not positive and finite (a step that
+    /// took no time says nothing of a speed).
+    pub fn try_record(&mut self, units: u64, seconds: f64) -> Result<(), PeerError> {
+        if !(seconds.is_finite() && seconds > 0.0) {
+            return Err(crate::error::ConfigError::option(
+                "seconds",
+                format!("{seconds} is not a positive, finite time"),
+            )
+            .into());
+        }
+        self.record(units, seconds);
+        Ok(())
+    }
+
     /// This rank's measured speed (units per second), once it has one.
     pub fn speed(&self) -> Option<f64> {
         self.tuning.speed()

@@ -233,14 +233,10 @@ impl NativeBalancer {
 
     /// Reports `units` of work done in `seconds` (measured speeds).
     fn record(&mut self, units: u64, seconds: f64) -> Result<()> {
-        if !(seconds.is_finite() && seconds >= 0.0) {
-            return Err(InvalidInputError::new_err(format!(
-                "seconds: {seconds} is not a non-negative number"
-            ))
-            .into());
-        }
         let live = self.live()?;
-        live.balancer.record(units, seconds);
+        live.balancer
+            .try_record(units, seconds)
+            .map_err(|e| InvalidInputError::new_err(e.to_string()))?;
         live.records.record(units, seconds);
         Ok(())
     }

@@ -1,6 +1,6 @@
 //! `hetlb balance`: one load vector, one algorithm, one network; the plan and its metrics.
 
-use crate::input::{parse_capacities, parse_loads};
+use crate::input::{joined, parse_capacities, parse_loads};
 use crate::output::{Format, fixed, print_csv, print_json, table};
 use crate::plot::Downsampler;
 
@@ -30,11 +30,13 @@ pub struct Args {
     /// Loads, one per node: `5,0,3,…`, or `@path` to a file of one integer per line or a JSON
     /// array. Without --topology: the hypercube of a power of two of them; another count runs
     /// the hypercube rules embedded in a cube (on complete:N), the diffusion rules need one.
-    #[arg(long, short, allow_hyphen_values = true)]
-    loads: String,
-    /// Node capacities (positive speeds), same count as loads: `1,2,…` or `@path`.
-    #[arg(long, short, allow_hyphen_values = true)]
-    capacities: Option<String>,
+    /// Values may also be separate words: `--loads 5 0 3`.
+    #[arg(long, short, required = true, num_args = 1.., allow_negative_numbers = true)]
+    loads: Vec<String>,
+    /// Node capacities (positive speeds), same count as loads: `1,2,…` (or `1 2 …`) or
+    /// `@path`.
+    #[arg(long, short, num_args = 1.., allow_negative_numbers = true)]
+    capacities: Option<Vec<String>>,
     /// P for `hybrid`: OEM inside groups of P nodes, then CWA across groups.
     #[arg(long, value_name = "P", value_parser = crate::input::whole::<usize>(1, 1 << 24))]
     procs_per_group: Option<usize>,
@@ -93,7 +95,7 @@ struct Outcome {
 /// Runs `hetlb balance`.
 pub fn run(args: Args) -> Result<()> {
     let algorithm: Algorithm = args.algorithm.parse().context("--algorithm")?;
-    let loads = parse_loads(&args.loads, "--loads")?;
+    let loads = parse_loads(&joined(&args.loads), "--loads")?;
     let (network, topology) = network(args.topology.as_deref(), &loads, algorithm)?;
     // What every run holds whatever it does: the loads, the network and a round engine's
     // vectors (about 64 bytes a node and 8 an adjacency entry); a recorded plan's transfers
@@ -229,8 +231,8 @@ fn options(args: &Args, algorithm: Algorithm, nodes: usize) -> Result<BalanceOpt
     let capacities = args
         .capacities
         .as_deref()
-        .map(|spec| -> Result<Capacities> {
-            let values = parse_capacities(spec, "--capacities")?;
+        .map(|words| -> Result<Capacities> {
+            let values = parse_capacities(&joined(words), "--capacities")?;
             Capacities::for_nodes(values, nodes).map_err(|e| anyhow!("--capacities: {e}"))
         })
         .transpose()?;

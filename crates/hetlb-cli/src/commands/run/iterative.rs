@@ -411,6 +411,7 @@ fn present(
     };
     if let Some(path) = &args.plot {
         plot(path, args, &doc)?;
+        crate::plot::notice(std::slice::from_ref(path));
     }
     if let Some(path) = &args.dump {
         write_dumps(path, doc.balancers)?;
@@ -633,7 +634,12 @@ fn print_table(doc: &RunJson) {
         t.add_row(row);
     }
     crate::out!("{t}");
-    if let Some(best) = doc.best {
+    if doc.best == Some("none") {
+        crate::out!(
+            "best: none — no balancer beat running without balancing here (each took longer \
+             than its moves saved)"
+        );
+    } else if let Some(best) = doc.best {
         if let Some(b) = doc.balancers.iter().find(|b| b.balancer == best) {
             crate::out!(
                 "best: {best}, {:.3} s: {} · {:.1}% above the ideal ({:.3} s: work ÷ Σ speed \
