@@ -459,3 +459,10 @@ def test_each_rank_gives_its_own_capacity():
     assert _every_id_once(items) == list(range(n))
     with pytest.raises(hetlb.InvalidInputError, match="capacity-blind"):
         hetlb.Balancer(COMM, "oem", speeds=2.0)
+
+
+def test_a_measurement_of_no_time_is_refused_as_in_c():
+    with hetlb.Balancer(COMM, "cwa", speeds="measured") as b:
+        with pytest.raises(hetlb.InvalidInputError, match="seconds"):
+            b.record(units=1, seconds=0)
+        b.record(units=1, seconds=0.5)
