@@ -412,8 +412,8 @@ mod tests {
             e,
             PeerError::Config(ConfigError::UnknownRule { .. })
         ));
-        assert!(e.to_string().starts_with("unknown algorithm 'nope'"), "{e}");
-        assert!(e.to_string().contains("; known rules: dem,"), "{e}");
+        assert!(e.to_string().starts_with("unknown rule 'nope'"), "{e}");
+        assert!(e.to_string().contains("(expected one of: dem,"), "{e}");
         let causes = chain(&e);
         assert!(causes.len() >= 3, "{causes:?}");
         assert_eq!(

@@ -267,7 +267,7 @@ impl Report {
         rank: usize,
         backend: &'static str,
         names: (&str, &str),
-        schedule: Schedule,
+        (schedule, routing): (Schedule, hetlb_core::routing::Routing),
         items: u64,
         units: u64,
     ) -> Self {
@@ -313,7 +313,7 @@ impl Report {
             prediction: None,
             held_back: false,
             alternatives: Vec::new(),
-            routing: hetlb_core::routing::Routing::Paper,
+            routing,
             cost_model: hetlb_core::advice::CostModel::FREE,
             outcome: None,
             spread_before: None,

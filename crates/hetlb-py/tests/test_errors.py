@@ -26,8 +26,9 @@ def test_the_hierarchy():
     [
         ([4, -7, 0, 9], hetlb.InvalidInputError, r"loads: value 2 \(-7\) is negative"),
         (np.array([4, 7, -1, 9]), hetlb.InvalidInputError, r"loads: value 3 \(-1\) is negative"),
-        ([4, 7.5, 0, 9], hetlb.InvalidInputError, "not a whole number"),
-        (np.array([1.0, 2.0]), hetlb.InvalidInputError, "not a whole number"),
+        ([4, 7.5, 0, 9], hetlb.InvalidInputError, "not a whole number.*quantum"),
+        (np.array([1.0, 2.5]), hetlb.InvalidInputError, r"value 2 \(2.5\) is not a whole"),
+        ([1.0, float("nan")], hetlb.InvalidInputError, "not a whole number"),
         ([1, 2**64], hetlb.InvalidInputError, "larger than"),
         ([1, "2"], hetlb.InvalidTypeError, "not an integer"),
         ("1,2,3,4", hetlb.InvalidTypeError, "expected a sequence"),
@@ -40,6 +41,13 @@ def test_the_hierarchy():
 def test_bad_loads(loads, cls, message):
     with pytest.raises(cls, match=message):
         hetlb.balance(loads, "oem")
+
+
+def test_whole_valued_floats_are_loads():
+    # Costs that are whole numbers, as floats (NumPy's default dtype), are loads as they are.
+    ints = hetlb.balance([4, 7, 0, 9], "oem").final_loads.tolist()
+    assert hetlb.balance([4.0, 7.0, 0.0, 9.0], "oem").final_loads.tolist() == ints
+    assert hetlb.balance(np.array([4.0, 7.0, 0.0, 9.0]), "oem").final_loads.tolist() == ints
 
 
 def test_any_count_for_the_hypercube_rules():

@@ -368,7 +368,7 @@ impl<K: ItemKind, G: Group> Balancer<K, G> {
                 self.rank,
                 self.backend,
                 (self.config.rule_name(), &self.label),
-                self.config.options.schedule,
+                (self.config.options.schedule, self.config.options.routing),
                 items.len() as u64,
                 items.units().unwrap_or(u64::MAX),
             ));

@@ -20,7 +20,7 @@
 //! | `trigger` | `always`, or `auto[:HORIZON[:MARGIN]]` | `always` |
 //! | `move_cost` | `ALPHA,BETA`: seconds per message and per unit of load | `0,0` |
 //! | `learn_cost` | `true` or `false` | `false` |
-//! | `routing` | `paper` or `direct` | `paper` |
+//! | `routing` | `direct` or `paper` | `direct` |
 //! | `candidates` | rule `auto`'s candidates, comma-separated | by the network |
 //! | `check_budget` | share of the iteration time the trigger's checks may cost, 0 to 1 | `0.01` |
 //! | `count_bytes` | `true` or `false` | `true` |
@@ -144,7 +144,7 @@ impl Default for Options {
             trigger: Trigger::Always,
             move_cost: CostModel::FREE,
             learn_cost: false,
-            routing: Routing::Paper,
+            routing: Routing::Direct,
             candidates: None,
             check_budget: DEFAULT_CHECK_BUDGET,
             count_bytes: true,
@@ -243,7 +243,7 @@ mod tests {
             ("trigger", "auto:20:1.5"),
             ("move_cost", "0.5,0.25"),
             ("learn_cost", "true"),
-            ("routing", "direct"),
+            ("routing", "paper"),
             ("candidates", "cwa,dishet"),
             ("check_budget", "0.5"),
             ("count_bytes", "false"),

@@ -314,9 +314,10 @@ pub static OPTIONS: [OptionInfo; 17] = [
     },
     OptionInfo {
         name: "routing",
-        values: "paper or direct",
-        doc: "How the plan's units travel: hop by hop as the rule moves them (the papers'), or \
-              each unit once, straight to the rank where the plan ends it.",
+        values: "direct or paper",
+        doc: "How the plan's units travel: each unit once, straight to the rank where the plan \
+              ends it (the default: the fewest bytes on the wire), or hop by hop as the rule \
+              moves them (paper: the papers' transmission, to reproduce their costs).",
         set: |o, v| {
             o.routing = v.parse()?;
             Ok(())

@@ -18,7 +18,7 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tupl
 import numpy as np
 
 from . import _hetlb
-from ._convert import one_load
+from ._convert import one_load, quantised, quantised_array
 from ._errors import InvalidInputError, InvalidTypeError, MPIError, PeerError
 from ._options import option_pairs
 
@@ -268,6 +268,13 @@ class Balancer:
             candidate rule is planned and predicted at the measured speeds and the one with
             the best predicted net gain, less its earlier moves' shortfall, is followed
             (needs ``speeds="measured"``).
+        quantum: ``None`` (loads are whole units; whole-valued floats such as ``3.0`` are
+            accepted), or the cost of one unit when ``load=`` gives costs as floats (seconds,
+            say): each item's cost becomes ``round(cost / quantum)`` units, halves to even,
+            so an item costing under half a quantum weighs 0. Every rank must use the same
+            quantum. Pick it so that a rank's total is thousands of units or more (e.g. a
+            thousandth of a step's mean seconds per rank): the imbalance left by rounding is
+            then below a thousandth.
         **options: the balancer's options, by name: ``speeds``, ``timeout``, ``topology``,
             ``schedule``, ``entry_timeout``, ``procs_per_group``, ``max_rounds``, ``seed``,
             ``lambda_``, ``window``, ``trigger``, ``move_cost``, ``learn_cost``,
@@ -296,10 +303,13 @@ class Balancer:
         >>> arr, report = b.rebalance_array(arr)   # rows move as bytes
     """
 
-    def __init__(self, comm: Any, rule: str = "cwa", **options: Any) -> None:
+    def __init__(
+        self, comm: Any, rule: str = "cwa", quantum: Optional[float] = None, **options: Any
+    ) -> None:
         self._native: Optional[_hetlb.NativeBalancer] = None
         if not isinstance(rule, str):
             raise InvalidTypeError(f"rule: expected a string, not {type(rule).__name__}")
+        self._quantum = _check_quantum(quantum)
         pairs = option_pairs(options)
         handle = _check_comm(comm)
         self._native = _hetlb.NativeBalancer(handle, rule, pairs)
@@ -319,6 +329,18 @@ class Balancer:
     def topology(self) -> str:
         """The ranks' network as a spec (``hypercube:3``, ``ring:6``, …)."""
         return self._n().topology
+
+    @property
+    def quantum(self) -> Optional[float]:
+        """The cost of one unit of load when ``load=`` gives costs (seconds, say), or
+        ``None`` when loads are whole units."""
+        return self._quantum
+
+    def _units(self, value: Any, what: str) -> int:
+        """One item's load in units: a cost rounded to whole quanta, or a whole number."""
+        if self._quantum is not None:
+            return quantised(value, self._quantum, what)
+        return one_load(value, what)
 
     def _n(self) -> _hetlb.NativeBalancer:
         if self._native is None:
@@ -370,7 +392,7 @@ class Balancer:
             if not isinstance(items, list):
                 raise InvalidTypeError(f"items: expected a list, not {type(items).__name__}")
             loads = [
-                1 if load is None else one_load(load(it), f"load of item {i}")
+                1 if load is None else self._units(load(it), f"load of item {i}")
                 for i, it in enumerate(items)
             ]
         return _json_loads(self._n().advise(loads))
@@ -409,7 +431,7 @@ class Balancer:
                 raise InvalidTypeError(f"items: expected a list, not {type(items).__name__}")
             packed = []
             for i, it in enumerate(items):
-                w = 1 if load is None else one_load(load(it), f"load of item {i}")
+                w = 1 if load is None else self._units(load(it), f"load of item {i}")
                 try:
                     data = pickle.dumps(it, protocol=pickle.HIGHEST_PROTOCOL)
                 except Exception as e:  # noqa: BLE001 - any pickling failure
@@ -478,6 +500,8 @@ class Balancer:
 
                 if n == 0:
                     loads = np.zeros(0, dtype=np.uint64)
+                elif self._quantum is not None:
+                    loads = quantised_array(values, self._quantum, "load")
                 else:
                     loads = loads_array(values, "load")
                 if loads.shape[0] != n:
@@ -546,6 +570,18 @@ class Balancer:
         if self.closed:
             return "Balancer(closed)"
         return f"Balancer(rank {self.rank} of {self.size}, {self.topology})"
+
+
+def _check_quantum(quantum: Any) -> Optional[float]:
+    """``quantum``: ``None``, or a positive, finite number (the cost of one unit)."""
+    if quantum is None:
+        return None
+    if isinstance(quantum, bool) or not isinstance(quantum, (int, float)):
+        raise InvalidTypeError(f"quantum: expected a number, not {type(quantum).__name__}")
+    q = float(quantum)
+    if not (math.isfinite(q) and q > 0):
+        raise InvalidInputError(f"quantum: {quantum} is not a positive, finite cost per unit")
+    return q
 
 
 def _position(value: Any, i: int) -> List[float]:

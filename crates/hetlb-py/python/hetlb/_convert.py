@@ -3,6 +3,7 @@ become contiguous NumPy arrays, or a clear error names the argument and the valu
 
 from __future__ import annotations
 
+import math
 import numbers
 from typing import Any, List, Optional
 
@@ -54,8 +55,10 @@ def loads_array(values: Any, what: str = "loads") -> np.ndarray:
             out[i] = _one_load(v, i, what)
         return out
     if kind == "f":
+        # Whole-valued floats are loads; the first value that is not one is named.
         for i, v in enumerate(arr.tolist()):
             _one_load(v, i, what)
+        return np.ascontiguousarray(arr, dtype=np.uint64)
     if kind == "b":
         raise InvalidTypeError(f"{what}: expected integers, not booleans")
     raise InvalidTypeError(f"{what}: expected integers, not {arr.dtype}")
@@ -66,11 +69,7 @@ def _one_load(v: Any, i: int, what: str) -> int:
         raise InvalidTypeError(f"{what}: value {i + 1} ({v!r}) is not an integer")
     if not isinstance(v, numbers.Integral):
         if isinstance(v, numbers.Real):
-            if v < 0:
-                raise InvalidInputError(f"{what}: value {i + 1} ({v}) is negative")
-            raise InvalidInputError(
-                f"{what}: value {i + 1} ({v}) is not a whole number of units"
-            )
+            return _whole(float(v), f"value {i + 1}", what)
         raise InvalidTypeError(f"{what}: value {i + 1} ({v!r}) is not an integer")
     n = int(v)
     return _in_range(n, f"value {i + 1} ({n})", what)
@@ -85,12 +84,59 @@ def _in_range(n: int, label: str, what: str) -> int:
     return n
 
 
+def _whole(v: float, label: str, what: str) -> int:
+    """A float that is a whole number of units (``3.0``), as an int; otherwise the error
+    that says how to give fractional costs."""
+    if v < 0:
+        raise InvalidInputError(f"{what}: {label} ({v}) is negative")
+    if not math.isfinite(v) or not v.is_integer():
+        raise InvalidInputError(
+            f"{what}: {label} ({v}) is not a whole number of units; for costs in seconds, "
+            f"make the balancer with quantum=SECONDS_PER_UNIT"
+        )
+    return _in_range(int(v), f"{label} ({v})", what)
+
+
 def one_load(v: Any, what: str = "load") -> int:
-    """One item's load: a non-negative integer below 2^64."""
-    if isinstance(v, bool) or not isinstance(v, numbers.Integral):
+    """One item's load: a non-negative integer below 2^64, or a float of a whole value."""
+    if isinstance(v, (bool, np.bool_)):
         raise InvalidTypeError(f"{what}: {v!r} is not an integer")
-    n = int(v)
-    return _in_range(n, str(n), what)
+    if isinstance(v, numbers.Integral):
+        n = int(v)
+        return _in_range(n, str(n), what)
+    if isinstance(v, numbers.Real):
+        return _whole(float(v), repr(v), what)
+    raise InvalidTypeError(f"{what}: {v!r} is not an integer")
+
+
+def quantised(v: Any, quantum: float, what: str = "load") -> int:
+    """A cost ``v`` (seconds, or any unit) in units of ``quantum``: rounded to the nearest
+    whole number of units, halves to even (Python's ``round``); a cost below half a quantum
+    is 0 units."""
+    if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Real):
+        raise InvalidTypeError(f"{what}: {v!r} is not a number")
+    x = float(v)
+    if not math.isfinite(x) or x < 0:
+        raise InvalidInputError(f"{what}: {v!r} is not a finite, non-negative cost")
+    return _in_range(round(x / quantum), f"{v!r} / quantum {quantum}", what)
+
+
+def quantised_array(values: Any, quantum: float, what: str = "load") -> np.ndarray:
+    """Costs as units of ``quantum`` (see :func:`quantised`), as a ``uint64`` array."""
+    try:
+        arr = np.asarray(values, dtype=np.float64)
+    except (ValueError, TypeError) as e:
+        raise InvalidTypeError(f"{what}: not a sequence of numbers ({e})") from None
+    if arr.ndim != 1:
+        raise InvalidInputError(f"{what}: expected one dimension, not {arr.ndim}")
+    bad = np.flatnonzero(~np.isfinite(arr) | (arr < 0))
+    if bad.size:
+        i = int(bad[0])
+        raise InvalidInputError(f"{what}: value {i + 1} ({arr[i]}) is not a finite, non-negative cost")
+    units = np.rint(arr / quantum)
+    if units.size and units.max() > _U64_MAX:
+        raise InvalidInputError(f"{what}: costs over quantum {quantum} exceed {_U64_MAX} units")
+    return np.ascontiguousarray(units, dtype=np.uint64)
 
 
 def capacities_list(values: Any, what: str = "capacities") -> Optional[List[float]]:

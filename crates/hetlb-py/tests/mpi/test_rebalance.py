@@ -466,3 +466,31 @@ def test_a_measurement_of_no_time_is_refused_as_in_c():
         with pytest.raises(hetlb.InvalidInputError, match="seconds"):
             b.record(units=1, seconds=0)
         b.record(units=1, seconds=0.5)
+
+
+def test_float_costs_with_a_quantum():
+    # Costs in seconds (floats): with quantum=1e-4 each item weighs round(cost / 1e-4) units.
+    rng = np.random.default_rng(7 + RANK)
+    costs = rng.uniform(1e-3, 5e-3, size=200 * (RANK + 1))
+    items = [(RANK, i, float(c)) for i, c in enumerate(costs)]
+    with hetlb.Balancer(COMM, "cwa" if SIZE & (SIZE - 1) == 0 else "dishet", quantum=1e-4) as b:
+        assert b.quantum == 1e-4
+        report = b.rebalance(items, load=lambda it: it[2])
+        units = sum(round(it[2] / 1e-4) for it in items)
+        assert units == report.units_after
+        # Rows with a float cost column.
+        arr = np.zeros(len(costs), dtype=[("cost", np.float64)])
+        arr["cost"] = costs
+        rows, report = b.rebalance_array(arr, load=arr["cost"])
+        assert int(np.rint(rows["cost"] / 1e-4).sum()) == report.units_after
+        with pytest.raises(hetlb.InvalidInputError, match="quantum"):
+            hetlb.Balancer(COMM, "cwa", quantum=0.0)
+        # Without a quantum a fractional cost says how to give one, on this rank; the
+        # others learn it as a refusal.
+    with hetlb.Balancer(COMM, "dishet" if SIZE & (SIZE - 1) else "cwa") as plain:
+        if RANK == 0:
+            with pytest.raises(hetlb.InvalidInputError, match="quantum=SECONDS_PER_UNIT"):
+                plain.rebalance(items, load=lambda it: it[2])
+        else:
+            with pytest.raises(hetlb.PeerError, match="rank 0"):
+                plain.rebalance(items, load=lambda it: round(it[2] * 1e4))
