@@ -294,7 +294,12 @@ fn config(t: &Trial, rank: usize) -> BalancerConfig {
         .expect("a topology")
         .schedule(t.schedule)
         .timeout(TIMEOUT);
-    if let Some(c) = &t.capacities {
+    // Capacity-blind rules refuse capacities (they would ignore them).
+    if let Some(c) = t
+        .capacities
+        .as_ref()
+        .filter(|_| t.algorithm.uses_capacities())
+    {
         cfg = cfg.speeds(Speeds::Fixed(c.clone()));
     }
     if let Some(&f) = t.faults.get(&rank) {

@@ -109,7 +109,8 @@ fn unit_counts_equal_the_planner_for_every_rule_and_schedule() {
                         .topology(spec)
                         .unwrap()
                         .schedule(schedule);
-                    match capacities {
+                    // Capacity-blind rules refuse capacities (they would ignore them).
+                    match capacities.filter(|_| algorithm.uses_capacities()) {
                         Some(c) => cfg.speeds(Speeds::Fixed(c.to_vec())),
                         None => cfg,
                     }
@@ -399,7 +400,11 @@ proptest! {
                 .topology(&spec)
                 .unwrap()
                 .schedule(Schedule::ALL[schedule]);
-            if use_caps { cfg.speeds(Speeds::Fixed(caps.clone())) } else { cfg }
+            if use_caps && algorithm.uses_capacities() {
+                cfg.speeds(Speeds::Fixed(caps.clone()))
+            } else {
+                cfg
+            }
         });
         let mut before: Vec<(u64, u64)> = items.iter().flatten().map(|w| (w.id, w.cost)).collect();
         let mut after: Vec<(u64, u64)> =

@@ -249,8 +249,21 @@ fn option_default(name: &str) -> String {
 /// through the library's options table.
 fn balancer_config(args: &Args, name: &str) -> Result<BalancerConfig> {
     let mut cfg = BalancerConfig::new(name).map_err(|e| anyhow!("--algorithm: {e}"))?;
+    // A capacity-blind rule refuses capacities; beside the others it runs on equal speeds,
+    // and says so.
+    let blind = name != AUTO && !cfg.algorithm().uses_capacities();
+    let given = args.speeds.trim();
+    let speeds = if blind && (given.starts_with("fixed") || given.starts_with("own")) {
+        eprintln!(
+            "note: {name} is capacity-blind (it balances equal shares): it runs with equal \
+             speeds, --speeds {given} is for the other rules"
+        );
+        "equal"
+    } else {
+        args.speeds.as_str()
+    };
     let mut options = vec![
-        ("speeds", args.speeds.as_str()),
+        ("speeds", speeds),
         ("schedule", &args.schedule),
         ("timeout", &args.timeout),
         ("trigger", &args.trigger),
