@@ -4,6 +4,7 @@
 use hetlb_core::advice::{CostModel, Trigger};
 use hetlb_core::algorithm::{Algorithm, BalanceOptions, balance_on};
 use hetlb_core::model::Capacities;
+use hetlb_core::routing::Routing;
 use hetlb_core::topology::TopologySpec;
 use hetlb_core::transmission::Schedule;
 use hetlb_peer::{Balancer, BalancerConfig, Fault, Item, PeerError, Report, Speeds};
@@ -252,8 +253,11 @@ fn survive(fault: Fault, victim: usize) {
         .enumerate()
         .map(|(rank, (member, mut mine))| {
             std::thread::spawn(move || {
+                // Hop by hop: a rank that held nothing forwards items too, so a fault after
+                // its sends strikes mid-move whichever rank suffers it.
                 let mut cfg = BalancerConfig::new("dem")
                     .unwrap()
+                    .routing(Routing::Paper)
                     .timeout(Duration::from_millis(300));
                 if rank == victim {
                     cfg = cfg.fault(fault);
