@@ -144,7 +144,8 @@ fn child_rules(level: Threading) -> ExitCode {
                 let mut cfg = BalancerConfig::for_algorithm(algorithm)
                     .schedule(schedule)
                     .timeout(Duration::from_secs(20));
-                if with_caps {
+                // Capacity-blind rules refuse capacities (they would ignore them).
+                if with_caps && algorithm.uses_capacities() {
                     cfg = cfg.speeds(Speeds::Fixed(caps.clone()));
                 }
                 let mut b = Balancer::new(&mpi, cfg).expect("config");
