@@ -56,6 +56,43 @@ pub fn notice_dir(dir: &Path) {
     eprintln!("note: plots written to {}/", dir.display());
 }
 
+/// Several runs' time per processor side by side, one panel each (captioned by the run's
+/// name): the computation, communication and wait of every processor.
+pub fn processor_times_by_run(
+    path: &Path,
+    title: &str,
+    runs: &[(String, &[ProcessorReport])],
+) -> Result<()> {
+    let Some((_, first)) = runs.first() else {
+        return Ok(());
+    };
+    let cats: Vec<String> = first
+        .iter()
+        .map(|p| format!("{} ({})", p.processor, p.role))
+        .collect();
+    let stacks: Vec<[Stack; 3]> = runs
+        .iter()
+        .map(|(_, processors)| {
+            let pick = |f: fn(&ProcessorReport) -> f64| processors.iter().map(f).collect();
+            [
+                Stack::new("T_comp", pick(|p| p.t_comp)),
+                Stack::new("T_comm", pick(|p| p.t_comm)),
+                Stack::new("T_wait", pick(|p| p.t_wait)),
+            ]
+        })
+        .collect();
+    let labels: Vec<String> = runs
+        .iter()
+        .map(|(name, _)| format!("{name}: seconds"))
+        .collect();
+    let panels: Vec<(&str, &[Stack])> = labels
+        .iter()
+        .zip(&stacks)
+        .map(|(l, s)| (l.as_str(), &s[..]))
+        .collect();
+    Ok(hetlb_plot::stacked_bar_panels(path, title, &cats, &panels)?)
+}
+
 /// The per-processor bar charts of Aldasht, Ortega & Puntonet (Figs. 4–8): work done and the
 /// time split into computation, communication and wait, one bar per processor.
 pub fn processor_bars(

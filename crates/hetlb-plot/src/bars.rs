@@ -82,9 +82,18 @@ where
     DB::ErrorType: 'static,
 {
     root.fill(&WHITE)?;
-    let parts = root.split_evenly((1, panels.len().max(1)));
-    for ((y_label, stacks), area) in panels.iter().zip(&parts) {
-        draw_bars(area, title, categories, y_label, stacks)?;
+    if panels.len() <= 1 {
+        for (y_label, stacks) in panels {
+            draw_bars(root, title, categories, y_label, stacks)?;
+        }
+    } else {
+        // The figure's title once, across the panels (a title per panel overlapped its
+        // neighbours' and was cut at the left); each panel is captioned by what it shows.
+        let below = root.titled(title, ("sans-serif", 18))?;
+        let parts = below.split_evenly((1, panels.len()));
+        for ((y_label, stacks), area) in panels.iter().zip(&parts) {
+            draw_bars(area, y_label, categories, y_label, stacks)?;
+        }
     }
     root.present()?;
     Ok(())
@@ -178,4 +187,35 @@ where
         .position(SeriesLabelPosition::UpperRight)
         .draw()?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Side-by-side panels share one title: drawn once across the figure, each panel
+    /// captioned by its own label (a title per panel overlapped the next one's).
+    #[test]
+    fn panels_share_one_title() {
+        let dir = std::env::temp_dir().join(format!("hetlb-bars-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let svg = dir.join("panels.svg");
+        let rows = [Stack::new("rows", vec![10.0, 20.0])];
+        let times = [
+            Stack::new("T_comp", vec![1.0, 2.0]),
+            Stack::new("T_wait", vec![0.5, 0.0]),
+        ];
+        let panels: [(&str, &[Stack]); 2] = [("rows", &rows), ("seconds", &times)];
+        let title = "EFP — a long title of the run, 9 processors, slowdowns 1,3,3,3,3,3,3,3,3";
+        stacked_bar_panels(&svg, title, &["p0".into(), "p1".into()], &panels).unwrap();
+        let text = std::fs::read_to_string(&svg).unwrap();
+        assert_eq!(text.matches("a long title of the run").count(), 1);
+        // "seconds": the second panel's caption and its axis.
+        assert_eq!(
+            text.matches("\nseconds\n").count(),
+            2,
+            "each panel captioned"
+        );
+        std::fs::remove_dir_all(&dir).ok();
+    }
 }

@@ -33,8 +33,10 @@ pub struct Cell {
     pub cost: u64,
     /// Application data moved with the cell.
     pub payload: Vec<u8>,
-    /// Where the cell lies in the unit square (cube), when the run gives positions.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Where the cell lies in the unit square (cube), when the run gives positions. Always
+    /// serialised: the cells cross MPI in postcard, which has no field names, so a field left
+    /// out would shift every one after it.
+    #[serde(default)]
     pub at: Option<[f64; 3]>,
 }
 
@@ -431,10 +433,10 @@ pub struct ReportRecord {
     pub outcome: Option<hetlb_peer::Outcome>,
     /// With positions: the spread of the ranks' regions before the call
     /// ([`Report::spread_before`]).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub spread_before: Option<f64>,
     /// With positions: the spread after it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub spread_after: Option<f64>,
 }
 
@@ -969,4 +971,26 @@ fn collect_at_root<E: Transport<RankLog>>(
         }
     }
     Ok(Some(logs.into_iter().flatten().collect()))
+}
+
+#[cfg(test)]
+mod wire_tests {
+    use super::*;
+
+    /// Cells cross MPI in postcard, which has no field names: every field must be written,
+    /// whatever its value (a position skipped when `None` made the receiver read the next
+    /// bytes as its discriminant: `run iterative --backend mpi` failed at its first move).
+    #[test]
+    fn cells_cross_postcard_whole() {
+        for at in [None, Some([0.25, 0.5, 0.0])] {
+            let cell = Cell {
+                id: 7,
+                cost: 3,
+                payload: vec![1, 2, 3],
+                at,
+            };
+            let bytes = postcard::to_allocvec(&cell).unwrap();
+            assert_eq!(postcard::from_bytes::<Cell>(&bytes).unwrap(), cell);
+        }
+    }
 }

@@ -66,6 +66,20 @@ pub(super) fn present<J: Checked>(
             )?;
             written.push(target);
         }
+        if runs.len() > 1 {
+            // The path asked for holds every run side by side; the files above, one each.
+            let by_run: Vec<(String, &[_])> = runs
+                .iter()
+                .map(|r| (r.policy.name().to_uppercase(), &r.processors[..]))
+                .collect();
+            crate::plot::processor_times_by_run(
+                path,
+                &format!("{}, {workers} processors", job.describe()),
+                &by_run,
+            )
+            .context("--plot")?;
+            written.insert(0, path.clone());
+        }
         crate::plot::notice(&written);
     }
     // The paper's table for this order, on its nine processors.
