@@ -24,6 +24,7 @@ mod output;
 mod plot;
 mod progress;
 mod queues;
+mod trace_out;
 
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use std::process::ExitCode;
