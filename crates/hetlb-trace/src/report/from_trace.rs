@@ -1,0 +1,312 @@
+//! The page's model from a trace (checked beforehand).
+
+use super::grid::{
+    MAX_BANDS, MAX_COLS, MAX_POINTS, MAX_ROWS, band_label, band_of, bands, even, sample, stats,
+    thin,
+};
+use super::model::{Bands, Decision, Heat, Line, Matrix, Model};
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+/// What the trace holds, per rank (by process id).
+#[derive(Default)]
+struct Read {
+    names: BTreeMap<u64, String>,
+    group: Option<u64>,
+    imbalance: Vec<[f64; 2]>,
+    load: BTreeMap<u64, Vec<[f64; 2]>>,
+    compute: BTreeMap<u64, Vec<f64>>,
+    /// (from pid, to pid, units, bytes) of every flow's start; flows without `from`/`to`
+    /// are resolved by their ids.
+    flows: Vec<(u64, u64, f64, f64)>,
+    decisions: BTreeMap<u64, Vec<Decision>>,
+    pids: std::collections::BTreeSet<u64>,
+    end: f64,
+}
+
+fn num(v: &Value, key: &str) -> Option<f64> {
+    v.get(key).and_then(Value::as_f64)
+}
+
+/// The first number among an event's arguments.
+fn first_number(e: &Value) -> Option<f64> {
+    e.get("args")?.as_object()?.values().find_map(Value::as_f64)
+}
+
+fn read(events: &[Value]) -> Read {
+    let mut r = Read::default();
+    let mut flow_pids: BTreeMap<u64, (Option<u64>, Option<u64>, f64, f64)> = BTreeMap::new();
+    for e in events {
+        let ph = e.get("ph").and_then(Value::as_str).unwrap_or("");
+        let name = e.get("name").and_then(Value::as_str).unwrap_or("");
+        let pid = e.get("pid").and_then(Value::as_u64).unwrap_or(0);
+        let ts = num(e, "ts").unwrap_or(0.0) / 1e6;
+        r.end = r.end.max(ts + num(e, "dur").unwrap_or(0.0) / 1e6);
+        match (ph, name) {
+            ("M", "process_name") => {
+                let n = e["args"]["name"].as_str().unwrap_or("").to_string();
+                if n == "group" {
+                    r.group = Some(pid);
+                } else {
+                    r.names.insert(pid, n);
+                }
+            }
+            ("M", _) => {}
+            ("C", "imbalance") => r.imbalance.extend(first_number(e).map(|v| [ts, v])),
+            ("C", "load") => {
+                r.pids.insert(pid);
+                r.load
+                    .entry(pid)
+                    .or_default()
+                    .extend(first_number(e).map(|v| [ts, v]));
+            }
+            ("X", "compute") => {
+                r.pids.insert(pid);
+                r.compute
+                    .entry(pid)
+                    .or_default()
+                    .push(num(e, "dur").unwrap_or(0.0) / 1e6);
+            }
+            ("s" | "f", _) => {
+                let id = e.get("id").and_then(Value::as_u64).unwrap_or(0);
+                let a = &e["args"];
+                let slot = flow_pids.entry(id).or_insert((None, None, 0.0, 0.0));
+                if ph == "s" {
+                    slot.0 = Some(a.get("from").and_then(Value::as_u64).unwrap_or(pid));
+                    slot.2 = num(a, "units").unwrap_or(1.0);
+                    slot.3 = num(a, "bytes").unwrap_or(0.0);
+                } else {
+                    slot.1 = Some(a.get("to").and_then(Value::as_u64).unwrap_or(pid));
+                }
+            }
+            ("i" | "I", "decision" | "held back") => {
+                let a = &e["args"];
+                let margin = num(a, "margin").unwrap_or(0.0);
+                let cost = num(a, "predicted_move_s").map(|c| c * margin.max(1.0));
+                r.decisions.entry(pid).or_default().push(Decision {
+                    x: ts,
+                    gain: num(a, "predicted_gain_over_horizon_s"),
+                    cost,
+                    held: name == "held back",
+                });
+            }
+            _ => {
+                if ph != "M" && Some(pid) != r.group {
+                    r.pids.insert(pid);
+                }
+            }
+        }
+    }
+    r.flows = flow_pids
+        .into_values()
+        .filter_map(|(from, to, units, bytes)| Some((from?, to?, units, bytes)))
+        .collect();
+    if let Some(g) = r.group {
+        r.pids.remove(&g);
+    }
+    r.pids.extend(r.names.keys().copied());
+    r
+}
+
+/// The model of a trace `doc`.
+pub(super) fn model(doc: &Value, name: &str) -> Model {
+    let empty = Vec::new();
+    let events = match doc {
+        Value::Array(a) => a,
+        _ => doc["traceEvents"].as_array().unwrap_or(&empty),
+    };
+    let other = doc.get("otherData").cloned().unwrap_or(Value::Null);
+    let r = read(events);
+    let ranks: Vec<u64> = r.pids.iter().copied().collect();
+    let index: BTreeMap<u64, usize> = ranks.iter().enumerate().map(|(i, &p)| (p, i)).collect();
+    let prefix = if r.names.values().any(|n| n.starts_with("node")) {
+        "node"
+    } else {
+        "rank"
+    };
+    let simulated = other["clock"] == "simulated";
+    let mut m = Model {
+        title: format!("hetlb report: {name}"),
+        kind: "trace".into(),
+        x_label: if simulated {
+            "simulated seconds"
+        } else {
+            "seconds"
+        }
+        .into(),
+        ..Model::default()
+    };
+    summary(&mut m, &other, &r, ranks.len(), events.len());
+    if !r.imbalance.is_empty() {
+        let label = other["rule"]
+            .as_str()
+            .or(other["policy"].as_str())
+            .unwrap_or("imbalance");
+        m.imbalance.push(Line {
+            label: label.to_string(),
+            points: thin(&r.imbalance, MAX_POINTS),
+        });
+    }
+    m.load = load_bands(&r, &ranks, prefix);
+    m.heat = heat(&r, &ranks, prefix, m.load.as_ref());
+    m.migrations = migrations(&r, &index, ranks.len(), prefix);
+    m.decisions = r.decisions.values().next().cloned().unwrap_or_default();
+    for (what, missing) in [
+        ("imbalance", m.imbalance.is_empty()),
+        ("load", m.load.is_none()),
+        ("migrations", m.migrations.is_none()),
+        ("decisions", m.decisions.is_empty()),
+    ] {
+        if missing {
+            m.notes.push(format!("The trace records no {what}."));
+        }
+    }
+    m
+}
+
+fn summary(m: &mut Model, other: &Value, r: &Read, ranks: usize, events: usize) {
+    let mut row = |k: &str, v: String| m.summary.push([k.to_string(), v]);
+    for key in [
+        "source", "scenario", "rule", "policy", "topology", "backend", "clock",
+    ] {
+        if let Some(v) = other[key].as_str() {
+            row(key, v.to_string());
+        }
+    }
+    row("ranks", ranks.to_string());
+    row("events", events.to_string());
+    let units: f64 = r.flows.iter().map(|f| f.2).sum();
+    row("transfers", format!("{} ({} units)", r.flows.len(), units));
+    if let Some(d) = other["events_dropped"].as_u64().filter(|&d| d > 0) {
+        row("events dropped past the limit", d.to_string());
+    }
+    if let Some(s) = other["counter_stride"].as_u64().filter(|&s| s > 1) {
+        row("counter samples kept", format!("one in {s}"));
+    }
+}
+
+fn load_bands(r: &Read, ranks: &[u64], prefix: &str) -> Option<Bands> {
+    if r.load.is_empty() {
+        return None;
+    }
+    let hi = r
+        .load
+        .values()
+        .flatten()
+        .map(|p| p[0])
+        .fold(0.0, f64::max)
+        .max(r.end);
+    let grid = even(0.0, hi, MAX_POINTS);
+    let bs = bands(ranks.len(), MAX_BANDS);
+    let sampled: Vec<Vec<Option<f64>>> = ranks
+        .iter()
+        .map(|p| {
+            r.load
+                .get(p)
+                .map_or(vec![None; grid.len()], |s| sample(s, &grid))
+        })
+        .collect();
+    let mut out = Bands {
+        x: grid.clone(),
+        ..Bands::default()
+    };
+    for &(first, last) in &bs {
+        out.labels.push(band_label(prefix, (first, last)));
+        let (mut mean, mut lo, mut hi) = (Vec::new(), Vec::new(), Vec::new());
+        for k in 0..grid.len() {
+            let s = stats((first..=last).map(|i| sampled[i][k]));
+            mean.push(s.map(|s| s.0));
+            lo.push(s.map(|s| s.1));
+            hi.push(s.map(|s| s.2));
+        }
+        out.mean.push(mean);
+        out.min.push(lo);
+        out.max.push(hi);
+    }
+    Some(out)
+}
+
+/// Compute seconds per step when the trace has steps; the load over time otherwise.
+fn heat(r: &Read, ranks: &[u64], prefix: &str, load: Option<&Bands>) -> Option<Heat> {
+    let bs = bands(ranks.len(), MAX_ROWS);
+    let rows: Vec<String> = bs.iter().map(|&b| band_label(prefix, b)).collect();
+    let steps = r.compute.values().map(Vec::len).max().unwrap_or(0);
+    if steps > 0 {
+        let per = steps.div_ceil(MAX_COLS);
+        let cols: Vec<String> = (0..steps)
+            .step_by(per)
+            .map(|s| {
+                if per == 1 {
+                    format!("{}", s + 1)
+                } else {
+                    format!("{}–{}", s + 1, (s + per).min(steps))
+                }
+            })
+            .collect();
+        let values = bs
+            .iter()
+            .map(|&(first, last)| {
+                (0..cols.len())
+                    .map(|c| {
+                        stats((first..=last).flat_map(|i| {
+                            let v = r.compute.get(&ranks[i]);
+                            (c * per..((c + 1) * per).min(steps))
+                                .map(move |s| v.and_then(|v| v.get(s)).copied())
+                        }))
+                        .map(|s| s.0)
+                    })
+                    .collect()
+            })
+            .collect();
+        return Some(Heat {
+            title: "compute seconds per step (mean over the ranks of a row)".into(),
+            rows,
+            cols,
+            values,
+        });
+    }
+    let grid: Vec<f64> = even(0.0, load?.x.last().copied().unwrap_or(0.0), MAX_COLS);
+    let values = bs
+        .iter()
+        .map(|&(first, last)| {
+            let sampled: Vec<Vec<Option<f64>>> = (first..=last)
+                .map(|i| {
+                    r.load
+                        .get(&ranks[i])
+                        .map_or(vec![None; grid.len()], |s| sample(s, &grid))
+                })
+                .collect();
+            (0..grid.len())
+                .map(|k| stats(sampled.iter().map(|s| s[k])).map(|s| s.0))
+                .collect()
+        })
+        .collect();
+    Some(Heat {
+        title: "load over time (mean over the ranks of a row)".into(),
+        rows,
+        cols: grid.iter().map(|x| format!("{x:.3}")).collect(),
+        values,
+    })
+}
+
+fn migrations(r: &Read, index: &BTreeMap<u64, usize>, n: usize, prefix: &str) -> Option<Matrix> {
+    if r.flows.is_empty() || n == 0 {
+        return None;
+    }
+    let bs = bands(n, MAX_BANDS);
+    let mut units = vec![vec![0.0; bs.len()]; bs.len()];
+    let mut out = Matrix {
+        labels: bs.iter().map(|&b| band_label(prefix, b)).collect(),
+        ..Matrix::default()
+    };
+    for &(from, to, u, bytes) in &r.flows {
+        let (Some(&a), Some(&b)) = (index.get(&from), index.get(&to)) else {
+            continue;
+        };
+        units[band_of(&bs, a)][band_of(&bs, b)] += u;
+        out.bytes += bytes;
+        out.transfers += 1;
+    }
+    out.units = units;
+    Some(out)
+}
