@@ -24,11 +24,11 @@ pub(crate) const PREFIX: &str = "{\"traceEvents\":[\n";
 /// # Example
 /// ```
 /// use hetlb_trace::Trace;
-/// let mut t = Trace::new(4);
-/// for i in 0..10 {
+/// let mut t = Trace::new(16); // the smallest limit
+/// for i in 0..100 {
 ///     t.counter(0, "load", i as f64, "units", i as f64);
 /// }
-/// assert!(t.len() <= 4);
+/// assert!(t.len() <= 16);
 /// let doc: serde_json::Value = serde_json::from_str(&t.to_json_string()).unwrap();
 /// assert!(doc["otherData"]["counter_stride"].as_u64().unwrap() > 1);
 /// ```
