@@ -1,7 +1,7 @@
 //! The page's model from a run's JSON: `hetlb run iterative --format json` or `hetlb run
 //! scenario --compare --format json`.
 
-use super::grid::{MAX_BANDS, MAX_COLS, MAX_ROWS, band_label, bands, stats};
+use super::grid::{MAX_COLS, MAX_LINES, MAX_ROWS, band_label, bands, stats};
 use super::model::{Bands, Decision, Heat, Line, Model, Scenario};
 use crate::error::TraceError;
 use serde_json::Value;
@@ -111,7 +111,7 @@ fn per_rank(m: &mut Model, b: &Value) {
     if n == 0 || steps.is_empty() {
         return;
     }
-    let bs = bands(n, MAX_BANDS);
+    let bs = bands(n, MAX_LINES);
     let mut x = Vec::new();
     let mut loads: Vec<Vec<f64>> = Vec::new();
     for s in &steps {

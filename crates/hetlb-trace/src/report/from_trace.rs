@@ -1,8 +1,8 @@
 //! The page's model from a trace (checked beforehand).
 
 use super::grid::{
-    MAX_BANDS, MAX_COLS, MAX_POINTS, MAX_ROWS, band_label, band_of, bands, even, sample, stats,
-    thin,
+    MAX_BANDS, MAX_COLS, MAX_LINES, MAX_POINTS, MAX_ROWS, band_label, band_of, bands, even, sample,
+    stats, thin,
 };
 use super::model::{Bands, Decision, Heat, Line, Matrix, Model};
 use serde_json::Value;
@@ -150,12 +150,26 @@ pub(super) fn model(doc: &Value, name: &str) -> Model {
     m.load = load_bands(&r, &ranks, prefix);
     m.heat = heat(&r, &ranks, prefix, m.load.as_ref());
     m.migrations = migrations(&r, &index, ranks.len(), prefix);
-    m.decisions = r.decisions.values().next().cloned().unwrap_or_default();
+    // Every rank records the same decisions: the first rank's are drawn, those predicted.
+    m.decisions = r
+        .decisions
+        .values()
+        .next()
+        .map(|d| {
+            d.iter()
+                .filter(|d| d.gain.is_some() || d.cost.is_some())
+                .cloned()
+                .collect()
+        })
+        .unwrap_or_default();
     for (what, missing) in [
         ("imbalance", m.imbalance.is_empty()),
         ("load", m.load.is_none()),
         ("migrations", m.migrations.is_none()),
-        ("decisions", m.decisions.is_empty()),
+        (
+            "prediction of the trigger (measured speeds give one)",
+            m.decisions.is_empty(),
+        ),
     ] {
         if missing {
             m.notes.push(format!("The trace records no {what}."));
@@ -197,7 +211,7 @@ fn load_bands(r: &Read, ranks: &[u64], prefix: &str) -> Option<Bands> {
         .fold(0.0, f64::max)
         .max(r.end);
     let grid = even(0.0, hi, MAX_POINTS);
-    let bs = bands(ranks.len(), MAX_BANDS);
+    let bs = bands(ranks.len(), MAX_LINES);
     let sampled: Vec<Vec<Option<f64>>> = ranks
         .iter()
         .map(|p| {

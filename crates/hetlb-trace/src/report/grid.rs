@@ -1,7 +1,9 @@
 //! Ranks grouped into bands, and samples put on a grid: what keeps the page readable for
 //! 1,024 ranks and a million events.
 
-/// Bands of ranks at most (lines and matrices).
+/// Bands of ranks at most in the lines of load.
+pub(crate) const MAX_LINES: usize = 16;
+/// Bands of ranks at most in the migration matrix.
 pub(crate) const MAX_BANDS: usize = 32;
 /// Rows of the heat map at most.
 pub(crate) const MAX_ROWS: usize = 128;

@@ -84,6 +84,7 @@
       const s = document.createElement("span");
       s.style.marginRight = "14px";
       s.style.whiteSpace = "nowrap";
+      s.style.display = "inline-block";
       const dot = document.createElement("span");
       dot.textContent = "■ ";
       dot.style.color = colour(i, labels.length);
@@ -185,30 +186,32 @@
     text(svg, 4, 14, "row: sender, column: receiver");
   }
   function arrowsChart(id, mx) {
-    const n = mx.labels.length, w = width(id), h = 300, base = h - 40;
+    const n = mx.labels.length, w = width(id), h = 340, base = h / 2;
     const svg = svgIn(id, w, h);
     const defs = el("defs", {}, svg);
-    const mk = el("marker", { id: "head", viewBox: "0 0 10 10", refX: 9, refY: 5, markerWidth: 6, markerHeight: 6, orient: "auto-start-reverse" }, defs);
-    el("path", { d: "M0,0L10,5L0,10Z", fill: "#c2410c" }, mk);
+    [["up", "#c2410c"], ["down", "#2563eb"]].forEach(function (m) {
+      const mk = el("marker", { id: "head-" + m[0], viewBox: "0 0 10 10", refX: 9, refY: 5, markerWidth: 8, markerHeight: 8, markerUnits: "userSpaceOnUse", orient: "auto-start-reverse" }, defs);
+      el("path", { d: "M0,0L10,5L0,10Z", fill: m[1] }, mk);
+    });
     const x = function (i) { return 30 + (i + 0.5) * ((w - 60) / n); };
     let hi = 0;
     mx.units.forEach(function (r) { r.forEach(function (v) { hi = Math.max(hi, v); }); });
     mx.units.forEach(function (r, i) {
       r.forEach(function (v, j) {
         if (!(v > 0) || i === j) return;
-        const x1 = x(i), x2 = x(j), rise = Math.min(base - 16, Math.abs(x2 - x1) * 0.6 + 12);
-        const up = i < j ? -1 : 1;
-        const y0 = up < 0 ? base : base + 0;
-        const d = "M" + x1 + "," + y0 + " Q" + (x1 + x2) / 2 + "," + (y0 + up * rise) + " " + x2 + "," + y0;
-        const arc = el("path", { d: d, fill: "none", stroke: i < j ? "#c2410c" : "#2563eb", "stroke-opacity": 0.7, "stroke-width": 1 + 5 * (v / hi), "marker-end": "url(#head)", class: "arc" }, svg);
+        const x1 = x(i), x2 = x(j), up = i < j ? -1 : 1;
+        const rise = Math.min(base - 24, Math.abs(x2 - x1) * 0.5 + 14);
+        const d = "M" + x1 + "," + base + " Q" + (x1 + x2) / 2 + "," + (base + up * 2 * rise) + " " + x2 + "," + base;
+        const arc = el("path", { d: d, fill: "none", stroke: up < 0 ? "#c2410c" : "#2563eb", "stroke-opacity": 0.65, "stroke-width": 1 + 5 * (v / hi), "marker-end": "url(#head-" + (up < 0 ? "up" : "down") + ")", class: "arc" }, svg);
         hover(arc, mx.labels[i] + " → " + mx.labels[j] + "\n" + fmt(v) + " units");
       });
     });
+    el("line", { x1: 20, x2: w - 20, y1: base, y2: base, stroke: "#c9d1d9" }, svg);
     for (let i = 0; i < n; i++) {
       el("circle", { cx: x(i), cy: base, r: 4, fill: "#1d232a" }, svg);
-      if (n <= 32 || i % Math.ceil(n / 16) === 0) text(svg, x(i), base + 18, mx.labels[i], "middle");
+      if (n <= 16 || i % Math.ceil(n / 16) === 0) text(svg, x(i), base + 4, mx.labels[i], "middle", { dy: "1.2em", "paint-order": "stroke", stroke: "#fff", "stroke-width": 3 });
     }
-    text(svg, 4, 14, "arcs above: to a higher rank; below: to a lower one");
+    text(svg, 4, 14, "arcs above (orange): to a higher rank; below (blue): to a lower one; width: units");
   }
   function decisionsChart(id, ds, xLabel) {
     const w = width(id), h = 300;
