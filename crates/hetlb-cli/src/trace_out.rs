@@ -164,3 +164,112 @@ pub fn merge_parts(
     }
     Ok(())
 }
+
+/// Microseconds a round of a plan lasts in its trace.
+const ROUND_US: f64 = 1000.0;
+
+/// The trace of `hetlb balance`'s plan, a round a millisecond (rounds, not seconds): per
+/// node a process with every node's load as a counter after each round, a span for each
+/// round in which it sends or receives, and an arrow per transfer; the group's imbalance
+/// (max ÷ mean of load ÷ capacity) after each round.
+pub fn plan(
+    plan: &hetlb_core::plan::Plan,
+    capacities: Option<&[f64]>,
+    limit: usize,
+    about: &str,
+) -> Trace {
+    let n = plan.initial.len();
+    let mut t = Trace::new(limit);
+    t.set_other("clock", json!("rounds: one round a millisecond"));
+    t.set_other("source", json!("hetlb balance"));
+    t.set_other("rule", json!(about));
+    t.set_other("ranks", json!(n));
+    t.process_name(n as u64, "group");
+    for i in 0..n {
+        t.process_name(i as u64, &format!("node {i}"));
+    }
+    let share = |i: usize, l: i128| {
+        l.max(0) as f64 / capacities.and_then(|c| c.get(i)).copied().unwrap_or(1.0)
+    };
+    let mut loads: Vec<i128> = plan.initial.iter().map(|&l| i128::from(l)).collect();
+    // The shares as a multiset (non-negative doubles order as their bits), and their sum:
+    // the imbalance after each round in time proportional to the round's transfers.
+    let mut shares: BTreeMap<u64, usize> = BTreeMap::new();
+    let mut sum = 0.0;
+    for (i, &l) in loads.iter().enumerate() {
+        t.counter(i as u64, "load", 0.0, "units", l as f64);
+        *shares.entry(share(i, l).to_bits()).or_insert(0) += 1;
+        sum += share(i, l);
+    }
+    let imbalance = |shares: &BTreeMap<u64, usize>, sum: f64| {
+        let max = shares
+            .keys()
+            .next_back()
+            .map_or(0.0, |&b| f64::from_bits(b));
+        let mean = sum / n.max(1) as f64;
+        if mean > 0.0 { max / mean } else { 1.0 }
+    };
+    t.counter(
+        n as u64,
+        "imbalance",
+        0.0,
+        "max/mean",
+        imbalance(&shares, sum),
+    );
+    let mut id = 0u64;
+    for (k, phase) in plan.phases.iter().enumerate() {
+        let start = k as f64 * ROUND_US;
+        let mut busy = std::collections::BTreeSet::new();
+        for x in &phase.transfers {
+            busy.insert(x.from);
+            busy.insert(x.to);
+        }
+        for &i in &busy {
+            t.span(
+                Span::new(i as u64, 0, format!("round {}", k + 1), start, ROUND_US)
+                    .cat("balance")
+                    .args(json!({ "dimension": phase.dimension })),
+            );
+        }
+        for x in &phase.transfers {
+            let args = json!({ "from": x.from, "to": x.to, "units": x.units, "bytes": 0 });
+            t.flow(
+                x.from as u64,
+                0,
+                id,
+                true,
+                start + ROUND_US * 0.25,
+                args.clone(),
+            );
+            t.flow(x.to as u64, 0, id, false, start + ROUND_US * 0.75, args);
+            id += 1;
+            for (node, delta) in [(x.from, -i128::from(x.units)), (x.to, i128::from(x.units))] {
+                let Some(old) = loads.get(node).copied() else {
+                    continue;
+                };
+                let (before, after) = (share(node, old), share(node, old + delta));
+                if let Some(c) = shares.get_mut(&before.to_bits()) {
+                    *c -= 1;
+                    if *c == 0 {
+                        shares.remove(&before.to_bits());
+                    }
+                }
+                *shares.entry(after.to_bits()).or_insert(0) += 1;
+                sum += after - before;
+                loads[node] = old + delta;
+            }
+        }
+        let end = start + ROUND_US;
+        for &i in &busy {
+            t.counter(i as u64, "load", end, "units", loads[i] as f64);
+        }
+        t.counter(
+            n as u64,
+            "imbalance",
+            end,
+            "max/mean",
+            imbalance(&shares, sum),
+        );
+    }
+    t
+}

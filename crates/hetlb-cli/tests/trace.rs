@@ -240,3 +240,23 @@ fn a_damaged_input_gives_one_line_and_no_page() {
     let out = report(&trace, &dir);
     assert!(error_of(&out, &dir).contains("--output"));
 }
+
+#[test]
+fn balance_trace_is_a_file_and_rounds_keeps_the_vectors() {
+    let dir = scratch("trace-balance");
+    let path = dir.join("plan.json");
+    let loads = ["--loads", "10,0,0,0,5,3,2,8", "--algorithm", "dem"];
+    let mut args = vec!["balance"];
+    args.extend(loads);
+    let plain = hetlb(&args);
+    args.extend(["--trace", path.to_str().unwrap()]);
+    let traced = hetlb(&args);
+    assert_eq!(plain.stdout, traced.stdout, "the table does not change");
+    let s = checked(&path);
+    assert_eq!(s.processes, 9, "eight nodes and the group");
+    assert_eq!(s.flows, 7);
+    let mut rounds = vec!["balance", "--format", "json", "--rounds"];
+    rounds.extend(loads);
+    let out = common::json(&rounds);
+    assert!(out["loads_per_round"].is_array());
+}
