@@ -16,7 +16,6 @@ Needs: chromium (apt-get install chromium) and playwright (pip install playwrigh
 
 import argparse
 import json
-import os
 import random
 import shutil
 import subprocess
@@ -25,7 +24,8 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-SCENARIO = ROOT / "examples" / "scenarios" / "mirtaheri-compensated.toml"
+# Relative to ROOT, where every command runs (the reports name it as given).
+SCENARIO = Path("examples") / "scenarios" / "mirtaheri-compensated.toml"
 SMALL = ["--procs", "8", "--slowdown", "1,1,3,3,3,3,3,3", "--iterations", "30", "--cost", "300",
          "--items", "4096", "--every", "3"]
 
@@ -44,7 +44,7 @@ MIN_ELEMENTS = 8
 
 def hetlb(binary, *args, stdout=None):
     result = subprocess.run([binary, *args], stdout=stdout or subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, text=True, check=False)
+                            stderr=subprocess.PIPE, text=True, check=False, cwd=ROOT)
     if result.returncode != 0:
         sys.exit(f"error: hetlb {' '.join(args)} failed: {result.stderr.strip()}")
     return result
@@ -158,13 +158,14 @@ def main():
     parser.add_argument("--chromium", default=shutil.which("chromium") or "/usr/bin/chromium")
     parser.add_argument("--docs", default=None, help="also copy the screenshots here")
     args = parser.parse_args()
+    args.hetlb = str(Path(args.hetlb).resolve())
     try:
         from playwright.sync_api import sync_playwright
     except ImportError:
         sys.exit("error: playwright is not installed (pip install playwright)")
     if not Path(args.chromium).exists():
         sys.exit(f"error: no chromium at {args.chromium} (apt-get install chromium)")
-    out = Path(args.out or tempfile.mkdtemp(prefix="hetlb-browser-"))
+    out = Path(args.out or tempfile.mkdtemp(prefix="hetlb-browser-")).resolve()
     out.mkdir(parents=True, exist_ok=True)
     inputs = make_inputs(args.hetlb, out)
     pages = {}

@@ -90,3 +90,47 @@ fn a_path_that_cannot_be_written_is_refused_at_creation() {
         assert!(e.to_string().contains("trace"), "{e}");
     }
 }
+
+#[test]
+fn a_call_given_up_is_an_instant_of_every_rank_and_the_trace_still_checks() {
+    use hetlb_peer::Fault;
+    let path = temp("fault.json");
+    let cfg = BalancerConfig::new("dem")
+        .unwrap()
+        .set("trace", path.to_str().unwrap())
+        .unwrap();
+    let handles: Vec<_> = threads::group(4)
+        .into_iter()
+        .map(|member| {
+            let mut cfg = cfg.clone();
+            if member.rank() == 0 {
+                cfg = cfg.fault(Fault::LeaveAfterSends(0));
+            }
+            std::thread::spawn(move || {
+                let mut items: Vec<u64> = if member.rank() == 0 {
+                    (0..40).collect()
+                } else {
+                    Vec::new()
+                };
+                let mut b = Balancer::new(&member, cfg).unwrap();
+                let failed = b.rebalance(&mut items).is_err();
+                (failed, items.len())
+            })
+        })
+        .collect();
+    let results: Vec<(bool, usize)> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+    assert!(results.iter().all(|r| r.0), "{results:?}");
+    assert_eq!(results.iter().map(|r| r.1).sum::<usize>(), 40);
+    let text = std::fs::read_to_string(&path).unwrap();
+    hetlb_trace::check(&text).unwrap();
+    let doc: Value = serde_json::from_str(&text).unwrap();
+    let faults: Vec<&Value> = doc["traceEvents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["ph"] == "i" && e["cat"] == "fault")
+        .collect();
+    assert!(faults.len() >= 4, "one on every rank: {faults:?}");
+    assert!(faults.iter().all(|e| e["args"]["error"].is_string()));
+    std::fs::remove_file(&path).unwrap();
+}

@@ -27,7 +27,7 @@ mod grid;
 mod model;
 mod page;
 
-pub use model::Model;
+pub use model::{Bands, Decision, Heat, Line, Matrix, Model, Scenario};
 
 use crate::error::TraceError;
 use serde_json::Value;

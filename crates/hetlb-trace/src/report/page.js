@@ -61,7 +61,7 @@
     return out;
   }
   // Axes and grid of a plot area; returns the scales.
-  function frame(svg, w, h, xd, yd, xLabel, yLabel) {
+  function frame(svg, w, h, xd, yd, xLabel, yLabel, noXTicks) {
     const m = { l: 64, r: 16, t: 10, b: 40 };
     const x = scale(xd, [m.l, w - m.r]), y = scale(yd, [h - m.b, m.t]);
     const g = el("g", { class: "grid" }, svg), a = el("g", { class: "axis" }, svg);
@@ -69,7 +69,7 @@
       el("line", { x1: m.l, x2: w - m.r, y1: y(v), y2: y(v) }, g);
       text(a, m.l - 6, y(v) + 4, fmt(v), "end");
     }
-    for (const v of ticks(xd, 8)) text(a, x(v), h - m.b + 16, fmt(v), "middle");
+    if (!noXTicks) for (const v of ticks(xd, 8)) text(a, x(v), h - m.b + 16, fmt(v), "middle");
     el("line", { x1: m.l, x2: w - m.r, y1: h - m.b, y2: h - m.b }, a);
     el("line", { x1: m.l, x2: m.l, y1: m.t, y2: h - m.b }, a);
     text(a, (m.l + w - m.r) / 2, h - 6, xLabel, "middle");
@@ -244,9 +244,11 @@
     const svg = svgIn(id, w, h);
     const ys = [];
     groups.forEach(function (g) { ys.push(g.sim); ys.push(g.meas); });
-    const f = frame(svg, w, h, [0, groups.length], extent(ys, true), "node", "finish (s)");
+    const f = frame(svg, w, h, [0, groups.length], extent(ys, true), "node", "finish (s)", true);
     const bw = (f.x(1) - f.x(0)) * 0.4;
+    const every = Math.max(1, Math.ceil(groups.length / 16));
     groups.forEach(function (g, i) {
+      if (i % every === 0) text(svg, f.x(i + 0.5), h - f.m.b + 16, g.label, "middle");
       [["simulated", g.sim, "#2563eb", 0], ["measured", g.meas, "#ea580c", 1]].forEach(function (b) {
         const y = f.y(b[1]), y0 = f.y(0);
         const r = el("rect", { x: f.x(i) + bw * 0.25 + b[3] * bw, y: Math.min(y, y0), width: bw, height: Math.max(1, Math.abs(y0 - y)), fill: b[2], class: "bar" }, svg);
