@@ -104,7 +104,7 @@ fn a_call_given_up_is_an_instant_of_every_rank_and_the_trace_still_checks() {
         .map(|member| {
             let mut cfg = cfg.clone();
             if member.rank() == 0 {
-                cfg = cfg.fault(Fault::LeaveAfterSends(0));
+                cfg = cfg.fault(Fault::LeaveAfterSends(1));
             }
             std::thread::spawn(move || {
                 let mut items: Vec<u64> = if member.rank() == 0 {
