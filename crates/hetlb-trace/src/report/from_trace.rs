@@ -226,16 +226,13 @@ fn load_bands(r: &Read, ranks: &[u64], prefix: &str) -> Option<Bands> {
     };
     for &(first, last) in &bs {
         out.labels.push(band_label(prefix, (first, last)));
-        let (mut mean, mut lo, mut hi) = (Vec::new(), Vec::new(), Vec::new());
-        for k in 0..grid.len() {
-            let s = stats((first..=last).map(|i| sampled[i][k]));
-            mean.push(s.map(|s| s.0));
-            lo.push(s.map(|s| s.1));
-            hi.push(s.map(|s| s.2));
-        }
-        out.mean.push(mean);
-        out.min.push(lo);
-        out.max.push(hi);
+        let band = &sampled[first..=last];
+        let per: Vec<_> = (0..grid.len())
+            .map(|k| stats(band.iter().map(|s| s[k])))
+            .collect();
+        out.mean.push(per.iter().map(|s| s.map(|s| s.0)).collect());
+        out.min.push(per.iter().map(|s| s.map(|s| s.1)).collect());
+        out.max.push(per.iter().map(|s| s.map(|s| s.2)).collect());
     }
     Some(out)
 }
