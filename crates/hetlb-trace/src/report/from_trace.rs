@@ -33,15 +33,16 @@ fn first_number(e: &Value) -> Option<f64> {
     e.get("args")?.as_object()?.values().find_map(Value::as_f64)
 }
 
-fn read(events: &[Value]) -> Read {
+/// `events` read, times divided by `per_unit` microseconds (seconds, or rounds).
+fn read(events: &[Value], per_unit: f64) -> Read {
     let mut r = Read::default();
     let mut flow_pids: BTreeMap<u64, (Option<u64>, Option<u64>, f64, f64)> = BTreeMap::new();
     for e in events {
         let ph = e.get("ph").and_then(Value::as_str).unwrap_or("");
         let name = e.get("name").and_then(Value::as_str).unwrap_or("");
         let pid = e.get("pid").and_then(Value::as_u64).unwrap_or(0);
-        let ts = num(e, "ts").unwrap_or(0.0) / 1e6;
-        r.end = r.end.max(ts + num(e, "dur").unwrap_or(0.0) / 1e6);
+        let ts = num(e, "ts").unwrap_or(0.0) / per_unit;
+        r.end = r.end.max(ts + num(e, "dur").unwrap_or(0.0) / per_unit);
         match (ph, name) {
             ("M", "process_name") => {
                 let n = e["args"]["name"].as_str().unwrap_or("").to_string();
@@ -116,7 +117,13 @@ pub(super) fn model(doc: &Value, name: &str) -> Model {
         _ => doc["traceEvents"].as_array().unwrap_or(&empty),
     };
     let other = doc.get("otherData").cloned().unwrap_or(Value::Null);
-    let r = read(events);
+    let clock = other["clock"].as_str().unwrap_or("wall");
+    let (per_unit, x_label) = match clock {
+        "simulated" => (1e6, "simulated seconds"),
+        c if c.starts_with("rounds") => (1e3, "round"),
+        _ => (1e6, "seconds"),
+    };
+    let r = read(events, per_unit);
     let ranks: Vec<u64> = r.pids.iter().copied().collect();
     let index: BTreeMap<u64, usize> = ranks.iter().enumerate().map(|(i, &p)| (p, i)).collect();
     let prefix = if r.names.values().any(|n| n.starts_with("node")) {
@@ -124,16 +131,10 @@ pub(super) fn model(doc: &Value, name: &str) -> Model {
     } else {
         "rank"
     };
-    let simulated = other["clock"] == "simulated";
     let mut m = Model {
         title: format!("hetlb report: {name}"),
         kind: "trace".into(),
-        x_label: if simulated {
-            "simulated seconds"
-        } else {
-            "seconds"
-        }
-        .into(),
+        x_label: x_label.into(),
         ..Model::default()
     };
     summary(&mut m, &other, &r, ranks.len(), events.len());

@@ -207,9 +207,11 @@
       });
     });
     el("line", { x1: 20, x2: w - 20, y1: base, y2: base, stroke: "#c9d1d9" }, svg);
+    const longest = Math.max.apply(null, mx.labels.map(function (l) { return l.length; }));
+    const labelEvery = Math.max(1, Math.ceil((n * (longest * 7 + 8)) / (w - 60)));
     for (let i = 0; i < n; i++) {
       el("circle", { cx: x(i), cy: base, r: 4, fill: "#1d232a" }, svg);
-      if (n <= 16 || i % Math.ceil(n / 16) === 0) text(svg, x(i), base + 4, mx.labels[i], "middle", { dy: "1.2em", "paint-order": "stroke", stroke: "#fff", "stroke-width": 3 });
+      if (i % labelEvery === 0) text(svg, x(i), base + 4, mx.labels[i], "middle", { dy: "1.2em", "paint-order": "stroke", stroke: "#fff", "stroke-width": 3 });
     }
     text(svg, 4, 14, "arcs above (orange): to a higher rank; below (blue): to a lower one; width: units");
   }
