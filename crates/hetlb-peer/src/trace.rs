@@ -72,6 +72,13 @@ impl Recorder {
         let Some(path) = &options.trace else {
             return Ok(None);
         };
+        if path.is_dir() {
+            let reason = format!(
+                "cannot write the trace '{}': it is a directory",
+                path.display()
+            );
+            return Err(PeerError::Config(ConfigError::option("trace", reason)));
+        }
         let path = if backend == "mpi" {
             rank_path(path, rank)
         } else {

@@ -286,6 +286,12 @@ fn check_traces(args: &Args, setup: &Setup, rank: Option<usize>) -> Result<()> {
         );
     }
     for p in &paths {
+        if p.is_dir() {
+            bail!(
+                "--trace: cannot write the trace '{}': it is a directory",
+                p.display()
+            );
+        }
         let p = match rank {
             Some(r) => hetlb_peer::trace::rank_path(p, r),
             None => p.clone(),
