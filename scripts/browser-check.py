@@ -31,13 +31,14 @@ SMALL = ["--procs", "8", "--slowdown", "1,1,3,3,3,3,3,3", "--iterations", "30", 
 
 # Each kind: the charts that must render, each with at least this many SVG elements.
 KINDS = {
-    "trace-run": ["chart-imbalance", "chart-load", "chart-heat", "chart-matrix", "chart-arrows",
-                  "chart-decisions"],
+    "trace-run": ["chart-imbalance", "chart-load", "chart-heat", "chart-utilisation",
+                  "chart-matrix", "chart-arrows", "chart-decisions"],
     "trace-sim": ["chart-imbalance", "chart-load", "chart-heat", "chart-matrix", "chart-arrows"],
     "run-json": ["chart-imbalance", "chart-load", "chart-heat", "chart-decisions",
                  "chart-iterations"],
     "scenario-json": ["chart-scenario"],
-    "trace-1024": ["chart-imbalance", "chart-load", "chart-heat", "chart-matrix", "chart-arrows"],
+    "trace-1024": ["chart-imbalance", "chart-load", "chart-heat", "chart-utilisation",
+                   "chart-matrix", "chart-arrows"],
 }
 MIN_ELEMENTS = 8
 

@@ -16,6 +16,8 @@ struct Read {
     imbalance: Vec<[f64; 2]>,
     load: BTreeMap<u64, Vec<[f64; 2]>>,
     compute: BTreeMap<u64, Vec<f64>>,
+    /// Per rank, every compute span's (start, end) on the axis.
+    busy: BTreeMap<u64, Vec<(f64, f64)>>,
     /// (from pid, to pid, units, bytes) of every flow's start; flows without `from`/`to`
     /// are resolved by their ids.
     flows: Vec<(u64, u64, f64, f64)>,
@@ -63,10 +65,13 @@ fn read(events: &[Value], per_unit: f64) -> Read {
             }
             ("X", "compute") => {
                 r.pids.insert(pid);
-                r.compute
+                let dur = num(e, "dur").unwrap_or(0.0);
+                // Compute seconds, whatever the axis.
+                r.compute.entry(pid).or_default().push(dur / 1e6);
+                r.busy
                     .entry(pid)
                     .or_default()
-                    .push(num(e, "dur").unwrap_or(0.0) / 1e6);
+                    .push((ts, ts + dur / per_unit));
             }
             ("s" | "f", _) => {
                 let id = e.get("id").and_then(Value::as_u64).unwrap_or(0);
@@ -150,6 +155,7 @@ pub(super) fn model(doc: &Value, name: &str) -> Model {
     }
     m.load = load_bands(&r, &ranks, prefix);
     m.heat = heat(&r, &ranks, prefix, m.load.as_ref());
+    m.utilisation = utilisation(&r, &ranks, prefix);
     m.migrations = migrations(&r, &index, ranks.len(), prefix);
     // Every rank records the same decisions: the first rank's are drawn, those predicted.
     m.decisions = r
@@ -321,4 +327,40 @@ fn migrations(r: &Read, index: &BTreeMap<u64, usize>, n: usize, prefix: &str) ->
     }
     out.units = units;
     Some(out)
+}
+
+/// The share of each time bin that each band of ranks spent computing (steps reported).
+fn utilisation(r: &Read, ranks: &[u64], prefix: &str) -> Option<Heat> {
+    if r.busy.is_empty() || r.end <= 0.0 {
+        return None;
+    }
+    let bs = bands(ranks.len(), MAX_ROWS);
+    let width = r.end / MAX_COLS as f64;
+    let mut busy = vec![vec![0.0; MAX_COLS]; ranks.len()];
+    for (i, p) in ranks.iter().enumerate() {
+        for &(start, end) in r.busy.get(p).map_or(&[][..], Vec::as_slice) {
+            let first = ((start / width) as usize).min(MAX_COLS - 1);
+            let last = ((end / width) as usize).min(MAX_COLS - 1);
+            for (k, cell) in busy[i].iter_mut().enumerate().take(last + 1).skip(first) {
+                let (lo, hi) = (k as f64 * width, (k + 1) as f64 * width);
+                *cell += (end.min(hi) - start.max(lo)).max(0.0) / width;
+            }
+        }
+    }
+    let values = bs
+        .iter()
+        .map(|&(first, last)| {
+            (0..MAX_COLS)
+                .map(|k| stats((first..=last).map(|i| Some(busy[i][k].min(1.0)))).map(|s| s.0))
+                .collect()
+        })
+        .collect();
+    Some(Heat {
+        title: "share of each time bin spent computing (mean over the ranks of a row)".into(),
+        rows: bs.iter().map(|&b| band_label(prefix, b)).collect(),
+        cols: (0..MAX_COLS)
+            .map(|k| format!("{:.3}", k as f64 * width))
+            .collect(),
+        values,
+    })
 }

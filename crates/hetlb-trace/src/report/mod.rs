@@ -3,7 +3,7 @@
 //!
 //! The page shows the imbalance over time, every rank's load over time (ranks grouped into
 //! bands beyond what a screen holds: mean, min and max of each band), a rank × step heat
-//! map, the migrations as a rank × rank matrix and as arcs between ranks, the trigger's
+//! map, each rank's utilisation over time, the migrations as a rank × rank matrix and as arcs between ranks, the trigger's
 //! predicted gain against the move's cost at every decision, the time per iteration of each
 //! balancer (a run's JSON), and a scenario's simulated against measured finishing times.
 //!

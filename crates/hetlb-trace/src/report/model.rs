@@ -94,6 +94,8 @@ pub struct Model {
     pub load: Option<Bands>,
     /// The rank × step heat map.
     pub heat: Option<Heat>,
+    /// The share of time each rank spent computing, rank × time.
+    pub utilisation: Option<Heat>,
     /// Migrations, rank × rank.
     pub migrations: Option<Matrix>,
     /// The trigger's decisions.

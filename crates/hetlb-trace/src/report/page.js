@@ -281,6 +281,7 @@
       bandsChart("chart-load", data.load, data.x_label);
     } else hide("sec-load");
     if (data.heat) { document.getElementById("what-heat").textContent = data.heat.title + "."; heatChart("chart-heat", data.heat); } else hide("sec-heat");
+    if (data.utilisation) { document.getElementById("what-utilisation").textContent = data.utilisation.title + ": 1 is busy all the time."; heatChart("chart-utilisation", data.utilisation); } else hide("sec-utilisation");
     if (data.migrations) {
       document.getElementById("what-migrations").textContent = data.migrations.transfers + " transfers, " + fmt(data.migrations.bytes) + " bytes; units moved, as a matrix and as arcs.";
       matrixChart("chart-matrix", data.migrations);
