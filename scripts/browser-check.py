@@ -22,6 +22,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import IO, Any, Dict, List, Optional
 
 ROOT = Path(__file__).resolve().parent.parent
 # Relative to ROOT, where every command runs (the reports name it as given).
@@ -43,18 +44,17 @@ KINDS = {
 MIN_ELEMENTS = 8
 
 
-def hetlb(binary, *args, stdout=None):
+def hetlb(binary: str, *args: str, stdout: Optional[IO[str]] = None) -> None:
     result = subprocess.run([binary, *args], stdout=stdout or subprocess.DEVNULL,
                             stderr=subprocess.PIPE, text=True, check=False, cwd=ROOT)
     if result.returncode != 0:
         sys.exit(f"error: hetlb {' '.join(args)} failed: {result.stderr.strip()}")
-    return result
 
 
-def synthetic_trace(path, ranks=1024, calls=12):
+def synthetic_trace(path: Path, ranks: int = 1024, calls: int = 12) -> None:
     """A trace of `ranks` ranks as the balancer writes it: steps, calls, loads, flows."""
     rng = random.Random(7)
-    events = [{"name": "process_name", "ph": "M", "ts": 0, "pid": ranks, "tid": 0,
+    events: List[Dict[str, Any]] = [{"name": "process_name", "ph": "M", "ts": 0, "pid": ranks, "tid": 0,
                "args": {"name": "group"}}]
     for r in range(ranks):
         events.append({"name": "process_name", "ph": "M", "ts": 0, "pid": r, "tid": 0,
@@ -90,8 +90,8 @@ def synthetic_trace(path, ranks=1024, calls=12):
     path.write_text(json.dumps(doc))
 
 
-def make_inputs(binary, work):
-    inputs = {}
+def make_inputs(binary: str, work: Path) -> Dict[str, Path]:
+    inputs: Dict[str, Path] = {}
     inputs["trace-run"] = work / "trace-run.json"
     hetlb(binary, "run", "iterative", *SMALL, "--algorithm", "cwa", "--trigger", "auto:2:1",
           "--trace", str(inputs["trace-run"]))
@@ -110,12 +110,12 @@ def make_inputs(binary, work):
     return inputs
 
 
-def check_page(browser, kind, html, shot):
+def check_page(browser: Any, kind: str, html: Path, shot: Path) -> List[str]:
     """The failures of one page (empty when it rendered)."""
-    failures = []
+    failures: List[str] = []
     page = browser.new_page(viewport={"width": 1280, "height": 900})
 
-    def refuse(route):
+    def refuse(route: Any) -> None:
         if not route.request.url.startswith("file://"):
             failures.append(f"{kind}: a request left the file: {route.request.url}")
             route.abort()
@@ -123,7 +123,11 @@ def check_page(browser, kind, html, shot):
             route.continue_()
 
     page.route("**/*", refuse)
-    page.on("console", lambda m: m.type == "error" and failures.append(f"{kind}: console error: {m.text}"))
+    def console(message: Any) -> None:
+        if message.type == "error":
+            failures.append(f"{kind}: console error: {message.text}")
+
+    page.on("console", console)
     page.on("pageerror", lambda e: failures.append(f"{kind}: page error: {e}"))
     page.goto(html.resolve().as_uri(), wait_until="load")
     page.wait_for_timeout(300)
@@ -152,7 +156,7 @@ def check_page(browser, kind, html, shot):
     return failures
 
 
-def main():
+def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--hetlb", default=str(ROOT / "target" / "release" / "hetlb"))
     parser.add_argument("--out", default=None, help="where the pages and screenshots go")
@@ -169,12 +173,12 @@ def main():
     out = Path(args.out or tempfile.mkdtemp(prefix="hetlb-browser-")).resolve()
     out.mkdir(parents=True, exist_ok=True)
     inputs = make_inputs(args.hetlb, out)
-    pages = {}
+    pages: Dict[str, Path] = {}
     for kind, path in inputs.items():
         html = out / f"report-{kind}.html"
         hetlb(args.hetlb, "report", str(path), "-o", str(html))
         pages[kind] = html
-    failures = []
+    failures: List[str] = []
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=args.chromium,
                                     args=["--no-sandbox", "--disable-gpu"])
