@@ -5,21 +5,25 @@
 //! rank writes its own part, `NAME.rankR.json`.
 //!
 //! Threads of each rank's process: 0 the balancer's calls and their phases, 1 the steps the
-//! application reports ([`Balancer::record`](crate::Balancer::record)). The group's
-//! imbalance is a counter of its own process, numbered after the last rank.
+//! application reports ([`Balancer::record`](crate::Balancer::record)). A rank may hold
+//! several balancers writing one trace (the C interface holds two): the k-th of a rank
+//! writes its calls on thread 2k and its arrows with ids of its own, and only the first
+//! records the steps. The group's imbalance is a counter of its own process, numbered after
+//! the last rank.
 
 use crate::error::{ConfigError, PeerError};
 use crate::options::Options;
 use hetlb_trace::{Span, Trace, TraceFile};
 use serde_json::{Value, json};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
-/// The balancer's thread of a rank.
-pub(crate) const CALLS: u64 = 0;
+/// The balancer's thread of a rank (its first balancer's).
+const CALLS: u64 = 0;
 /// The application's steps.
-pub(crate) const STEPS: u64 = 1;
+const STEPS: u64 = 1;
 
 /// One trace and its file, shared by the balancers that write it.
 struct Shared {
@@ -27,6 +31,8 @@ struct Shared {
     file: Option<TraceFile>,
     users: usize,
     origin: Instant,
+    /// Balancers opened so far per rank.
+    lanes: HashMap<u64, u64>,
 }
 
 /// The traces open in this process, by path.
@@ -38,6 +44,8 @@ pub(crate) struct Recorder {
     rank: u64,
     size: u64,
     origin: Instant,
+    /// This balancer's number among the rank's balancers writing the trace.
+    lane: u64,
     /// Where the last step reported ended (µs), so that steps never overlap.
     last_step_end: f64,
 }
@@ -113,24 +121,35 @@ impl Recorder {
                     file: Some(file),
                     users: 0,
                     origin: Instant::now(),
+                    lanes: HashMap::new(),
                 }));
                 open.push((path, Arc::downgrade(&s)));
                 s
             }
         };
-        let origin = {
+        let (origin, lane) = {
             let mut s = lock(&shared);
             s.users += 1;
-            s.trace.process_name(rank as u64, &format!("rank {rank}"));
-            s.trace.thread_name(rank as u64, CALLS, "balancer");
-            s.trace.thread_name(rank as u64, STEPS, "steps");
-            s.origin
+            let lanes = s.lanes.entry(rank as u64).or_insert(0);
+            let lane = *lanes;
+            *lanes += 1;
+            let pid = rank as u64;
+            if lane == 0 {
+                s.trace.process_name(pid, &format!("rank {rank}"));
+                s.trace.thread_name(pid, CALLS, "balancer");
+                s.trace.thread_name(pid, STEPS, "steps");
+            } else {
+                let name = format!("balancer {}", lane + 1);
+                s.trace.thread_name(pid, CALLS + 2 * lane, &name);
+            }
+            (s.origin, lane)
         };
         Ok(Some(Self {
             shared,
             rank: rank as u64,
             size: size as u64,
             origin,
+            lane,
             last_step_end: 0.0,
         }))
     }
@@ -145,8 +164,17 @@ impl Recorder {
         f(&mut lock(&self.shared).trace);
     }
 
-    /// A step the application reported: `units` in `seconds`, ending now.
+    /// This balancer's thread of calls.
+    fn calls(&self) -> u64 {
+        CALLS + 2 * self.lane
+    }
+
+    /// A step the application reported: `units` in `seconds`, ending now (recorded by the
+    /// rank's first balancer only: the others are told the same steps).
     pub(crate) fn step(&mut self, units: u64, seconds: f64, speed: Option<f64>) {
+        if self.lane > 0 {
+            return;
+        }
         let end = self.us(Instant::now());
         let start = (end - seconds.max(0.0) * 1e6)
             .max(self.last_step_end)
@@ -168,10 +196,10 @@ impl Recorder {
     /// A span of this rank's calls from `start` to `end`.
     pub(crate) fn span(&self, name: &str, start: Instant, end: Instant, args: Value) {
         let (ts, end) = (self.us(start), self.us(end));
-        let rank = self.rank;
+        let (rank, calls) = (self.rank, self.calls());
         self.with(|t| {
             t.span(
-                Span::new(rank, CALLS, name, ts, end - ts)
+                Span::new(rank, calls, name, ts, end - ts)
                     .cat("balance")
                     .args(args),
             );
@@ -181,8 +209,8 @@ impl Recorder {
     /// An instant of this rank's calls, now.
     pub(crate) fn instant(&self, name: &str, cat: &str, args: Value) {
         let ts = self.us(Instant::now());
-        let rank = self.rank;
-        self.with(|t| t.instant(rank, CALLS, name, cat, ts, args));
+        let (rank, calls) = (self.rank, self.calls());
+        self.with(|t| t.instant(rank, calls, name, cat, ts, args));
     }
 
     /// A sample of this rank's counter `name`, now.
@@ -201,18 +229,19 @@ impl Recorder {
     }
 
     /// The ends of this rank's transfers of a committed move: an arrow's tail at the move's
-    /// start for each one it sent, its head at the move's end for each one it received.
+    /// start for each one it sent, its head at the move's end for each one it received (ids
+    /// told apart by the balancer's number among the rank's).
     pub(crate) fn flows(&self, start: Instant, end: Instant, ends: &[(u64, bool, Value)]) {
         let (ts, end) = (self.us(start), self.us(end));
         // Strictly inside the move's span, which they bind to.
         let (tail, head) = (ts + (end - ts) * 0.25, ts + (end - ts) * 0.75);
-        let rank = self.rank;
+        let (rank, calls, lane) = (self.rank, self.calls(), self.lane);
         self.with(|t| {
             for (id, sent, args) in ends {
                 t.flow(
                     rank,
-                    CALLS,
-                    *id,
+                    calls,
+                    id ^ (lane << 56),
                     *sent,
                     if *sent { tail } else { head },
                     args.clone(),

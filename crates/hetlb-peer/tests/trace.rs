@@ -134,3 +134,48 @@ fn a_call_given_up_is_an_instant_of_every_rank_and_the_trace_still_checks() {
     assert!(faults.iter().all(|e| e["args"]["error"].is_string()));
     std::fs::remove_file(&path).unwrap();
 }
+
+#[test]
+fn two_balancers_of_a_rank_share_the_trace_on_threads_of_their_own() {
+    // As the C interface does: every rank holds two balancers with the same configuration.
+    let path = temp("two.json");
+    let cfg = BalancerConfig::new("dem").unwrap().trace(&path);
+    let handles: Vec<_> = threads::group(2)
+        .into_iter()
+        .map(|member| {
+            let cfg = cfg.clone();
+            std::thread::spawn(move || {
+                let mut items: Vec<u64> = if member.rank() == 0 {
+                    (0..40).collect()
+                } else {
+                    Vec::new()
+                };
+                let mut first = Balancer::new(&member, cfg.clone()).unwrap();
+                let mut second = Balancer::new(&member, cfg).unwrap();
+                for b in [&mut first, &mut second] {
+                    b.record(10, 0.001);
+                    b.rebalance(&mut items).unwrap();
+                }
+                items.len()
+            })
+        })
+        .collect();
+    let total: usize = handles.into_iter().map(|h| h.join().unwrap()).sum();
+    assert_eq!(total, 40);
+    let text = std::fs::read_to_string(&path).unwrap();
+    let s = hetlb_trace::check(&text).unwrap();
+    assert!(s.flows >= 1, "{s:?}");
+    let doc: Value = serde_json::from_str(&text).unwrap();
+    let events = doc["traceEvents"].as_array().unwrap();
+    assert!(
+        events
+            .iter()
+            .any(|e| e["args"]["name"] == "balancer 2" && e["tid"] == 2)
+    );
+    let steps = events.iter().filter(|e| e["name"] == "compute").count();
+    assert_eq!(
+        steps, 2,
+        "one step a rank: the second balancer's is the same step"
+    );
+    std::fs::remove_file(&path).unwrap();
+}
