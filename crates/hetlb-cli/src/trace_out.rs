@@ -141,7 +141,7 @@ pub fn merge_parts(
     for p in &parts {
         loop {
             match std::fs::read_to_string(p) {
-                Ok(t) if hetlb_trace::check(&t).is_ok() => {
+                Ok(t) if hetlb_trace::check_part(&t).is_ok() => {
                     texts.push(t);
                     break;
                 }

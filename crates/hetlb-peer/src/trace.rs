@@ -64,6 +64,16 @@ pub fn rank_path(path: &Path, rank: usize) -> PathBuf {
     path.with_file_name(format!("{stem}.rank{rank}.{ext}"))
 }
 
+/// Why `path` cannot name a trace file, when it is a directory or, on MPI, a device (each
+/// rank writes a file beside the path then, which would be beside `/dev/full`).
+fn not_a_file(path: &Path) -> Option<&'static str> {
+    match std::fs::metadata(path) {
+        Ok(m) if m.is_dir() => Some("it is a directory"),
+        Ok(m) if !m.is_file() => Some("it is not a regular file"),
+        _ => None,
+    }
+}
+
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
@@ -80,11 +90,8 @@ impl Recorder {
         let Some(path) = &options.trace else {
             return Ok(None);
         };
-        if path.is_dir() {
-            let reason = format!(
-                "cannot write the trace '{}': it is a directory",
-                path.display()
-            );
+        if let Some(why) = not_a_file(path) {
+            let reason = format!("cannot write the trace '{}': {why}", path.display());
             return Err(PeerError::Config(ConfigError::option("trace", reason)));
         }
         let path = if backend == "mpi" {

@@ -50,6 +50,27 @@ pub(crate) fn parse(text: &str) -> Result<Value, TraceError> {
 /// assert_eq!(e.to_string(), "event 0: no \"name\"");
 /// ```
 pub fn check(text: &str) -> Result<Summary, TraceError> {
+    check_with(text, true)
+}
+
+/// [`check`] for one rank's part of a trace (`NAME.rankR.json`): the same, except that a
+/// flow may start or end in another part (its pairs are checked once the parts are merged).
+///
+/// # Errors
+/// As [`check`].
+///
+/// # Example
+/// ```
+/// let part = r#"{"traceEvents":[{"ph":"f","ts":5,"pid":1,"tid":0,"name":"transfer","id":7,"bp":"e"}]}"#;
+/// assert!(hetlb_trace::check(part).is_err());
+/// assert_eq!(hetlb_trace::check_part(part).unwrap().flows, 0);
+/// ```
+pub fn check_part(text: &str) -> Result<Summary, TraceError> {
+    check_with(text, false)
+}
+
+/// The check, with or without the flows' pairing.
+fn check_with(text: &str, paired: bool) -> Result<Summary, TraceError> {
     let doc = parse(text)?;
     let (events, other) = match &doc {
         Value::Array(a) => (a, None),
@@ -74,7 +95,7 @@ pub fn check(text: &str) -> Result<Summary, TraceError> {
             .event(e)
             .map_err(|reason| TraceError::format(Some(i), reason))?;
     }
-    checker.finish(dropped)
+    checker.finish(if paired { Some(dropped) } else { None })
 }
 
 /// What the check keeps between events.
@@ -194,7 +215,10 @@ impl Checker {
         Ok(())
     }
 
-    fn finish(mut self, dropped: u64) -> Result<Summary, TraceError> {
+    /// The checks at the end; `dropped`: events the writer dropped (`None`: a part, whose
+    /// flows are not checked for pairs).
+    fn finish(mut self, dropped: Option<u64>) -> Result<Summary, TraceError> {
+        let strict = dropped == Some(0);
         if let Some(((pid, tid), names)) = self.open.iter().find(|(_, v)| !v.is_empty()) {
             return Err(TraceError::format(
                 None,
@@ -229,14 +253,14 @@ impl Checker {
         for (&id, &i) in &self.flow_ends {
             if self.flow_starts.contains(&id) {
                 self.summary.flows += 1;
-            } else if dropped == 0 {
+            } else if strict {
                 return Err(TraceError::format(
                     Some(i),
                     format!("flow id {id} ends but never starts"),
                 ));
             }
         }
-        if dropped == 0 {
+        if strict {
             if let Some(id) = self
                 .flow_starts
                 .iter()
@@ -249,7 +273,7 @@ impl Checker {
             }
         }
         self.summary.processes = self.pids.len();
-        self.summary.dropped = dropped;
+        self.summary.dropped = dropped.unwrap_or(0);
         Ok(self.summary)
     }
 }

@@ -10,7 +10,8 @@
 //! - [`Trace`]: the bounded buffer every face records into (past its event limit, counter
 //!   samples are thinned and other events dropped; the file says so in `otherData`).
 //! - [`TraceFile`]: a file opened (and checked writable) before the run, finished after it.
-//! - [`check`]: the format check (required fields, spans nested per thread, flows paired).
+//! - [`check`]: the format check (required fields, spans nested per thread, flows paired);
+//!   [`check_part`] for one rank's part.
 //! - [`merge`]: one trace from per-rank parts.
 //! - [`report`]: one self-contained HTML page from a trace or a run's JSON.
 //!
@@ -34,7 +35,7 @@ mod merge;
 pub mod report;
 mod trace;
 
-pub use check::{Summary, check};
+pub use check::{Summary, check, check_part};
 pub use error::TraceError;
 pub use event::{Event, Phase, Span};
 pub use file::TraceFile;

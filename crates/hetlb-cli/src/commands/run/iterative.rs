@@ -286,11 +286,19 @@ fn check_traces(args: &Args, setup: &Setup, rank: Option<usize>) -> Result<()> {
         );
     }
     for p in &paths {
-        if p.is_dir() {
-            bail!(
-                "--trace: cannot write the trace '{}': it is a directory",
+        match std::fs::metadata(p) {
+            Ok(m) if m.is_dir() => {
+                bail!(
+                    "--trace: cannot write the trace '{}': it is a directory",
+                    p.display()
+                )
+            }
+            // On MPI each rank writes a file beside the path: never beside a device.
+            Ok(m) if !m.is_file() && rank.is_some() => bail!(
+                "--trace: cannot write the trace '{}': it is not a regular file",
                 p.display()
-            );
+            ),
+            _ => {}
         }
         let p = match rank {
             Some(r) => hetlb_peer::trace::rank_path(p, r),
