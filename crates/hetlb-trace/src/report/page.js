@@ -32,6 +32,7 @@
     if (v === null || v === undefined || !isFinite(v)) return "–";
     const a = Math.abs(v);
     if (a !== 0 && (a < 1e-3 || a >= 1e6)) return v.toExponential(2);
+    if (a < 1) return Number(v.toPrecision(3)).toString();
     return (Math.round(v * 1000) / 1000).toString();
   }
   function hide(id) { document.getElementById(id).classList.add("hidden"); }
