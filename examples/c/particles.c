@@ -8,6 +8,8 @@
  * Build and run (after installing hetlb, see docs/c-api.md):
  *   mpicc examples/c/particles.c $(pkg-config --cflags --libs hetlb) -o particles
  *   mpiexec -n 4 ./particles
+ *   mpiexec -n 4 ./particles trace.json   # also a trace: trace.rankR.json on every rank, for
+ *                                          # hetlb trace merge (docs/observe.md)
  */
 #include <hetlb.h>
 #include <mpi.h>
@@ -85,8 +87,16 @@ int main(int argc, char **argv) {
     /* dem-hetero (it weighs the measured speeds) on a hypercube when the rank count is a
      * power of two, diffusion on a ring otherwise. */
     const char *rule = (size & (size - 1)) == 0 ? "dem-hetero" : "diffusion";
+    char options[4096];
+    const char *trace = argc > 1 ? argv[1] : NULL;
+    int n = trace ? snprintf(options, sizeof options, "speeds=measured;timeout=30;trace=%s", trace)
+                  : snprintf(options, sizeof options, "speeds=measured;timeout=30");
+    if (n < 0 || (size_t)n >= sizeof options) {
+        fprintf(stderr, "rank %d: the trace path is too long\n", rank);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
     hetlb_balancer *b = NULL;
-    if ((rc = hetlb_balancer_create(MPI_COMM_WORLD, rule, "speeds=measured;timeout=30", &b)))
+    if ((rc = hetlb_balancer_create(MPI_COMM_WORLD, rule, options, &b)))
         die(rank, "hetlb_balancer_create", rc);
 
     /* Rank r starts with 2000 * (r + 1) particles. */

@@ -4,7 +4,7 @@ Every rank starts with a share of particles; each step every particle's cost (th
 takes) drifts, the ranks "compute" (sleep in proportion to their cost), report their work
 to hetlb, and rebalance by cost. At the end every particle id must be held exactly once.
 
-    mpiexec -n 4 python examples/python/particles_mpi.py [STEPS] [PARTICLES_PER_RANK]
+    mpiexec -n 4 python examples/python/particles_mpi.py [STEPS] [PARTICLES_PER_RANK] [TRACE.json]
 """
 
 from __future__ import annotations
@@ -30,6 +30,8 @@ class Particle:
 def main() -> None:
     steps = int(sys.argv[1]) if len(sys.argv) > 1 else 5
     per_rank = int(sys.argv[2]) if len(sys.argv) > 2 else 200
+    # A trace of every call: each rank writes NAME.rankR.json (hetlb trace merge joins them).
+    trace = sys.argv[3] if len(sys.argv) > 3 else None
     comm = MPI.COMM_WORLD
     rank, size = comm.Get_rank(), comm.Get_size()
     rng = random.Random(rank)
@@ -39,7 +41,7 @@ def main() -> None:
     particles = [Particle(first + i, rng.random(), rng.randint(1, 4)) for i in range(count)]
     total = comm.allreduce(count)
     rule = "cwa" if size & (size - 1) == 0 else "dishet"
-    with hetlb.Balancer(comm, rule, speeds="measured", timeout=30.0) as balancer:
+    with hetlb.Balancer(comm, rule, speeds="measured", timeout=30.0, trace=trace) as balancer:
         for step in range(steps):
             for p in particles:  # the cost of a particle drifts as it moves
                 p.x = (p.x + 0.1 * rng.random()) % 1.0

@@ -24,6 +24,7 @@ mod output;
 mod plot;
 mod progress;
 mod queues;
+mod trace_out;
 
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use std::process::ExitCode;
@@ -96,6 +97,11 @@ enum Command {
     Replay(commands::replay::Args),
     /// The embedded balancer's options: names, values, defaults (one table for every face).
     Options(commands::options::Args),
+    /// One self-contained HTML page of a trace or of a run's JSON: imbalance, loads, a rank ×
+    /// step heat map, migrations, the trigger's decisions.
+    Report(commands::report::Args),
+    /// Check a trace against the Trace Event format, or merge per-rank traces.
+    Trace(commands::trace::Args),
 }
 
 /// True when `message` reports that stdout's reader went away (`hetlb … | head`).
@@ -166,6 +172,8 @@ fn main() -> ExitCode {
         Command::Run(args) => commands::run::run(args),
         Command::Replay(args) => commands::replay::run(args),
         Command::Options(args) => commands::options::run(args),
+        Command::Report(args) => commands::report::run(args),
+        Command::Trace(args) => commands::trace::run(args),
     }
     .and_then(|()| output::finish());
     match result {

@@ -441,6 +441,26 @@ impl BalancerConfig {
         self
     }
 
+    /// Writes a trace of every call to `path` in the Trace Event format (the option `trace`;
+    /// docs/observe.md). The file is created when the balancer is built — a path that cannot
+    /// be written is refused then — and written when the last balancer sharing it is dropped.
+    ///
+    /// # Example
+    /// ```
+    /// use hetlb_peer::{Balancer, BalancerConfig};
+    /// use hetlb_transport::threads;
+    /// let path = std::env::temp_dir().join(format!("hetlb-config-trace-{}.json", std::process::id()));
+    /// let member = threads::group(1).pop().unwrap();
+    /// let b = Balancer::<u64, _>::new(&member, BalancerConfig::new("dem").unwrap().trace(&path)).unwrap();
+    /// drop(b); // the trace is written
+    /// assert!(std::fs::read_to_string(&path).unwrap().contains("\"traceEvents\""));
+    /// std::fs::remove_file(&path).unwrap();
+    /// ```
+    pub fn trace(mut self, path: impl Into<std::path::PathBuf>) -> Self {
+        self.options.trace = Some(path.into());
+        self
+    }
+
     /// When a call moves ([`Trigger`]): `Always` (the default, every call carries out its
     /// plan) or `Auto { horizon, margin }`: the call moves only when the gain predicted over
     /// `horizon` iterations exceeds `margin` times the move's predicted cost

@@ -75,6 +75,7 @@ mod speed;
 pub mod speed_check;
 mod store;
 mod sync_point;
+pub mod trace;
 mod wire;
 
 pub use balancer::{Balancer, RecordsBalancer};

@@ -44,6 +44,18 @@ def test_keywords_become_the_tables_text():
     assert option_text("candidates", "cwa,oem") == "cwa,oem"
 
 
+def test_a_trace_takes_a_path():
+    import pathlib
+
+    assert option_pairs({"trace": pathlib.Path("out") / "run.json", "trace_events": 5000}) == [
+        ("trace", "out/run.json"),
+        ("trace_events", "5000"),
+    ]
+    assert option_text("trace", "t.json") == "t.json"
+    with pytest.raises(hetlb.InvalidTypeError, match="trace: expected a path"):
+        option_text("trace", 3)
+
+
 def test_a_reserved_name_takes_an_underscore():
     assert option_name("lambda_") == "lambda"
     assert option_name("max_rounds") == "max_rounds"

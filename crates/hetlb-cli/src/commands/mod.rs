@@ -6,6 +6,8 @@ pub mod bench;
 pub mod enumerate;
 pub mod options;
 pub mod replay;
+pub mod report;
 pub mod reproduce;
 pub mod run;
 pub mod simulate;
+pub mod trace;

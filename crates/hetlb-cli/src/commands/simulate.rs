@@ -30,6 +30,17 @@ pub struct Args {
     /// when the scenario records them; refused above --max-output.
     #[arg(long)]
     series: bool,
+    /// Write a trace of the run in simulated time (Trace Event JSON: open it in
+    /// ui.perfetto.dev, or make a report of it with `hetlb report`): every node's queue
+    /// length, the imbalance, the run of each node and the delay-aware decisions with an
+    /// arrow per transfer. Refused above --max-output.
+    #[arg(long, value_name = "FILE")]
+    trace: Option<PathBuf>,
+    /// The trace's event limit: past it, counter samples are thinned and other events
+    /// dropped (the file says so).
+    #[arg(long, value_name = "N", default_value_t = hetlb_trace::DEFAULT_EVENT_LIMIT,
+        value_parser = crate::input::whole::<usize>(16, 1 << 40))]
+    trace_events: usize,
 }
 
 /// Runs `hetlb simulate`.
@@ -40,7 +51,10 @@ pub fn run(args: Args) -> Result<()> {
         scenario.setup.seed = seed;
     }
     scenario.setup.check_conservation |= args.check;
-    scenario.setup.series.enabled |= args.plot.is_some();
+    scenario.setup.series.enabled |= args.plot.is_some() || args.trace.is_some();
+    if let Some(path) = &args.trace {
+        crate::trace_out::check_target(path, args.trace_events, 1)?;
+    }
     crate::limits::check(
         &args.scenario.display().to_string(),
         "the run (every task is a queue entry; queue lengths are recorded unless \
@@ -72,6 +86,14 @@ pub fn run(args: Args) -> Result<()> {
             |i| format!("node {i}"),
         )?;
         crate::plot::notice(std::slice::from_ref(path));
+    }
+    if let Some(path) = &args.trace {
+        let trace = crate::trace_out::simulated(
+            &report,
+            args.trace_events,
+            &args.scenario.display().to_string(),
+        );
+        crate::trace_out::write(path, &trace)?;
     }
     let mut report = report;
     let samples: usize =

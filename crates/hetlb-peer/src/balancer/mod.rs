@@ -4,6 +4,7 @@
 //! doubt, in `doubt.rs`.
 
 mod doubt;
+mod traced;
 mod tuning;
 
 use crate::config::BalancerConfig;
@@ -20,6 +21,7 @@ use crate::session::COORDINATOR;
 use crate::session::{Mailbox, Session, SessionSettings, Traffic, note_lost, take_ask};
 use crate::shortfalls::Shortfalls;
 use crate::store::{Bytes, ItemKind, Storage};
+use crate::trace::Recorder;
 use crate::wire::{Msg, RankState};
 use doubt::Doubt;
 use hetlb_core::advice::{Advice, CostModel};
@@ -114,6 +116,8 @@ pub struct Balancer<K: ItemKind, G: Group> {
     lost: Option<PeerError>,
     /// What it learns and schedules across calls.
     tuning: Tuning,
+    /// The trace it writes (option `trace`).
+    trace: Option<Recorder>,
 }
 
 impl<K: ItemKind, G: Group> std::fmt::Debug for Balancer<K, G> {
@@ -141,6 +145,8 @@ impl<K: ItemKind, G: Group> Balancer<K, G> {
         let config = config.on_group(group)?;
         let (label, network) = config.resolve(size)?;
         let fingerprint = fingerprint(&config, &label, &network, size);
+        let about = (config.rule_name(), label.as_str());
+        let trace = Recorder::open(&config.options, group.rank(), size, group.backend(), about)?;
         let ep = group.open::<Msg<K::Chunk>>()?;
         Ok(Self {
             ep,
@@ -158,6 +164,7 @@ impl<K: ItemKind, G: Group> Balancer<K, G> {
             gather_traffic: (0, Traffic::default()),
             call_started: Instant::now(),
             lost: None,
+            trace,
         })
     }
 
@@ -185,6 +192,9 @@ impl<K: ItemKind, G: Group> Balancer<K, G> {
     /// ignored otherwise). Call it once per step of the application's loop.
     pub fn record(&mut self, units: u64, seconds: f64) {
         self.tuning.record(units, seconds);
+        if let Some(t) = &mut self.trace {
+            t.step(units, seconds, self.tuning.speed());
+        }
     }
 
     /// [`Balancer::record`] of a measurement from an application, checked: the faces (C,
@@ -230,10 +240,15 @@ impl<K: ItemKind, G: Group> Balancer<K, G> {
     fn plan_in<S: Storage<K>>(&mut self, items: &S) -> Result<Migration, PeerError> {
         self.begin()?;
         let start = self.ep.now();
+        let traced = Instant::now();
         let g = self.gather_inputs(Local::of(items))?;
+        self.trace_span("gather", traced, serde_json::Value::Null);
+        let deciding = Instant::now();
         let (states, inputs) = self.rule_inputs(g);
         let mut migration = decide(self.epoch, &states, inputs)?;
         migration.decide_seconds = self.seconds_since(start);
+        self.trace_span("decide", deciding, serde_json::Value::Null);
+        self.trace_decided(&migration, traced);
         Ok(migration)
     }
 
@@ -316,6 +331,7 @@ impl<K: ItemKind, G: Group> Balancer<K, G> {
         }
         let items_before = items.len() as u64;
         let start = self.ep.now();
+        let traced = Instant::now();
         let (fault, epoch) = (self.fault(), self.epoch);
         let mut session = self.session();
         let result = carry_out(&mut session, items, migration, fault);
@@ -339,7 +355,7 @@ impl<K: ItemKind, G: Group> Balancer<K, G> {
             (e, t) if e == epoch => t,
             _ => Traffic::default(),
         };
-        Ok(Report::committed(Committed {
+        let report = Report::committed(Committed {
             migration,
             rank: me,
             backend: self.backend,
@@ -351,7 +367,9 @@ impl<K: ItemKind, G: Group> Balancer<K, G> {
             move_seconds: self.seconds_since(start),
             slowest_move_seconds,
             outcome,
-        }))
+        });
+        self.trace_moved(migration, traced, stats.agree_seconds, &report);
+        Ok(report)
     }
 
     /// Decides and moves in one collective call: [`Balancer::plan`] then
@@ -361,8 +379,23 @@ impl<K: ItemKind, G: Group> Balancer<K, G> {
     /// # Errors
     /// As [`Balancer::plan`] and [`Balancer::migrate`].
     pub fn rebalance<S: Storage<K>>(&mut self, items: &mut S) -> Result<Report, PeerError> {
+        let started = Instant::now();
+        let result = self.rebalance_in(items);
+        if self.trace.is_some() {
+            let args = match &result {
+                Ok(r) => serde_json::json!({ "epoch": r.epoch, "rule": r.algorithm,
+                    "items_sent": r.items_sent, "items_received": r.items_received }),
+                Err(e) => serde_json::json!({ "epoch": self.epoch, "error": e.to_string() }),
+            };
+            self.trace_span("rebalance", started, args);
+        }
+        result
+    }
+
+    fn rebalance_in<S: Storage<K>>(&mut self, items: &mut S) -> Result<Report, PeerError> {
         self.resolve(items)?;
         if self.tuning.skip() {
+            self.trace_skipped();
             return Ok(Report::skipped(
                 self.epoch,
                 self.rank,
@@ -539,6 +572,7 @@ impl<K: ItemKind, G: Group> Balancer<K, G> {
     /// A call's result, noting an error that loses a rank: every later call fails with it.
     fn noted<T>(&mut self, result: Result<T, PeerError>) -> Result<T, PeerError> {
         if let Err(e) = &result {
+            self.trace_failed(e);
             if self.lost.is_none() && e.loses_a_rank() {
                 let (epoch, me) = (self.epoch, self.rank);
                 let reason = match e {

@@ -52,6 +52,8 @@ pub(crate) struct MoveStats {
     /// This rank's summary, when its part of the move is done.
     pub(crate) mine: DoneSummary,
     pub(crate) move_seconds: f64,
+    /// Seconds of the agreement (the vote and its outcome), part of `move_seconds`.
+    pub(crate) agree_seconds: f64,
 }
 
 /// How a move ended for this rank, when it did not commit.
@@ -86,6 +88,7 @@ pub(crate) fn carry_out<S: Store, E: Transport<Msg<S::Chunk>>>(
         pass_abort_down(session, &error);
         return Err(Failed { error, aside: None });
     }
+    let agreeing = session.ep.now();
     let verdict = if fault.after_vote() {
         agree_with_fault(session, stats.mine, fault)
     } else {
@@ -96,6 +99,7 @@ pub(crate) fn carry_out<S: Store, E: Transport<Msg<S::Chunk>>>(
             holdings.commit();
             stats.dones = dones;
             stats.move_seconds = since(session, start);
+            stats.agree_seconds = since(session, agreeing);
             Ok(stats)
         }
         Verdict::Abort(error) => {

@@ -24,6 +24,8 @@
 //! | `candidates` | rule `auto`'s candidates, comma-separated | by the network |
 //! | `check_budget` | share of the iteration time the trigger's checks may cost, 0 to 1 | `0.01` |
 //! | `count_bytes` | `true` or `false` | `true` |
+//! | `trace` | a file to write the Trace Event JSON to (one per rank on MPI: `NAME.rankR.json`) | none |
+//! | `trace_events` | the trace's event limit (past it counters are sampled, other events dropped), ≥ 16 | `1000000` |
 //!
 //! (This table is checked against [`OPTIONS`] by a test; `hetlb options` prints it with each
 //! option's documentation.)
@@ -125,6 +127,10 @@ pub struct Options {
     pub check_budget: f64,
     /// Whether to count the bytes of the items sent where nothing is serialised.
     pub count_bytes: bool,
+    /// Where to write a trace of every call (Trace Event JSON); `None`: no trace.
+    pub trace: Option<std::path::PathBuf>,
+    /// The trace's event limit.
+    pub trace_events: usize,
 }
 
 impl Default for Options {
@@ -148,6 +154,8 @@ impl Default for Options {
             candidates: None,
             check_budget: DEFAULT_CHECK_BUDGET,
             count_bytes: true,
+            trace: None,
+            trace_events: hetlb_trace::DEFAULT_EVENT_LIMIT,
         }
     }
 }

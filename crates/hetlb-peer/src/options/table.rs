@@ -95,7 +95,7 @@ pub const TOPOLOGY_FROM_GROUP: &str = "mpi";
 pub const TOPOLOGY_FROM_GEOMETRY: &str = "geometric";
 
 /// Every option, in the order the documentation lists them.
-pub static OPTIONS: [OptionInfo; 17] = [
+pub static OPTIONS: [OptionInfo; 19] = [
     OptionInfo {
         name: "topology",
         values: "a spec: hypercube:D, ring:N, torus:RxC, mesh:RxC, grid:AxB[xC], complete:N, random:N:P[:SEED], file:PATH, ...; mpi; geometric",
@@ -366,5 +366,37 @@ pub static OPTIONS: [OptionInfo; 17] = [
         },
         get: |o| Some(o.count_bytes.to_string()),
         check: ok,
+    },
+    OptionInfo {
+        name: "trace",
+        values: "a file path (empty: no trace)",
+        doc: "Write a trace of every call in the Trace Event format (open it in \
+              ui.perfetto.dev or chrome://tracing): spans for the steps reported by record \
+              and for each call's phases, counters of load, speed and imbalance, an arrow per \
+              transfer, instants for decisions held back and faults. Ranks in one process \
+              share the file; on MPI each rank writes NAME.rankR.json (merge them with hetlb \
+              trace merge). The file is created when the balancer is, and written when the \
+              last balancer sharing it is dropped.",
+        set: |o, v| {
+            o.trace = (!v.trim().is_empty()).then(|| std::path::PathBuf::from(v.trim()));
+            Ok(())
+        },
+        get: |o| o.trace.as_ref().map(|p| p.display().to_string()),
+        check: ok,
+    },
+    OptionInfo {
+        name: "trace_events",
+        values: "a whole number >= 16",
+        doc: "The trace's event limit: past it, counter samples are thinned and other events \
+              dropped, as the file's otherData states.",
+        set: |o, v| {
+            o.trace_events = parse_whole(v, 16usize)?;
+            Ok(())
+        },
+        get: |o| Some(o.trace_events.to_string()),
+        check: |o| match o.trace_events {
+            0..16 => Err("a trace holds at least 16 events".into()),
+            _ => Ok(()),
+        },
     },
 ];

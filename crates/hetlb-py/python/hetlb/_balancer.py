@@ -278,7 +278,9 @@ class Balancer:
         **options: the balancer's options, by name: ``speeds``, ``timeout``, ``topology``,
             ``schedule``, ``entry_timeout``, ``procs_per_group``, ``max_rounds``, ``seed``,
             ``lambda_``, ``window``, ``trigger``, ``move_cost``, ``learn_cost``,
-            ``routing``, ``candidates``, ``check_budget``, ``count_bytes``, and any option the
+            ``routing``, ``candidates``, ``check_budget``, ``count_bytes``, ``trace`` (a
+            path: a trace of every call in the Trace Event format, docs/observe.md),
+            ``trace_events``, and any option the
             library's table has (``hetlb options`` prints every option with its values,
             default and bounds; a name Python reserves takes a ``_``: ``lambda_``). Seconds,
             counts and shares are numbers, switches bools; ``speeds`` is ``"equal"``,

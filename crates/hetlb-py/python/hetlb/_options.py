@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import keyword
 import numbers
+import os
 from typing import Any, Dict, List, Mapping, Tuple
 
 import numpy as np
@@ -30,6 +31,7 @@ _NAMES = "a string or a sequence of strings"
 _PAIR = "a pair of numbers"
 _SPEEDS = "a string, this rank's own capacity, or one capacity per rank"
 _ANY = "a string, a number, a bool or a sequence of them"
+_PATH = "a path (a string or an os.PathLike)"
 
 # The Python type each keyword takes (text only where the option's values are names or specs).
 _KINDS: Dict[str, str] = {
@@ -50,6 +52,8 @@ _KINDS: Dict[str, str] = {
     "candidates": _NAMES,
     "check_budget": _NUMBER,
     "count_bytes": _BOOL,
+    "trace": _PATH,
+    "trace_events": _COUNT,
 }
 
 
@@ -93,8 +97,10 @@ def _text(kind: str, v: Any) -> str:
         return _scalar(v)
     if kind == _BOOL and _is_bool(v):
         return _scalar(v)
-    if kind in (_TEXT, _NAMES, _SPEEDS, _ANY) and isinstance(v, str):
+    if kind in (_TEXT, _NAMES, _SPEEDS, _ANY, _PATH) and isinstance(v, str):
         return v
+    if kind == _PATH and isinstance(v, os.PathLike):
+        return os.fsdecode(os.fspath(v))
     if kind == _NAMES and _is_sequence(v) and all(isinstance(x, str) for x in v):
         return ",".join(v)
     if kind == _PAIR and _is_sequence(v) and len(v) == 2 and all(_is_number(x) for x in v):

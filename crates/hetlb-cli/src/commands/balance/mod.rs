@@ -72,8 +72,19 @@ pub struct Args {
     /// transfers is summarised (its transfers are left out and `omitted` says so), while its
     /// rounds run: memory grows with the nodes, not the transfers. Refused above
     /// --max-output.
-    #[arg(long, visible_alias = "trace")]
+    #[arg(long)]
     rounds: bool,
+    /// Write a trace of the plan (Trace Event JSON, one round a millisecond: open it in
+    /// ui.perfetto.dev, or make a report of it with `hetlb report`): every node's load after
+    /// each round, the imbalance, an arrow per transfer. (`--trace` was once an alias of
+    /// `--rounds`; the per-round vectors are `--rounds`.) Refused above --max-output.
+    #[arg(long, value_name = "FILE")]
+    trace: Option<PathBuf>,
+    /// The trace's event limit: past it, counter samples are thinned and other events
+    /// dropped (the file says so).
+    #[arg(long, value_name = "N", default_value_t = hetlb_trace::DEFAULT_EVENT_LIMIT,
+        value_parser = crate::input::whole::<usize>(16, 1 << 40))]
+    trace_events: usize,
     /// Output format. CSV has one row per transfer (phase, dimension, from, to, units), per
     /// node's final load (record `final`: node, load) and per metric (record `metric`:
     /// metric, value).
@@ -110,6 +121,9 @@ pub fn run(args: Args) -> Result<()> {
         fixed,
     )?;
     let options = options(&args, algorithm, loads.len())?;
+    if let Some(path) = &args.trace {
+        crate::trace_out::check_target(path, args.trace_events, 1)?;
+    }
     let outcome = balance(&args, &network, algorithm, &loads, &options, fixed).map_err(|e| {
         if matches!(e, BalanceError::Round(RoundError::TooManyTransfers { .. })) {
             return crate::limits::round_error(e, &format!("{algorithm} on {topology}"), "");
@@ -130,6 +144,12 @@ pub fn run(args: Args) -> Result<()> {
             "note: the capacity-weighted metrics are not finite numbers: the loads and \
              capacities span more orders of magnitude than a double holds"
         );
+    }
+    if let (Some(path), Some(run)) = (&args.trace, &outcome.plan) {
+        let caps = options.capacities.as_ref().map(Capacities::as_slice);
+        let about = format!("{algorithm} on {topology}");
+        let trace = crate::trace_out::plan(&run.plan, caps, args.trace_events, &about);
+        crate::trace_out::write(path, &trace)?;
     }
     if let (Some(path), Some(run)) = (&args.plot, &outcome.plan) {
         plot_loads(path, algorithm, &topology, run).context("--plot")?;
@@ -204,8 +224,11 @@ fn balance(
         .keep_transfers(SHOWN_TRANSFERS)
         .phases(SHOWN_PHASES, TAIL_PHASES)
         .shown_loads(SHOWN_NODES);
-    let listed =
-        args.rounds || args.plot.is_some() || args.gantt.is_some() || !args.schedule.is_empty();
+    let listed = args.rounds
+        || args.trace.is_some()
+        || args.plot.is_some()
+        || args.gantt.is_some()
+        || !args.schedule.is_empty();
     if !listed {
         let summary =
             balance_summarised(network, algorithm, loads, options, within, summary_options)?;

@@ -130,6 +130,19 @@ pub struct Args {
     /// balancers, one file each (`NAME-cwa.jsonl`, …).
     #[arg(long, value_name = "FILE.jsonl")]
     dump: Option<PathBuf>,
+    /// Write a trace of every balanced run (Trace Event JSON: open it in ui.perfetto.dev, or
+    /// make a report of it with `hetlb report`): every rank's steps, each rebalance and its
+    /// phases, load, speed and imbalance counters, an arrow per transfer. With several
+    /// balancers, one file each (`NAME-cwa.json`, …); with --runs, the last run's. On MPI
+    /// each rank writes `NAME.rankR.json` and rank 0 merges them into FILE. Refused above
+    /// --max-output.
+    #[arg(long, value_name = "FILE")]
+    trace: Option<PathBuf>,
+    /// The trace's event limit: past it, counter samples are thinned and other events
+    /// dropped (the file says so).
+    #[arg(long, value_name = "N", default_value_t = hetlb_trace::DEFAULT_EVENT_LIMIT,
+        value_parser = whole::<usize>(16, 1 << 40))]
+    trace_events: usize,
     /// Time per iteration for each balancer: `.svg` or `.png`.
     #[arg(long)]
     plot: Option<PathBuf>,
@@ -200,6 +213,7 @@ impl Setup {
             bail!("--algorithm: an empty name in '{}'", args.balancer);
         }
         let mut balancers = Vec::new();
+        let balanced = names.iter().filter(|n| *n != "none").count();
         for name in &names {
             if name == "none" {
                 balancers.push(None);
@@ -210,7 +224,13 @@ impl Setup {
                 name.parse::<Algorithm>()
                     .map_err(|e| anyhow!("--algorithm: {e}, auto, or none"))?;
             }
-            let cfg = balancer_config(args, name)?;
+            let mut cfg = balancer_config(args, name)?;
+            if let Some(path) = trace_path(args, name, balanced) {
+                cfg = cfg
+                    .set("trace", &path.display().to_string())
+                    .and_then(|c| c.set("trace_events", &args.trace_events.to_string()))
+                    .map_err(|e| flag_error(&e))?;
+            }
             // Refuse a rule that does not fit the ranks before anything runs.
             cfg.check(ranks).map_err(|e| flag_error(&e))?;
             balancers.push(Some(cfg));
@@ -235,6 +255,58 @@ impl Setup {
             spreads: Vec::new(),
         })
     }
+}
+
+/// The trace file of balancer `name` (one of `balanced`), when `--trace` asks for one.
+fn trace_path(args: &Args, name: &str, balanced: usize) -> Option<PathBuf> {
+    let path = args.trace.as_ref()?;
+    Some(if balanced > 1 {
+        suffixed_as(path, name, "json")
+    } else {
+        path.clone()
+    })
+}
+
+/// Refuses, before the run, trace files that cannot be written or are too large: on MPI
+/// (`rank`) this rank's part.
+fn check_traces(args: &Args, setup: &Setup, rank: Option<usize>) -> Result<()> {
+    let Some(path) = &args.trace else {
+        return Ok(());
+    };
+    let paths: Vec<PathBuf> = setup
+        .balancers
+        .iter()
+        .flatten()
+        .filter_map(|c| c.options().trace.clone())
+        .collect();
+    if paths.is_empty() {
+        eprintln!(
+            "note: --trace {}: no balanced run to trace (--algorithm none)",
+            path.display()
+        );
+    }
+    for p in &paths {
+        match std::fs::metadata(p) {
+            Ok(m) if m.is_dir() => {
+                bail!(
+                    "--trace: cannot write the trace '{}': it is a directory",
+                    p.display()
+                )
+            }
+            // On MPI each rank writes a file beside the path: never beside a device.
+            Ok(m) if !m.is_file() && rank.is_some() => bail!(
+                "--trace: cannot write the trace '{}': it is not a regular file",
+                p.display()
+            ),
+            _ => {}
+        }
+        let p = match rank {
+            Some(r) => hetlb_peer::trace::rank_path(p, r),
+            None => p.clone(),
+        };
+        crate::trace_out::check_target(&p, args.trace_events, paths.len())?;
+    }
+    Ok(())
 }
 
 /// The default of the balancer option `name`, as the library's options table gives it.
@@ -324,6 +396,7 @@ pub fn run(args: Args) -> Result<()> {
         );
     }
     let mut setup = Setup::parse(&args, ranks)?;
+    check_traces(&args, &setup, None)?;
     let iterations = setup.config.iterations;
     let compared = compare::on_threads(
         &setup.config,
@@ -371,10 +444,19 @@ fn run_mpi(args: &Args) -> Result<()> {
                 bail!("--procs: {w} given but mpiexec started {ranks} ranks");
             }
         }
-        Setup::parse(args, ranks)
+        let setup = Setup::parse(args, ranks)?;
+        check_traces(args, &setup, Some(job.rank()))?;
+        Ok::<_, anyhow::Error>(setup)
     })());
     match compare::on_mpi_job(&job, &setup.config, &setup.balancers, setup.timeout)? {
-        Some(runs) => present(args, &setup, ranks, "mpi", runs),
+        Some(runs) => {
+            for cfg in setup.balancers.iter().flatten() {
+                if let Some(path) = &cfg.options().trace {
+                    crate::trace_out::merge_parts(path, ranks, args.trace_events, setup.timeout)?;
+                }
+            }
+            present(args, &setup, ranks, "mpi", runs)
+        }
         None => Ok(()),
     }
 }
@@ -691,7 +773,12 @@ fn print_table(doc: &RunJson) {
 }
 
 fn suffixed(path: &std::path::Path, name: &str) -> PathBuf {
+    suffixed_as(path, name, "jsonl")
+}
+
+/// `STEM-NAME.EXT` beside `path` (`ext` when it has none).
+fn suffixed_as(path: &std::path::Path, name: &str, ext: &str) -> PathBuf {
     let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("steps");
-    let ext = path.extension().and_then(|s| s.to_str()).unwrap_or("jsonl");
+    let ext = path.extension().and_then(|s| s.to_str()).unwrap_or(ext);
     path.with_file_name(format!("{stem}-{name}.{ext}"))
 }
