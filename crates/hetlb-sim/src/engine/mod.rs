@@ -194,6 +194,10 @@ pub struct Engine<N, L, P> {
     changed: Vec<u32>,
     /// Whether status reports are made and read (changes are tracked only then).
     reporting: bool,
+    /// Every node's load, kept up to date where a load changes, for a policy that reads all
+    /// loads at once ([`Policy::reads_all_loads`]; empty otherwise): one contiguous copy
+    /// instead of a visit to every node record.
+    loads: Vec<u64>,
     orders: Vec<Order>,
     /// Tasks being moved by an instant order.
     moving: Vec<f64>,
@@ -328,6 +332,11 @@ impl<N: NodeModel, L: LinkModel, P: Policy> Engine<N, L, P> {
             report_time: 0.0,
             changed: Vec::new(),
             reporting: setup.status_interval.is_some() && policy.uses_reports(),
+            loads: if policy.reads_all_loads() {
+                setup.initial.clone()
+            } else {
+                Vec::new()
+            },
             nodes,
             links,
             policy,
@@ -494,6 +503,7 @@ impl<N: NodeModel, L: LinkModel, P: Policy> Engine<N, L, P> {
                         nodes: &self.nodes,
                         links: &self.links,
                         reports: &self.reports,
+                        loads: &self.loads,
                         report_time: self.report_time,
                     },
                     node,
@@ -516,6 +526,7 @@ impl<N: NodeModel, L: LinkModel, P: Policy> Engine<N, L, P> {
                         nodes: &self.nodes,
                         links: &self.links,
                         reports: &self.reports,
+                        loads: &self.loads,
                         report_time: self.report_time,
                     },
                     inj.node,
@@ -572,6 +583,7 @@ impl<N: NodeModel, L: LinkModel, P: Policy> Engine<N, L, P> {
                 nodes: &self.nodes,
                 links: &self.links,
                 reports: &self.reports,
+                loads: &self.loads,
                 report_time: self.report_time,
             },
             &mut orders,
@@ -821,6 +833,9 @@ impl<N: NodeModel, L: LinkModel, P: Policy> Engine<N, L, P> {
 
     /// Notes that `node`'s load changed now: for its next status report and its series.
     fn record(&mut self, node: usize) {
+        if let Some(w) = self.loads.get_mut(node) {
+            *w = self.state[node].load();
+        }
         if self.reporting {
             let s = &mut self.state[node];
             if !s.changed {
@@ -951,6 +966,8 @@ struct Snapshot<'a, N, L> {
     links: &'a L,
     reports: &'a [u64],
     report_time: f64,
+    /// Every node's load when the engine keeps them in one array, empty otherwise.
+    loads: &'a [u64],
 }
 
 impl<N: NodeModel, L: LinkModel> View for Snapshot<'_, N, L> {
@@ -987,7 +1004,18 @@ impl<N: NodeModel, L: LinkModel> View for Snapshot<'_, N, L> {
     }
 
     fn loads_into(&self, out: &mut Vec<u64>) {
-        out.extend(self.state.iter().map(NodeState::load));
+        if self.loads.len() == self.state.len() {
+            debug_assert!(
+                self.loads
+                    .iter()
+                    .zip(self.state)
+                    .all(|(&w, s)| w == s.load()),
+                "the engine's copy of the loads is up to date"
+            );
+            out.extend_from_slice(self.loads);
+        } else {
+            out.extend(self.state.iter().map(NodeState::load));
+        }
     }
 
     fn network(&self) -> Option<&hetlb_core::topology::Network> {
