@@ -40,6 +40,9 @@ pub struct SimulatorConfig {
     /// A bound on the arrivals of a run, `nodes × arrivals per node`: a large cube gets fewer
     /// arrivals per node (at least one), so that every size runs about as many events.
     pub max_arrivals: u64,
+    /// The policy kinds timed, a subset of [`KINDS`] (all by default); a balancing kind is
+    /// compared with `none` only when `none` is timed too.
+    pub kinds: Vec<&'static str>,
 }
 
 impl Default for SimulatorConfig {
@@ -50,11 +53,12 @@ impl Default for SimulatorConfig {
             threshold_max_dims: MAX_DIMS,
             repeat: 3,
             max_arrivals: 1 << 21,
+            kinds: KINDS.to_vec(),
         }
     }
 }
 
-crate::setters!(SimulatorConfig { dims: Vec<u32>, arrivals: u64, threshold_max_dims: u32, repeat: usize, max_arrivals: u64 });
+crate::setters!(SimulatorConfig { dims: Vec<u32>, arrivals: u64, threshold_max_dims: u32, repeat: usize, max_arrivals: u64, kinds: Vec<&'static str> });
 
 impl SimulatorConfig {
     /// An estimate of the bytes [`run`] holds at its peak: every scenario it times is kept
@@ -267,7 +271,7 @@ pub fn run(
     let mut bytes = BTreeMap::new();
     let mut setup = BTreeMap::new();
     for &d in &cfg.dims {
-        for kind in KINDS {
+        for kind in KINDS.into_iter().filter(|k| cfg.kinds.contains(k)) {
             if kind == "threshold" && d > cfg.threshold_max_dims {
                 continue;
             }
@@ -319,8 +323,9 @@ pub fn run(
                 per_event_growth_exponent: growth,
                 bytes_per_node: bytes[&(kind, d)],
             });
-            if kind != "none" {
-                let none = events[&("none", d)];
+            if kind != "none"
+                && let Some(&none) = events.get(&("none", d))
+            {
                 // per event, so that the ratio compares costs of one event
                 let c = Comparison::new(
                     &format!("{}_{d}", kind.replace('-', "_")),

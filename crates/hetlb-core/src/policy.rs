@@ -161,6 +161,14 @@ pub trait Policy {
         false
     }
 
+    /// Whether the policy reads every node's load at once ([`View::loads_into`]) at many of
+    /// its calls: a host may then keep the loads in one array, updated where a load changes,
+    /// so that such a read is one copy of contiguous memory instead of a visit to every
+    /// node. A hint: the loads read are the same either way.
+    fn reads_all_loads(&self) -> bool {
+        false
+    }
+
     /// Seconds between periodic rounds, for a policy that balances in rounds: the engine then
     /// calls [`Policy::on_round`] at `0, interval, 2·interval, …` while work remains.
     fn round_interval(&self) -> Option<f64> {

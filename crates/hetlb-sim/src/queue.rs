@@ -369,6 +369,42 @@ mod tests {
             prop_assert!(reference.is_empty());
         }
 
+        /// Against a `BinaryHeap` of `(time in total_cmp order, push number)`: the same pops,
+        /// ties included, for times spread over many scales and pushes interleaved with pops.
+        #[test]
+        fn pops_like_a_binary_heap(
+            steps in proptest::collection::vec((0u8..6, 0u32..1 << 20, 0u8..40, 0u8..3), 1..500)
+        ) {
+            use std::cmp::Reverse;
+            let mut q = EventQueue::new();
+            let mut heap = BinaryHeap::new();
+            let mut now = 0.0f64;
+            let mut pushed = 0u64;
+            for &(pushes, mantissa, scale, pops) in &steps {
+                for k in 0..pushes {
+                    // gaps of 0 (equal times) and from 2^-30 to 2^9 s
+                    let gap = f64::from(mantissa >> (k * 4)) * (f64::from(scale) - 30.0).exp2();
+                    let t = now + gap;
+                    q.push(t, pushed);
+                    heap.push(Reverse((ordered_bits(t), pushed)));
+                    pushed += 1;
+                }
+                for _ in 0..pops {
+                    let expected = heap.pop().map(|Reverse((_, e))| e);
+                    let got = q.pop();
+                    prop_assert_eq!(got.as_ref().map(|s| s.event), expected);
+                    if let Some(s) = got {
+                        now = s.time();
+                    }
+                }
+                prop_assert_eq!(q.len(), heap.len());
+            }
+            while let Some(Reverse((_, e))) = heap.pop() {
+                prop_assert_eq!(q.pop().map(|s| s.event), Some(e));
+            }
+            prop_assert!(q.pop().is_none());
+        }
+
         /// The integer key orders like `total_cmp`, negative values and NaN included.
         #[test]
         fn key_order_is_total_cmp(a in any::<f64>(), b in any::<f64>()) {

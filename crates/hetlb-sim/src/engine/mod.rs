@@ -185,7 +185,19 @@ pub struct Engine<N, L, P> {
     link_free: Vec<f64>,
     in_flight: Vec<Option<Batch>>,
     free_slots: Vec<u32>,
-    reports: Vec<Reported>,
+    /// Every node's load at the last status report (its initial load before the first).
+    reports: Vec<u64>,
+    /// When the last status report was made (0 before the first): the same for every node.
+    report_time: f64,
+    /// Nodes whose load may have changed since the last status report, each once (its
+    /// `changed` flag set): a report updates these only, not every node.
+    changed: Vec<u32>,
+    /// Whether status reports are made and read (changes are tracked only then).
+    reporting: bool,
+    /// Every node's load, kept up to date where a load changes, for a policy that reads all
+    /// loads at once ([`Policy::reads_all_loads`]; empty otherwise): one contiguous copy
+    /// instead of a visit to every node record.
+    loads: Vec<u64>,
     orders: Vec<Order>,
     /// Tasks being moved by an instant order.
     moving: Vec<f64>,
@@ -316,11 +328,15 @@ impl<N: NodeModel, L: LinkModel, P: Policy> Engine<N, L, P> {
         Ok(Self {
             link_rng: (0..n).map(|i| stream(seed, Purpose::Links, i)).collect(),
             link_free: vec![0.0; link_count],
-            reports: setup
-                .initial
-                .iter()
-                .map(|&load| Reported { load, time: 0.0 })
-                .collect(),
+            reports: setup.initial.clone(),
+            report_time: 0.0,
+            changed: Vec::new(),
+            reporting: setup.status_interval.is_some() && policy.uses_reports(),
+            loads: if policy.reads_all_loads() {
+                setup.initial.clone()
+            } else {
+                Vec::new()
+            },
             nodes,
             links,
             policy,
@@ -369,7 +385,8 @@ impl<N: NodeModel, L: LinkModel, P: Policy> Engine<N, L, P> {
     /// conservation checking finds a lost task.
     ///
     /// # Complexity
-    /// `O(E log Q)` for `E` events and at most `Q` pending ones; `O(E·N)` with conservation
+    /// `O(E)` for `E` events (the event list costs amortised `O(1)` per event; the policy's
+    /// decisions come on top); `O(E·N)` with conservation
     /// checking on.
     pub fn run(mut self) -> Result<Report, SimError> {
         self.start();
@@ -486,6 +503,8 @@ impl<N: NodeModel, L: LinkModel, P: Policy> Engine<N, L, P> {
                         nodes: &self.nodes,
                         links: &self.links,
                         reports: &self.reports,
+                        loads: &self.loads,
+                        report_time: self.report_time,
                     },
                     node,
                     &mut orders,
@@ -507,6 +526,8 @@ impl<N: NodeModel, L: LinkModel, P: Policy> Engine<N, L, P> {
                         nodes: &self.nodes,
                         links: &self.links,
                         reports: &self.reports,
+                        loads: &self.loads,
+                        report_time: self.report_time,
                     },
                     inj.node,
                     &mut orders,
@@ -531,12 +552,14 @@ impl<N: NodeModel, L: LinkModel, P: Policy> Engine<N, L, P> {
             }
             Event::Status => {
                 let now = self.now;
-                for (r, s) in self.reports.iter_mut().zip(&self.state) {
-                    *r = Reported {
-                        load: s.load(),
-                        time: now,
-                    };
+                // Only the loads that changed since the last report are read again: the
+                // others are the same, and every report carries the same time.
+                for node in self.changed.drain(..) {
+                    let s = &mut self.state[node as usize];
+                    s.changed = false;
+                    self.reports[node as usize] = s.load();
                 }
+                self.report_time = now;
                 if !self.queue.is_empty()
                     && let Some(iv) = self.setup.status_interval
                 {
@@ -560,6 +583,8 @@ impl<N: NodeModel, L: LinkModel, P: Policy> Engine<N, L, P> {
                 nodes: &self.nodes,
                 links: &self.links,
                 reports: &self.reports,
+                loads: &self.loads,
+                report_time: self.report_time,
             },
             &mut orders,
         );
@@ -806,7 +831,18 @@ impl<N: NodeModel, L: LinkModel, P: Policy> Engine<N, L, P> {
         }
     }
 
+    /// Notes that `node`'s load changed now: for its next status report and its series.
     fn record(&mut self, node: usize) {
+        if let Some(w) = self.loads.get_mut(node) {
+            *w = self.state[node].load();
+        }
+        if self.reporting {
+            let s = &mut self.state[node];
+            if !s.changed {
+                s.changed = true;
+                self.changed.push(node as u32);
+            }
+        }
         let opts = self.setup.series;
         if !opts.enabled {
             return;
@@ -928,7 +964,10 @@ struct Snapshot<'a, N, L> {
     state: &'a [NodeState],
     nodes: &'a N,
     links: &'a L,
-    reports: &'a [Reported],
+    reports: &'a [u64],
+    report_time: f64,
+    /// Every node's load when the engine keeps them in one array, empty otherwise.
+    loads: &'a [u64],
 }
 
 impl<N: NodeModel, L: LinkModel> View for Snapshot<'_, N, L> {
@@ -958,11 +997,25 @@ impl<N: NodeModel, L: LinkModel> View for Snapshot<'_, N, L> {
     }
 
     fn reported(&self, node: usize) -> Reported {
-        self.reports[node]
+        Reported {
+            load: self.reports[node],
+            time: self.report_time,
+        }
     }
 
     fn loads_into(&self, out: &mut Vec<u64>) {
-        out.extend(self.state.iter().map(NodeState::load));
+        if self.loads.len() == self.state.len() {
+            debug_assert!(
+                self.loads
+                    .iter()
+                    .zip(self.state)
+                    .all(|(&w, s)| w == s.load()),
+                "the engine's copy of the loads is up to date"
+            );
+            out.extend_from_slice(self.loads);
+        } else {
+            out.extend(self.state.iter().map(NodeState::load));
+        }
     }
 
     fn network(&self) -> Option<&hetlb_core::topology::Network> {

@@ -17,6 +17,8 @@ pub(crate) struct NodeState {
     pub queue: TaskQueue,
     /// Bumped whenever the task in service is taken away, cancelling its completion.
     pub epoch: u32,
+    /// The load changed since the last status report (set only when reports are made).
+    pub changed: bool,
     pub executed: u64,
     /// Time of the last completion.
     pub finish: f64,
@@ -47,6 +49,7 @@ impl NodeState {
         Ok(Self {
             queue: TaskQueue::repeat(0.0, initial)?,
             epoch: 0,
+            changed: false,
             executed: 0,
             finish: 0.0,
             arrival_rng,

@@ -78,6 +78,10 @@ impl Policy for AnyPolicy {
         dispatch!(self, p => p.uses_reports())
     }
 
+    fn reads_all_loads(&self) -> bool {
+        dispatch!(self, p => p.reads_all_loads())
+    }
+
     fn round_interval(&self) -> Option<f64> {
         dispatch!(self, p => p.round_interval())
     }

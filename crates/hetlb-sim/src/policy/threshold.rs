@@ -16,7 +16,8 @@ use hetlb_core::{Algorithm, BalanceOptions, Capacities, ModelError, Transfer, ba
 /// # Complexity
 /// `O(N log N)` per balancing (every pair of every dimension is decided, as the policy
 /// requires), plus the transfers; the load and transfer buffers are kept from one balancing
-/// to the next.
+/// to the next, and the loads are read as one contiguous copy (the engine keeps them in one
+/// array for this policy: [`Policy::reads_all_loads`]).
 ///
 /// # Example
 /// ```
@@ -127,6 +128,11 @@ impl Policy for HypercubeThreshold {
             self.batch_speedup_sum += total as f64 / max as f64;
         }
         Ok(())
+    }
+
+    /// Every balancing reads the whole cube's loads.
+    fn reads_all_loads(&self) -> bool {
+        true
     }
 
     fn stats(&self) -> PolicyStats {

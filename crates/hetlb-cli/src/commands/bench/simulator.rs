@@ -24,6 +24,9 @@ pub struct Simulator {
     /// runs about as many events.
     #[arg(long, default_value_t = 1 << 21, value_parser = whole::<u64>(1, 1 << 40))]
     max_arrivals: u64,
+    /// Policy kinds to time (none, delay-aware, diffusion, threshold); all by default.
+    #[arg(long, value_delimiter = ',', value_parser = clap::builder::PossibleValuesParser::new(KINDS))]
+    policies: Vec<String>,
     /// The threshold policy is run up to this dimension only.
     #[arg(long, default_value_t = MAX_DIMS, value_parser = whole::<u32>(1, 24))]
     threshold_max_dims: u32,
@@ -48,6 +51,12 @@ pub fn run(a: Simulator) -> Result<()> {
     (cfg.arrivals, cfg.threshold_max_dims, cfg.repeat) =
         (a.arrivals, a.threshold_max_dims, a.repeat);
     cfg.max_arrivals = a.max_arrivals;
+    if !a.policies.is_empty() {
+        cfg.kinds = KINDS
+            .into_iter()
+            .filter(|k| a.policies.iter().any(|p| p == k))
+            .collect();
+    }
     crate::limits::check(
         "--dims",
         "keeping every simulated cube (one runs at a time)",

@@ -89,27 +89,76 @@ impl FirstOrder {
             if !view.heavier(i, j) {
                 continue;
             }
-            let c_j = view.capacities[j];
             let deg_j = view.topology.degree(j);
             let dx = x_i - view.levels[j];
-            // α·dx with a single division, exact when the flow is an integer; dx > 0, so the
-            // casts below are floors (and a ceiling).
-            let flow = (c_i.min(c_j) * dx) / ((deg_i.max(deg_j) + 1) as i64 as f64);
-            let whole = flow as u64;
-            // safety: the largest f with f·(deg_i/c_i + deg_j/c_j) < 2·dx
-            let q = (2.0 * dx / (k_i + per_capacity(deg_j, c_j))) * (1.0 - 1e-12);
-            let below = q as u64;
-            let ceil = below + u64::from((below as f64) < q);
-            let limit = ceil.saturating_sub(1);
-            f(Flow {
-                node: j,
-                whole: whole.min(limit),
-                fraction: flow - whole as f64,
-                limit,
-                deficit: dx * c_j,
-            });
+            f(Self::flow(view, j, c_i, k_i, deg_i, deg_j, dx));
         }
     }
+
+    /// The flow from the deciding node (capacity `c_i`, `k_i = deg_i/c_i`) to its lighter
+    /// neighbour `j`, `dx = x_i − x_j > 0` below it.
+    #[inline(always)]
+    fn flow<T: Topology>(
+        view: &NodeView<'_, T>,
+        j: usize,
+        c_i: f64,
+        k_i: f64,
+        deg_i: usize,
+        deg_j: usize,
+        dx: f64,
+    ) -> Flow {
+        let c_j = view.capacities[j];
+        // α·dx with a single division, exact when the flow is an integer; dx > 0, so the
+        // casts below are floors (and a ceiling).
+        let flow = (c_i.min(c_j) * dx) / ((deg_i.max(deg_j) + 1) as i64 as f64);
+        let whole = flow as u64;
+        // safety: the largest f with f·(deg_i/c_i + deg_j/c_j) < 2·dx
+        let q = (2.0 * dx / (k_i + per_capacity(deg_j, c_j))) * (1.0 - 1e-12);
+        let below = q as u64;
+        let ceil = below + u64::from((below as f64) < q);
+        let limit = ceil.saturating_sub(1);
+        Flow {
+            node: j,
+            whole: whole.min(limit),
+            fraction: flow - whole as f64,
+            limit,
+            deficit: dx * c_j,
+        }
+    }
+}
+
+/// `diffusion`'s units over an edge between two nodes of capacity 1 whose levels differ by
+/// `dx`, in integers, when `dx` is a whole number in `1..2^32` (`None` otherwise): exactly
+/// what [`Flow::nearest`] gives from the floating-point flow, with one integer division
+/// instead of two floating-point ones.
+///
+/// With `D = max(deg_i, deg_j) + 1` and `K = deg_i + deg_j`: the flow `dx/D` has whole part
+/// `q = dx div D` and its fraction is at least one half exactly when `2·(dx mod D) ≥ D` (for
+/// `dx < 2^32` the rounding of `dx/D` is below `1/(2D)`, far from both); the edge's limit is
+/// `⌈2dx/K⌉ − 1` (the factor `1 − 10^-12` moves `2dx/K` by at most `2dx·10^-12 < 1/K` below
+/// it), which is at least `q` since `K < 2D`, and `q < limit` exactly when
+/// `(q + 1)·K < 2dx` — a cross-multiplication instead of the second division.
+///
+/// # Example
+/// ```text
+/// dx = 7, deg_i = deg_j = 4: D = 5, K = 8; 7/5 = 1.4 → 1 unit; limit ⌈14/8⌉ − 1 = 1
+/// ```
+#[inline(always)]
+fn unit_nearest(dx: f64, deg_i: usize, deg_j: usize) -> Option<u64> {
+    let whole_dx = dx as u64;
+    if whole_dx as f64 != dx || !(1..1 << 32).contains(&whole_dx) {
+        return None;
+    }
+    let d = deg_i.max(deg_j) as u64 + 1;
+    let k = deg_i as u64 + deg_j as u64;
+    if d >= 1 << 32 {
+        return None;
+    }
+    // 32-bit operands: a shorter division
+    let (dx32, d32) = (whole_dx as u32, d as u32);
+    let (q, rem) = (u64::from(dx32 / d32), u64::from(dx32 % d32));
+    let up = 2 * rem >= d && (q + 1) * k < 2 * whole_dx;
+    Some(q + u64::from(up))
 }
 
 /// `degree / capacity`, without the division when the capacity is 1 (the same value exactly).
@@ -142,6 +191,16 @@ struct Flow {
     limit: u64,
     /// `dx·c_j`: the units the neighbour lacks to reach this node's level.
     deficit: f64,
+}
+
+impl Flow {
+    /// `diffusion`'s units: the flow rounded to the nearest unit (halves up) when the
+    /// rounded-up unit keeps the edge safe.
+    #[inline(always)]
+    fn nearest(&self) -> u64 {
+        let up = self.fraction >= 0.5 && self.whole < self.limit;
+        self.whole + u64::from(up)
+    }
 }
 
 /// One stream per (seed, round, node): the draws do not depend on the order in which nodes
@@ -184,10 +243,30 @@ impl NodeRule for FirstOrder {
             }
         };
         match self.rounding {
-            Rounding::Nearest => Self::for_each_flow(view, |f| {
-                let up = f.fraction >= 0.5 && f.whole < f.limit;
-                emit(f.node, f.whole + u64::from(up));
-            }),
+            Rounding::Nearest if view.capacities[view.node] == 1.0 => {
+                // The edges between two nodes of capacity 1 in whole numbers (see
+                // `unit_nearest`), the others as below; the same units, in the same order.
+                let i = view.node;
+                let x_i = view.levels[i];
+                let deg_i = view.topology.degree(i);
+                let k_i = per_capacity(deg_i, 1.0);
+                for j in view.topology.neighbors(i) {
+                    if !view.heavier(i, j) {
+                        continue;
+                    }
+                    let deg_j = view.topology.degree(j);
+                    let dx = x_i - view.levels[j];
+                    let units = if view.capacities[j] == 1.0
+                        && let Some(units) = unit_nearest(dx, deg_i, deg_j)
+                    {
+                        units
+                    } else {
+                        Self::flow(view, j, 1.0, k_i, deg_i, deg_j, dx).nearest()
+                    };
+                    emit(j, units);
+                }
+            }
+            Rounding::Nearest => Self::for_each_flow(view, |f| emit(f.node, f.nearest())),
             Rounding::Random => {
                 let mut rng = None;
                 Self::for_each_flow(view, |f| {
@@ -271,6 +350,92 @@ mod tests {
                         .all(|(&w, t)| w.abs_diff(t) <= 1),
                     "{loads:?} -> {w:?}"
                 );
+            }
+        }
+    }
+
+    /// `unit_nearest` against the floating-point flow it replaces, on every small case and
+    /// on large differences and degrees.
+    #[test]
+    fn unit_nearest_is_the_floating_point_rounding() {
+        let float = |dx: f64, deg_i: usize, deg_j: usize| {
+            let flow = dx / ((deg_i.max(deg_j) + 1) as f64);
+            let whole = flow as u64;
+            let q = (2.0 * dx / (deg_i as f64 + deg_j as f64)) * (1.0 - 1e-12);
+            let below = q as u64;
+            let limit = (below + u64::from((below as f64) < q)).saturating_sub(1);
+            Flow {
+                node: 0,
+                whole: whole.min(limit),
+                fraction: flow - whole as f64,
+                limit,
+                deficit: 0.0,
+            }
+            .nearest()
+        };
+        for dx in 1..3000u64 {
+            for deg_i in 1..24 {
+                for deg_j in 1..24 {
+                    let x = dx as f64;
+                    assert_eq!(unit_nearest(x, deg_i, deg_j), Some(float(x, deg_i, deg_j)));
+                }
+            }
+        }
+        let mut rng = node_rng(7, 0, 0);
+        for _ in 0..200_000 {
+            let dx = rng.random_range(1..1u64 << 32);
+            let (deg_i, deg_j) = (rng.random_range(1..1 << 20), rng.random_range(1..64));
+            let x = dx as f64;
+            assert_eq!(unit_nearest(x, deg_i, deg_j), Some(float(x, deg_i, deg_j)));
+            assert_eq!(unit_nearest(x, deg_j, deg_i), Some(float(x, deg_j, deg_i)));
+        }
+        assert_eq!(unit_nearest(0.5, 4, 4), None);
+        assert_eq!(unit_nearest((1u64 << 32) as f64, 4, 4), None);
+    }
+
+    /// `diffusion`'s decisions equal those of the floating-point flows at every node, with
+    /// capacities of 1 and others mixed, levels that are and are not whole, and loads beyond
+    /// the integer path's range.
+    #[test]
+    fn diffusion_decisions_match_the_floating_point_flows() {
+        let rule = FirstOrder::new(Rounding::Nearest);
+        let mut rng = node_rng(11, 0, 0);
+        for trial in 0..300u64 {
+            let n = rng.random_range(2..40);
+            let g = generators::random_connected(n, rng.random_range(0.05..0.9), trial).unwrap();
+            let top = [100u64, 1 << 20, 1 << 33][(trial % 3) as usize];
+            let loads: Vec<u64> = (0..n).map(|_| rng.random_range(0..top)).collect();
+            let capacities: Vec<f64> = (0..n)
+                .map(|_| [1.0, 1.0, 1.0, 2.0, 0.5, 3.0][rng.random_range(0..6)])
+                .collect();
+            let levels: Vec<f64> = loads
+                .iter()
+                .zip(&capacities)
+                .map(|(&w, &c)| w as f64 / c)
+                .collect();
+            let mut scratch = Scratch::default();
+            for node in 0..n {
+                let view = NodeView {
+                    topology: &g,
+                    loads: &loads,
+                    capacities: &capacities,
+                    levels: &levels,
+                    node,
+                    round: 0,
+                    seed: 0,
+                };
+                let mut got = Vec::new();
+                rule.decide(&view, &mut scratch, &mut got);
+                let mut expected = Vec::new();
+                let mut budget = loads[node];
+                FirstOrder::for_each_flow(&view, |f| {
+                    let units = f.nearest().min(budget);
+                    if units > 0 {
+                        budget -= units;
+                        expected.push((f.node, units));
+                    }
+                });
+                assert_eq!(got, expected, "trial {trial} node {node}");
             }
         }
     }
