@@ -789,7 +789,15 @@ impl<'u> Mpi<'u> {
 /// `MPI_Abort` on `MPI_COMM_WORLD`, whatever communicator hetlb works on: the launcher then
 /// ends every process of the job, stopped ones too. (MPICH's `MPI_Abort` on a duplicate
 /// communicator waits for its members, and never returns while one of them is stopped.)
+///
+/// What the process wrote last (the error line saying why the job ends) is flushed first and
+/// given a moment to reach the launcher: the abort ends the launcher's forwarding of output
+/// too, and the line was sometimes lost.
 fn abort_job(code: i32) -> ! {
+    use std::io::Write;
+    let _ = std::io::stdout().flush();
+    let _ = std::io::stderr().flush();
+    std::thread::sleep(Duration::from_millis(300));
     mpi::topology::SimpleCommunicator::world().abort(code)
 }
 
