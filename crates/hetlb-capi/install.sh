@@ -53,7 +53,11 @@ if command -v "$mpifort" > /dev/null; then
     (cd "$build" && "$mpifort" -fPIC -c "$prefix/include/hetlb.f90" -o hetlb_fortran.o)
     install -m 644 "$build/hetlb.mod" "$prefix/include/"
     ar rcs "$build/libhetlb_fortran.a" "$build/hetlb_fortran.o"
-    "$mpifort" -shared "$build/hetlb_fortran.o" -o "$build/libhetlb_fortran.so" \
+    # Linked by the wrapper's own compiler: the module calls no MPI function itself (only
+    # libhetlb's, which carries its MPI), and a wrapper's -lmpi may name another MPI's library
+    # through the system's alternative.
+    fc="$("$mpifort" -showme:command 2> /dev/null || "$mpifort" -show | awk '{print $1}')"
+    "$fc" -shared "$build/hetlb_fortran.o" -o "$build/libhetlb_fortran.so" \
         -L"$prefix/lib" -Wl,-rpath,"$prefix/lib" -lhetlb
     install -m 755 "$build/libhetlb_fortran.so" "$prefix/lib/"
     install -m 644 "$build/libhetlb_fortran.a" "$prefix/lib/"
