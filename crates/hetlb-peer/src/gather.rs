@@ -26,8 +26,71 @@ pub(crate) fn all_gather<T: Serialize, E: Transport<Msg<T>>>(
     session: &mut Session<'_, T, E>,
     mine: RankState,
 ) -> Result<Vec<RankState>, PeerError> {
+    disseminate(
+        session,
+        mine,
+        |s| s.rank as usize,
+        |epoch, round, entries| Msg::Gather {
+            epoch,
+            round,
+            entries,
+        },
+        |m| match m {
+            Msg::Gather { round, entries, .. } => Some((round, entries)),
+            _ => None,
+        },
+    )
+}
+
+/// Gathers every rank's numbers (`mine`, as many on every rank); element `i` of the result
+/// is rank `i`'s.
+///
+/// # Errors
+/// As [`all_gather`]; [`PeerError::Mismatch`] when a rank gave another count of numbers.
+///
+/// # Complexity
+/// `⌈log₂ P⌉` rounds of one message each way.
+pub(crate) fn all_gather_values<T: Serialize, E: Transport<Msg<T>>>(
+    session: &mut Session<'_, T, E>,
+    mine: Vec<f64>,
+) -> Result<Vec<Vec<f64>>, PeerError> {
+    let me = session.rank() as u32;
+    let count = mine.len();
+    let all = disseminate(
+        session,
+        (me, mine),
+        |e| e.0 as usize,
+        |epoch, round, entries| Msg::Values {
+            epoch,
+            round,
+            entries,
+        },
+        |m| match m {
+            Msg::Values { round, entries, .. } => Some((round, entries)),
+            _ => None,
+        },
+    )?;
+    if let Some((rank, values)) = all.iter().find(|(_, v)| v.len() != count) {
+        return Err(PeerError::Mismatch(format!(
+            "rank {rank} gave {} numbers to gather where rank {me} gave {count}: every rank must give as many",
+            values.len()
+        )));
+    }
+    Ok(all.into_iter().map(|(_, v)| v).collect())
+}
+
+/// Bruck's dissemination of one entry per rank (see the module's documentation): `pack`
+/// makes a round's message of the entries known, `unpack` reads one back (its round and
+/// entries), `rank_of` names an entry's rank. The entries in rank order.
+fn disseminate<T: Serialize, E: Transport<Msg<T>>, V: Clone>(
+    session: &mut Session<'_, T, E>,
+    mine: V,
+    rank_of: impl Fn(&V) -> usize,
+    pack: impl Fn(u64, u32, Vec<V>) -> Msg<T>,
+    unpack: impl Fn(Msg<T>) -> Option<(u32, Vec<V>)>,
+) -> Result<Vec<V>, PeerError> {
     let (me, size) = (session.rank(), session.size());
-    let mut known: Vec<Option<RankState>> = vec![None; size];
+    let mut known: Vec<Option<V>> = vec![None; size];
     known[me] = Some(mine);
     let mut count = 1usize;
     let mut round = 0u32;
@@ -35,26 +98,19 @@ pub(crate) fn all_gather<T: Serialize, E: Transport<Msg<T>>>(
         let step = 1usize << round;
         let to = (me + size - step % size) % size;
         let from = (me + step) % size;
-        let entries: Vec<RankState> = known.iter().flatten().copied().collect();
+        let entries: Vec<V> = known.iter().flatten().cloned().collect();
         let epoch = session.epoch();
-        session.send(
-            to,
-            Msg::Gather {
-                epoch,
-                round,
-                entries,
-            },
-        )?;
+        session.send(to, pack(epoch, round, entries))?;
         let got = session.next(
-            |f, m| f == from && matches!(m, Msg::Gather { round: r, .. } if *r == round),
+            |f, m| f == from && matches!(m, Msg::Gather { round: r, .. } | Msg::Values { round: r, .. } if *r == round),
             |p| p == from,
         )?;
-        if let Msg::Gather { entries, .. } = got.msg {
+        if let Some((_, entries)) = unpack(got.msg) {
             for e in entries {
-                let r = e.rank as usize;
+                let r = rank_of(&e);
                 if r >= size {
                     return Err(PeerError::Mismatch(format!(
-                        "rank {from} sent the state of rank {r}, but there are {size} ranks"
+                        "rank {from} sent the entry of rank {r}, but there are {size} ranks"
                     )));
                 }
                 if known[r].is_none() {
@@ -62,6 +118,10 @@ pub(crate) fn all_gather<T: Serialize, E: Transport<Msg<T>>>(
                     count += 1;
                 }
             }
+        } else {
+            return Err(PeerError::Mismatch(format!(
+                "rank {from} answered round {round} of a gather with another collective's message"
+            )));
         }
         round += 1;
     }

@@ -110,6 +110,13 @@ pub(crate) enum Msg<T> {
         round: u32,
         bytes: Vec<u8>,
     },
+    /// One round of the all-gather of the ranks' numbers ([`crate::Balancer::all_gather_values`]):
+    /// `(rank, numbers)` for every rank the sender knows.
+    Values {
+        epoch: u64,
+        round: u32,
+        entries: Vec<(u32, Vec<f64>)>,
+    },
 }
 
 /// A decision as it travels.
@@ -140,6 +147,7 @@ impl<T> Msg<T> {
             | Msg::Decided { epoch, .. }
             | Msg::Arrive { epoch, .. }
             | Msg::Probe { epoch, .. }
+            | Msg::Values { epoch, .. }
             | Msg::Here { epoch, .. } => *epoch,
         }
     }

@@ -184,3 +184,46 @@ fn a_refusal_stops_every_rank_at_once_and_the_group_goes_on() {
     }
     refusal(threads::group(4));
 }
+
+/// `all_gather_values`: every rank gets every rank's numbers in rank order; a rank that
+/// refuses instead is named by every other rank, and the next call goes on; ranks giving
+/// different counts are told so.
+#[test]
+fn gathered_values_agree_and_a_refusal_is_named() {
+    let handles: Vec<_> = threads::group(4)
+        .into_iter()
+        .map(|member| {
+            std::thread::spawn(move || {
+                let rank = member.rank();
+                let mut b: Balancer<u64, _> = Balancer::new(&member, config()).unwrap();
+                let all = b.all_gather_values(&[rank as f64, 1.5]).unwrap();
+                let refused = if rank == 1 {
+                    b.refuse("bad cost").unwrap();
+                    None
+                } else {
+                    b.all_gather_values(&[0.0]).err()
+                };
+                let uneven = b.all_gather_values(&vec![1.0; 1 + usize::from(rank == 3)]).err();
+                let mut items: Vec<u64> = if rank == 0 { (0..40).collect() } else { vec![] };
+                let after = b.rebalance(&mut items).map(|r| r.loads_after);
+                (all, refused, uneven, after)
+            })
+        })
+        .collect();
+    for (rank, h) in handles.into_iter().enumerate() {
+        let (all, refused, uneven, after) = h.join().unwrap();
+        let want: Vec<Vec<f64>> = (0..4).map(|r| vec![r as f64, 1.5]).collect();
+        assert_eq!(all, want, "rank {rank}");
+        if rank != 1 {
+            match refused {
+                Some(PeerError::Refused { rank: 1, .. }) => {}
+                other => panic!("rank {rank}: expected rank 1's refusal, got {other:?}"),
+            }
+        }
+        assert!(
+            uneven.as_ref().is_some_and(|e| e.to_string().contains("numbers to gather")),
+            "rank {rank}: {uneven:?}"
+        );
+        assert_eq!(after.unwrap(), vec![10, 10, 10, 10], "rank {rank}");
+    }
+}

@@ -11,7 +11,7 @@ use crate::config::BalancerConfig;
 use crate::decide::{Migration, RuleInputs, advise, decide};
 use crate::error::{PeerError, PlanError};
 use crate::faults::Fault;
-use crate::gather::{all_gather, barrier};
+use crate::gather::{all_gather, all_gather_values, barrier};
 use crate::locality::{Moments, moments_of};
 use crate::migrate::{Failed, carry_out};
 use crate::options::Speeds;
@@ -472,6 +472,52 @@ impl<K: ItemKind, G: Group> Balancer<K, G> {
         let result = self.begin().and_then(|()| {
             let mut session = self.session();
             let result = barrier(&mut session).map_err(|e| session.give_up(e));
+            session.finish();
+            result
+        });
+        self.noted(result)
+    }
+
+    /// Gathers a few numbers from every rank, timed as every call is: element `i` of the
+    /// result is rank `i`'s `mine`, the same vector on every rank (so a sum taken in rank
+    /// order is bit-identical everywhere). Every rank gives as many numbers. Faces use it to
+    /// agree on a value before a call (Python's `quantum="auto"` gathers each rank's total
+    /// cost and item count); a rank that stops or refuses is named as in
+    /// [`rebalance`](Self::rebalance).
+    ///
+    /// # Errors
+    /// As [`barrier`](Self::barrier); [`PeerError::Mismatch`] when ranks give different
+    /// counts of numbers, or another rank called another collective.
+    ///
+    /// # Complexity
+    /// `⌈log₂ P⌉` rounds of one message each way; `P · mine.len()` numbers received.
+    ///
+    /// # Example
+    /// ```
+    /// use hetlb_peer::{Balancer, BalancerConfig};
+    /// use hetlb_transport::threads;
+    /// let handles: Vec<_> = threads::group(3)
+    ///     .into_iter()
+    ///     .map(|member| {
+    ///         std::thread::spawn(move || {
+    ///             let mut b: Balancer<u64, _> =
+    ///                 Balancer::new(&member, BalancerConfig::new("oem").unwrap()).unwrap();
+    ///             let all = b.all_gather_values(&[member.rank() as f64]).unwrap();
+    ///             all.iter().map(|v| v[0]).sum::<f64>()
+    ///         })
+    ///     })
+    ///     .collect();
+    /// let sums: Vec<f64> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+    /// assert_eq!(sums, vec![3.0, 3.0, 3.0]);
+    /// ```
+    pub fn all_gather_values(&mut self, mine: &[f64]) -> Result<Vec<Vec<f64>>, PeerError> {
+        if let Some(lost) = &self.lost {
+            return Err(lost.clone());
+        }
+        let result = self.begin().and_then(|()| {
+            let mut session = self.session();
+            let result =
+                all_gather_values(&mut session, mine.to_vec()).map_err(|e| session.give_up(e));
             session.finish();
             result
         });

@@ -18,7 +18,14 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tupl
 import numpy as np
 
 from . import _hetlb
-from ._convert import one_load, quantised, quantised_array
+from ._convert import (
+    auto_quantum,
+    costs_array,
+    one_load,
+    quantised,
+    quantised_array,
+    units_of,
+)
 from ._errors import InvalidInputError, InvalidTypeError, MPIError, PeerError
 from ._options import option_pairs
 
@@ -62,7 +69,9 @@ class RebalanceReport:
         measured gain per iteration, iteration seconds before and after, predicted and
         measured move seconds; None when there is none), spread_before and spread_after
         (with ``coords``: each rank's RMS distance of its items from their centroid over that
-        of all items, 1 for a random assignment; None without positions).
+        of all items, 1 for a random assignment; None without positions), quantum (the
+        cost of one unit this call used: the balancer's ``quantum``, the one ``"auto"``
+        chose from the group's costs, or None when loads are whole units).
     """
 
     epoch: int
@@ -112,6 +121,7 @@ class RebalanceReport:
     outcome: Optional[Dict[str, Any]]
     spread_before: Optional[float]
     spread_after: Optional[float]
+    quantum: Optional[float]
 
     def __init__(self, fields: Dict[str, Any]) -> None:
         self._fields = dict(fields)
@@ -274,7 +284,11 @@ class Balancer:
             so an item costing under half a quantum weighs 0. Every rank must use the same
             quantum. Pick it so that a rank's total is thousands of units or more (e.g. a
             thousandth of a step's mean seconds per rank): the imbalance left by rounding is
-            then below a thousandth.
+            then below a thousandth. ``"auto"``: at every call the ranks first gather their
+            total cost and item count (a timed collective, on the same balancer) and take
+            the mean item's cost over 1,000 as the quantum, so a mean item weighs 1,000
+            units and rounding changes a rank's total by at most 1/2000 of a mean item per
+            item; the report's ``quantum`` (and ``advise``'s) gives the value used.
         **options: the balancer's options, by name: ``speeds``, ``timeout``, ``topology``,
             ``schedule``, ``entry_timeout``, ``procs_per_group``, ``max_rounds``, ``seed``,
             ``lambda_``, ``window``, ``trigger``, ``move_cost``, ``learn_cost``,
@@ -306,12 +320,17 @@ class Balancer:
     """
 
     def __init__(
-        self, comm: Any, rule: str = "cwa", quantum: Optional[float] = None, **options: Any
+        self,
+        comm: Any,
+        rule: str = "cwa",
+        quantum: Union[None, float, str] = None,
+        **options: Any,
     ) -> None:
         self._native: Optional[_hetlb.NativeBalancer] = None
         if not isinstance(rule, str):
             raise InvalidTypeError(f"rule: expected a string, not {type(rule).__name__}")
         self._quantum = _check_quantum(quantum)
+        self._last_quantum: Optional[float] = None
         pairs = option_pairs(options)
         handle = _check_comm(comm)
         self._native = _hetlb.NativeBalancer(handle, rule, pairs)
@@ -333,16 +352,40 @@ class Balancer:
         return self._n().topology
 
     @property
-    def quantum(self) -> Optional[float]:
-        """The cost of one unit of load when ``load=`` gives costs (seconds, say), or
-        ``None`` when loads are whole units."""
+    def quantum(self) -> Union[None, float, str]:
+        """The cost of one unit of load when ``load=`` gives costs (seconds, say),
+        ``"auto"`` when each call chooses it (see :attr:`last_quantum`), or ``None`` when
+        loads are whole units."""
         return self._quantum
+
+    @property
+    def last_quantum(self) -> Optional[float]:
+        """The quantum the last call used (the one ``"auto"`` chose), or ``None``."""
+        return self._last_quantum if self._quantum == "auto" else self._quantum  # type: ignore[return-value]
+
+    def _auto(self) -> bool:
+        return self._quantum == "auto"
 
     def _units(self, value: Any, what: str) -> int:
         """One item's load in units: a cost rounded to whole quanta, or a whole number."""
-        if self._quantum is not None:
+        if isinstance(self._quantum, float):
             return quantised(value, self._quantum, what)
         return one_load(value, what)
+
+    def _auto_units(self, costs: np.ndarray, rows: bool) -> np.ndarray:
+        """``quantum="auto"``: gathers the group's total cost and item count (a timed
+        collective on the balancer of the coming call), chooses the quantum, and returns
+        ``costs`` in its units (a rank whose units overflow refuses the coming call)."""
+        gathered = self._n().all_gather_values([math.fsum(costs), float(costs.shape[0])], rows)
+        q = auto_quantum(math.fsum(v[0] for v in gathered), math.fsum(v[1] for v in gathered))
+        self._last_quantum = q
+        with self._refusing(rows=rows):
+            return units_of(costs, q, "load")
+
+    def _report(self, report_json: str) -> "RebalanceReport":
+        fields = _json_loads(report_json)
+        fields["quantum"] = self.last_quantum
+        return RebalanceReport(fields)
 
     def _n(self) -> _hetlb.NativeBalancer:
         if self._native is None:
@@ -393,11 +436,18 @@ class Balancer:
         with self._refusing(rows=False):
             if not isinstance(items, list):
                 raise InvalidTypeError(f"items: expected a list, not {type(items).__name__}")
-            loads = [
-                1 if load is None else self._units(load(it), f"load of item {i}")
-                for i, it in enumerate(items)
-            ]
-        return _json_loads(self._n().advise(loads))
+            if self._auto():
+                costs = costs_array([1.0 if load is None else load(it) for it in items])
+            else:
+                loads = [
+                    1 if load is None else self._units(load(it), f"load of item {i}")
+                    for i, it in enumerate(items)
+                ]
+        if self._auto():
+            loads = [int(u) for u in self._auto_units(costs, rows=False)]
+        advice = _json_loads(self._n().advise(loads))
+        advice["quantum"] = self.last_quantum
+        return advice
 
     def rebalance(
         self,
@@ -431,9 +481,20 @@ class Balancer:
         with self._refusing(rows=False):
             if not isinstance(items, list):
                 raise InvalidTypeError(f"items: expected a list, not {type(items).__name__}")
+            auto = self._auto()
+            costs = (
+                costs_array([1.0 if load is None else load(it) for it in items])
+                if auto
+                else None
+            )
             packed = []
             for i, it in enumerate(items):
-                w = 1 if load is None else self._units(load(it), f"load of item {i}")
+                if auto:
+                    w = 0  # set once the group has chosen the quantum
+                elif load is None:
+                    w = 1
+                else:
+                    w = self._units(load(it), f"load of item {i}")
                 try:
                     data = pickle.dumps(it, protocol=pickle.HIGHEST_PROTOCOL)
                 except Exception as e:  # noqa: BLE001 - any pickling failure
@@ -449,13 +510,16 @@ class Balancer:
                     raise InvalidInputError(
                         f"coords: items give {sorted(dims)} coordinates; every item the same"
                     )
+        if costs is not None:
+            units = self._auto_units(costs, rows=False)
+            packed = [(d, int(u)) for (d, _), u in zip(packed, units)]
         layout, report, error = self._n().rebalance_packed(packed, positions)
         if error is None or _in_doubt(error):
             items[:] = [items[x] if isinstance(x, int) else pickle.loads(x) for x in layout]
         if error is not None:
             raise error
         assert report is not None
-        return RebalanceReport(_json_loads(report))
+        return self._report(report)
 
     def rebalance_array(
         self,
@@ -496,13 +560,22 @@ class Balancer:
                 raise InvalidInputError("arr: rows holding Python objects cannot move as bytes")
             n = arr.shape[0]
             loads = None
-            if load is not None:
+            costs = None
+            if self._auto():
+                costs = (
+                    np.ones(n)
+                    if load is None
+                    else costs_array(load(arr) if callable(load) else load)
+                )
+                if costs.shape[0] != n:
+                    raise InvalidInputError(f"load: {costs.shape[0]} loads given for {n} rows")
+            elif load is not None:
                 values = load(arr) if callable(load) else load
                 from ._convert import loads_array
 
                 if n == 0:
                     loads = np.zeros(0, dtype=np.uint64)
-                elif self._quantum is not None:
+                elif isinstance(self._quantum, float):
                     loads = quantised_array(values, self._quantum, "load")
                 else:
                     loads = loads_array(values, "load")
@@ -515,13 +588,15 @@ class Balancer:
         flat = np.ascontiguousarray(arr).reshape(n, -1).view(np.uint8).reshape(n, -1) if n else np.zeros(
             (0, arr.dtype.itemsize * int(np.prod(row_shape, dtype=np.int64))), dtype=np.uint8
         )
+        if costs is not None:
+            loads = self._auto_units(costs, rows=True)
         rows, report, error = self._n().rebalance_rows(flat, loads, positions)
         if error is not None:
             if isinstance(error, PeerError) and _in_doubt(error):
                 error.held = _unflatten(rows, arr.dtype, row_shape)
             raise error
         assert report is not None
-        return _unflatten(rows, arr.dtype, row_shape), RebalanceReport(_json_loads(report))
+        return _unflatten(rows, arr.dtype, row_shape), self._report(report)
 
     @contextlib.contextmanager
     def _refusing(self, rows: bool) -> Iterator[None]:
@@ -574,10 +649,13 @@ class Balancer:
         return f"Balancer(rank {self.rank} of {self.size}, {self.topology})"
 
 
-def _check_quantum(quantum: Any) -> Optional[float]:
-    """``quantum``: ``None``, or a positive, finite number (the cost of one unit)."""
-    if quantum is None:
-        return None
+def _check_quantum(quantum: Any) -> Union[None, float, str]:
+    """``quantum``: ``None``, ``"auto"``, or a positive, finite number (the cost of one
+    unit)."""
+    if quantum is None or quantum == "auto":
+        return quantum
+    if isinstance(quantum, str):
+        raise InvalidInputError(f'quantum: {quantum!r} is not "auto" or a number')
     if isinstance(quantum, bool) or not isinstance(quantum, (int, float)):
         raise InvalidTypeError(f"quantum: expected a number, not {type(quantum).__name__}")
     q = float(quantum)

@@ -121,8 +121,8 @@ def quantised(v: Any, quantum: float, what: str = "load") -> int:
     return _in_range(round(x / quantum), f"{v!r} / quantum {quantum}", what)
 
 
-def quantised_array(values: Any, quantum: float, what: str = "load") -> np.ndarray:
-    """Costs as units of ``quantum`` (see :func:`quantised`), as a ``uint64`` array."""
+def costs_array(values: Any, what: str = "load") -> np.ndarray:
+    """Costs as a ``float64`` array: one dimension, every value finite and non-negative."""
     try:
         arr = np.asarray(values, dtype=np.float64)
     except (ValueError, TypeError) as e:
@@ -133,10 +133,34 @@ def quantised_array(values: Any, quantum: float, what: str = "load") -> np.ndarr
     if bad.size:
         i = int(bad[0])
         raise InvalidInputError(f"{what}: value {i + 1} ({arr[i]}) is not a finite, non-negative cost")
-    units = np.rint(arr / quantum)
+    return arr
+
+
+def units_of(costs: np.ndarray, quantum: float, what: str = "load") -> np.ndarray:
+    """Checked costs (:func:`costs_array`) in units of ``quantum``: each rounded to the
+    nearest whole unit, halves to even; a ``uint64`` array."""
+    units = np.rint(costs / quantum)
     if units.size and units.max() > _U64_MAX:
         raise InvalidInputError(f"{what}: costs over quantum {quantum} exceed {_U64_MAX} units")
     return np.ascontiguousarray(units, dtype=np.uint64)
+
+
+def quantised_array(values: Any, quantum: float, what: str = "load") -> np.ndarray:
+    """Costs as units of ``quantum`` (see :func:`quantised`), as a ``uint64`` array."""
+    return units_of(costs_array(values, what), quantum, what)
+
+
+#: ``quantum="auto"``: a mean item weighs this many units, so that rounding each item to a
+#: whole unit changes a rank's total by at most 1/2000 of a mean item per item.
+AUTO_UNITS_PER_ITEM = 1000.0
+
+
+def auto_quantum(total: float, count: float) -> float:
+    """The quantum ``"auto"`` takes from the whole group's total cost and item count: the
+    mean item's cost over :data:`AUTO_UNITS_PER_ITEM`; 1.0 when there is no cost at all."""
+    if count <= 0 or not total > 0 or not math.isfinite(total):
+        return 1.0
+    return total / (count * AUTO_UNITS_PER_ITEM)
 
 
 def capacities_list(values: Any, what: str = "capacities") -> Optional[List[float]]:

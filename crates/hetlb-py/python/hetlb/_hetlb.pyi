@@ -176,6 +176,9 @@ class NativeBalancer:
         arguments failed a check: the others' calls raise at once naming this rank."""
     def resolve(self) -> List[bytes]:
         """Settles a call whose outcome was in doubt; the bytes of the items put back."""
+    def all_gather_values(self, values: List[float], rows: bool) -> List[List[float]]:
+        """Every rank's ``values`` in rank order, timed as a call."""
+        ...
     def barrier(self) -> None:
         """A timed barrier that names a rank that stopped."""
     def close(self) -> None:

@@ -405,6 +405,24 @@ impl NativeBalancer {
         Ok(list)
     }
 
+    /// Every rank's `values` (as many on every rank), in rank order, the same on every rank;
+    /// timed as a call. `rows`: on the balancer of `rebalance_rows` (otherwise of
+    /// `rebalance_packed` and `advise`), so that a refusal of that call is seen here.
+    fn all_gather_values(
+        &mut self,
+        py: Python<'_>,
+        values: Vec<f64>,
+        rows: bool,
+    ) -> Result<Vec<Vec<f64>>> {
+        Ok(self.detached(py, move |live| {
+            if rows {
+                live.records.all_gather_values(&values)
+            } else {
+                live.balancer.all_gather_values(&values)
+            }
+        })??)
+    }
+
     /// A timed barrier that names a rank that stopped.
     fn barrier(&mut self, py: Python<'_>) -> Result<()> {
         Ok(self.detached(py, |live| live.balancer.barrier())??)

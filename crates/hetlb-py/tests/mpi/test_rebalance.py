@@ -494,3 +494,46 @@ def test_float_costs_with_a_quantum():
         else:
             with pytest.raises(hetlb.PeerError, match="rank 0"):
                 plain.rebalance(items, load=lambda it: round(it[2] * 1e4))
+
+
+def test_float_costs_with_an_automatic_quantum():
+    # A particle code whose costs are seconds: quantum="auto" gathers the group's total cost
+    # and item count at each call and makes a mean item weigh 1,000 units.
+    rng = np.random.default_rng(11 + RANK)
+    costs = rng.uniform(1e-6, 9e-6, size=300 * (RANK + 1))
+    items = [(RANK, i, float(c)) for i, c in enumerate(costs)]
+    ids = sorted((r, i) for r, i, _ in items)
+    everyone = COMM.allgather((float(costs.sum()), len(costs)))
+    want = sum(t for t, _ in everyone) / (sum(n for _, n in everyone) * 1000.0)
+    rule = "cwa" if SIZE & (SIZE - 1) == 0 else "dishet"
+    with hetlb.Balancer(COMM, rule, quantum="auto", timeout=20.0) as b:
+        assert b.quantum == "auto" and b.last_quantum is None
+        report = b.rebalance(items, load=lambda it: it[2])
+        assert report.quantum == pytest.approx(want, rel=1e-9) == b.last_quantum
+        assert sum(round(it[2] / report.quantum) for it in items) == report.units_after
+        mine = sorted((r, i) for r, i, _ in items)
+        everyone_ids = sorted(x for part in COMM.allgather(mine) for x in part)
+        assert everyone_ids == sorted(x for part in COMM.allgather(ids) for x in part)
+        # The costs are balanced to within a few items of the mean.
+        spent = COMM.allgather(sum(it[2] for it in items))
+        mean = sum(spent) / SIZE
+        assert max(spent) <= mean + 2 * 9e-6 * (1 + np.log2(SIZE)), spent
+        # Rows, with a cost column.
+        arr = np.zeros(len(items), dtype=[("cost", np.float64)])
+        arr["cost"] = [it[2] for it in items]
+        rows, report = b.rebalance_array(arr, load=lambda a: a["cost"])
+        assert int(np.rint(rows["cost"] / report.quantum).sum()) == report.units_after
+        # A bad cost on rank 0 refuses the gather: rank 0 names its argument, the others it.
+        if RANK == 0:
+            with pytest.raises(hetlb.InvalidInputError, match="finite, non-negative"):
+                b.rebalance(items, load=lambda it: float("nan"))
+        else:
+            with pytest.raises(hetlb.PeerError, match="rank 0"):
+                b.rebalance(items, load=lambda it: it[2])
+        b.rebalance(items, load=lambda it: it[2])
+    with hetlb.Balancer(COMM, rule, quantum="auto", speeds="measured", timeout=20.0) as b:
+        b.record(units=1000, seconds=0.5)
+        advice = b.advise(items, load=lambda it: it[2])
+        assert advice["quantum"] == pytest.approx(want, rel=1e-9)
+    with pytest.raises(hetlb.InvalidInputError, match="quantum"):
+        hetlb.Balancer(COMM, "cwa", quantum="automatic")
