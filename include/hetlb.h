@@ -326,8 +326,10 @@ int hetlb_record(struct hetlb_balancer *b, uint64_t units, double seconds);
  * candidate rule (the balancer's rule, or rule `auto`'s candidates) is planned on the
  * ranks' loads and predicted at the measured speeds with the cost model in force.
  * `*choice` (when not NULL) receives the index of the candidate `hetlb_rebalance` would
- * follow, or -1 when it would move nothing; `*json` (when not NULL) the advice as JSON
- * (`candidates` with each rule's `prediction` and `final_loads`, `choice`, `horizon`), a
+ * follow, or -1 when it would move nothing (also while the trigger `auto` skips calls after
+ * a held-back check: `skips` in the JSON counts them); `*json` (when not NULL) the advice as
+ * JSON (`candidates` with each rule's `prediction` and `final_loads`, `choice`, `horizon`,
+ * `skips`), a
  * NUL-terminated string from `malloc` that the caller frees (`free` or `hetlb_free`).
  *
  * Needs `speeds=measured` and a `hetlb_record` on every rank (`HETLB_ERR_PLAN` otherwise,

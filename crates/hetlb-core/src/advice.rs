@@ -454,6 +454,10 @@ pub struct Advice {
     pub choice: Option<usize>,
     /// The horizon the net gains were computed over.
     pub horizon: u64,
+    /// Calls the trigger `auto` will skip before it looks at the loads again (the peer
+    /// balancer's: after a check that found nothing worth moving it waits longer). While it
+    /// is above 0 the next `rebalance` moves nothing, and `choice` is `None` to say so.
+    pub skips: u64,
 }
 
 impl Advice {
@@ -464,7 +468,19 @@ impl Advice {
             candidates,
             choice,
             horizon,
+            skips: 0,
         }
+    }
+
+    /// The same advice when the next `skips` calls are skipped by the trigger: no choice
+    /// while `skips > 0` (the next `rebalance` moves nothing).
+    #[must_use]
+    pub fn skipping(mut self, skips: u64) -> Self {
+        self.skips = skips;
+        if skips > 0 {
+            self.choice = None;
+        }
+        self
     }
 }
 
@@ -611,11 +627,7 @@ pub fn advise(
             p
         })
         .collect();
-    Ok(Advice {
-        choice: best(&movable, horizon),
-        candidates: out,
-        horizon,
-    })
+    Ok(Advice::new(out, best(&movable, horizon), horizon))
 }
 
 /// The candidate with the best predicted net gain over `horizon` iterations (ties go to the

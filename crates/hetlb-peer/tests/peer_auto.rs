@@ -515,3 +515,58 @@ fn advise_without_measured_speeds_is_refused_alike_on_every_rank() {
         assert!(e.contains("measured speed"), "{e}");
     }
 }
+
+/// After a check that found nothing worth moving, the trigger `auto` skips calls; `advise`
+/// says so (`skips > 0`, no choice) at exactly the calls `rebalance` then skips, and every
+/// call it advises a move at is a call that moves — also when the steps slow down during
+/// the skipped calls, so that a move would now pay.
+#[test]
+fn advise_agrees_with_the_trigger_that_skips_the_next_calls() {
+    let loads = [64u64, 0, 0, 0];
+    let handles: Vec<_> = threads::group(loads.len())
+        .into_iter()
+        .zip(unit_items(&loads))
+        .map(|(member, mut mine)| {
+            std::thread::spawn(move || {
+                let config = BalancerConfig::new(AUTO)
+                    .unwrap()
+                    .speeds(Speeds::Measured { window: 1 })
+                    .trigger(Trigger::Auto {
+                        horizon: 5,
+                        margin: 1.0,
+                    })
+                    .check_budget(0.01)
+                    .learn_cost(false)
+                    .cost_model(CostModel {
+                        seconds_per_message: 0.5,
+                        seconds_per_byte: 0.0,
+                    });
+                let mut b = Balancer::new(&member, config).unwrap();
+                let mut calls = Vec::new();
+                for call in 0..14 {
+                    // Steps of a microsecond first (a move does not pay), then of a second.
+                    let seconds = if call < 4 { 1e-6 } else { 1.0 };
+                    b.record(mine.len().max(1) as u64, seconds * mine.len().max(1) as f64);
+                    let advice = b.advise(&mine).unwrap();
+                    let report = b.rebalance(&mut mine).unwrap();
+                    calls.push((advice.choice, advice.skips, report.checked, report.units_sent));
+                }
+                (calls, mine)
+            })
+        })
+        .collect();
+    let out: Vec<_> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+    assert_held_once(out.iter().map(|o| &o.1), 64);
+    let mut skipped = 0;
+    for (call, &(choice, skips, checked, _)) in out[0].0.iter().enumerate() {
+        assert_eq!(skips > 0, !checked, "call {call}: advice skips {skips}, checked {checked}");
+        if skips > 0 {
+            assert_eq!(choice, None, "call {call}");
+            skipped += 1;
+        }
+        let moved_anywhere = out.iter().any(|(calls, _)| calls[call].3 > 0);
+        assert_eq!(choice.is_some(), moved_anywhere, "call {call}");
+    }
+    assert!(skipped >= 2, "the trigger skipped {skipped} calls of 14");
+    assert!(out[0].0.iter().any(|c| c.0.is_some()), "the slow steps pay for a move");
+}

@@ -296,7 +296,8 @@ impl<K: ItemKind, G: Group> Balancer<K, G> {
             let (states, inputs) = self.rule_inputs(g);
             advise(&states, inputs)
         });
-        self.noted(advice)
+        let skips = self.tuning.skips_left();
+        self.noted(advice.map(|a| a.skipping(skips)))
     }
 
     /// Carries out a migration decided by [`Balancer::plan`] in the same call: moves this

@@ -140,6 +140,11 @@ impl Tuning {
         }
     }
 
+    /// Calls the trigger `auto` will skip before it checks again.
+    pub(super) fn skips_left(&self) -> u64 {
+        self.skip_left
+    }
+
     /// True when the trigger `auto` skips this call (counted).
     pub(super) fn skip(&mut self) -> bool {
         let skip = self.skip_left > 0;

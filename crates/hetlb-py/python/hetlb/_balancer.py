@@ -416,7 +416,10 @@ class Balancer:
         after, ``gain_per_iteration``, ``move_seconds``, ``units_moved``, ``messages``) and
         ``moves`` (whether the trigger lets it move); ``choice`` is the index of the
         candidate ``rebalance`` would follow, or ``None`` when it would move nothing;
-        ``horizon`` the iterations the net gains are ranked over.
+        ``horizon`` the iterations the net gains are ranked over; ``skips`` the calls the
+        trigger ``auto`` will skip after a check that held a move back (``choice`` is
+        ``None`` while it is above 0: the next :meth:`rebalance` moves nothing);
+        ``quantum`` the quantum used (see the constructor).
 
         Args:
             items: this rank's items (only their loads are read; nothing is pickled).
