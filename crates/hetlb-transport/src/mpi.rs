@@ -64,6 +64,10 @@ pub const BEAT: Duration = Duration::from_millis(100);
 pub const MAX_IDLE_SLEEP: Duration = Duration::from_micros(200);
 /// How long the progress thread keeps polling after the last message before it sleeps.
 const SPIN: Duration = Duration::from_micros(300);
+/// How long a waiter that drives a shared engine polls it, yielding the core, before it
+/// sleeps in a long wait ([`Transport::recv_sleeping`]): about one message's round trip
+/// between processes of a node, so that a reply already on its way is taken at once.
+const SPIN_BEFORE_SLEEPING: Duration = Duration::from_micros(50);
 /// How long an endpoint polls its channel before it blocks on it.
 const SPIN_BEFORE_BLOCKING: Duration = Duration::from_micros(100);
 /// How long a closing process waits for its peers' farewells.
@@ -1056,7 +1060,7 @@ impl<M: Message> Transport<M> for MpiEndpoint<'_, M> {
         deadline: Option<Instant>,
     ) -> Result<Option<Envelope<M>>, TransportError> {
         if self.inner.shared() {
-            return self.drive(deadline, Duration::ZERO);
+            return self.drive(deadline, SPIN_BEFORE_SLEEPING);
         }
         // Blocks in slices, so that an engine that stops is noticed.
         loop {
