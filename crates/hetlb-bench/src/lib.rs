@@ -34,6 +34,7 @@
 //! ```
 
 pub mod auto;
+pub mod call;
 pub mod diffusion;
 pub mod dispatch;
 pub mod enumeration;

@@ -13,6 +13,16 @@
 //! cargo build --release -p hetlb-bench --features mpi --example rebalance_mpi
 //! mpiexec -n 8 target/release/examples/rebalance_mpi 1000000 5
 //! ```
+//!
+//! With flags, the call an application makes (`modes.rs`): capacities `1..P`, every item on
+//! rank 0 or a drift of 5% of each rank's items, against the fewest records moved once by
+//! `MPI_Alltoallv`; the two-step form; idle calls against `MPI_Allreduce`:
+//! ```sh
+//! mpiexec -n 8 target/release/examples/rebalance_mpi --mode hotspot --items 1000000
+//! mpiexec -n 8 target/release/examples/rebalance_mpi --mode drift --drift 0.05
+//! ```
+
+mod modes;
 
 use hetlb_bench::rebalance::Item64;
 use hetlb_bench::timing::median;
@@ -30,6 +40,14 @@ fn main() {
     let mpi = Mpi::adopt(&universe, &world);
     let (rank, size) = (world.rank() as usize, world.size() as usize);
     let args: Vec<String> = std::env::args().collect();
+    if args.iter().skip(1).any(|a| a.starts_with("--")) {
+        let result = modes::Flags::parse(&args[1..]).and_then(|f| modes::run(&mpi, &world, &f));
+        if let Err(e) = result {
+            eprintln!("error: {e}");
+            std::process::exit(2);
+        }
+        return;
+    }
     let moved: u64 = args
         .get(1)
         .and_then(|s| s.parse().ok())

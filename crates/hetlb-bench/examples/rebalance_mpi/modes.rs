@@ -1,0 +1,300 @@
+//! `rebalance_mpi --mode hotspot|drift …`: the call an MPI application makes, against its
+//! floors, side by side in one run (interleaved, medians):
+//!
+//! * the call from the start (`hotspot`: every item on rank 0; `drift`: the
+//!   capacity-proportional shares, then a share of each rank's items drifted to the next
+//!   rank) against `MPI_Alltoallv` of the fewest records that reach the same loads, each
+//!   sent once, and decoded;
+//! * the two-step form (`plan` + `migrate`) from the same start, against the one call;
+//! * an idle call (already balanced), and an idle two-step, against `MPI_Allreduce`.
+//!
+//! After every call the items are checked held exactly once (count and sum of ids, all-
+//! reduced), outside the timings.
+
+use hetlb_bench::call::{Start, floor_exchange, items};
+use hetlb_bench::rebalance::Item64;
+use hetlb_bench::timing::median;
+use hetlb_core::routing::Routing;
+use hetlb_peer::{Balancer, BalancerConfig, Speeds, SyncPoint};
+use hetlb_transport::mpi::Mpi;
+use mpi::collective::{CommunicatorCollectives, SystemOperation};
+use mpi::datatype::{Partition, PartitionMut};
+use mpi::topology::{Communicator, SimpleCommunicator};
+use std::time::Instant;
+
+/// The flags of the `--mode` form.
+pub struct Flags {
+    start: Start,
+    items: u64,
+    runs: usize,
+    rule: String,
+    routing: Routing,
+    ramp: bool,
+    idle_calls: usize,
+}
+
+const USAGE: &str = "usage: rebalance_mpi [MOVED RUNS] | --mode hotspot|drift [--items N] [--runs R] \
+[--drift SHARE] [--rule RULE] [--routing direct|paper] [--capacities ramp|equal] [--idle-calls N]";
+
+impl Flags {
+    /// Parses the flags (`args` without the program name).
+    pub fn parse(args: &[String]) -> Result<Self, String> {
+        let mut f = Flags {
+            start: Start::Hotspot,
+            items: 1_000_000,
+            runs: 5,
+            rule: "cwa".into(),
+            routing: Routing::Direct,
+            ramp: true,
+            idle_calls: 200,
+        };
+        let mut drift = 0.05;
+        let mut mode = "hotspot".to_string();
+        let mut it = args.iter();
+        while let Some(flag) = it.next() {
+            let value = it
+                .next()
+                .ok_or_else(|| format!("{flag}: a value is missing; {USAGE}"))?;
+            let number = |what: &str| -> Result<f64, String> {
+                value
+                    .parse::<f64>()
+                    .ok()
+                    .filter(|v| v.is_finite() && *v >= 0.0)
+                    .ok_or_else(|| format!("{what}: {value} is not a non-negative number"))
+            };
+            match flag.as_str() {
+                "--mode" => mode = value.clone(),
+                "--items" => f.items = number("--items")? as u64,
+                "--runs" => f.runs = (number("--runs")? as usize).max(1),
+                "--drift" => drift = number("--drift")?.min(1.0),
+                "--rule" => f.rule = value.clone(),
+                "--idle-calls" => f.idle_calls = (number("--idle-calls")? as usize).max(1),
+                "--routing" => {
+                    f.routing = match value.as_str() {
+                        "direct" => Routing::Direct,
+                        "paper" => Routing::Paper,
+                        _ => return Err(format!("--routing: {value} is not direct or paper")),
+                    }
+                }
+                "--capacities" => {
+                    f.ramp = match value.as_str() {
+                        "ramp" => true,
+                        "equal" => false,
+                        _ => return Err(format!("--capacities: {value} is not ramp or equal")),
+                    }
+                }
+                _ => return Err(format!("{flag}: not a flag; {USAGE}")),
+            }
+        }
+        f.start = match mode.as_str() {
+            "hotspot" => Start::Hotspot,
+            "drift" => Start::Drift { share: drift },
+            _ => return Err(format!("--mode: {mode} is not hotspot or drift")),
+        };
+        Ok(f)
+    }
+}
+
+/// Runs the `--mode` form and prints rank 0's lines.
+pub fn run(mpi: &Mpi<'_>, world: &SimpleCommunicator, f: &Flags) -> Result<(), String> {
+    let (rank, size) = (world.rank() as usize, world.size() as usize);
+    let caps: Vec<f64> = (0..size)
+        .map(|r| if f.ramp { (r + 1) as f64 } else { 1.0 })
+        .collect();
+    let mut config = BalancerConfig::new(&f.rule)
+        .map_err(|e| e.to_string())?
+        .routing(f.routing);
+    if f.ramp {
+        config = config.speeds(Speeds::Fixed(caps.clone()));
+    }
+    let mut sync = SyncPoint::new(mpi, hetlb_peer::DEFAULT_TIMEOUT).map_err(|e| e.to_string())?;
+    let mut fence = move || sync.wait().expect("every rank is running");
+    let mut b = Balancer::new(mpi, config).map_err(|e| e.to_string())?;
+    let start = || items(f.start, rank, f.items, &caps);
+    let expected = (f.items, (0..f.items).map(u128::from).sum::<u128>());
+    let mut t = Timings::default();
+    for _ in 0..f.runs {
+        // The one call.
+        let mut mine = start();
+        fence();
+        let clock = Instant::now();
+        let report = b.rebalance(&mut mine).map_err(|e| e.to_string())?;
+        fence();
+        t.call.push(clock.elapsed().as_secs_f64());
+        check(world, &mine, expected)?;
+        t.moved = hetlb_core::routing::minimum_units(&report.loads_before, &report.loads_after);
+        // The floor: the fewest records to the same loads.
+        t.floor
+            .push(floor(world, rank, &start(), &report.loads_before, &report.loads_after, &mut fence)?);
+        // The two-step form from the same start.
+        let mut mine2 = start();
+        fence();
+        let clock = Instant::now();
+        let plan = b.plan(&mine2).map_err(|e| e.to_string())?;
+        b.migrate(&mut mine2, &plan).map_err(|e| e.to_string())?;
+        fence();
+        t.two_step.push(clock.elapsed().as_secs_f64());
+        check(world, &mine2, expected)?;
+        // Idle: the balanced items again.
+        fence();
+        let clock = Instant::now();
+        for _ in 0..f.idle_calls {
+            b.rebalance(&mut mine).map_err(|e| e.to_string())?;
+        }
+        fence();
+        t.idle.push(clock.elapsed().as_secs_f64() / f.idle_calls as f64);
+        fence();
+        let clock = Instant::now();
+        for _ in 0..f.idle_calls {
+            let plan = b.plan(&mine).map_err(|e| e.to_string())?;
+            b.migrate(&mut mine, &plan).map_err(|e| e.to_string())?;
+        }
+        fence();
+        t.idle_two_step
+            .push(clock.elapsed().as_secs_f64() / f.idle_calls as f64);
+        fence();
+        let clock = Instant::now();
+        let mut total = 0u64;
+        for _ in 0..f.idle_calls {
+            world.all_reduce_into(&(rank as u64), &mut total, SystemOperation::sum());
+        }
+        fence();
+        t.reduce.push(clock.elapsed().as_secs_f64() / f.idle_calls as f64);
+    }
+    if rank == 0 {
+        t.print(f, size);
+    }
+    Ok(())
+}
+
+#[derive(Default)]
+struct Timings {
+    call: Vec<f64>,
+    floor: Vec<f64>,
+    two_step: Vec<f64>,
+    idle: Vec<f64>,
+    idle_two_step: Vec<f64>,
+    reduce: Vec<f64>,
+    moved: u128,
+}
+
+impl Timings {
+    fn print(&self, f: &Flags, size: usize) {
+        let m = |v: &Vec<f64>| median(v);
+        let start = match f.start {
+            Start::Hotspot => "hotspot (every item on rank 0)".to_string(),
+            Start::Drift { share } => format!("drift ({:.0}% of each rank's items to the next)", share * 100.0),
+        };
+        println!(
+            "{size} ranks, {start}, {} items of 64 B, capacities {}, rule {}, routing {}; medians of {} runs, interleaved:",
+            f.items,
+            if f.ramp { format!("1..{size}") } else { "equal".into() },
+            f.rule,
+            f.routing.name(),
+            f.runs
+        );
+        println!(
+            "  the call: {:.2} ms; MPI_Alltoallv of the fewest records ({} of 64 B, each once, decoded): {:.2} ms; ratio {:.2}",
+            m(&self.call) * 1e3,
+            self.moved,
+            m(&self.floor) * 1e3,
+            m(&self.call) / m(&self.floor)
+        );
+        println!(
+            "  two-step (plan + migrate): {:.2} ms; ratio to the call {:.2}",
+            m(&self.two_step) * 1e3,
+            m(&self.two_step) / m(&self.call)
+        );
+        println!(
+            "  idle call: {:.1} µs; idle two-step: {:.1} µs; MPI_Allreduce of a u64: {:.1} µs; ratios {:.1} and {:.1}",
+            m(&self.idle) * 1e6,
+            m(&self.idle_two_step) * 1e6,
+            m(&self.reduce) * 1e6,
+            m(&self.idle) / m(&self.reduce),
+            m(&self.idle_two_step) / m(&self.reduce)
+        );
+    }
+}
+
+/// Every id held exactly once: the count and the sum of ids over the ranks.
+fn check(world: &SimpleCommunicator, mine: &[Item64], (n, sum): (u64, u128)) -> Result<(), String> {
+    let local = [mine.len() as u64, mine.iter().map(|i| i.id).sum::<u64>()];
+    let mut total = [0u64; 2];
+    world.all_reduce_into(&local[..], &mut total[..], SystemOperation::sum());
+    if u128::from(total[0]) != u128::from(n) || u128::from(total[1]) != sum % (1u128 << 64) {
+        return Err(format!(
+            "items not held exactly once: {} held, id sum {} (expected {n}, {sum})",
+            total[0], total[1]
+        ));
+    }
+    Ok(())
+}
+
+/// Seconds of the floor: this rank's part of the fewest records from `before` to `after`,
+/// sent by `MPI_Alltoallv` and decoded, fenced.
+fn floor(
+    world: &SimpleCommunicator,
+    rank: usize,
+    mine: &[Item64],
+    before: &[u64],
+    after: &[u64],
+    fence: &mut impl FnMut(),
+) -> Result<f64, String> {
+    let size = before.len();
+    let (sends, receives) = floor_exchange(rank, before, after)?;
+    let mut send_counts = vec![0i32; size];
+    let mut recv_counts = vec![0i32; size];
+    let bytes_of = |records: u64| i32::try_from(records * 64).map_err(|_| "over 2 GiB to one rank".to_string());
+    for &(to, n) in &sends {
+        send_counts[to] = bytes_of(n)?;
+    }
+    for &(from, n) in &receives {
+        recv_counts[from] = bytes_of(n)?;
+    }
+    let displs = |c: &[i32]| -> Vec<i32> {
+        c.iter()
+            .scan(0, |a, &x| {
+                let d = *a;
+                *a += x;
+                Some(d)
+            })
+            .collect()
+    };
+    let (sd, rd) = (displs(&send_counts), displs(&recv_counts));
+    let out_records: usize = sends.iter().map(|s| s.1 as usize).sum();
+    let in_bytes: usize = recv_counts.iter().map(|&c| c as usize).sum();
+    // Never an empty buffer (Open MPI may take its dangling address for MPI_IN_PLACE).
+    let mut outbox = vec![0u8; (out_records * 64).max(1)];
+    let mut inbox = vec![0u8; in_bytes.max(1)];
+    fence();
+    let clock = Instant::now();
+    // Each record copied once into the message, in place of the application's packing.
+    for (slot, item) in outbox
+        .chunks_exact_mut(64)
+        .zip(mine[mine.len() - out_records..].iter())
+    {
+        slot[..8].copy_from_slice(&item.id.to_le_bytes());
+        for (k, w) in item.data.iter().enumerate() {
+            slot[8 + 8 * k..16 + 8 * k].copy_from_slice(&w.to_le_bytes());
+        }
+    }
+    {
+        let send = Partition::new(&outbox[..], &send_counts[..], &sd[..]);
+        let mut recv = PartitionMut::new(&mut inbox[..], &recv_counts[..], &rd[..]);
+        world.all_to_all_varcount_into(&send, &mut recv);
+    }
+    let received: Vec<Item64> = inbox[..in_bytes]
+        .chunks_exact(64)
+        .map(|c| {
+            let w = |k: usize| u64::from_le_bytes(c[8 * k..8 * k + 8].try_into().expect("8"));
+            Item64 {
+                id: w(0),
+                data: [w(1), w(2), w(3), w(4), w(5), w(6), w(7)],
+            }
+        })
+        .collect();
+    fence();
+    let seconds = clock.elapsed().as_secs_f64();
+    std::hint::black_box(received);
+    Ok(seconds)
+}
