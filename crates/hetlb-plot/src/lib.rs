@@ -29,6 +29,8 @@
 //! ```
 
 mod bars;
+#[doc(hidden)]
+pub mod check;
 mod gantt;
 mod line;
 mod palette;
