@@ -32,6 +32,7 @@ mod bars;
 #[doc(hidden)]
 pub mod check;
 mod gantt;
+mod legend;
 mod line;
 mod palette;
 mod sample;
