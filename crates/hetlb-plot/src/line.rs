@@ -149,7 +149,7 @@ where
     let labels: Vec<&str> = series.iter().map(|s| s.label.as_str()).collect();
     let colors = series_colors(&labels);
     let mut entries = Vec::new();
-    if axes.marks.iter().any(|&m| axes.x.forward(m).is_some()) {
+    if !axes.marks_label.is_empty() && axes.marks.iter().any(|&m| axes.x.forward(m).is_some()) {
         entries.push(Entry::new(
             axes.marks_label.clone(),
             Swatch::Dashed(MARK_GREY),
