@@ -1,5 +1,6 @@
 //! Stacked bar charts.
 
+use crate::legend::{Entry, Legend, Swatch};
 use crate::palette::palette;
 use crate::scale::Scale;
 use crate::{DrawResult, PlotError, render};
@@ -70,8 +71,15 @@ pub fn stacked_bar_panels(
     render!(path, |root| draw_panels(&root, title, categories, panels))
 }
 
+/// Width of the y axis's labels and description, pixels.
+const Y_LABELS: u32 = 72;
+
+/// Room above the tallest bar, as a fraction of its height.
+const HEADROOM: f64 = 0.05;
+
 /// The panels side by side on `root`, presented once (an SVG presented after its first
-/// panel would end there).
+/// panel would end there). Each panel has its caption, then its legend in a strip of its own
+/// (as tall as the tallest of the panels', so that the plot areas line up), then its bars.
 fn draw_panels<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     title: &str,
@@ -82,18 +90,35 @@ where
     DB::ErrorType: 'static,
 {
     root.fill(&WHITE)?;
-    if panels.len() <= 1 {
-        for (y_label, stacks) in panels {
-            draw_bars(root, title, categories, y_label, stacks)?;
-        }
+    let (areas, captions): (Vec<_>, Vec<&str>) = if panels.len() <= 1 {
+        (vec![root.margin(0, 0, 0, 0)], vec![title])
     } else {
         // The figure's title once, across the panels (a title per panel overlapped its
         // neighbours' and was cut at the left); each panel is captioned by what it shows.
         let below = root.titled(title, ("sans-serif", 18))?;
-        let parts = below.split_evenly((1, panels.len()));
-        for ((y_label, stacks), area) in panels.iter().zip(&parts) {
-            draw_bars(area, y_label, categories, y_label, stacks)?;
-        }
+        (
+            below.split_evenly((1, panels.len())),
+            panels.iter().map(|(y_label, _)| *y_label).collect(),
+        )
+    };
+    let mut parts = Vec::with_capacity(panels.len());
+    for ((area, caption), (_, stacks)) in areas.iter().zip(&captions).zip(panels) {
+        let below = area
+            .margin(10, 16, 16, 24)
+            .titled(caption, ("sans-serif", 18))?;
+        let entries: Vec<Entry> = stacks
+            .iter()
+            .enumerate()
+            .map(|(i, s)| Entry::new(s.label.clone(), Swatch::Block(palette(i))))
+            .collect();
+        let legend = Legend::new(&below, &entries, 14, Y_LABELS)?;
+        parts.push((below, legend));
+    }
+    let strip = parts.iter().map(|(_, l)| l.height()).max().unwrap_or(0);
+    for ((below, legend), (y_label, stacks)) in parts.iter().zip(panels) {
+        let (top, body) = below.split_vertically(strip);
+        legend.draw(&top, Y_LABELS)?;
+        draw_bars(&body, categories, y_label, stacks)?;
     }
     root.present()?;
     Ok(())
@@ -103,7 +128,6 @@ where
 /// categories labelled under their bars.
 fn draw_bars<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
-    title: &str,
     categories: &[String],
     y_label: &str,
     stacks: &[Stack],
@@ -122,17 +146,13 @@ where
         .filter(|x| x.is_finite())
         .fold(0.0, f64::max)
         .max(f64::MIN_POSITIVE);
-    // Room above the bars for the legend, so that it covers none of them.
-    let headroom = 1.1 + 0.09 * stacks.len() as f64;
     let mut chart = ChartBuilder::on(root)
-        .caption(title, ("sans-serif", 18))
-        .margin(16)
-        .margin_right(24)
+        .margin_top(12)
         .x_label_area_size(48)
-        .y_label_area_size(72)
+        .y_label_area_size(Y_LABELS)
         .build_cartesian_2d(
             (0..n.saturating_sub(1)).into_segmented(),
-            0f64..top * headroom,
+            0f64..top * (1.0 + HEADROOM),
         )?;
     let labels = categories.to_vec();
     let whole = stacks
@@ -174,18 +194,8 @@ where
                 r
             })
             .collect();
-        chart
-            .draw_series(rects)?
-            .label(s.label.clone())
-            .legend(move |(x, y)| Rectangle::new([(x, y - 6), (x + 14, y + 6)], color.filled()));
+        chart.draw_series(rects)?;
     }
-    chart
-        .configure_series_labels()
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK)
-        .label_font(("sans-serif", 14))
-        .position(SeriesLabelPosition::UpperRight)
-        .draw()?;
     Ok(())
 }
 

@@ -1,5 +1,6 @@
 //! Gantt charts.
 
+use crate::legend::{Entry, Legend, Swatch};
 use crate::palette::palette;
 use crate::scale::Scale;
 use crate::{DrawResult, PlotError, render};
@@ -24,8 +25,8 @@ pub struct Bar {
 const LABELLED_ROWS: usize = 48;
 
 /// A Gantt chart of `bars` over `rows` (labelled when there are at most 48), with a key
-/// naming each colour index used (`keys`: colour index and its meaning), written to `path`
-/// (`.svg` or `.png`).
+/// naming each colour index used (`keys`: colour index and its meaning) in a strip above the
+/// rows, written to `path` (`.svg` or `.png`).
 ///
 /// # Errors
 /// [`PlotError::Extension`] for another extension, [`PlotError::Write`] when the file cannot
@@ -68,19 +69,23 @@ where
     let end = bars.iter().map(|b| b.start + b.len).fold(1.0, f64::max);
     let n = rows.len().max(1);
     let labels = rows.to_vec();
-    // The key sits in a band above the rows.
-    let band = if keys.is_empty() {
-        0.0
-    } else {
-        (keys.len() as f64 * 24.0 + 16.0) / 440.0 * n as f64
-    };
-    let mut chart = ChartBuilder::on(root)
-        .caption(title, ("sans-serif", 22))
-        .margin(16)
-        .margin_right(48)
+    let y_labels = if rows.len() <= LABELLED_ROWS { 80 } else { 24 };
+    // The key sits in a strip of its own above the rows.
+    let entries: Vec<Entry> = keys
+        .iter()
+        .map(|(i, label)| Entry::new(label.clone(), Swatch::Block(palette(*i))))
+        .collect();
+    let below = root
+        .margin(10, 16, 16, 48)
+        .titled(title, ("sans-serif", 22))?;
+    let legend = Legend::new(&below, &entries, 13, y_labels)?;
+    let (strip, body) = below.split_vertically(legend.height());
+    legend.draw(&strip, y_labels)?;
+    let mut chart = ChartBuilder::on(&body)
+        .margin_top(12)
         .x_label_area_size(48)
-        .y_label_area_size(if rows.len() <= LABELLED_ROWS { 80 } else { 24 })
-        .build_cartesian_2d(0f64..end, -0.5f64..n as f64 - 0.5 + band)?;
+        .y_label_area_size(y_labels)
+        .build_cartesian_2d(0f64..end, -0.5f64..n as f64 - 0.5)?;
     chart
         .configure_mesh()
         .disable_y_mesh()
@@ -111,22 +116,6 @@ where
             color.filled(),
         )
     }))?;
-    for (i, label) in keys {
-        let color = palette(*i);
-        chart
-            .draw_series(std::iter::empty::<Rectangle<(f64, f64)>>())?
-            .label(label.clone())
-            .legend(move |(x, y)| Rectangle::new([(x, y - 6), (x + 14, y + 6)], color.filled()));
-    }
-    if !keys.is_empty() {
-        chart
-            .configure_series_labels()
-            .background_style(WHITE.mix(0.9))
-            .border_style(BLACK)
-            .label_font(("sans-serif", 13))
-            .position(SeriesLabelPosition::UpperRight)
-            .draw()?;
-    }
     root.present()?;
     Ok(())
 }

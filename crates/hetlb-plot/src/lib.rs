@@ -29,7 +29,10 @@
 //! ```
 
 mod bars;
+#[doc(hidden)]
+pub mod check;
 mod gantt;
+mod legend;
 mod line;
 mod palette;
 mod sample;

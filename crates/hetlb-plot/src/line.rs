@@ -1,5 +1,6 @@
 //! Line charts.
 
+use crate::legend::{Entry, Legend, Swatch};
 use crate::palette::series_colors;
 use crate::scale::{Axes, Scale};
 use crate::{DrawResult, PlotError, render};
@@ -32,9 +33,15 @@ impl Series {
 /// column is all a chart can show).
 pub const MAX_POINTS: usize = 1200;
 
-/// Height of a line chart's plotting area, pixels (the image less caption, margins and the
-/// x labels).
-const PLOT_HEIGHT: f64 = 470.0;
+/// Room above the highest value, as a fraction of the value range: enough for a marker drawn
+/// on it, little enough that the data fill the chart.
+const HEADROOM: f64 = 0.05;
+
+/// Width of the y axis's labels and description, pixels.
+const Y_LABELS: u32 = 84;
+
+/// The grey of vertical marks.
+const MARK_GREY: RGBColor = RGBColor(150, 150, 150);
 
 /// A line chart of `series` written to `path` (`.svg` or `.png`), linear axes.
 ///
@@ -56,8 +63,9 @@ pub fn line_chart(
 /// Series with exactly the same points are drawn once, their labels joined with ` = ` (four
 /// nodes whose queues never differ are one line, named as four); series longer than
 /// [`MAX_POINTS`] are sampled down (every k-th point, the last kept); points a logarithmic
-/// axis cannot show are left out. The legend sits in a band above the data, on the side
-/// where the data reach least high, so that it covers none of the lines.
+/// axis cannot show are left out. The legend sits in a strip of its own between the title and
+/// the plot area, outside the data; the value axis spans the data (from 0 on a linear axis)
+/// and a little headroom.
 ///
 /// # Complexity
 /// `O(S² + P)` for `S` series of `P` points in all (identical series are found pairwise).
@@ -136,19 +144,33 @@ where
     DB::ErrorType: 'static,
 {
     root.fill(&WHITE)?;
-    let (x0, x1, y0, y1) = bounds(axes, series);
-    // A band above the data as tall as the legend, so that the legend covers none of the
-    // lines: the legend takes `f` of the plot's height, the band `h/(1+h)` of it.
-    let labelled =
-        series.iter().filter(|s| !s.label.is_empty()).count() + usize::from(!axes.marks.is_empty());
-    let f = ((labelled as f64 * 19.0 + 24.0) / PLOT_HEIGHT).min(0.6);
-    let top = y1 + (y1 - y0) * f / (1.0 - f);
-    let mut chart = ChartBuilder::on(root)
-        .caption(title, ("sans-serif", caption_size(title)))
-        .margin(16)
-        .margin_right(48)
+    let (x0, x1, _, y1) = bounds(axes, series);
+    let (y0, top) = y_range(axes, series);
+    let labels: Vec<&str> = series.iter().map(|s| s.label.as_str()).collect();
+    let colors = series_colors(&labels);
+    let mut entries = Vec::new();
+    if !axes.marks_label.is_empty() && axes.marks.iter().any(|&m| axes.x.forward(m).is_some()) {
+        entries.push(Entry::new(
+            axes.marks_label.clone(),
+            Swatch::Dashed(MARK_GREY),
+        ));
+    }
+    entries.extend(
+        series
+            .iter()
+            .zip(&colors)
+            .filter(|(s, _)| !s.label.is_empty())
+            .map(|(s, &c)| Entry::new(s.label.clone(), Swatch::Line(c))),
+    );
+    let area = root.margin(10, 16, 16, 48);
+    let below = area.titled(title, ("sans-serif", caption_size(title)))?;
+    let legend = Legend::new(&below, &entries, 14, Y_LABELS)?;
+    let (strip, body) = below.split_vertically(legend.height());
+    legend.draw(&strip, Y_LABELS)?;
+    let mut chart = ChartBuilder::on(&body)
+        .margin_top(12)
         .x_label_area_size(48)
-        .y_label_area_size(84)
+        .y_label_area_size(Y_LABELS)
         .build_cartesian_2d(x0..x1, y0..top)?;
     let (xs, ys) = (axes.x, axes.y);
     let x_format = move |v: &f64| xs.label(*v);
@@ -172,18 +194,17 @@ where
         .label_style(("sans-serif", 14))
         .draw()?;
     draw_marks(&mut chart, axes, (y0, y1))?;
-    draw_series(&mut chart, series)?;
-    if labelled > 0 {
-        chart
-            .configure_series_labels()
-            .background_style(WHITE.mix(0.9))
-            .border_style(BLACK)
-            .label_font(("sans-serif", 14))
-            .position(legend_corner(series, (x0, x1)))
-            .draw()?;
-    }
+    draw_series(&mut chart, series, &colors)?;
     root.present()?;
     Ok(())
+}
+
+/// The value axis's range for `series` drawn on `axes` (in the axis's coordinate: logarithms
+/// on a logarithmic axis): the data's, from 0 on a linear axis, and [`HEADROOM`] above the
+/// highest value, never more than 1.25 times the data's range.
+pub(crate) fn y_range(axes: &Axes, series: &[Series]) -> (f64, f64) {
+    let (_, _, y0, y1) = bounds(axes, series);
+    (y0, y1 + (y1 - y0) * HEADROOM)
 }
 
 /// `(x0, x1, y0, y1)`: the data and the marks, linear value axes from 0 (a reader compares
@@ -228,7 +249,7 @@ fn caption_size(title: &str) -> u32 {
     }
 }
 
-/// The axis' marks as dashed vertical lines from `y0` to `y1`, the first in the legend.
+/// The axis' marks as dashed vertical lines from `y0` to `y1`.
 fn draw_marks<DB: DrawingBackend>(
     chart: &mut Chart<'_, DB>,
     axes: &Axes,
@@ -237,34 +258,30 @@ fn draw_marks<DB: DrawingBackend>(
 where
     DB::ErrorType: 'static,
 {
-    let grey = RGBColor(150, 150, 150);
-    for (k, &m) in axes.marks.iter().enumerate() {
+    for &m in &axes.marks {
         let Some(m) = axes.x.forward(m) else { continue };
-        let drawn = chart.draw_series(DashedLineSeries::new(
+        chart.draw_series(DashedLineSeries::new(
             [(m, y0), (m, y1)],
             4,
             4,
-            grey.stroke_width(1),
+            MARK_GREY.stroke_width(1),
         ))?;
-        if k == 0 {
-            drawn.label(axes.marks_label.clone()).legend(move |(x, y)| {
-                PathElement::new(vec![(x, y), (x + 18, y)], grey.stroke_width(1))
-            });
-        }
     }
     Ok(())
 }
 
-/// Every series as a line in its colour, with markers when it has few points.
-fn draw_series<DB: DrawingBackend>(chart: &mut Chart<'_, DB>, series: &[Series]) -> DrawResult
+/// Every series as a line in its colour (`colors`, one per series), with markers when it has
+/// few points.
+fn draw_series<DB: DrawingBackend>(
+    chart: &mut Chart<'_, DB>,
+    series: &[Series],
+    colors: &[RGBColor],
+) -> DrawResult
 where
     DB::ErrorType: 'static,
 {
-    let labels: Vec<&str> = series.iter().map(|s| s.label.as_str()).collect();
-    let colors = series_colors(&labels);
     let n = series.len();
-    for (i, s) in series.iter().enumerate() {
-        let color = colors[i];
+    for (i, (s, &color)) in series.iter().zip(colors).enumerate() {
         // Lines drawn first are wider, so a line hidden under a later one still shows as
         // its border (queues of nodes that stay equal, policies that coincide).
         let width = if n <= 8 {
@@ -272,15 +289,10 @@ where
         } else {
             2
         };
-        chart
-            .draw_series(LineSeries::new(
-                s.points.iter().copied(),
-                color.stroke_width(width),
-            ))?
-            .label(s.label.clone())
-            .legend(move |(x, y)| {
-                PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(3))
-            });
+        chart.draw_series(LineSeries::new(
+            s.points.iter().copied(),
+            color.stroke_width(width),
+        ))?;
         if s.points.len() <= 40 {
             let style = color.filled();
             match i % 3 {
@@ -298,25 +310,6 @@ where
         }
     }
     Ok(())
-}
-
-/// The upper corner for the legend: it sits in the band above the data (see `draw_lines`),
-/// on the side where the data reach least high, so that it covers nothing.
-fn legend_corner(series: &[Series], (x0, x1): (f64, f64)) -> SeriesLabelPosition {
-    let mid = (x0 + x1) / 2.0;
-    let highest = |left: bool| {
-        series
-            .iter()
-            .flat_map(|s| s.points.iter())
-            .filter(|p| (p.0 < mid) == left)
-            .map(|p| p.1)
-            .fold(f64::MIN, f64::max)
-    };
-    if highest(true) < highest(false) {
-        SeriesLabelPosition::UpperLeft
-    } else {
-        SeriesLabelPosition::UpperRight
-    }
 }
 
 #[cfg(test)]
@@ -345,17 +338,37 @@ mod tests {
         assert_eq!(sample(&points[..10]).len(), 10);
     }
 
+    /// The value axis spans the data: a ring of 16 nodes balanced from 800 units on one node
+    /// is drawn up to at most 1000 (it was stretched to 2000 to make room for the legend).
     #[test]
-    fn the_legend_goes_where_the_data_are_low() {
-        let rising = [Series::new("a", vec![(0.0, 0.0), (10.0, 5.0)])];
-        assert!(matches!(
-            legend_corner(&rising, (0.0, 10.0)),
-            SeriesLabelPosition::UpperLeft
-        ));
-        let falling = [Series::new("a", vec![(0.0, 5.0), (10.0, 0.0)])];
-        assert!(matches!(
-            legend_corner(&falling, (0.0, 10.0)),
-            SeriesLabelPosition::UpperRight
-        ));
+    fn the_value_axis_spans_the_data() {
+        let series: Vec<Series> = (0..16)
+            .map(|i| {
+                let y = |r: f64| {
+                    if i == 0 {
+                        50.0 + 750.0 * (-r).exp()
+                    } else {
+                        50.0
+                    }
+                };
+                Series::new(
+                    format!("node {i}"),
+                    (0..46).map(|r| (f64::from(r), y(f64::from(r)))).collect(),
+                )
+            })
+            .collect();
+        let axes = Axes::new("round", "load").integer_x();
+        let (y0, top) = y_range(&axes, &series);
+        assert_eq!(y0, 0.0, "a linear value axis starts at 0");
+        assert!(
+            (800.0..=1000.0).contains(&top),
+            "axis top {top} for data up to 800"
+        );
+        let marked = axes.marks(vec![10.0, 20.0], "rebalance");
+        assert_eq!(y_range(&marked, &series), (y0, top), "marks add no height");
+        // On a logarithmic axis the range is in decades: 1 to 1000 is 0 to 3.
+        let log = [Series::new("a", vec![(0.0, 0.0), (1.0, 3.0)])];
+        let (l0, l1) = y_range(&Axes::new("x", "y").log10_y(), &log);
+        assert!(l0 == 0.0 && (3.0..=3.75).contains(&l1), "{l0}..{l1}");
     }
 }
