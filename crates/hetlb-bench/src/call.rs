@@ -137,7 +137,11 @@ mod tests {
 
     #[test]
     fn every_start_holds_every_id_once() {
-        for caps in [vec![1.0], vec![1.0, 2.0], vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0]] {
+        for caps in [
+            vec![1.0],
+            vec![1.0, 2.0],
+            vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0],
+        ] {
             for items in [0, 1, 7, 1000, 12_345] {
                 every_id_once(Start::Hotspot, items, &caps);
                 for share in [0.0, 0.05, 0.5, 1.0] {
@@ -152,11 +156,25 @@ mod tests {
         let before = [10, 0, 2, 0];
         let after = [3, 3, 3, 3];
         let moved: u64 = (0..4)
-            .map(|r| floor_exchange(r, &before, &after).unwrap().0.iter().map(|s| s.1).sum::<u64>())
+            .map(|r| {
+                floor_exchange(r, &before, &after)
+                    .unwrap()
+                    .0
+                    .iter()
+                    .map(|s| s.1)
+                    .sum::<u64>()
+            })
             .sum();
         assert_eq!(moved, 7);
         let received: u64 = (0..4)
-            .map(|r| floor_exchange(r, &before, &after).unwrap().1.iter().map(|s| s.1).sum::<u64>())
+            .map(|r| {
+                floor_exchange(r, &before, &after)
+                    .unwrap()
+                    .1
+                    .iter()
+                    .map(|s| s.1)
+                    .sum::<u64>()
+            })
             .sum();
         assert_eq!(received, 7);
         assert!(floor_exchange(0, &[1], &[2]).is_err());

@@ -203,7 +203,9 @@ fn gathered_values_agree_and_a_refusal_is_named() {
                 } else {
                     b.all_gather_values(&[0.0]).err()
                 };
-                let uneven = b.all_gather_values(&vec![1.0; 1 + usize::from(rank == 3)]).err();
+                let uneven = b
+                    .all_gather_values(&vec![1.0; 1 + usize::from(rank == 3)])
+                    .err();
                 let mut items: Vec<u64> = if rank == 0 { (0..40).collect() } else { vec![] };
                 let after = b.rebalance(&mut items).map(|r| r.loads_after);
                 (all, refused, uneven, after)
@@ -221,7 +223,9 @@ fn gathered_values_agree_and_a_refusal_is_named() {
             }
         }
         assert!(
-            uneven.as_ref().is_some_and(|e| e.to_string().contains("numbers to gather")),
+            uneven
+                .as_ref()
+                .is_some_and(|e| e.to_string().contains("numbers to gather")),
             "rank {rank}: {uneven:?}"
         );
         assert_eq!(after.unwrap(), vec![10, 10, 10, 10], "rank {rank}");

@@ -549,7 +549,12 @@ fn advise_agrees_with_the_trigger_that_skips_the_next_calls() {
                     b.record(mine.len().max(1) as u64, seconds * mine.len().max(1) as f64);
                     let advice = b.advise(&mine).unwrap();
                     let report = b.rebalance(&mut mine).unwrap();
-                    calls.push((advice.choice, advice.skips, report.checked, report.units_sent));
+                    calls.push((
+                        advice.choice,
+                        advice.skips,
+                        report.checked,
+                        report.units_sent,
+                    ));
                 }
                 (calls, mine)
             })
@@ -559,7 +564,11 @@ fn advise_agrees_with_the_trigger_that_skips_the_next_calls() {
     assert_held_once(out.iter().map(|o| &o.1), 64);
     let mut skipped = 0;
     for (call, &(choice, skips, checked, _)) in out[0].0.iter().enumerate() {
-        assert_eq!(skips > 0, !checked, "call {call}: advice skips {skips}, checked {checked}");
+        assert_eq!(
+            skips > 0,
+            !checked,
+            "call {call}: advice skips {skips}, checked {checked}"
+        );
         if skips > 0 {
             assert_eq!(choice, None, "call {call}");
             skipped += 1;
@@ -568,5 +577,8 @@ fn advise_agrees_with_the_trigger_that_skips_the_next_calls() {
         assert_eq!(choice.is_some(), moved_anywhere, "call {call}");
     }
     assert!(skipped >= 2, "the trigger skipped {skipped} calls of 14");
-    assert!(out[0].0.iter().any(|c| c.0.is_some()), "the slow steps pay for a move");
+    assert!(
+        out[0].0.iter().any(|c| c.0.is_some()),
+        "the slow steps pay for a move"
+    );
 }

@@ -124,8 +124,14 @@ pub fn run(mpi: &Mpi<'_>, world: &SimpleCommunicator, f: &Flags) -> Result<(), S
         check(world, &mine, expected)?;
         t.moved = hetlb_core::routing::minimum_units(&report.loads_before, &report.loads_after);
         // The floor: the fewest records to the same loads.
-        t.floor
-            .push(floor(world, rank, &start(), &report.loads_before, &report.loads_after, &mut fence)?);
+        t.floor.push(floor(
+            world,
+            rank,
+            &start(),
+            &report.loads_before,
+            &report.loads_after,
+            &mut fence,
+        )?);
         // The two-step form from the same start.
         let mut mine2 = start();
         fence();
@@ -142,7 +148,8 @@ pub fn run(mpi: &Mpi<'_>, world: &SimpleCommunicator, f: &Flags) -> Result<(), S
             b.rebalance(&mut mine).map_err(|e| e.to_string())?;
         }
         fence();
-        t.idle.push(clock.elapsed().as_secs_f64() / f.idle_calls as f64);
+        t.idle
+            .push(clock.elapsed().as_secs_f64() / f.idle_calls as f64);
         fence();
         let clock = Instant::now();
         for _ in 0..f.idle_calls {
@@ -159,7 +166,8 @@ pub fn run(mpi: &Mpi<'_>, world: &SimpleCommunicator, f: &Flags) -> Result<(), S
             world.all_reduce_into(&(rank as u64), &mut total, SystemOperation::sum());
         }
         fence();
-        t.reduce.push(clock.elapsed().as_secs_f64() / f.idle_calls as f64);
+        t.reduce
+            .push(clock.elapsed().as_secs_f64() / f.idle_calls as f64);
     }
     if rank == 0 {
         t.print(f, size);
@@ -183,12 +191,19 @@ impl Timings {
         let m = |v: &Vec<f64>| median(v);
         let start = match f.start {
             Start::Hotspot => "hotspot (every item on rank 0)".to_string(),
-            Start::Drift { share } => format!("drift ({:.0}% of each rank's items to the next)", share * 100.0),
+            Start::Drift { share } => format!(
+                "drift ({:.0}% of each rank's items to the next)",
+                share * 100.0
+            ),
         };
         println!(
             "{size} ranks, {start}, {} items of 64 B, capacities {}, rule {}, routing {}; medians of {} runs, interleaved:",
             f.items,
-            if f.ramp { format!("1..{size}") } else { "equal".into() },
+            if f.ramp {
+                format!("1..{size}")
+            } else {
+                "equal".into()
+            },
             f.rule,
             f.routing.name(),
             f.runs
@@ -244,7 +259,9 @@ fn floor(
     let (sends, receives) = floor_exchange(rank, before, after)?;
     let mut send_counts = vec![0i32; size];
     let mut recv_counts = vec![0i32; size];
-    let bytes_of = |records: u64| i32::try_from(records * 64).map_err(|_| "over 2 GiB to one rank".to_string());
+    let bytes_of = |records: u64| {
+        i32::try_from(records * 64).map_err(|_| "over 2 GiB to one rank".to_string())
+    };
     for &(to, n) in &sends {
         send_counts[to] = bytes_of(n)?;
     }
