@@ -68,6 +68,9 @@ const SPIN: Duration = Duration::from_micros(300);
 /// sleeps in a long wait ([`Transport::recv_sleeping`]): about one message's round trip
 /// between processes of a node, so that a reply already on its way is taken at once.
 const SPIN_BEFORE_SLEEPING: Duration = Duration::from_micros(50);
+/// The longest a waiter that drives a shared engine sleeps between two looks: a reply that
+/// comes while it sleeps waits at most this long.
+const MAX_NAP: Duration = Duration::from_micros(100);
 /// How long an endpoint polls its channel before it blocks on it.
 const SPIN_BEFORE_BLOCKING: Duration = Duration::from_micros(100);
 /// How long a closing process waits for its peers' farewells.
@@ -977,8 +980,9 @@ impl<M: Message> MpiEndpoint<'_, M> {
     }
 
     /// Waits for a message by driving the shared engine: polling it, yielding the core, for
-    /// `eager` at first, then sleeping in growing steps (at most half a millisecond) so that
-    /// a waiting rank leaves the cores to computing ones.
+    /// `eager` at first and while this process has sends in flight, then sleeping in
+    /// growing steps (at most [`MAX_NAP`]) so that a waiting rank leaves the cores to
+    /// computing ones.
     fn drive(
         &self,
         deadline: Option<Instant>,
@@ -987,34 +991,47 @@ impl<M: Message> MpiEndpoint<'_, M> {
         let start = Instant::now();
         let mut nap = Duration::from_micros(20);
         loop {
-            if let Some(d) = self.try_delivery()? {
+            let (delivered, sending) = self.try_delivery_sending()?;
+            if let Some(d) = delivered {
                 return self.open_delivery(d);
             }
             let now = Instant::now();
             if deadline.is_some_and(|d| now >= d) {
                 return Ok(None);
             }
-            if now.duration_since(start) < eager {
+            // A send in flight (a large message's rendezvous) moves only while this process
+            // calls MPI: keep driving it rather than sleep.
+            if sending || now.duration_since(start) < eager {
                 std::thread::yield_now();
             } else {
                 let left = deadline.map_or(nap, |d| d - now);
                 std::thread::sleep(nap.min(left));
-                nap = (nap * 2).min(Duration::from_micros(500));
+                nap = (nap * 2).min(MAX_NAP);
             }
         }
     }
 
     fn try_delivery(&self) -> Result<Option<Delivery>, TransportError> {
+        self.try_delivery_sending().map(|(d, _)| d)
+    }
+
+    /// As `try_delivery`, and whether this process still has sends in flight (a shared
+    /// engine's; `false` for an owned one, whose thread progresses them).
+    fn try_delivery_sending(&self) -> Result<(Option<Delivery>, bool), TransportError> {
+        let mut sending = false;
         if self.inner.shared() {
-            self.inner.with_engine(|e, inner| e.pump(inner))?;
+            sending = self.inner.with_engine(|e, inner| {
+                e.pump(inner);
+                !e.sends.is_empty()
+            })?;
         }
         self.inner.failed()?;
         match self.rx.try_recv() {
-            Ok(d) => Ok(Some(d)),
+            Ok(d) => Ok((Some(d), sending)),
             Err(TryRecvError::Empty) if self.inner.stopped.load(Ordering::SeqCst) => {
                 Err(Inner::stopped_error())
             }
-            Err(TryRecvError::Empty) => Ok(None),
+            Err(TryRecvError::Empty) => Ok((None, sending)),
             Err(TryRecvError::Disconnected) => Err(Inner::stopped_error()),
         }
     }
