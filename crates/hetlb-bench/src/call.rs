@@ -97,6 +97,9 @@ pub fn items(start: Start, rank: usize, items: u64, capacities: &[f64]) -> Vec<I
         .collect()
 }
 
+/// `(peer, records)` pairs: the records this rank sends to (or receives from) each peer.
+pub type Counts = Vec<(usize, u64)>;
+
 /// The floor's exchange for this rank: `(to, records)` it sends and `(from, records)` it
 /// receives, the fewest records that take the loads `before` to `after` (each sent once,
 /// [`hetlb_core::routing::direct`]).
@@ -107,7 +110,7 @@ pub fn floor_exchange(
     rank: usize,
     before: &[u64],
     after: &[u64],
-) -> Result<(Vec<(usize, u64)>, Vec<(usize, u64)>), String> {
+) -> Result<(Counts, Counts), String> {
     let transfers = hetlb_core::routing::direct(before, after).map_err(|e| e.to_string())?;
     let sends = transfers
         .iter()
