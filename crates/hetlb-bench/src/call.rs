@@ -125,6 +125,61 @@ pub fn floor_exchange(
     Ok((sends, receives))
 }
 
+/// Where each peer's part starts in an `MPI_Alltoallv` buffer: the running sums of `counts`.
+///
+/// # Example
+/// ```
+/// assert_eq!(hetlb_bench::call::displacements(&[3, 0, 2]), vec![0, 3, 3]);
+/// ```
+pub fn displacements(counts: &[i32]) -> Vec<i32> {
+    counts
+        .iter()
+        .scan(0, |a, &x| {
+            let d = *a;
+            *a += x;
+            Some(d)
+        })
+        .collect()
+}
+
+/// Writes `item` as 64 little-endian bytes (the id, then the payload) into `slot`.
+///
+/// # Panics
+/// If `slot` is shorter than 64 bytes.
+pub fn encode_record(item: &Item64, slot: &mut [u8]) {
+    for (k, w) in std::iter::once(item.id).chain(item.data).enumerate() {
+        slot[8 * k..8 * k + 8].copy_from_slice(&w.to_le_bytes());
+    }
+}
+
+/// The items in `bytes`, 64 bytes each as [`encode_record`] writes them (a shorter tail is
+/// left out).
+///
+/// # Example
+/// ```
+/// use hetlb_bench::call::{decode_records, encode_record};
+/// let item = hetlb_bench::rebalance::items(5, 6).remove(0);
+/// let mut bytes = [0u8; 64];
+/// encode_record(&item, &mut bytes);
+/// assert_eq!(decode_records(&bytes), vec![item]);
+/// ```
+pub fn decode_records(bytes: &[u8]) -> Vec<Item64> {
+    bytes
+        .chunks_exact(64)
+        .map(|c| {
+            let w = |k: usize| {
+                let mut b = [0u8; 8];
+                b.copy_from_slice(&c[8 * k..8 * k + 8]);
+                u64::from_le_bytes(b)
+            };
+            Item64 {
+                id: w(0),
+                data: [w(1), w(2), w(3), w(4), w(5), w(6), w(7)],
+            }
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -158,28 +213,13 @@ mod tests {
     fn the_floor_sends_each_surplus_once() {
         let before = [10, 0, 2, 0];
         let after = [3, 3, 3, 3];
-        let moved: u64 = (0..4)
-            .map(|r| {
-                floor_exchange(r, &before, &after)
-                    .unwrap()
-                    .0
-                    .iter()
-                    .map(|s| s.1)
-                    .sum::<u64>()
-            })
-            .sum();
-        assert_eq!(moved, 7);
-        let received: u64 = (0..4)
-            .map(|r| {
-                floor_exchange(r, &before, &after)
-                    .unwrap()
-                    .1
-                    .iter()
-                    .map(|s| s.1)
-                    .sum::<u64>()
-            })
-            .sum();
-        assert_eq!(received, 7);
+        let (mut sent, mut received) = (0, 0);
+        for r in 0..4 {
+            let (sends, receives) = floor_exchange(r, &before, &after).unwrap();
+            sent += sends.iter().map(|s| s.1).sum::<u64>();
+            received += receives.iter().map(|s| s.1).sum::<u64>();
+        }
+        assert_eq!((sent, received), (7, 7));
         assert!(floor_exchange(0, &[1], &[2]).is_err());
     }
 }

@@ -24,6 +24,7 @@
 
 mod modes;
 
+use hetlb_bench::call::{decode_records, displacements, encode_record};
 use hetlb_bench::rebalance::Item64;
 use hetlb_bench::timing::median;
 use hetlb_peer::{Balancer, BalancerConfig, DEFAULT_TIMEOUT, SyncPoint};
@@ -145,17 +146,16 @@ impl Setting {
     /// between the same ranks and decoded, fenced by `fence`.
     fn alltoallv(&self, world: &SimpleCommunicator, fence: &mut impl FnMut()) -> f64 {
         let (rank, size, half, per_sender) = (self.rank, self.size, self.half, self.per_sender);
-        let mut bytes: Vec<u8> = self
+        let sent: Vec<Item64> = self
             .items()
-            .iter()
+            .into_iter()
             .rev()
             .take(per_sender as usize)
-            .flat_map(|it| {
-                std::iter::once(it.id)
-                    .chain(it.data)
-                    .flat_map(u64::to_le_bytes)
-            })
             .collect();
+        let mut bytes = vec![0u8; sent.len() * 64];
+        for (slot, item) in bytes.chunks_exact_mut(64).zip(&sent) {
+            encode_record(item, slot);
+        }
         let mut send_counts = vec![0i32; size];
         let mut recv_counts = vec![0i32; size];
         if rank < half {
@@ -163,16 +163,7 @@ impl Setting {
         } else {
             recv_counts[rank - half] = (per_sender * 64) as i32;
         }
-        let displs = |c: &[i32]| -> Vec<i32> {
-            c.iter()
-                .scan(0, |a, &x| {
-                    let d = *a;
-                    *a += x;
-                    Some(d)
-                })
-                .collect()
-        };
-        let (sd, rd) = (displs(&send_counts), displs(&recv_counts));
+        let (sd, rd) = (displacements(&send_counts), displacements(&recv_counts));
         let mut inbox = vec![0u8; recv_counts.iter().sum::<i32>() as usize];
         // Never an empty buffer: its dangling address may be the library's MPI_IN_PLACE
         // (Open MPI), which the call then refuses. The counts stay zero.
@@ -190,16 +181,7 @@ impl Setting {
             let mut recv = PartitionMut::new(&mut inbox[..], &recv_counts[..], &rd[..]);
             world.all_to_all_varcount_into(&send, &mut recv);
         }
-        let received: Vec<Item64> = inbox[..received_bytes]
-            .chunks_exact(64)
-            .map(|c| {
-                let w = |k: usize| u64::from_le_bytes(c[8 * k..8 * k + 8].try_into().expect("8"));
-                Item64 {
-                    id: w(0),
-                    data: [w(1), w(2), w(3), w(4), w(5), w(6), w(7)],
-                }
-            })
-            .collect();
+        let received = decode_records(&inbox[..received_bytes]);
         fence();
         let seconds = t.elapsed().as_secs_f64();
         assert_eq!(

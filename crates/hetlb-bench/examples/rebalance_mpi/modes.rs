@@ -11,7 +11,9 @@
 //! After every call the items are checked held exactly once (count and sum of ids, all-
 //! reduced), outside the timings.
 
-use hetlb_bench::call::{Start, floor_exchange, items};
+use hetlb_bench::call::{
+    Start, decode_records, displacements, encode_record, floor_exchange, items,
+};
 use hetlb_bench::rebalance::Item64;
 use hetlb_bench::timing::median;
 use hetlb_core::routing::Routing;
@@ -268,16 +270,7 @@ fn floor(
     for &(from, n) in &receives {
         recv_counts[from] = bytes_of(n)?;
     }
-    let displs = |c: &[i32]| -> Vec<i32> {
-        c.iter()
-            .scan(0, |a, &x| {
-                let d = *a;
-                *a += x;
-                Some(d)
-            })
-            .collect()
-    };
-    let (sd, rd) = (displs(&send_counts), displs(&recv_counts));
+    let (sd, rd) = (displacements(&send_counts), displacements(&recv_counts));
     let out_records: usize = sends.iter().map(|s| s.1 as usize).sum();
     let in_bytes: usize = recv_counts.iter().map(|&c| c as usize).sum();
     // Never an empty buffer (Open MPI may take its dangling address for MPI_IN_PLACE).
@@ -290,26 +283,14 @@ fn floor(
         .chunks_exact_mut(64)
         .zip(mine[mine.len() - out_records..].iter())
     {
-        slot[..8].copy_from_slice(&item.id.to_le_bytes());
-        for (k, w) in item.data.iter().enumerate() {
-            slot[8 + 8 * k..16 + 8 * k].copy_from_slice(&w.to_le_bytes());
-        }
+        encode_record(item, slot);
     }
     {
         let send = Partition::new(&outbox[..], &send_counts[..], &sd[..]);
         let mut recv = PartitionMut::new(&mut inbox[..], &recv_counts[..], &rd[..]);
         world.all_to_all_varcount_into(&send, &mut recv);
     }
-    let received: Vec<Item64> = inbox[..in_bytes]
-        .chunks_exact(64)
-        .map(|c| {
-            let w = |k: usize| u64::from_le_bytes(c[8 * k..8 * k + 8].try_into().expect("8"));
-            Item64 {
-                id: w(0),
-                data: [w(1), w(2), w(3), w(4), w(5), w(6), w(7)],
-            }
-        })
-        .collect();
+    let received = decode_records(&inbox[..in_bytes]);
     fence();
     let seconds = clock.elapsed().as_secs_f64();
     std::hint::black_box(received);
