@@ -361,7 +361,9 @@ class Balancer:
     @property
     def last_quantum(self) -> Optional[float]:
         """The quantum the last call used (the one ``"auto"`` chose), or ``None``."""
-        return self._last_quantum if self._quantum == "auto" else self._quantum  # type: ignore[return-value]
+        if self._quantum == "auto":
+            return self._last_quantum
+        return self._quantum if isinstance(self._quantum, float) else None
 
     def _auto(self) -> bool:
         return self._quantum == "auto"
@@ -655,8 +657,10 @@ class Balancer:
 def _check_quantum(quantum: Any) -> Union[None, float, str]:
     """``quantum``: ``None``, ``"auto"``, or a positive, finite number (the cost of one
     unit)."""
-    if quantum is None or quantum == "auto":
-        return quantum
+    if quantum is None:
+        return None
+    if quantum == "auto":
+        return "auto"
     if isinstance(quantum, str):
         raise InvalidInputError(f'quantum: {quantum!r} is not "auto" or a number')
     if isinstance(quantum, bool) or not isinstance(quantum, (int, float)):
