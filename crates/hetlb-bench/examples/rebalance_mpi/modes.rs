@@ -33,10 +33,16 @@ pub struct Flags {
     routing: Routing,
     ramp: bool,
     idle_calls: usize,
+    max_memory: u64,
 }
 
+/// Copies of the items one rank may hold at once: the call's and the two-step's items, the
+/// floor's start, its message and what it decodes (rank 0 holds every item in `hotspot`).
+const COPIES: u128 = 5;
+
 const USAGE: &str = "usage: rebalance_mpi [MOVED RUNS] | --mode hotspot|drift [--items N] [--runs R] \
-[--drift SHARE] [--rule RULE] [--routing direct|paper] [--capacities ramp|equal] [--idle-calls N]";
+[--drift SHARE] [--rule RULE] [--routing direct|paper] [--capacities ramp|equal] [--idle-calls N] \
+[--max-memory GIB]";
 
 impl Flags {
     /// Parses the flags (`args` without the program name).
@@ -49,6 +55,7 @@ impl Flags {
             routing: Routing::Direct,
             ramp: true,
             idle_calls: 200,
+            max_memory: hetlb_core::limit::default_memory_limit(),
         };
         let mut drift = 0.05;
         let mut mode = "hotspot".to_string();
@@ -71,6 +78,9 @@ impl Flags {
                 "--drift" => drift = number("--drift")?.min(1.0),
                 "--rule" => f.rule = value.clone(),
                 "--idle-calls" => f.idle_calls = (number("--idle-calls")? as usize).max(1),
+                "--max-memory" => {
+                    f.max_memory = hetlb_core::limit::gib_to_bytes(number("--max-memory")?)
+                }
                 "--routing" => {
                     f.routing = match value.as_str() {
                         "direct" => Routing::Direct,
@@ -93,6 +103,14 @@ impl Flags {
             "drift" => Start::Drift { share: drift },
             _ => return Err(format!("--mode: {mode} is not hotspot or drift")),
         };
+        // Every rank parses the same flags, so every rank refuses alike, before allocating.
+        hetlb_core::limit::check_memory(
+            "--items: the items of one rank",
+            u128::from(f.items) * 64 * COPIES,
+            u128::from(f.max_memory),
+            "--max-memory GIB",
+        )
+        .map_err(|e| e.to_string())?;
         Ok(f)
     }
 }
@@ -172,7 +190,8 @@ pub fn run(mpi: &Mpi<'_>, world: &SimpleCommunicator, f: &Flags) -> Result<(), S
             .push(clock.elapsed().as_secs_f64() / f.idle_calls as f64);
     }
     if rank == 0 {
-        t.print(f, size);
+        t.print(f, size)
+            .map_err(|e| format!("writing the results: {e}"))?;
     }
     Ok(())
 }
@@ -189,7 +208,9 @@ struct Timings {
 }
 
 impl Timings {
-    fn print(&self, f: &Flags, size: usize) {
+    fn print(&self, f: &Flags, size: usize) -> std::io::Result<()> {
+        use std::io::Write;
+        let mut out = std::io::stdout().lock();
         let m = |v: &Vec<f64>| median(v);
         let start = match f.start {
             Start::Hotspot => "hotspot (every item on rank 0)".to_string(),
@@ -198,7 +219,8 @@ impl Timings {
                 share * 100.0
             ),
         };
-        println!(
+        writeln!(
+            out,
             "{size} ranks, {start}, {} items of 64 B, capacities {}, rule {}, routing {}; medians of {} runs, interleaved:",
             f.items,
             if f.ramp {
@@ -209,27 +231,31 @@ impl Timings {
             f.rule,
             f.routing.name(),
             f.runs
-        );
-        println!(
+        )?;
+        writeln!(
+            out,
             "  the call: {:.2} ms; MPI_Alltoallv of the fewest records ({} of 64 B, each once, decoded): {:.2} ms; ratio {:.2}",
             m(&self.call) * 1e3,
             self.moved,
             m(&self.floor) * 1e3,
             m(&self.call) / m(&self.floor)
-        );
-        println!(
+        )?;
+        writeln!(
+            out,
             "  two-step (plan + migrate): {:.2} ms; ratio to the call {:.2}",
             m(&self.two_step) * 1e3,
             m(&self.two_step) / m(&self.call)
-        );
-        println!(
+        )?;
+        writeln!(
+            out,
             "  idle call: {:.1} µs; idle two-step: {:.1} µs; MPI_Allreduce of a u64: {:.1} µs; ratios {:.1} and {:.1}",
             m(&self.idle) * 1e6,
             m(&self.idle_two_step) * 1e6,
             m(&self.reduce) * 1e6,
             m(&self.idle) / m(&self.reduce),
             m(&self.idle_two_step) / m(&self.reduce)
-        );
+        )?;
+        out.flush()
     }
 }
 
