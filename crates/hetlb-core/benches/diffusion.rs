@@ -1,7 +1,7 @@
 //! One synchronous round of `diffusion` and of `dishet` on a 1000 × 1000 torus (10^6 nodes,
 //! 2·10^6 edges), from the same seeded random loads each time.
 //!
-//! `cargo bench -p hetlb-core --bench diffusion`; rounds per second = 1 / time per round.
+//! `cargo bench -p hetlb-core --features criterion --bench diffusion`; rounds per second = 1 / time per round.
 
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use hetlb_core::model::Capacities;

@@ -1,7 +1,7 @@
 //! Dimension exchange on large cubes: the in-place kernel and the full planner against a plain
 //! pass over the same vector (the memory-bandwidth floor).
 //!
-//! `cargo bench -p hetlb-core --bench exchange`; `hetlb bench exchange --dims 24` times the
+//! `cargo bench -p hetlb-core --features criterion --bench exchange`; `hetlb bench exchange --dims 24` times the
 //! 2^24 case with medians and ratios in one run.
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};

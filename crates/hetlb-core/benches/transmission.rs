@@ -1,6 +1,6 @@
 //! Scheduling the transmission of a 2^16-node plan (Rim, Jang & Kim 2003, §6).
 //!
-//! `cargo bench -p hetlb-core --bench transmission`; `hetlb bench transmission` reports the
+//! `cargo bench -p hetlb-core --features criterion --bench transmission`; `hetlb bench transmission` reports the
 //! medians in one run.
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};

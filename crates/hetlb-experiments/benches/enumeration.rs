@@ -1,6 +1,6 @@
 //! Rim, Jang & Kim's exhaustive enumeration (2003, Table 1): 16 and 32 processors, dem and oem.
 //!
-//! `cargo bench -p hetlb-experiments --bench enumeration`; `hetlb bench enumeration` gives the
+//! `cargo bench -p hetlb-experiments --features criterion --bench enumeration`; `hetlb bench enumeration` gives the
 //! 32-processor figure with its baseline in one run.
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};

@@ -2,7 +2,7 @@
 //! dispatches and one worker, so every task is one request–reply round trip under
 //! self-scheduling; EFP batches amortise it. Reported per task (criterion's throughput).
 //!
-//! `cargo bench -p hetlb-runtime --bench dispatch`. The MPI counterpart is the example
+//! `cargo bench -p hetlb-runtime --features criterion --bench dispatch`. The MPI counterpart is the example
 //! `dispatch_mpi` of `hetlb-bench`, run under `mpiexec -n 2`.
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};

@@ -5,7 +5,7 @@
 //! processor has a core of its own on a two-core machine (with 100 tasks: eq. (1) degenerates
 //! for two processors).
 //!
-//! `cargo bench -p hetlb-runtime --bench policies [-- REPS]`
+//! `cargo bench -p hetlb-runtime --features criterion --bench policies [-- REPS]`
 
 use hetlb_core::rules::self_scheduling::Policy;
 use hetlb_runtime::grain::paper_granularity;

@@ -5,7 +5,7 @@
 //! Nothing here depends on how fast the machine is or how busy: the assertions are about
 //! conservation, exactly-once results, who is named, and the decisions given the speeds the
 //! master recorded. How close a run comes to its ideal is a benchmark figure
-//! (`cargo bench -p hetlb-runtime --bench policies`), never a test verdict.
+//! (`cargo bench -p hetlb-runtime --features criterion --bench policies`), never a test verdict.
 
 use hetlb_core::rules::self_scheduling::Policy;
 use hetlb_runtime::workload::matmul::MatmulJob;

@@ -5,7 +5,7 @@
 //! nodes and times trigger the delay-aware policy, whose transfers cross links of 100 tasks/s
 //! with exponential delays. Every event type of the engine occurs. Criterion reports the
 //! throughput in events (elements) per second; run with
-//! `cargo bench -p hetlb-sim --bench engine`.
+//! `cargo bench -p hetlb-sim --features criterion --bench engine`.
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use hetlb_core::rules::delay_aware::Compensation;
