@@ -20,8 +20,10 @@
 //! ```sh
 //! mpiexec -n 8 target/release/examples/rebalance_mpi --mode hotspot --items 1000000
 //! mpiexec -n 8 target/release/examples/rebalance_mpi --mode drift --drift 0.05
+//! mpiexec -n 8 target/release/examples/rebalance_mpi --mode drift --storage records
 //! ```
 
+mod held;
 mod modes;
 
 use hetlb_bench::call::{decode_records, displacements, encode_record};

@@ -6,18 +6,22 @@
 //!   rank) against `MPI_Alltoallv` of the fewest records that reach the same loads, each
 //!   sent once, and decoded;
 //! * the two-step form (`plan` + `migrate`) from the same start, against the one call;
-//! * an idle call (already balanced), and an idle two-step, against `MPI_Allreduce`.
+//! * an idle call (already balanced), and an idle two-step, against `MPI_Allreduce`: each
+//!   call timed on its own, the median call (and the mean) of rank 0's calls over the runs.
 //!
 //! After every call the items are checked held exactly once (count and sum of ids, all-
-//! reduced), outside the timings.
+//! reduced), outside the timings. `--storage items` (the default) holds them as typed items
+//! (`Vec<Item64>`, serialised by serde), `--storage records` as 64-byte records in one buffer
+//! (`Records`: the path of the C, Fortran and Python faces).
 
+use crate::held::{self, Held, RecordBytes};
 use hetlb_bench::call::{
     Start, decode_records, displacements, encode_record, floor_exchange, items,
 };
 use hetlb_bench::rebalance::Item64;
 use hetlb_bench::timing::median;
 use hetlb_core::routing::Routing;
-use hetlb_peer::{Balancer, BalancerConfig, Speeds, SyncPoint};
+use hetlb_peer::{BalancerConfig, Speeds, SyncPoint};
 use hetlb_transport::mpi::Mpi;
 use mpi::collective::{CommunicatorCollectives, SystemOperation};
 use mpi::datatype::{Partition, PartitionMut};
@@ -34,6 +38,7 @@ pub struct Flags {
     ramp: bool,
     idle_calls: usize,
     max_memory: u64,
+    records: bool,
 }
 
 /// Copies of the items one rank may hold at once: the call's and the two-step's items, the
@@ -42,7 +47,7 @@ const COPIES: u128 = 5;
 
 const USAGE: &str = "usage: rebalance_mpi [MOVED RUNS] | --mode hotspot|drift [--items N] [--runs R] \
 [--drift SHARE] [--rule RULE] [--routing direct|paper] [--capacities ramp|equal] [--idle-calls N] \
-[--max-memory GIB]";
+[--storage items|records] [--max-memory GIB]";
 
 impl Flags {
     /// Parses the flags (`args` without the program name).
@@ -56,6 +61,7 @@ impl Flags {
             ramp: true,
             idle_calls: 200,
             max_memory: hetlb_core::limit::default_memory_limit(),
+            records: false,
         };
         let mut drift = 0.05;
         let mut mode = "hotspot".to_string();
@@ -88,6 +94,13 @@ impl Flags {
                         _ => return Err(format!("--routing: {value} is not direct or paper")),
                     }
                 }
+                "--storage" => {
+                    f.records = match value.as_str() {
+                        "items" => false,
+                        "records" => true,
+                        _ => return Err(format!("--storage: {value} is not items or records")),
+                    }
+                }
                 "--capacities" => {
                     f.ramp = match value.as_str() {
                         "ramp" => true,
@@ -117,6 +130,15 @@ impl Flags {
 
 /// Runs the `--mode` form and prints rank 0's lines.
 pub fn run(mpi: &Mpi<'_>, world: &SimpleCommunicator, f: &Flags) -> Result<(), String> {
+    if f.records {
+        run_with::<RecordBytes>(mpi, world, f)
+    } else {
+        run_with::<Vec<Item64>>(mpi, world, f)
+    }
+}
+
+/// The `--mode` form with the items held as `H` holds them.
+fn run_with<H: Held>(mpi: &Mpi<'_>, world: &SimpleCommunicator, f: &Flags) -> Result<(), String> {
     let (rank, size) = (world.rank() as usize, world.size() as usize);
     let caps: Vec<f64> = (0..size)
         .map(|r| if f.ramp { (r + 1) as f64 } else { 1.0 })
@@ -129,16 +151,16 @@ pub fn run(mpi: &Mpi<'_>, world: &SimpleCommunicator, f: &Flags) -> Result<(), S
     }
     let mut sync = SyncPoint::new(mpi, hetlb_peer::DEFAULT_TIMEOUT).map_err(|e| e.to_string())?;
     let mut fence = move || sync.wait().expect("every rank is running");
-    let mut b = Balancer::new(mpi, config).map_err(|e| e.to_string())?;
+    let mut b = held::balancer::<H>(mpi, config)?;
     let start = || items(f.start, rank, f.items, &caps);
     let expected = (f.items, (0..f.items).map(u128::from).sum::<u128>());
     let mut t = Timings::default();
     for _ in 0..f.runs {
         // The one call.
-        let mut mine = start();
+        let mut mine = H::from_items(start());
         fence();
         let clock = Instant::now();
-        let report = b.rebalance(&mut mine).map_err(|e| e.to_string())?;
+        let report = mine.rebalance(&mut b).map_err(|e| e.to_string())?;
         fence();
         t.call.push(clock.elapsed().as_secs_f64());
         check(world, &mine, expected)?;
@@ -153,41 +175,35 @@ pub fn run(mpi: &Mpi<'_>, world: &SimpleCommunicator, f: &Flags) -> Result<(), S
             &mut fence,
         )?);
         // The two-step form from the same start.
-        let mut mine2 = start();
+        let mut mine2 = H::from_items(start());
         fence();
         let clock = Instant::now();
-        let plan = b.plan(&mine2).map_err(|e| e.to_string())?;
-        b.migrate(&mut mine2, &plan).map_err(|e| e.to_string())?;
+        mine2.two_step(&mut b).map_err(|e| e.to_string())?;
         fence();
         t.two_step.push(clock.elapsed().as_secs_f64());
         check(world, &mine2, expected)?;
         // Idle: the balanced items again.
+        // Idle: the balanced items again; each call timed on its own.
         fence();
-        let clock = Instant::now();
         for _ in 0..f.idle_calls {
-            b.rebalance(&mut mine).map_err(|e| e.to_string())?;
+            let clock = Instant::now();
+            mine.rebalance(&mut b).map_err(|e| e.to_string())?;
+            t.idle.push(clock.elapsed().as_secs_f64());
         }
         fence();
-        t.idle
-            .push(clock.elapsed().as_secs_f64() / f.idle_calls as f64);
-        fence();
-        let clock = Instant::now();
         for _ in 0..f.idle_calls {
-            let plan = b.plan(&mine).map_err(|e| e.to_string())?;
-            b.migrate(&mut mine, &plan).map_err(|e| e.to_string())?;
+            let clock = Instant::now();
+            mine.two_step(&mut b).map_err(|e| e.to_string())?;
+            t.idle_two_step.push(clock.elapsed().as_secs_f64());
         }
         fence();
-        t.idle_two_step
-            .push(clock.elapsed().as_secs_f64() / f.idle_calls as f64);
-        fence();
-        let clock = Instant::now();
         let mut total = 0u64;
         for _ in 0..f.idle_calls {
+            let clock = Instant::now();
             world.all_reduce_into(&(rank as u64), &mut total, SystemOperation::sum());
+            t.reduce.push(clock.elapsed().as_secs_f64());
         }
         fence();
-        t.reduce
-            .push(clock.elapsed().as_secs_f64() / f.idle_calls as f64);
     }
     if rank == 0 {
         t.print(f, size)
@@ -221,8 +237,9 @@ impl Timings {
         };
         writeln!(
             out,
-            "{size} ranks, {start}, {} items of 64 B, capacities {}, rule {}, routing {}; medians of {} runs, interleaved:",
+            "{size} ranks, {start}, {} {} of 64 B, capacities {}, rule {}, routing {}; medians of {} runs, interleaved:",
             f.items,
+            if f.records { "records" } else { "items" },
             if f.ramp {
                 format!("1..{size}")
             } else {
@@ -246,22 +263,34 @@ impl Timings {
             m(&self.two_step) * 1e3,
             m(&self.two_step) / m(&self.call)
         )?;
+        // Rank 0's calls, each timed: the median call, and the mean (which a slow tail
+        // raises: on an oversubscribed machine a whole loop may run slow when the ranks'
+        // threads share a core).
+        let mean = |v: &Vec<f64>| v.iter().sum::<f64>() / v.len().max(1) as f64;
         writeln!(
             out,
-            "  idle call: {:.1} µs; idle two-step: {:.1} µs; MPI_Allreduce of a u64: {:.1} µs; ratios {:.1} and {:.1}",
+            "  idle call: {:.1} µs; idle two-step: {:.1} µs; MPI_Allreduce of a u64: {:.1} µs; ratios {:.1} and {:.1} (medians of {} calls each; means {:.1}, {:.1} and {:.1} µs)",
             m(&self.idle) * 1e6,
             m(&self.idle_two_step) * 1e6,
             m(&self.reduce) * 1e6,
             m(&self.idle) / m(&self.reduce),
-            m(&self.idle_two_step) / m(&self.reduce)
+            m(&self.idle_two_step) / m(&self.reduce),
+            self.idle.len(),
+            mean(&self.idle) * 1e6,
+            mean(&self.idle_two_step) * 1e6,
+            mean(&self.reduce) * 1e6,
         )?;
         out.flush()
     }
 }
 
 /// Every id held exactly once: the count and the sum of ids over the ranks.
-fn check(world: &SimpleCommunicator, mine: &[Item64], (n, sum): (u64, u128)) -> Result<(), String> {
-    let local = [mine.len() as u64, mine.iter().map(|i| i.id).sum::<u64>()];
+fn check<H: Held>(
+    world: &SimpleCommunicator,
+    mine: &H,
+    (n, sum): (u64, u128),
+) -> Result<(), String> {
+    let local = mine.count_and_id_sum();
     let mut total = [0u64; 2];
     world.all_reduce_into(&local[..], &mut total[..], SystemOperation::sum());
     if u128::from(total[0]) != u128::from(n) || u128::from(total[1]) != sum % (1u128 << 64) {
