@@ -53,8 +53,15 @@ fn number(v: f64) -> String {
         }
         return format!("{v:.1e}");
     }
-    let text = format!("{v:.3}");
-    text.trim_end_matches('0').trim_end_matches('.').to_string()
+    // Four significant digits, whatever the magnitude: ticks a step of 0.0005 apart read
+    // 0.0015, 0.002, 0.0025 (three decimals made two of them "0.002").
+    let decimals = (3 - a.log10().floor() as i32).clamp(0, 9) as usize;
+    let text = format!("{v:.decimals$}");
+    if text.contains('.') {
+        text.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        text
+    }
 }
 
 /// The axes of a line chart: labels, scales, and vertical marks (say, the iterations at
@@ -132,6 +139,23 @@ mod tests {
         assert_eq!(Scale::Log10.label(-1.0), "0.1");
         assert_eq!(Scale::Linear.label(0.25), "0.25");
         assert_eq!(Scale::Linear.label(2.5e-5), "2.5e-5");
+        assert_eq!(Scale::Linear.label(12.0), "12");
+        assert_eq!(Scale::Linear.label(120.0), "120");
+        assert_eq!(Scale::Linear.label(123_456.0), "123456");
+        assert_eq!(Scale::Linear.label(0.1 + 0.2), "0.3");
+    }
+
+    #[test]
+    fn ticks_closer_than_a_thousandth_keep_distinct_labels() {
+        for step in [0.0005, 0.0002, 0.00025, 0.001, 0.05, 2.5] {
+            let labels: Vec<String> = (1..12)
+                .map(|k| Scale::Linear.label(k as f64 * step))
+                .collect();
+            let distinct: std::collections::BTreeSet<&String> = labels.iter().collect();
+            assert_eq!(distinct.len(), labels.len(), "step {step}: {labels:?}");
+        }
+        assert_eq!(Scale::Linear.label(0.0015), "0.0015");
+        assert_eq!(Scale::Linear.label(0.0025), "0.0025");
     }
 
     #[test]
