@@ -65,15 +65,9 @@ pub const MAX_IDLE_SLEEP: Duration = Duration::from_micros(200);
 /// How long the progress thread keeps polling after the last message before it sleeps.
 const SPIN: Duration = Duration::from_micros(300);
 /// How long a waiter that drives a shared engine polls it, yielding the core, before it
-/// sleeps in a long wait ([`Transport::recv_sleeping`]). Long enough for the replies of a
-/// call's collective steps when the ranks outnumber the cores: a yield hands the core to a
-/// rank that has work, where a sleep (rounded up by the kernel's timer slack) leaves it idle
-/// and a reply waits for the sleeper. Measured on 2 cores, idle calls (`rebalance_mpi --mode
-/// drift`, MPICH, median call) with 50 µs against 1 ms: 4 ranks 330–367 → 24–27 µs, 8 ranks
-/// 511 → 140 µs, and at 2 ranks the mean call 27 → 5.3 µs (the median unchanged, ~4 µs). A
-/// rank waiting for a slow one yields for at most this long per slice of its wait (the peer
-/// session waits in slices of 50 ms: 2% of a core), then sleeps.
-const SPIN_BEFORE_SLEEPING: Duration = Duration::from_millis(1);
+/// sleeps in a long wait ([`Transport::recv_sleeping`]): about one message's round trip
+/// between processes of a node, so that a reply already on its way is taken at once.
+const SPIN_BEFORE_SLEEPING: Duration = Duration::from_micros(50);
 /// The longest a waiter that drives a shared engine sleeps between two looks: a reply that
 /// comes while it sleeps waits at most this long.
 const MAX_NAP: Duration = Duration::from_micros(100);
