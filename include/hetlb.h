@@ -519,7 +519,16 @@ void hetlb_plan_free(struct hetlb_plan *p);
  * moved on any rank) or an `unpack` on this rank failed (the message says which items were
  * not unpacked); `HETLB_ERR_MISMATCH` when the ranks passed plans of different calls
  * (nothing moved); `HETLB_ERR_PEER` when a rank did not reach the call within the entry
- * timeout, or refused it for its own bad arguments (named; nothing moved).
+ * timeout, refused it for its own bad arguments, or stopped while the items travelled
+ * (named; nothing is unpacked on any rank that returns the error, and the exports stay
+ * with their senders; only a rank that stops in the final barrier can leave the others
+ * divided).
+ *
+ * The items travel over hetlb's endpoint, not MPI collectives: one byte string per
+ * destination, waited for as `hetlb_rebalance` waits. When nothing moves on any rank (the
+ * plan has no export and no import on every rank, as after a call of an already balanced
+ * group), the newest plan returns 0 at once, without communicating, and `hetlb_plan_create`
+ * made it for the price of one gather, without a proxy per item.
  *
  * # Safety
  * `b` and `p` are live; the callbacks are NULL or functions of the given signatures;

@@ -8,24 +8,35 @@
 //! * `Balancer::rebalance` of `Records` on a `Vec<u8>` (the Rust API on byte records),
 //! * `Balancer::rebalance` on a `Vec` of a 64-byte serde struct (the Rust API on items),
 //!
+//! * the two-step form, `hetlb_plan_create` + `hetlb_migrate` with size, pack and unpack
+//!   callbacks (the items in a `Vec` of records, the exported ones removed afterwards, as an
+//!   application does),
+//!
 //! in turn, and prints the medians and the ratios. Each call is checked: every id held
-//! exactly once afterwards.
+//! exactly once afterwards. Then, from equal shares (already balanced), it times idle calls
+//! one by one (`IDLE` of each, default 200): `hetlb_rebalance`, the two-step form, and an
+//! `MPI_Allreduce` of one `u64` beside them; it prints each rank's median, the slowest
+//! rank's, and the ratios to the all-reduce.
 //!
 //! ```sh
 //! cargo build --release -p hetlb-capi --features mpi --example rebalance_speed
-//! mpiexec -n 8 target/release/examples/rebalance_speed 1000000 7
+//! mpiexec -n 8 target/release/examples/rebalance_speed 1000000 7     # RECORDS TRIALS [IDLE]
 //! ```
 #![allow(unsafe_code)]
 
 use hetlb::balancer::{hetlb_balancer, hetlb_balancer_create, hetlb_balancer_free};
 use hetlb::records::hetlb_rebalance;
+use hetlb::two_step::{
+    hetlb_migrate, hetlb_plan, hetlb_plan_create, hetlb_plan_exports, hetlb_plan_free,
+    hetlb_plan_imports,
+};
 use hetlb_peer::{Balancer, BalancerConfig, Bytes, Item, Records};
 use hetlb_transport::mpi::Mpi;
 use mpi::collective::{CommunicatorCollectives, SystemOperation};
 use mpi::raw::AsRaw;
 use mpi::topology::Communicator;
 use serde::{Deserialize, Serialize};
-use std::ffi::{CStr, c_void};
+use std::ffi::{CStr, c_int, c_void};
 use std::time::Instant;
 
 const SIZE: usize = 64;
@@ -146,6 +157,200 @@ fn items_call<G: hetlb_transport::Group>(
     secs
 }
 
+/// Panics with the library's message unless `rc` is 0.
+fn ok(rc: c_int, what: &str) {
+    if rc != 0 {
+        // SAFETY: the thread's message.
+        let m = unsafe { CStr::from_ptr(hetlb::hetlb_last_error()) };
+        panic!("{what}: {}", m.to_string_lossy());
+    }
+}
+
+/// The application's side of a two-step call: its records (those that arrive are appended;
+/// the exported ones are removed once the migrate has returned).
+struct App {
+    held: Vec<[u8; SIZE]>,
+}
+
+unsafe extern "C" fn size_cb(_i: usize, _ctx: *mut c_void) -> usize {
+    SIZE
+}
+
+unsafe extern "C" fn pack_cb(i: usize, buf: *mut c_void, size: usize, ctx: *mut c_void) -> c_int {
+    // SAFETY: `ctx` is the `App` of the call; `buf` holds `size` = SIZE bytes.
+    unsafe {
+        let app = &*ctx.cast::<App>();
+        std::ptr::copy_nonoverlapping(app.held[i].as_ptr(), buf.cast::<u8>(), size);
+    }
+    0
+}
+
+unsafe extern "C" fn unpack_cb(
+    _from: c_int,
+    buf: *const c_void,
+    size: usize,
+    ctx: *mut c_void,
+) -> c_int {
+    if size != SIZE {
+        return 1;
+    }
+    // SAFETY: `ctx` is the `App` of the call; `buf` holds SIZE bytes.
+    unsafe {
+        let app = &mut *ctx.cast::<App>();
+        let mut r = [0u8; SIZE];
+        std::ptr::copy_nonoverlapping(buf.cast::<u8>(), r.as_mut_ptr(), SIZE);
+        app.held.push(r);
+    }
+    0
+}
+
+/// One two-step call (plan, migrate, then the exported records removed and the arrived ones
+/// appended, as an application does); returns the seconds of the plan and of the migrate.
+fn two_step(c: *mut hetlb_balancer, app: &mut App) -> [f64; 2] {
+    let t = Instant::now();
+    let mut p: *mut hetlb_plan = std::ptr::null_mut();
+    // SAFETY: a live balancer; no loads (one unit each).
+    ok(
+        unsafe { hetlb_plan_create(c, app.held.len(), std::ptr::null(), &mut p) },
+        "hetlb_plan_create",
+    );
+    let (mut n, mut idx, mut dest) = (0usize, std::ptr::null(), std::ptr::null());
+    // SAFETY: a live plan.
+    ok(
+        unsafe { hetlb_plan_exports(p, &mut n, &mut idx, &mut dest) },
+        "hetlb_plan_exports",
+    );
+    let planned = t.elapsed().as_secs_f64();
+    let (mut imports, mut from, mut ranks) = (0usize, std::ptr::null(), 0);
+    // SAFETY: a live plan.
+    ok(
+        unsafe { hetlb_plan_imports(p, &mut imports, &mut from, &mut ranks) },
+        "hetlb_plan_imports",
+    );
+    // Room for what arrives, made once.
+    app.held.reserve(imports);
+    let own = app.held.len();
+    let ctx: *mut App = app;
+    // SAFETY: a live balancer and plan; the callbacks read and write `app` through `ctx`.
+    let rc = unsafe {
+        hetlb_migrate(
+            c,
+            p,
+            Some(size_cb),
+            Some(pack_cb),
+            Some(unpack_cb),
+            ctx.cast(),
+        )
+    };
+    ok(rc, "hetlb_migrate");
+    let migrated = t.elapsed().as_secs_f64() - planned;
+    if n > 0 {
+        // SAFETY: the plan's `n` export indices, alive until the plan is freed.
+        let gone = unsafe { std::slice::from_raw_parts(idx, n) };
+        let mut leaving = vec![false; own];
+        for &i in gone {
+            leaving[i] = true;
+        }
+        let mut k = 0;
+        app.held.retain(|_| {
+            k += 1;
+            k > own || !leaving[k - 1]
+        });
+    }
+    // SAFETY: made above, freed once.
+    unsafe { hetlb_plan_free(p) };
+    [planned, migrated]
+}
+
+/// Seconds of one two-step call of this rank's records, checked; and of its plan and its
+/// migrate.
+fn two_step_call(
+    c: *mut hetlb_balancer,
+    ids: &std::ops::Range<u64>,
+    check: &dyn Fn(u64, u64, bool) -> f64,
+) -> [f64; 3] {
+    let mut app = App {
+        held: ids.clone().map(record).collect(),
+    };
+    check(0, 0, false);
+    let t = Instant::now();
+    let [planned, migrated] = two_step(c, &mut app);
+    let secs = t.elapsed().as_secs_f64();
+    let id_sum = app
+        .held
+        .iter()
+        .map(|r| u64::from_ne_bytes(r[..8].try_into().expect("8 bytes")))
+        .sum();
+    check(app.held.len() as u64, id_sum, true);
+    [secs, planned, migrated]
+}
+
+/// Each call of `calls` idle ones timed on its own on this rank: `(C call, two-step,
+/// MPI_Allreduce)` seconds, interleaved.
+fn idle_calls(
+    c: *mut hetlb_balancer,
+    world: &mpi::topology::SimpleCommunicator,
+    share: std::ops::Range<u64>,
+    calls: usize,
+) -> [Vec<f64>; 3] {
+    let n = share.clone().count();
+    // SAFETY: a fresh allocation of n records (at least one byte).
+    let mut items: *mut c_void = unsafe { libc::malloc((n * SIZE).max(1)) };
+    assert!(!items.is_null());
+    for (i, id) in share.clone().enumerate() {
+        // SAFETY: record i lies within the allocation.
+        unsafe {
+            std::ptr::copy_nonoverlapping(
+                record(id).as_ptr(),
+                items.cast::<u8>().add(i * SIZE),
+                SIZE,
+            )
+        };
+    }
+    let mut app = App {
+        held: share.map(record).collect(),
+    };
+    let mut times: [Vec<f64>; 3] = Default::default();
+    world.barrier();
+    for k in 0..calls {
+        for which in (0..3).map(|w| (w + k) % 3) {
+            let t = Instant::now();
+            match which {
+                0 => {
+                    let mut count = n;
+                    // SAFETY: a live balancer and a malloc'ed array of `count` records.
+                    let rc = unsafe {
+                        hetlb_rebalance(
+                            c,
+                            &mut items,
+                            &mut count,
+                            SIZE,
+                            0,
+                            None,
+                            std::ptr::null_mut(),
+                            std::ptr::null_mut(),
+                        )
+                    };
+                    ok(rc, "hetlb_rebalance (idle)");
+                    assert_eq!(count, n, "an idle call moved records");
+                }
+                1 => {
+                    let _ = two_step(c, &mut app);
+                    assert_eq!(app.held.len(), n, "an idle two-step moved records");
+                }
+                _ => {
+                    let mut sum = 0u64;
+                    world.all_reduce_into(&(n as u64), &mut sum, SystemOperation::sum());
+                }
+            }
+            times[which].push(t.elapsed().as_secs_f64());
+        }
+    }
+    // SAFETY: from malloc/realloc.
+    unsafe { libc::free(items) };
+    times
+}
+
 fn median(v: &mut [f64]) -> f64 {
     v.sort_by(f64::total_cmp);
     v[v.len() / 2]
@@ -157,6 +362,9 @@ fn main() {
         .next()
         .map_or(1_000_000, |a| a.parse().expect("a record count"));
     let trials: usize = args.next().map_or(7, |a| a.parse().expect("a trial count"));
+    let idle: usize = args
+        .next()
+        .map_or(200, |a| a.parse().expect("an idle call count"));
     let universe = mpi::initialize().expect("MPI initialises");
     let world = universe.world();
     let (rank, size) = (world.rank() as u64, world.size() as u64);
@@ -203,16 +411,34 @@ fn main() {
         0.0
     };
     let (mut t_c, mut t_bytes, mut t_items) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut t_two, mut t_plan, mut t_migrate) = (Vec::new(), Vec::new(), Vec::new());
     for trial in 0..trials {
-        // The three calls in turn, starting with a different one each trial.
-        for which in (0..3).map(|k| (k + trial) % 3) {
+        // The four calls in turn, starting with a different one each trial.
+        for which in (0..4).map(|k| (k + trial) % 4) {
             match which {
                 0 => t_c.push(slowest(c_call(c, &ids, &check))),
                 1 => t_bytes.push(slowest(records_call(&mut bytes_balancer, &ids, &check))),
-                _ => t_items.push(slowest(items_call(&mut item_balancer, &ids, &check))),
+                2 => t_items.push(slowest(items_call(&mut item_balancer, &ids, &check))),
+                _ => {
+                    let [secs, planned, migrated] = two_step_call(c, &ids, &check);
+                    t_two.push(slowest(secs));
+                    t_plan.push(slowest(planned));
+                    t_migrate.push(slowest(migrated));
+                }
             }
         }
     }
+    // Equal shares: every call is idle.
+    let per_rank = total / size;
+    let share = rank * per_rank..(rank + 1) * per_rank;
+    let [mut i_c, mut i_two, mut i_reduce] = idle_calls(c, &world, share, idle);
+    let idle_medians = [median(&mut i_c), median(&mut i_two), median(&mut i_reduce)];
+    let mut slowest_idle = [0.0f64; 3];
+    world.all_reduce_into(
+        &idle_medians[..],
+        &mut slowest_idle[..],
+        SystemOperation::max(),
+    );
     // SAFETY: made above, freed once, before MPI is finalised.
     unsafe { hetlb_balancer_free(c) };
     if rank == 0 {
@@ -233,6 +459,32 @@ fn main() {
             "  C / Rust records: {:.2}x   C / Rust items: {:.2}x",
             mc / mb,
             mc / mi
+        );
+        let mt = median(&mut t_two);
+        println!(
+            "  two-step (hetlb_plan_create + hetlb_migrate) {:9.1} ms   two-step / C call: {:.2}x",
+            mt * 1e3,
+            mt / mc
+        );
+        println!(
+            "    of which hetlb_plan_create {:9.1} ms, hetlb_migrate {:9.1} ms (slowest rank's)",
+            median(&mut t_plan) * 1e3,
+            median(&mut t_migrate) * 1e3
+        );
+        let [ic, it, ir] = slowest_idle;
+        println!(
+            "idle calls ({per_rank} records on every rank, {idle} calls each, median of the slowest rank):"
+        );
+        println!(
+            "  hetlb_rebalance {:9.1} us   two-step {:9.1} us   MPI_Allreduce {:9.1} us",
+            ic * 1e6,
+            it * 1e6,
+            ir * 1e6
+        );
+        println!(
+            "  idle C call / all-reduce: {:.2}x   idle two-step / all-reduce: {:.2}x",
+            ic / ir,
+            it / ir
         );
     }
 }

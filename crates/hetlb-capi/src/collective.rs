@@ -17,59 +17,25 @@ fn mpi_error(e: TransportError) -> CapiError {
     CapiError::Mpi(e.to_string())
 }
 
-/// Which reduction.
-#[derive(Debug, Clone, Copy)]
-pub(crate) enum Reduce {
-    Max,
-    Min,
-}
-
-/// `MPI_Allreduce` of one `i32`.
-pub(crate) fn all_reduce_i32(
-    comm: &SimpleCommunicator,
-    mine: i32,
-    op: Reduce,
-) -> Result<i32, CapiError> {
-    let mut out = [0i32];
-    // SAFETY: the library's constant datatype.
-    let datatype = unsafe { ffi::RSMPI_INT32_T };
-    all_reduce(comm, &[mine], &mut out, datatype, op)?;
-    Ok(out[0])
-}
-
-/// `MPI_Allreduce` of one `u64`.
-pub(crate) fn all_reduce_u64(
-    comm: &SimpleCommunicator,
-    mine: u64,
-    op: Reduce,
-) -> Result<u64, CapiError> {
-    let mut out = [0u64];
-    // SAFETY: the library's constant datatype.
-    let datatype = unsafe { ffi::RSMPI_UINT64_T };
-    all_reduce(comm, &[mine], &mut out, datatype, op)?;
-    Ok(out[0])
-}
-
-fn all_reduce<T>(
-    comm: &SimpleCommunicator,
-    mine: &[T],
-    out: &mut [T],
-    datatype: ffi::MPI_Datatype,
-    op: Reduce,
-) -> Result<(), CapiError> {
-    let (send, n) = send_buffer(mine).map_err(mpi_error)?;
-    let (recv, _) = recv_buffer(out).map_err(mpi_error)?;
-    // SAFETY: the library's constant operations.
-    let op = unsafe {
-        match op {
-            Reduce::Max => ffi::RSMPI_MAX,
-            Reduce::Min => ffi::RSMPI_MIN,
-        }
+/// `MPI_Allreduce` of one `i32` with `MPI_MAX`: the largest of every rank's `mine`.
+pub(crate) fn max_i32(comm: &SimpleCommunicator, mine: i32) -> Result<i32, CapiError> {
+    let (mine, mut out) = ([mine], [0i32]);
+    let (send, n) = send_buffer(&mine[..]).map_err(mpi_error)?;
+    let (recv, _) = recv_buffer(&mut out[..]).map_err(mpi_error)?;
+    // SAFETY: the library's constant datatype and operation; `n` values at `send` and room
+    // for them at `recv`; the communicator is live.
+    let rc = unsafe {
+        ffi::MPI_Allreduce(
+            send,
+            recv,
+            n,
+            ffi::RSMPI_INT32_T,
+            ffi::RSMPI_MAX,
+            comm.as_raw(),
+        )
     };
-    // SAFETY: `n` values of `datatype` at `send` and room for them at `recv`; the
-    // communicator is live.
-    let rc = unsafe { ffi::MPI_Allreduce(send, recv, n, datatype, op, comm.as_raw()) };
-    check(rc, "MPI_Allreduce").map_err(mpi_error)
+    check(rc, "MPI_Allreduce").map_err(mpi_error)?;
+    Ok(out[0])
 }
 
 /// `MPI_Alltoall` of one `i32` per rank: `mine[r]` goes to rank `r`; the result's `[r]` came

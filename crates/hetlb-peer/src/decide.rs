@@ -89,6 +89,8 @@ pub struct Migration {
     /// The spread of the ranks' regions before the call, when items give positions (see
     /// [`Report::spread_before`](super::Report::spread_before)).
     pub spread_before: Option<f64>,
+    /// True when every rank's store said each of its items has one unit.
+    pub unit_items: bool,
 }
 
 impl Migration {
@@ -457,6 +459,7 @@ pub(crate) fn decide(
         step_seconds,
         centroids: inputs.centroids,
         spread_before,
+        unit_items: states.iter().all(|s| s.unit_items),
     })
 }
 

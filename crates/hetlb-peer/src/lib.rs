@@ -57,6 +57,7 @@ mod balancer;
 mod config;
 mod decide;
 mod error;
+mod exchange;
 mod faults;
 mod gather;
 mod geometry;
@@ -78,7 +79,7 @@ mod sync_point;
 pub mod trace;
 mod wire;
 
-pub use balancer::{Balancer, RecordsBalancer};
+pub use balancer::{Balancer, Deferred, RecordsBalancer};
 pub use config::{AUTO, BalancerConfig, LEARNED_SAMPLES, default_candidates};
 pub use decide::{CandidatePrediction, Migration, PlannedTransfer, imbalance};
 pub use error::{ConfigError, Holding, PeerError, PeerFailure, PlanError};

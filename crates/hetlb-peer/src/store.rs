@@ -98,6 +98,17 @@ impl ByteChunk {
     fn record(&self, i: usize) -> &[u8] {
         &self.bytes[i * self.size..(i + 1) * self.size]
     }
+
+    /// Bytes that are not records (a part of [`crate::Balancer::exchange_bytes`]), carried
+    /// as one byte string.
+    pub(crate) fn raw(bytes: Vec<u8>) -> Self {
+        Self { size: 1, bytes }
+    }
+
+    /// The bytes carried.
+    pub(crate) fn into_bytes(self) -> Vec<u8> {
+        self.bytes
+    }
 }
 
 impl Serialize for ByteChunk {
@@ -502,6 +513,21 @@ impl<'a, B: RecordBuffer + ?Sized> Records<'a, B> {
         Ok(self)
     }
 
+    /// The digest every rank's records must agree on: their size and where their positions
+    /// are (`Some((offset, dim))`, as given to [`Records::with_positions`]). What a
+    /// [`crate::Deferred`] description of records gives as its shape.
+    ///
+    /// # Example
+    /// ```
+    /// use hetlb_peer::Records;
+    /// assert_eq!(Records::<Vec<u8>>::shape_of(64, None), 64);
+    /// assert_ne!(Records::<Vec<u8>>::shape_of(64, Some((24, 3))), 64);
+    /// ```
+    pub fn shape_of(size: usize, positions: Option<(usize, usize)>) -> u64 {
+        let (offset, dim) = positions.map_or((0, 0), |(o, d)| (o as u64 + 1, d as u64));
+        (size as u64) ^ offset.rotate_left(24) ^ dim.rotate_left(56)
+    }
+
     fn position_of(&self, record: &[u8]) -> Option<Position> {
         let (offset, dim) = self.positions?;
         let mut p = [0.0; 3];
@@ -582,10 +608,7 @@ impl<B: RecordBuffer + ?Sized> Store for Records<'_, B> {
         self.load.is_none()
     }
     fn shape(&self) -> u64 {
-        let (offset, dim) = self
-            .positions
-            .map_or((0, 0), |(o, d)| (o as u64 + 1, d as u64));
-        (self.size as u64) ^ offset.rotate_left(24) ^ dim.rotate_left(56)
+        Records::<Vec<u8>>::shape_of(self.size, self.positions)
     }
     fn position(&self, i: usize) -> Option<Position> {
         self.position_of(self.record(i))

@@ -27,6 +27,8 @@ pub(crate) struct RankState {
     pub(crate) shortfalls: Option<super::shortfalls::Shortfalls>,
     /// Its items' positions summed, when items give positions.
     pub(crate) moments: Option<super::locality::Moments>,
+    /// True when each of its items has one unit (as far as its store knows).
+    pub(crate) unit_items: bool,
 }
 
 /// What one rank reports when it has finished its part of the move (its vote).
@@ -110,6 +112,13 @@ pub(crate) enum Msg<T> {
         round: u32,
         bytes: Vec<u8>,
     },
+    /// A piece of the sender's byte string for the receiver in
+    /// [`crate::Balancer::exchange_bytes`]; `last` on its final piece.
+    Part {
+        epoch: u64,
+        last: bool,
+        bytes: crate::store::ByteChunk,
+    },
     /// One round of the all-gather of the ranks' numbers ([`crate::Balancer::all_gather_values`]):
     /// `(rank, numbers)` for every rank the sender knows.
     Values {
@@ -148,6 +157,7 @@ impl<T> Msg<T> {
             | Msg::Arrive { epoch, .. }
             | Msg::Probe { epoch, .. }
             | Msg::Values { epoch, .. }
+            | Msg::Part { epoch, .. }
             | Msg::Here { epoch, .. } => *epoch,
         }
     }

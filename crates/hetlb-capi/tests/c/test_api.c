@@ -559,8 +559,22 @@ static void test_extreme_sizes(hetlb_balancer *b) {
         NOT_INTERNAL(hetlb_balancer_advise(b, n, NULL, &choice, NULL));
         hetlb_plan *p = NULL;
         EXPECT(hetlb_plan_create(b, n, loads, &p), HETLB_ERR_INVALID);
-        NOT_INTERNAL(hetlb_plan_create(b, n, NULL, &p));
-        CHECK(p == NULL, "no plan after an error");
+        /* n items of one unit on every rank: the group's total overflows and every rank
+         * refuses, or it is balanced and the plan moves nothing, without memory per item. */
+        int rc = hetlb_plan_create(b, n, NULL, &p);
+        NOT_INTERNAL(rc);
+        CHECK((rc == HETLB_OK) == (p != NULL), "a plan exactly when it succeeds (%d)", rc);
+        if (p) {
+            size_t nexp = 1;
+            const size_t *idx = NULL;
+            const int *dest = NULL;
+            EXPECT(hetlb_plan_exports(p, &nexp, &idx, &dest), HETLB_OK);
+            CHECK(nexp == 0, "%zu items on every rank: nothing to export (%zu)", n, nexp);
+            ids none_held = {0};
+            EXPECT(hetlb_migrate(b, p, id_size_cb, id_pack_cb, id_unpack_cb, &none_held),
+                   HETLB_OK);
+            hetlb_plan_free(p);
+        }
         void *items = malloc(64);
         size_t count = n;
         EXPECT(hetlb_rebalance(b, &items, &count, 64, 8, NULL, NULL, NULL), HETLB_ERR_INVALID);
@@ -618,6 +632,89 @@ static void test_extreme_sizes(hetlb_balancer *b) {
         hetlb_plan_free(p);
     }
 #undef NOT_INTERNAL
+}
+
+/* A balanced group: the plan moves nothing and needs no memory per item (2^40 items on
+ * every rank, no load array: a 24-byte proxy each would be 24 TiB), and its migrate returns
+ * at once; the calls after it go on as usual. */
+static void test_two_step_idle(void) {
+    const char *rule = (size & (size - 1)) == 0 ? "dem" : "diffusion";
+    hetlb_balancer *b = NULL;
+    EXPECT(hetlb_balancer_create(MPI_COMM_WORLD, rule, "timeout=20", &b), HETLB_OK);
+    if (!b) return;
+    const size_t n = (size_t)1 << 40;
+    for (int call = 0; call < 3; call++) {
+        hetlb_plan *p = NULL;
+        EXPECT(hetlb_plan_create(b, n, NULL, &p), HETLB_OK);
+        if (!p) break;
+        size_t nexp = 1, nimp = 1;
+        const size_t *idx = NULL, *from = NULL;
+        const int *dest = NULL;
+        int ranks = 0;
+        EXPECT(hetlb_plan_exports(p, &nexp, &idx, &dest), HETLB_OK);
+        EXPECT(hetlb_plan_imports(p, &nimp, &from, &ranks), HETLB_OK);
+        CHECK(nexp == 0 && nimp == 0 && ranks == size, "balanced: %zu out, %zu in", nexp, nimp);
+        ids g = {0};
+        EXPECT(hetlb_migrate(b, p, id_size_cb, id_pack_cb, id_unpack_cb, &g), HETLB_OK);
+        CHECK(g.n == 0, "nothing arrived");
+        hetlb_plan_free(p);
+    }
+    /* The group goes on: a call that moves (all of rank 0's items) after the idle ones. */
+    ids g = {0};
+    const uint64_t total = 16 * (uint64_t)size;
+    if (rank == 0) {
+        g.cap = (size_t)total;
+        g.ids = malloc(g.cap * sizeof(uint64_t));
+        for (uint64_t k = 0; k < total; k++) g.ids[g.n++] = k;
+    }
+    size_t e = 0, i = 0;
+    plan_and_migrate(b, &g, total, "two-step after idle plans", &e, &i);
+    free(g.ids);
+    hetlb_balancer_free(b);
+}
+
+static int cmp_u64(const void *a, const void *b) {
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* From the same start, with direct routing, the two-step form moves the same items as
+ * hetlb_rebalance: with unit items each rank's last items leave, the first transfer taking
+ * the very last. (With routing=paper a rank may forward items it received or its own,
+ * depending on when the items arrive, so only the counts and exactly-once are checked.) */
+static void test_two_step_moves_what_rebalance_moves(void) {
+    const char *rule = (size & (size - 1)) == 0 ? "dem" : "diffusion";
+    const char *routings[] = {"routing=direct", "routing=paper"};
+    for (int k = 0; k < 2; k++) {
+        hetlb_balancer *b = NULL;
+        EXPECT(hetlb_balancer_create(MPI_COMM_WORLD, rule, routings[k], &b), HETLB_OK);
+        if (!b) return;
+        uint64_t n0 = 5 + 11 * (uint64_t)rank * (uint64_t)rank, first = 0, total = 0;
+        MPI_Exscan(&n0, &first, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+        if (rank == 0) first = 0;
+        MPI_Allreduce(&n0, &total, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+        /* hetlb_rebalance on 8-byte records (the id) */
+        size_t count = (size_t)n0;
+        void *items = malloc(count * sizeof(uint64_t));
+        for (size_t i = 0; i < count; i++) ((uint64_t *)items)[i] = first + i;
+        EXPECT(hetlb_rebalance(b, &items, &count, sizeof(uint64_t), 0, NULL, NULL, NULL),
+               HETLB_OK);
+        /* the two-step form from the same start */
+        ids g = {0};
+        g.cap = (size_t)n0;
+        g.ids = malloc(g.cap * sizeof(uint64_t));
+        for (size_t i = 0; i < n0; i++) g.ids[g.n++] = first + i;
+        size_t e = 0, i = 0;
+        plan_and_migrate(b, &g, total, routings[k], &e, &i);
+        qsort(items, count, sizeof(uint64_t), cmp_u64);
+        qsort(g.ids, g.n, sizeof(uint64_t), cmp_u64);
+        CHECK(count == g.n && (k == 1 || memcmp(items, g.ids, count * sizeof(uint64_t)) == 0),
+              "%s: the two-step form holds %zu items, hetlb_rebalance %zu, not the same ones",
+              routings[k], g.n, count);
+        free(items);
+        free(g.ids);
+        hetlb_balancer_free(b);
+    }
 }
 
 /* A peer failure: rank 1 reaches the call long after the others' entry timeout (this
@@ -805,6 +902,8 @@ int main(int argc, char **argv) {
         test_two_step_refusal(b);
         hetlb_balancer_free(b);
     }
+    test_two_step_idle();
+    test_two_step_moves_what_rebalance_moves();
     test_coords();
     test_own_capacity();
     test_peer_failure();

@@ -3,6 +3,7 @@
 //! calls. What the balancer learns across calls is in `tuning.rs`; a call whose outcome is in
 //! doubt, in `doubt.rs`.
 
+mod deferred;
 mod doubt;
 mod traced;
 mod tuning;
@@ -23,6 +24,7 @@ use crate::shortfalls::Shortfalls;
 use crate::store::{Bytes, ItemKind, Storage};
 use crate::trace::Recorder;
 use crate::wire::{Msg, RankState};
+pub use deferred::Deferred;
 use doubt::Doubt;
 use hetlb_core::advice::{Advice, CostModel};
 use hetlb_core::topology::Network;
@@ -37,6 +39,7 @@ struct Local {
     units: Option<u64>,
     shape: u64,
     moments: Result<Option<Moments>, String>,
+    unit_items: bool,
 }
 
 impl Local {
@@ -46,6 +49,7 @@ impl Local {
             units: store.units(),
             shape: store.shape(),
             moments: moments_of(store.len(), |i| store.position(i)),
+            unit_items: store.unit_loads(),
         }
     }
 }
@@ -238,10 +242,15 @@ impl<K: ItemKind, G: Group> Balancer<K, G> {
     }
 
     fn plan_in<S: Storage<K>>(&mut self, items: &S) -> Result<Migration, PeerError> {
+        self.plan_local(Local::of(items))
+    }
+
+    /// [`Balancer::plan`] from what this rank brings.
+    fn plan_local(&mut self, local: Local) -> Result<Migration, PeerError> {
         self.begin()?;
         let start = self.ep.now();
         let traced = Instant::now();
-        let g = self.gather_inputs(Local::of(items))?;
+        let g = self.gather_inputs(local)?;
         self.trace_span("gather", traced, serde_json::Value::Null);
         let deciding = Instant::now();
         let (states, inputs) = self.rule_inputs(g);
@@ -324,12 +333,10 @@ impl<K: ItemKind, G: Group> Balancer<K, G> {
                 migration.epoch, self.epoch
             )));
         }
-        let outcome = self.tuning.outcome(migration.step_seconds);
         if migration.is_empty() {
-            let mut report = Report::unchanged(migration, me, self.backend);
-            report.outcome = outcome;
-            return Ok(report);
+            return Ok(self.unchanged(migration));
         }
+        let outcome = self.tuning.outcome(migration.step_seconds);
         let items_before = items.len() as u64;
         let start = self.ep.now();
         let traced = Instant::now();
@@ -395,26 +402,54 @@ impl<K: ItemKind, G: Group> Balancer<K, G> {
 
     fn rebalance_in<S: Storage<K>>(&mut self, items: &mut S) -> Result<Report, PeerError> {
         self.resolve(items)?;
-        if self.tuning.skip() {
-            self.trace_skipped();
-            return Ok(Report::skipped(
-                self.epoch,
-                self.rank,
-                self.backend,
-                (self.config.rule_name(), &self.label),
-                (self.config.options.schedule, self.config.options.routing),
-                items.len() as u64,
-                items.units().unwrap_or(u64::MAX),
-            ));
+        if let Some(skipped) = self.skipped(items.len(), || items.units()) {
+            return Ok(skipped);
         }
-        let result = self.plan(items).and_then(|migration| {
+        let local = Local::of(items);
+        self.decide_then_move(local, |b: &mut Self, migration: &Migration| {
+            b.migrate(items, migration)
+        })
+    }
+
+    /// The report of a call the trigger skips, when it skips this one.
+    fn skipped(&mut self, items: usize, units: impl FnOnce() -> Option<u64>) -> Option<Report> {
+        if !self.tuning.skip() {
+            return None;
+        }
+        self.trace_skipped();
+        Some(Report::skipped(
+            self.epoch,
+            self.rank,
+            self.backend,
+            (self.config.rule_name(), &self.label),
+            (self.config.options.schedule, self.config.options.routing),
+            items as u64,
+            units().unwrap_or(u64::MAX),
+        ))
+    }
+
+    /// The deciding half of a rebalance (plan, then `carry` the migration out), with the
+    /// trigger told what was checked and whether anything moved.
+    fn decide_then_move(
+        &mut self,
+        local: Local,
+        carry: impl FnOnce(&mut Self, &Migration) -> Result<Report, PeerError>,
+    ) -> Result<Report, PeerError> {
+        let planned = self.plan_local(local);
+        let result = self.noted(planned).and_then(|migration| {
             self.tuning.checked(migration.decide_seconds);
-            self.migrate(items, &migration)
-                .map(|report| (report, !migration.is_empty()))
+            carry(self, &migration).map(|report| (report, !migration.is_empty()))
         });
         self.tuning
             .schedule_next_check(result.as_ref().map(|(_, moved)| *moved).map_err(|_| ()));
         result.map(|(report, _)| report)
+    }
+
+    /// The report of a migration in which nothing moves on any rank.
+    fn unchanged(&mut self, migration: &Migration) -> Report {
+        let mut report = Report::unchanged(migration, self.rank, self.backend);
+        report.outcome = self.tuning.outcome(migration.step_seconds);
+        report
     }
 
     /// Settles a call whose outcome was in doubt ([`PeerError::InDoubt`]): waits (up to the
@@ -519,6 +554,65 @@ impl<K: ItemKind, G: Group> Balancer<K, G> {
             let mut session = self.session();
             let result =
                 all_gather_values(&mut session, mine.to_vec()).map_err(|e| session.give_up(e));
+            session.finish();
+            result
+        });
+        self.noted(result)
+    }
+
+    /// Sends byte strings to some ranks and receives one from each of some others, timed as
+    /// every call is: `send` gives `(rank, bytes)` (each rank at most once), `from` the
+    /// ranks this rank receives from; the result holds their byte strings in the order of
+    /// `from`. Collective: every rank calls it (a rank with nothing to send or receive
+    /// too), and every rank's `from` must name exactly the ranks that send to it. For faces
+    /// whose plan already says who sends to whom (the C two-step form's migrate); a rank
+    /// that stops or refuses is named as in [`rebalance`](Self::rebalance).
+    ///
+    /// When it fails on a rank, the bytes it sent may have arrived: the caller agrees on
+    /// the outcome (e.g. with [`barrier`](Self::barrier)) before it acts on them.
+    ///
+    /// # Errors
+    /// As [`barrier`](Self::barrier); [`PeerError::Mismatch`] for a rank out of range or
+    /// named twice, or bytes from a rank `from` does not name.
+    ///
+    /// # Complexity
+    /// One message per destination (per 64 MiB); the bytes copied once into a message
+    /// where the transport serialises, and once out.
+    ///
+    /// # Example
+    /// ```
+    /// use hetlb_peer::{Balancer, BalancerConfig};
+    /// use hetlb_transport::threads;
+    /// let handles: Vec<_> = threads::group(3)
+    ///     .into_iter()
+    ///     .map(|member| {
+    ///         std::thread::spawn(move || {
+    ///             let mut b: Balancer<u64, _> =
+    ///                 Balancer::new(&member, BalancerConfig::new("oem").unwrap()).unwrap();
+    ///             // Rank 0 sends to rank 2; rank 1 neither sends nor receives.
+    ///             match member.rank() {
+    ///                 0 => b.exchange_bytes(vec![(2, b"hello".to_vec())], &[]).unwrap(),
+    ///                 1 => b.exchange_bytes(Vec::new(), &[]).unwrap(),
+    ///                 _ => b.exchange_bytes(Vec::new(), &[0]).unwrap(),
+    ///             }
+    ///         })
+    ///     })
+    ///     .collect();
+    /// let got: Vec<Vec<Vec<u8>>> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+    /// assert_eq!(got[2], vec![b"hello".to_vec()]);
+    /// ```
+    pub fn exchange_bytes(
+        &mut self,
+        send: Vec<(usize, Vec<u8>)>,
+        from: &[usize],
+    ) -> Result<Vec<Vec<u8>>, PeerError> {
+        if let Some(lost) = &self.lost {
+            return Err(lost.clone());
+        }
+        let result = self.begin().and_then(|()| {
+            let mut session = self.session();
+            let result =
+                crate::exchange::exchange(&mut session, send, from).map_err(|e| session.give_up(e));
             session.finish();
             result
         });
@@ -716,6 +810,7 @@ impl<K: ItemKind, G: Group> Balancer<K, G> {
             units,
             shape,
             moments,
+            unit_items,
         } = local;
         let mut probed = Traffic::default();
         // Every rank probes at its first deciding call, whatever comes of it.
@@ -753,6 +848,7 @@ impl<K: ItemKind, G: Group> Balancer<K, G> {
             items: items as u64,
             fingerprint,
             moments,
+            unit_items,
             ..RankState::default()
         };
         self.tuning.fill(&self.config, &mut mine);

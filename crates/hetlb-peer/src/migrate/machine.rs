@@ -292,6 +292,7 @@ mod tests {
             step_seconds: None,
             centroids: None,
             spread_before: None,
+            unit_items: true,
             transfers,
         }
     }
