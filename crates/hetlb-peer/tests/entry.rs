@@ -231,3 +231,74 @@ fn gathered_values_agree_and_a_refusal_is_named() {
         assert_eq!(after.unwrap(), vec![10, 10, 10, 10], "rank {rank}");
     }
 }
+
+/// `exchange_bytes`: every part reaches its rank, in the order of `from`, pieces of a long
+/// part joined; a rank that refuses instead is named by every rank waiting for it (and by
+/// the others at their next call), and the group goes on.
+#[test]
+fn exchanged_bytes_arrive_whole_and_a_refusal_is_named() {
+    let handles: Vec<_> = threads::group(4)
+        .into_iter()
+        .map(|member| {
+            std::thread::spawn(move || {
+                let rank = member.rank();
+                // a long timeout: building and copying 64 MiB is slow in a debug build
+                let config = BalancerConfig::new("oem")
+                    .unwrap()
+                    .timeout(Duration::from_secs(30));
+                let mut b: Balancer<u64, _> = Balancer::new(&member, config).unwrap();
+                // Every rank sends `rank + 1` copies of its rank's byte to every other; the
+                // part from 3 to 0 is longer than a message (several pieces).
+                let part = |to: usize| {
+                    let n = if (rank, to) == (3, 0) {
+                        (64 << 20) + 1
+                    } else {
+                        rank + 1
+                    };
+                    vec![rank as u8; n]
+                };
+                let others: Vec<usize> = (0..4).filter(|&r| r != rank).collect();
+                let send = others.iter().map(|&to| (to, part(to))).collect();
+                let from: Vec<usize> = others.iter().rev().copied().collect();
+                let got = b.exchange_bytes(send, &from).unwrap();
+                let lens: Vec<usize> = got.iter().map(Vec::len).collect();
+                let whole = got
+                    .iter()
+                    .zip(&from)
+                    .all(|(g, &r)| g.iter().all(|&x| x == r as u8));
+                // rank 2 refuses the next exchange, in which rank 0 expects bytes from it
+                let refused = if rank == 2 {
+                    b.refuse("no room").unwrap();
+                    None
+                } else {
+                    let from: &[usize] = if rank == 0 { &[2] } else { &[] };
+                    b.exchange_bytes(Vec::new(), from).err()
+                };
+                let next = b.barrier().err();
+                (from, lens, whole, refused, next)
+            })
+        })
+        .collect();
+    for (rank, h) in handles.into_iter().enumerate() {
+        let (from, lens, whole, refused, next) = h.join().unwrap();
+        let want: Vec<usize> = from
+            .iter()
+            .map(|&r| {
+                if (r, rank) == (3, 0) {
+                    (64 << 20) + 1
+                } else {
+                    r + 1
+                }
+            })
+            .collect();
+        assert_eq!(lens, want, "rank {rank}");
+        assert!(whole, "rank {rank}: bytes of another rank");
+        if rank == 0 {
+            assert!(
+                matches!(&refused, Some(PeerError::Refused { rank: 2, reason }) if reason.contains("no room")),
+                "rank {rank}: {refused:?}"
+            );
+        }
+        assert!(next.is_none(), "rank {rank}: the group goes on: {next:?}");
+    }
+}
