@@ -71,8 +71,9 @@ pub trait Deferred<K: ItemKind> {
     /// Σ of their loads, `None` on overflow.
     fn units(&self) -> Option<u64>;
 
-    /// The digest of the built store's shape ([`crate::store::Store::shape`]; 0 for typed
-    /// items).
+    /// The digest of the built store's shape, which every rank's must match: for records,
+    /// [`Records::shape_of`](crate::Records::shape_of) of their size and positions; 0 for
+    /// typed items.
     fn shape(&self) -> u64 {
         0
     }
