@@ -32,7 +32,7 @@
 
 use crate::model::{Capacities, ModelError, total_load};
 use crate::plan::{LoadInfo, Plan, Transfer};
-use crate::rules::diffusion::{NodeRule, NodeView, Scratch};
+use crate::rules::diffusion::{NodeRule, NodeView, Scratch, Sink};
 use crate::summary::{PlanBuilder, PlanRecorder};
 use crate::topology::Topology;
 use rayon::prelude::*;
@@ -265,7 +265,6 @@ pub struct RoundEngine<'a, T, R> {
 #[derive(Debug, Default)]
 struct Chunk {
     scratch: Scratch,
-    out: Vec<(usize, u64)>,
     transfers: Vec<Transfer>,
     step: RoundStep,
 }
@@ -277,6 +276,8 @@ struct RoundInput<'e, T, R> {
     loads: &'e [u64],
     capacities: &'e [f64],
     levels: &'e [f64],
+    /// Every capacity is 1.
+    unit_capacities: bool,
     received: &'e [AtomicU64],
     round: u64,
     seed: u64,
@@ -288,8 +289,13 @@ impl<T: Topology, R: NodeRule> RoundInput<'_, T, R> {
     /// they send plus what the nodes of the range send them; receivers outside the range are
     /// credited through their counters.
     fn decide_range(&self, first: usize, next: &mut [u64], chunk: &mut Chunk) {
-        chunk.step = RoundStep::default();
-        chunk.transfers.clear();
+        let Chunk {
+            scratch,
+            transfers,
+            step,
+        } = chunk;
+        *step = RoundStep::default();
+        transfers.clear();
         let end = first + next.len();
         next.copy_from_slice(&self.loads[first..end]);
         for i in 0..next.len() {
@@ -309,34 +315,69 @@ impl<T: Topology, R: NodeRule> RoundInput<'_, T, R> {
                 round: self.round,
                 seed: self.seed,
             };
-            chunk.out.clear();
-            self.rule.decide(&view, &mut chunk.scratch, &mut chunk.out);
-            let mut budget = held;
-            for &(to, units) in &chunk.out {
-                let units = units.min(budget);
-                if units == 0 || to == node {
-                    continue;
-                }
-                debug_assert!(self.topology.contains_edge(node, to));
-                budget -= units;
-                if (first..end).contains(&to) {
-                    next[to - first] += units;
-                } else {
-                    self.received[to].fetch_add(units, Ordering::Relaxed);
-                }
-                chunk.step.units += units;
-                chunk.step.transfers += 1;
-                if self.record {
-                    chunk.transfers.push(Transfer {
-                        from: node,
-                        to,
-                        units,
-                    });
-                }
-            }
+            let mut sink = NodeSink {
+                input: self,
+                first,
+                next: &mut *next,
+                node,
+                budget: held,
+                step: RoundStep::default(),
+                transfers: &mut *transfers,
+            };
+            self.rule
+                .decide_each(&view, self.unit_capacities, scratch, &mut sink);
+            let budget = sink.budget;
+            step.units += sink.step.units;
+            step.transfers += sink.step.transfers;
             // the node's own entry holds its load plus its credits so far: never below what
             // it sends
             next[i] -= held - budget;
+        }
+    }
+}
+
+/// The engine's [`Sink`] for one node of a range: caps, credits and counts its transfers.
+struct NodeSink<'s, 'e, T, R> {
+    input: &'s RoundInput<'e, T, R>,
+    /// The range's first node.
+    first: usize,
+    /// The range's entries of the next loads.
+    next: &'s mut [u64],
+    /// The sender.
+    node: usize,
+    /// What the sender has left to send.
+    budget: u64,
+    /// The sender's units and transfers so far.
+    step: RoundStep,
+    transfers: &'s mut Vec<Transfer>,
+}
+
+impl<T: Topology, R> Sink for NodeSink<'_, '_, T, R> {
+    #[inline(always)]
+    fn send(&mut self, to: usize, units: u64) {
+        // at most what is left, nothing to itself; a pair of zero units changes nothing below
+        // (an in-range credit of 0 is added without a branch)
+        let units = if to == self.node {
+            0
+        } else {
+            units.min(self.budget)
+        };
+        self.budget -= units;
+        let sent = units != 0;
+        debug_assert!(!sent || self.input.topology.contains_edge(self.node, to));
+        if let Some(entry) = self.next.get_mut(to.wrapping_sub(self.first)) {
+            *entry += units;
+        } else if sent {
+            self.input.received[to].fetch_add(units, Ordering::Relaxed);
+        }
+        self.step.units += units;
+        self.step.transfers += u64::from(sent);
+        if self.input.record && sent {
+            self.transfers.push(Transfer {
+                from: self.node,
+                to,
+                units,
+            });
         }
     }
 }
@@ -470,6 +511,7 @@ impl<'a, T: Topology, R: NodeRule> RoundEngine<'a, T, R> {
             loads: &self.loads,
             capacities: &self.capacities,
             levels: &self.levels,
+            unit_capacities: self.unit_capacities,
             received: &self.received,
             round: self.round,
             seed: self.seed,

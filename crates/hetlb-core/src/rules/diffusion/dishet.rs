@@ -1,6 +1,6 @@
 //! DISHET: decentralised diffusion for heterogeneous systems (Neelakantan 2012, §4).
 
-use super::{NodeRule, NodeView, Scratch};
+use super::{NodeRule, NodeView, Scratch, Sink};
 
 /// A deficient neighbour and the units it is given.
 #[derive(Debug, Clone, Copy, Default)]
@@ -99,7 +99,19 @@ impl NodeRule for Dishet {
         scratch: &mut Scratch,
         out: &mut Vec<(usize, u64)>,
     ) {
-        decide(view, scratch, out, Threshold::AboveOne);
+        out.extend(receivers(view, scratch, Threshold::AboveOne));
+    }
+
+    fn decide_each<T: Topology>(
+        &self,
+        view: &NodeView<'_, T>,
+        _unit_capacities: bool,
+        scratch: &mut Scratch,
+        sink: &mut impl Sink,
+    ) {
+        for (to, units) in receivers(view, scratch, Threshold::AboveOne) {
+            sink.send(to, units);
+        }
     }
 }
 
@@ -114,7 +126,19 @@ impl NodeRule for DishetTight {
         scratch: &mut Scratch,
         out: &mut Vec<(usize, u64)>,
     ) {
-        decide(view, scratch, out, Threshold::AtLeastOne);
+        out.extend(receivers(view, scratch, Threshold::AtLeastOne));
+    }
+
+    fn decide_each<T: Topology>(
+        &self,
+        view: &NodeView<'_, T>,
+        _unit_capacities: bool,
+        scratch: &mut Scratch,
+        sink: &mut impl Sink,
+    ) {
+        for (to, units) in receivers(view, scratch, Threshold::AtLeastOne) {
+            sink.send(to, units);
+        }
     }
 }
 
@@ -171,16 +195,33 @@ fn sort_small<E: Copy>(v: &mut [E], mut compare: impl FnMut(&E, &E) -> std::cmp:
     }
 }
 
-fn decide<T: Topology>(
+/// The receivers of `view.node` and their units, in the order of the balance.
+fn receivers<'s, T: Topology>(
+    view: &NodeView<'_, T>,
+    scratch: &'s mut Scratch,
+    threshold: Threshold,
+) -> impl Iterator<Item = (usize, u64)> + 's {
+    let filled = balance(view, scratch, threshold);
+    scratch.deficient[..filled]
+        .iter()
+        .filter(|k| k.units > 0)
+        .map(|k| (k.node, k.units))
+}
+
+/// Decides `view.node`'s transfers: returns `n`, the receivers being the first `n` entries of
+/// `scratch.deficient` with their units (some of them zero).
+///
+/// Not inlined: inside the round engine's loop over the nodes it runs slower (measured).
+#[inline(never)]
+fn balance<T: Topology>(
     view: &NodeView<'_, T>,
     scratch: &mut Scratch,
-    out: &mut Vec<(usize, u64)>,
     threshold: Threshold,
-) {
+) -> usize {
     let i = view.node;
     let w_i = view.loads[i];
     if w_i == 0 {
-        return;
+        return 0;
     }
     let c_i = view.capacities[i];
     // eq. (1): the deficient neighbours
@@ -203,13 +244,13 @@ fn decide<T: Topology>(
         }
     }
     if dn.is_empty() {
-        return;
+        return 0;
     }
     // eqs. (2)-(3): LD = P_i − L_avg·C_i = (P_i·ΣC_DN − C_i·ΣP_DN) / (C_i + ΣC_DN)
     let excess = ((w_i as f64) * sum_c - c_i * (sum_w as f64)) / (c_i + sum_c);
     // also false for NaN (never produced from valid capacities)
     if excess.is_nan() || !passes(w_i, c_i, sum_w, sum_c, excess, threshold) {
-        return;
+        return 0;
     }
     let ld = (excess as u64).min(w_i); // excess ≥ 1: the cast is a floor
     // Balance: water-fill the lightest deficient neighbours up to a common level.
@@ -269,12 +310,7 @@ fn decide<T: Topology>(
             k.units = allowed;
         }
     }
-    out.extend(
-        dn[..filled]
-            .iter()
-            .filter(|k| k.units > 0)
-            .map(|k| (k.node, k.units)),
-    );
+    filled
 }
 
 #[cfg(test)]
