@@ -155,12 +155,47 @@ fn unit_nearest(dx: f64, deg_i: usize, deg_j: usize) -> Option<u64> {
 /// `max(deg_i, deg_j) + 1` is not below 2^32.
 #[inline(always)]
 fn whole_nearest(dx: u32, deg_i: usize, deg_j: usize) -> Option<u64> {
-    let d = u32::try_from(deg_i.max(deg_j) + 1).ok()?;
+    let (q, rem) = div_rem(dx, deg_i.max(deg_j) + 1)?;
+    let d = (deg_i.max(deg_j) + 1) as u64;
     let k = deg_i as u64 + deg_j as u64;
-    // 32-bit operands: a shorter division
-    let (q, rem) = (u64::from(dx / d), u64::from(dx % d));
-    let up = 2 * rem >= u64::from(d) && (q + 1) * k < 2 * u64::from(dx);
+    // `&` rather than `&&`: both sides are cheap, and a branch on them is a coin toss
+    let up = (2 * rem >= d) & ((q + 1) * k < 2 * u64::from(dx));
     Some(q + u64::from(up))
+}
+
+/// Multiplicative inverses `⌊(2^64 − 1)/d⌋ + 1` of the divisors `d` in `2..=256` (0 for 0 and
+/// 1): with them [`div_rem`] divides a 32-bit number by multiplications (Lemire, Kaser &
+/// Kurz 2019, "Faster remainder by direct computation", exact for every 32-bit dividend and
+/// divisor). A divisor `max(deg_i, deg_j) + 1` is in the table on every network of degree below
+/// 256.
+const RECIPROCALS: [u64; 257] = {
+    let mut table = [0; 257];
+    let mut d = 2;
+    while d < table.len() {
+        table[d] = u64::MAX / d as u64 + 1;
+        d += 1;
+    }
+    table
+};
+
+/// `(n div d, n mod d)`; `None` when `d` is 0 or not below 2^32. Divisors of
+/// [`RECIPROCALS`] are divided by multiplications, others by a 32-bit division.
+#[inline(always)]
+fn div_rem(n: u32, d: usize) -> Option<(u64, u64)> {
+    match RECIPROCALS.get(d) {
+        Some(&m) if m != 0 => {
+            // `m·n mod 2^64` is the fraction `(n mod d)/d` in 64 bits, rounded up: its product
+            // with `d`, shifted, is the remainder
+            let (n, d) = (u64::from(n), d as u64);
+            let q = ((u128::from(m) * u128::from(n)) >> 64) as u64;
+            let rem = ((u128::from(m.wrapping_mul(n)) * u128::from(d)) >> 64) as u64;
+            Some((q, rem))
+        }
+        _ => {
+            let d = u32::try_from(d).ok().filter(|&d| d != 0)?;
+            Some((u64::from(n / d), u64::from(n % d)))
+        }
+    }
 }
 
 /// `diffusion` at `view.node` (holding a load) when every capacity is 1: the units to every
@@ -373,6 +408,11 @@ impl NodeRule for FirstOrder {
         }
     }
 
+    /// `diffusion` with unit capacities decides on the loads alone.
+    fn reads_levels(&self, unit_capacities: bool) -> bool {
+        !(unit_capacities && self.rounding == Rounding::Nearest)
+    }
+
     fn randomised(&self) -> bool {
         self.rounding == Rounding::Random
     }
@@ -456,6 +496,29 @@ mod tests {
         }
         assert_eq!(unit_nearest(0.5, 4, 4), None);
         assert_eq!(unit_nearest((1u64 << 32) as f64, 4, 4), None);
+    }
+
+    /// `div_rem` against the hardware division: every divisor of the table and some beyond
+    /// it, on the dividends at the edges of the 32-bit range and on random ones.
+    #[test]
+    fn div_rem_is_the_division() {
+        let mut rng = node_rng(3, 0, 0);
+        let mut dividends: Vec<u32> = (0..1000).chain(u32::MAX - 1000..=u32::MAX).collect();
+        dividends.extend((0..2000).map(|_| rng.random::<u32>()));
+        let divisors = (1..=300).chain([1 << 16, (1 << 31) + 1, u32::MAX as usize]);
+        for d in divisors {
+            let multiples = (1..4).flat_map(|k| {
+                let m = (d as u64 * k).min(u64::from(u32::MAX)) as u32;
+                [m.wrapping_sub(1), m, m.saturating_add(1)]
+            });
+            for n in dividends.iter().copied().chain(multiples) {
+                let d32 = d as u32;
+                let expected = (u64::from(n / d32), u64::from(n % d32));
+                assert_eq!(div_rem(n, d), Some(expected), "{n} / {d}");
+            }
+        }
+        assert_eq!(div_rem(5, 0), None);
+        assert_eq!(div_rem(5, 1 << 32), None);
     }
 
     /// `diffusion`'s decisions equal those of the floating-point flows at every node, with

@@ -153,6 +153,15 @@ pub trait NodeRule: Sync {
         scratch.out = out;
     }
 
+    /// Whether [`NodeRule::decide_each`] reads [`NodeView::levels`] on a network whose
+    /// capacities are all 1 (`unit_capacities`) or not. When it does not, the round engine
+    /// does not keep the levels and hands it views whose `levels` slice is empty. The default
+    /// is true.
+    fn reads_levels(&self, unit_capacities: bool) -> bool {
+        let _ = unit_capacities;
+        true
+    }
+
     /// True when the decisions depend on random draws.
     fn randomised(&self) -> bool {
         false
