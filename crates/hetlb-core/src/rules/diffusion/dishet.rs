@@ -153,8 +153,7 @@ enum Threshold {
 /// when every capacity involved is a whole number below 2^53 (and the products fit); in
 /// floating point otherwise.
 fn passes(w_i: u64, c_i: f64, sum_w: u64, sum_c: f64, excess: f64, threshold: Threshold) -> bool {
-    const WHOLE: f64 = 9_007_199_254_740_992.0;
-    if c_i.fract() == 0.0 && sum_c.fract() == 0.0 && c_i < WHOLE && sum_c < WHOLE {
+    if whole(c_i) && whole(sum_c) {
         // whole and below 2^53: through u64, the same values without a 128-bit conversion
         let (c_i, sum_c) = (u128::from(c_i as u64), u128::from(sum_c as u64));
         let left = u128::from(w_i).checked_mul(sum_c);
@@ -172,6 +171,16 @@ fn passes(w_i: u64, c_i: f64, sum_w: u64, sum_c: f64, excess: f64, threshold: Th
         Threshold::AboveOne => excess > 1.0,
         Threshold::AtLeastOne => excess >= 1.0,
     }
+}
+
+/// True when `x` is a whole number in `0..2^53`. For such `x` the cast to `u64` is exact, and
+/// for any other `x` below 2^53 it truncates to a different value: the same test as
+/// `x.fract() == 0.0 && x < 2^53` for non-negative `x` (false for NaN), without the call to
+/// `trunc` that `fract` is without SSE4.1.
+#[inline(always)]
+fn whole(x: f64) -> bool {
+    const WHOLE: f64 = 9_007_199_254_740_992.0;
+    x < WHOLE && (x as u64) as f64 == x
 }
 
 /// Sorts `v` by `compare`, by insertion when it is short (a node's neighbours, mostly): the
@@ -210,9 +219,6 @@ fn receivers<'s, T: Topology>(
 
 /// Decides `view.node`'s transfers: returns `n`, the receivers being the first `n` entries of
 /// `scratch.deficient` with their units (some of them zero).
-///
-/// Not inlined: inside the round engine's loop over the nodes it runs slower (measured).
-#[inline(never)]
 fn balance<T: Topology>(
     view: &NodeView<'_, T>,
     scratch: &mut Scratch,
@@ -347,6 +353,29 @@ mod tests {
         let mut out = Vec::new();
         rule.decide(&view, &mut Scratch::default(), &mut out);
         out
+    }
+
+    /// `whole` against `fract` on whole and fractional values about 0, 1, 2^52 and 2^53.
+    #[test]
+    fn whole_is_fract_zero_below_2_53() {
+        let two53 = 9_007_199_254_740_992.0f64;
+        let values = [
+            0.0,
+            0.5,
+            1.0,
+            1.5,
+            3.0,
+            1e-300,
+            4503599627370495.5,
+            two53 - 1.0,
+            two53,
+        ];
+        for x in values
+            .into_iter()
+            .chain([f64::NAN, f64::INFINITY, two53 * 2.0])
+        {
+            assert_eq!(whole(x), x.fract() == 0.0 && x < two53, "{x}");
+        }
     }
 
     #[test]
