@@ -32,7 +32,7 @@
 
 use crate::model::{Capacities, ModelError, total_load};
 use crate::plan::{LoadInfo, Plan, Transfer};
-use crate::rules::diffusion::{NodeRule, NodeView, Scratch};
+use crate::rules::diffusion::{NodeRule, NodeView, Scratch, Sink};
 use crate::summary::{PlanBuilder, PlanRecorder};
 use crate::topology::Topology;
 use rayon::prelude::*;
@@ -247,8 +247,11 @@ pub struct RoundEngine<'a, T, R> {
     unit_capacities: bool,
     loads: Vec<u64>,
     next: Vec<u64>,
-    /// `loads[i] / capacities[i]`, always up to date with `loads`.
+    /// `loads[i] / capacities[i]`, up to date with `loads` when `keep_levels` (else computed
+    /// when needed).
     levels: Vec<f64>,
+    /// The rule reads the levels ([`NodeRule::reads_levels`]): every round updates them.
+    keep_levels: bool,
     /// Units received in the current round, by node.
     received: Vec<AtomicU64>,
     /// Nodes per range: [`CHUNK_NODES`] (fewer in the tests, to cross ranges on small
@@ -265,7 +268,6 @@ pub struct RoundEngine<'a, T, R> {
 #[derive(Debug, Default)]
 struct Chunk {
     scratch: Scratch,
-    out: Vec<(usize, u64)>,
     transfers: Vec<Transfer>,
     step: RoundStep,
 }
@@ -276,7 +278,12 @@ struct RoundInput<'e, T, R> {
     topology: &'e T,
     loads: &'e [u64],
     capacities: &'e [f64],
+    /// Empty when the rule does not read them.
     levels: &'e [f64],
+    /// Every capacity is 1.
+    unit_capacities: bool,
+    /// Ranges are decided on several threads at once.
+    parallel: bool,
     received: &'e [AtomicU64],
     round: u64,
     seed: u64,
@@ -288,8 +295,13 @@ impl<T: Topology, R: NodeRule> RoundInput<'_, T, R> {
     /// they send plus what the nodes of the range send them; receivers outside the range are
     /// credited through their counters.
     fn decide_range(&self, first: usize, next: &mut [u64], chunk: &mut Chunk) {
-        chunk.step = RoundStep::default();
-        chunk.transfers.clear();
+        let Chunk {
+            scratch,
+            transfers,
+            step,
+        } = chunk;
+        *step = RoundStep::default();
+        transfers.clear();
         let end = first + next.len();
         next.copy_from_slice(&self.loads[first..end]);
         for i in 0..next.len() {
@@ -309,34 +321,76 @@ impl<T: Topology, R: NodeRule> RoundInput<'_, T, R> {
                 round: self.round,
                 seed: self.seed,
             };
-            chunk.out.clear();
-            self.rule.decide(&view, &mut chunk.scratch, &mut chunk.out);
-            let mut budget = held;
-            for &(to, units) in &chunk.out {
-                let units = units.min(budget);
-                if units == 0 || to == node {
-                    continue;
-                }
-                debug_assert!(self.topology.contains_edge(node, to));
-                budget -= units;
-                if (first..end).contains(&to) {
-                    next[to - first] += units;
-                } else {
-                    self.received[to].fetch_add(units, Ordering::Relaxed);
-                }
-                chunk.step.units += units;
-                chunk.step.transfers += 1;
-                if self.record {
-                    chunk.transfers.push(Transfer {
-                        from: node,
-                        to,
-                        units,
-                    });
-                }
-            }
+            let mut sink = NodeSink {
+                input: self,
+                first,
+                next: &mut *next,
+                node,
+                budget: held,
+                step: RoundStep::default(),
+                transfers: &mut *transfers,
+            };
+            self.rule
+                .decide_each(&view, self.unit_capacities, scratch, &mut sink);
+            let budget = sink.budget;
+            step.units += sink.step.units;
+            step.transfers += sink.step.transfers;
             // the node's own entry holds its load plus its credits so far: never below what
             // it sends
             next[i] -= held - budget;
+        }
+    }
+}
+
+/// The engine's [`Sink`] for one node of a range: caps, credits and counts its transfers.
+struct NodeSink<'s, 'e, T, R> {
+    input: &'s RoundInput<'e, T, R>,
+    /// The range's first node.
+    first: usize,
+    /// The range's entries of the next loads.
+    next: &'s mut [u64],
+    /// The sender.
+    node: usize,
+    /// What the sender has left to send.
+    budget: u64,
+    /// The sender's units and transfers so far.
+    step: RoundStep,
+    transfers: &'s mut Vec<Transfer>,
+}
+
+impl<T: Topology, R> Sink for NodeSink<'_, '_, T, R> {
+    #[inline(always)]
+    fn send(&mut self, to: usize, units: u64) {
+        // at most what is left, nothing to itself; a pair of zero units changes nothing below
+        // (an in-range credit of 0 is added without a branch)
+        let units = if to == self.node {
+            0
+        } else {
+            units.min(self.budget)
+        };
+        self.budget -= units;
+        let sent = units != 0;
+        debug_assert!(!sent || self.input.topology.contains_edge(self.node, to));
+        if let Some(entry) = self.next.get_mut(to.wrapping_sub(self.first)) {
+            *entry += units;
+        } else if sent {
+            let counter = &self.input.received[to];
+            if self.input.parallel {
+                counter.fetch_add(units, Ordering::Relaxed);
+            } else {
+                // one thread decides every range in turn: nothing to race with, so no locked
+                // instruction
+                counter.store(counter.load(Ordering::Relaxed) + units, Ordering::Relaxed);
+            }
+        }
+        self.step.units += units;
+        self.step.transfers += u64::from(sent);
+        if self.input.record && sent {
+            self.transfers.push(Transfer {
+                from: self.node,
+                to,
+                units,
+            });
         }
     }
 }
@@ -368,6 +422,18 @@ fn credit_range(
             r.store(0, Ordering::Relaxed);
         }
         *x = level(*n, c, unit);
+    }
+}
+
+/// Adds the counters' credits to `next`, clearing the counters that hold one: what
+/// [`credit_range`] does when nobody reads the levels.
+fn credit_counters(next: &mut [u64], received: &[AtomicU64]) {
+    for (n, r) in next.iter_mut().zip(received) {
+        let credited = r.load(Ordering::Relaxed);
+        if credited != 0 {
+            *n += credited;
+            r.store(0, Ordering::Relaxed);
+        }
     }
 }
 
@@ -411,8 +477,11 @@ impl<'a, T: Topology, R: NodeRule> RoundEngine<'a, T, R> {
             None => vec![1.0; nodes],
         };
         let unit_capacities = capacities.iter().all(|&c| c == 1.0);
+        let keep_levels = rule.reads_levels(unit_capacities);
         let mut levels = vec![0.0; nodes];
-        compute_levels(&mut levels, loads, &capacities, unit_capacities);
+        if keep_levels {
+            compute_levels(&mut levels, loads, &capacities, unit_capacities);
+        }
         Ok(Self {
             rule,
             topology,
@@ -421,6 +490,7 @@ impl<'a, T: Topology, R: NodeRule> RoundEngine<'a, T, R> {
             loads: loads.to_vec(),
             next: loads.to_vec(),
             levels,
+            keep_levels,
             received: (0..nodes).map(|_| AtomicU64::new(0)).collect(),
             chunk_nodes: CHUNK_NODES,
             chunks: (0..nodes.div_ceil(CHUNK_NODES))
@@ -469,7 +539,9 @@ impl<'a, T: Topology, R: NodeRule> RoundEngine<'a, T, R> {
             topology: self.topology,
             loads: &self.loads,
             capacities: &self.capacities,
-            levels: &self.levels,
+            levels: if self.keep_levels { &self.levels } else { &[] },
+            unit_capacities: self.unit_capacities,
+            parallel,
             received: &self.received,
             round: self.round,
             seed: self.seed,
@@ -481,9 +553,13 @@ impl<'a, T: Topology, R: NodeRule> RoundEngine<'a, T, R> {
         // the decisions are all taken: the counters' credits, then the new levels (the
         // counters are read and cleared without a locked instruction, as nobody else touches
         // them in this pass; most are zero and are not written)
-        let unit = self.unit_capacities;
+        let (unit, keep_levels) = (self.unit_capacities, self.keep_levels);
         let credit = |((next, levels), (received, capacities))| {
-            credit_range(next, levels, received, capacities, unit)
+            if keep_levels {
+                credit_range(next, levels, received, capacities, unit)
+            } else {
+                credit_counters(next, received)
+            }
         };
         if parallel {
             self.next
@@ -528,6 +604,11 @@ impl<'a, T: Topology, R: NodeRule> RoundEngine<'a, T, R> {
 
     /// True when some node could send in the next round under some outcome of the draws.
     pub fn could_any_send(&mut self) -> bool {
+        if !self.keep_levels {
+            // the rounds left them behind: `could_send` may read them
+            let unit = self.unit_capacities;
+            compute_levels(&mut self.levels, &self.loads, &self.capacities, unit);
+        }
         (0..self.loads.len()).any(|node| {
             let view = NodeView {
                 topology: self.topology,
@@ -874,8 +955,51 @@ mod tests {
             })
         }
 
+        /// Loads about 2^32 and 2^53 too, where `diffusion`'s integer path with unit
+        /// capacities hands over to floating point; capacities none, all 1 given, or mixed.
+        fn large_case() -> impl Strategy<Value = (Graph, Vec<u64>, Option<Vec<f64>>, usize, usize)>
+        {
+            graph().prop_flat_map(|g| {
+                let n = g.node_count();
+                let caps = prop_oneof![
+                    Just(None),
+                    Just(Some(vec![1.0; n])),
+                    prop::collection::vec(prop_oneof![Just(1.0), Just(2.0), Just(0.5)], n)
+                        .prop_map(Some),
+                ];
+                let load = prop_oneof![
+                    0u64..300,
+                    0u64..1 << 34,
+                    (1u64 << 32) - 300..(1 << 32) + 300,
+                    (1u64 << 53) - (1 << 12)..(1 << 53) + (1 << 12),
+                ];
+                (
+                    Just(g),
+                    prop::collection::vec(load, n),
+                    caps,
+                    1usize..20,
+                    1usize..=3,
+                )
+            })
+        }
+
         proptest! {
             #![proptest_config(ProptestConfig::with_cases(120))]
+
+            /// The first-order rules and DISHET match the reference with large loads: the
+            /// integer path of `diffusion` with unit capacities, its floating-point fallback,
+            /// and the general path give the same rounds.
+            #[test]
+            fn large_loads_match_the_reference((g, loads, caps, chunk, threads) in large_case()) {
+                let caps = caps.map(|c| Capacities::new(c).unwrap());
+                let caps = caps.as_ref();
+                let check = |r: Result<(), String>| r.map_err(TestCaseError::fail);
+                for rounding in [Rounding::Nearest, Rounding::Random, Rounding::Biased] {
+                    let rule = FirstOrder::new(rounding);
+                    check(same_as_reference(&rule, &g, &loads, caps, chunk, threads))?;
+                }
+                check(same_as_reference(&Dishet, &g, &loads, caps, chunk, threads))?;
+            }
 
             /// The engine (ranges, direct credits inside a range, counters across ranges,
             /// levels computed with the credits) gives exactly the transfers and loads of the

@@ -1,6 +1,6 @@
 //! DISHET: decentralised diffusion for heterogeneous systems (Neelakantan 2012, §4).
 
-use super::{NodeRule, NodeView, Scratch};
+use super::{NodeRule, NodeView, Scratch, Sink};
 
 /// A deficient neighbour and the units it is given.
 #[derive(Debug, Clone, Copy, Default)]
@@ -99,7 +99,19 @@ impl NodeRule for Dishet {
         scratch: &mut Scratch,
         out: &mut Vec<(usize, u64)>,
     ) {
-        decide(view, scratch, out, Threshold::AboveOne);
+        out.extend(receivers(view, scratch, Threshold::AboveOne));
+    }
+
+    fn decide_each<T: Topology>(
+        &self,
+        view: &NodeView<'_, T>,
+        _unit_capacities: bool,
+        scratch: &mut Scratch,
+        sink: &mut impl Sink,
+    ) {
+        for (to, units) in receivers(view, scratch, Threshold::AboveOne) {
+            sink.send(to, units);
+        }
     }
 }
 
@@ -114,7 +126,19 @@ impl NodeRule for DishetTight {
         scratch: &mut Scratch,
         out: &mut Vec<(usize, u64)>,
     ) {
-        decide(view, scratch, out, Threshold::AtLeastOne);
+        out.extend(receivers(view, scratch, Threshold::AtLeastOne));
+    }
+
+    fn decide_each<T: Topology>(
+        &self,
+        view: &NodeView<'_, T>,
+        _unit_capacities: bool,
+        scratch: &mut Scratch,
+        sink: &mut impl Sink,
+    ) {
+        for (to, units) in receivers(view, scratch, Threshold::AtLeastOne) {
+            sink.send(to, units);
+        }
     }
 }
 
@@ -129,8 +153,7 @@ enum Threshold {
 /// when every capacity involved is a whole number below 2^53 (and the products fit); in
 /// floating point otherwise.
 fn passes(w_i: u64, c_i: f64, sum_w: u64, sum_c: f64, excess: f64, threshold: Threshold) -> bool {
-    const WHOLE: f64 = 9_007_199_254_740_992.0;
-    if c_i.fract() == 0.0 && sum_c.fract() == 0.0 && c_i < WHOLE && sum_c < WHOLE {
+    if whole(c_i) && whole(sum_c) {
         // whole and below 2^53: through u64, the same values without a 128-bit conversion
         let (c_i, sum_c) = (u128::from(c_i as u64), u128::from(sum_c as u64));
         let left = u128::from(w_i).checked_mul(sum_c);
@@ -148,6 +171,16 @@ fn passes(w_i: u64, c_i: f64, sum_w: u64, sum_c: f64, excess: f64, threshold: Th
         Threshold::AboveOne => excess > 1.0,
         Threshold::AtLeastOne => excess >= 1.0,
     }
+}
+
+/// True when `x` is a whole number in `0..2^53`. For such `x` the cast to `u64` is exact, and
+/// for any other `x` below 2^53 it truncates to a different value: the same test as
+/// `x.fract() == 0.0 && x < 2^53` for non-negative `x` (false for NaN), without the call to
+/// `trunc` that `fract` is without SSE4.1.
+#[inline(always)]
+fn whole(x: f64) -> bool {
+    const WHOLE: f64 = 9_007_199_254_740_992.0;
+    x < WHOLE && (x as u64) as f64 == x
 }
 
 /// Sorts `v` by `compare`, by insertion when it is short (a node's neighbours, mostly): the
@@ -171,16 +204,30 @@ fn sort_small<E: Copy>(v: &mut [E], mut compare: impl FnMut(&E, &E) -> std::cmp:
     }
 }
 
-fn decide<T: Topology>(
+/// The receivers of `view.node` and their units, in the order of the balance.
+fn receivers<'s, T: Topology>(
+    view: &NodeView<'_, T>,
+    scratch: &'s mut Scratch,
+    threshold: Threshold,
+) -> impl Iterator<Item = (usize, u64)> + 's {
+    let filled = balance(view, scratch, threshold);
+    scratch.deficient[..filled]
+        .iter()
+        .filter(|k| k.units > 0)
+        .map(|k| (k.node, k.units))
+}
+
+/// Decides `view.node`'s transfers: returns `n`, the receivers being the first `n` entries of
+/// `scratch.deficient` with their units (some of them zero).
+fn balance<T: Topology>(
     view: &NodeView<'_, T>,
     scratch: &mut Scratch,
-    out: &mut Vec<(usize, u64)>,
     threshold: Threshold,
-) {
+) -> usize {
     let i = view.node;
     let w_i = view.loads[i];
     if w_i == 0 {
-        return;
+        return 0;
     }
     let c_i = view.capacities[i];
     // eq. (1): the deficient neighbours
@@ -203,13 +250,13 @@ fn decide<T: Topology>(
         }
     }
     if dn.is_empty() {
-        return;
+        return 0;
     }
     // eqs. (2)-(3): LD = P_i − L_avg·C_i = (P_i·ΣC_DN − C_i·ΣP_DN) / (C_i + ΣC_DN)
     let excess = ((w_i as f64) * sum_c - c_i * (sum_w as f64)) / (c_i + sum_c);
     // also false for NaN (never produced from valid capacities)
     if excess.is_nan() || !passes(w_i, c_i, sum_w, sum_c, excess, threshold) {
-        return;
+        return 0;
     }
     let ld = (excess as u64).min(w_i); // excess ≥ 1: the cast is a floor
     // Balance: water-fill the lightest deficient neighbours up to a common level.
@@ -269,12 +316,7 @@ fn decide<T: Topology>(
             k.units = allowed;
         }
     }
-    out.extend(
-        dn[..filled]
-            .iter()
-            .filter(|k| k.units > 0)
-            .map(|k| (k.node, k.units)),
-    );
+    filled
 }
 
 #[cfg(test)]
@@ -311,6 +353,29 @@ mod tests {
         let mut out = Vec::new();
         rule.decide(&view, &mut Scratch::default(), &mut out);
         out
+    }
+
+    /// `whole` against `fract` on whole and fractional values about 0, 1, 2^52 and 2^53.
+    #[test]
+    fn whole_is_fract_zero_below_2_53() {
+        let two53 = 9_007_199_254_740_992.0f64;
+        let values = [
+            0.0,
+            0.5,
+            1.0,
+            1.5,
+            3.0,
+            1e-300,
+            4503599627370495.5,
+            two53 - 1.0,
+            two53,
+        ];
+        for x in values
+            .into_iter()
+            .chain([f64::NAN, f64::INFINITY, two53 * 2.0])
+        {
+            assert_eq!(whole(x), x.fract() == 0.0 && x < two53, "{x}");
+        }
     }
 
     #[test]

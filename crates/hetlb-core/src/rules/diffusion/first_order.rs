@@ -1,6 +1,6 @@
 //! First-order diffusion with capacities, and the two "biasing" baselines of Neelakantan 2012 §5.
 
-use super::{NodeRule, NodeView, Scratch};
+use super::{NodeRule, NodeView, Scratch, Sink};
 use crate::topology::Topology;
 use rand::RngExt;
 use rand_pcg::Pcg64;
@@ -91,23 +91,22 @@ impl FirstOrder {
             }
             let deg_j = view.topology.degree(j);
             let dx = x_i - view.levels[j];
-            f(Self::flow(view, j, c_i, k_i, deg_i, deg_j, dx));
+            f(Self::flow(
+                j,
+                c_i,
+                view.capacities[j],
+                k_i,
+                deg_i,
+                deg_j,
+                dx,
+            ));
         }
     }
 
     /// The flow from the deciding node (capacity `c_i`, `k_i = deg_i/c_i`) to its lighter
-    /// neighbour `j`, `dx = x_i − x_j > 0` below it.
+    /// neighbour `j` (capacity `c_j`), `dx = x_i − x_j > 0` below it.
     #[inline(always)]
-    fn flow<T: Topology>(
-        view: &NodeView<'_, T>,
-        j: usize,
-        c_i: f64,
-        k_i: f64,
-        deg_i: usize,
-        deg_j: usize,
-        dx: f64,
-    ) -> Flow {
-        let c_j = view.capacities[j];
+    fn flow(j: usize, c_i: f64, c_j: f64, k_i: f64, deg_i: usize, deg_j: usize, dx: f64) -> Flow {
         // α·dx with a single division, exact when the flow is an integer; dx > 0, so the
         // casts below are floors (and a ceiling).
         let flow = (c_i.min(c_j) * dx) / ((deg_i.max(deg_j) + 1) as i64 as f64);
@@ -149,16 +148,102 @@ fn unit_nearest(dx: f64, deg_i: usize, deg_j: usize) -> Option<u64> {
     if whole_dx as f64 != dx || !(1..1 << 32).contains(&whole_dx) {
         return None;
     }
-    let d = deg_i.max(deg_j) as u64 + 1;
+    whole_nearest(whole_dx as u32, deg_i, deg_j)
+}
+
+/// [`unit_nearest`] of a whole difference `dx` below 2^32 (zero gives zero units), `None` when
+/// `max(deg_i, deg_j) + 1` is not below 2^32.
+#[inline(always)]
+fn whole_nearest(dx: u32, deg_i: usize, deg_j: usize) -> Option<u64> {
+    let (q, rem) = div_rem(dx, deg_i.max(deg_j) + 1)?;
+    let d = (deg_i.max(deg_j) + 1) as u64;
     let k = deg_i as u64 + deg_j as u64;
-    if d >= 1 << 32 {
-        return None;
-    }
-    // 32-bit operands: a shorter division
-    let (dx32, d32) = (whole_dx as u32, d as u32);
-    let (q, rem) = (u64::from(dx32 / d32), u64::from(dx32 % d32));
-    let up = 2 * rem >= d && (q + 1) * k < 2 * whole_dx;
+    // `&` rather than `&&`: both sides are cheap, and a branch on them is a coin toss
+    let up = (2 * rem >= d) & ((q + 1) * k < 2 * u64::from(dx));
     Some(q + u64::from(up))
+}
+
+/// Multiplicative inverses `⌊(2^64 − 1)/d⌋ + 1` of the divisors `d` in `2..=256` (0 for 0 and
+/// 1): with them [`div_rem`] divides a 32-bit number by multiplications (Lemire, Kaser &
+/// Kurz 2019, "Faster remainder by direct computation", exact for every 32-bit dividend and
+/// divisor). A divisor `max(deg_i, deg_j) + 1` is in the table on every network of degree below
+/// 256.
+const RECIPROCALS: [u64; 257] = {
+    let mut table = [0; 257];
+    let mut d = 2;
+    while d < table.len() {
+        table[d] = u64::MAX / d as u64 + 1;
+        d += 1;
+    }
+    table
+};
+
+/// `(n div d, n mod d)`; `None` when `d` is 0 or not below 2^32. Divisors of
+/// [`RECIPROCALS`] are divided by multiplications, others by a 32-bit division.
+#[inline(always)]
+fn div_rem(n: u32, d: usize) -> Option<(u64, u64)> {
+    match RECIPROCALS.get(d) {
+        Some(&m) if m != 0 => {
+            // `m·n mod 2^64` is the fraction `(n mod d)/d` in 64 bits, rounded up: its product
+            // with `d`, shifted, is the remainder
+            let (n, d) = (u64::from(n), d as u64);
+            let q = ((u128::from(m) * u128::from(n)) >> 64) as u64;
+            let rem = ((u128::from(m.wrapping_mul(n)) * u128::from(d)) >> 64) as u64;
+            Some((q, rem))
+        }
+        _ => {
+            let d = u32::try_from(d).ok().filter(|&d| d != 0)?;
+            Some((u64::from(n / d), u64::from(n % d)))
+        }
+    }
+}
+
+/// `diffusion` at `view.node` (holding a load) when every capacity is 1: the units to every
+/// neighbour, in neighbour order, zero to those that are not lighter; uncapped.
+///
+/// Every level is then the load itself (`w as f64`, as the engine stores it), so for a load
+/// `w_i < 2^32` the whole decision is in integers: a neighbour's load `w_j < w_i` is below
+/// 2^53 too, so `x_i > x_j` exactly when `w_i > w_j` and `x_i − x_j` is `w_i − w_j` exactly;
+/// [`whole_nearest`] then gives what [`unit_nearest`] gives from the floating-point
+/// difference. A larger load goes the floating-point way on levels computed from the loads.
+#[inline(always)]
+fn unit_diffusion<T: Topology>(view: &NodeView<'_, T>, sink: &mut impl Sink) {
+    let i = view.node;
+    let w_i = view.loads[i];
+    let deg_i = view.topology.degree(i);
+    let Ok(w_i) = u32::try_from(w_i) else {
+        for j in view.topology.neighbors(i) {
+            let deg_j = view.topology.degree(j);
+            sink.send(j, unit_float(view.loads[i], view.loads[j], deg_i, deg_j));
+        }
+        return;
+    };
+    for j in view.topology.neighbors(i) {
+        // below 2^32; zero when `j` is not lighter, which gives zero units
+        let dx = u64::from(w_i).saturating_sub(view.loads[j]) as u32;
+        let deg_j = view.topology.degree(j);
+        let units = match whole_nearest(dx, deg_i, deg_j) {
+            Some(units) => units,
+            None => unit_float(u64::from(w_i), view.loads[j], deg_i, deg_j),
+        };
+        sink.send(j, units);
+    }
+}
+
+/// `diffusion`'s units over an edge between two nodes of capacity 1 with loads `w_i` (the
+/// sender) and `w_j`, in floating point on the levels `w as f64` exactly as the general path
+/// computes them; zero when `j` is not lighter.
+#[cold]
+#[inline(never)]
+fn unit_float(w_i: u64, w_j: u64, deg_i: usize, deg_j: usize) -> u64 {
+    let (x_i, x_j) = (w_i as f64, w_j as f64);
+    if x_i <= x_j {
+        return 0;
+    }
+    let dx = x_i - x_j;
+    unit_nearest(dx, deg_i, deg_j).unwrap_or_else(|| {
+        FirstOrder::flow(0, 1.0, 1.0, per_capacity(deg_i, 1.0), deg_i, deg_j, dx).nearest()
+    })
 }
 
 /// `degree / capacity`, without the division when the capacity is 1 (the same value exactly).
@@ -232,41 +317,56 @@ impl NodeRule for FirstOrder {
         out: &mut Vec<(usize, u64)>,
     ) {
         let mut budget = view.loads[view.node];
-        if budget == 0 {
-            return;
-        }
-        let mut emit = |node: usize, units: u64| {
+        self.decide_each(view, false, scratch, &mut |node: usize, units: u64| {
             let units = units.min(budget);
             if units > 0 {
                 budget -= units;
                 out.push((node, units));
             }
-        };
+        });
+    }
+
+    /// Hands over every neighbour's units uncapped (zero for a neighbour that is not
+    /// lighter, under `diffusion` with unit capacities); [`NodeRule::decide`] caps them at
+    /// the node's load and drops the zeros, as the engine does.
+    #[inline]
+    fn decide_each<T: Topology>(
+        &self,
+        view: &NodeView<'_, T>,
+        unit_capacities: bool,
+        scratch: &mut Scratch,
+        sink: &mut impl Sink,
+    ) {
+        if view.loads[view.node] == 0 {
+            return;
+        }
         match self.rounding {
+            Rounding::Nearest if unit_capacities => unit_diffusion(view, sink),
             Rounding::Nearest if view.capacities[view.node] == 1.0 => {
                 // The edges between two nodes of capacity 1 in whole numbers (see
                 // `unit_nearest`), the others as below; the same units, in the same order.
                 let i = view.node;
                 let x_i = view.levels[i];
                 let deg_i = view.topology.degree(i);
-                let k_i = per_capacity(deg_i, 1.0);
                 for j in view.topology.neighbors(i) {
                     if !view.heavier(i, j) {
                         continue;
                     }
                     let deg_j = view.topology.degree(j);
+                    let c_j = view.capacities[j];
                     let dx = x_i - view.levels[j];
-                    let units = if view.capacities[j] == 1.0
+                    let units = if c_j == 1.0
                         && let Some(units) = unit_nearest(dx, deg_i, deg_j)
                     {
                         units
                     } else {
-                        Self::flow(view, j, 1.0, k_i, deg_i, deg_j, dx).nearest()
+                        let k_i = per_capacity(deg_i, 1.0);
+                        Self::flow(j, 1.0, c_j, k_i, deg_i, deg_j, dx).nearest()
                     };
-                    emit(j, units);
+                    sink.send(j, units);
                 }
             }
-            Rounding::Nearest => Self::for_each_flow(view, |f| emit(f.node, f.nearest())),
+            Rounding::Nearest => Self::for_each_flow(view, |f| sink.send(f.node, f.nearest())),
             Rounding::Random => {
                 let mut rng = None;
                 Self::for_each_flow(view, |f| {
@@ -276,7 +376,7 @@ impl NodeRule for FirstOrder {
                             rng.get_or_insert_with(|| node_rng(view.seed, view.round, view.node));
                         units += u64::from(rng.random_bool(f.fraction.min(1.0)));
                     }
-                    emit(f.node, units);
+                    sink.send(f.node, units);
                 });
             }
             Rounding::Biased => {
@@ -302,10 +402,15 @@ impl NodeRule for FirstOrder {
                     extra -= add;
                 }
                 for f in flows.iter() {
-                    emit(f.node, f.units);
+                    sink.send(f.node, f.units);
                 }
             }
         }
+    }
+
+    /// `diffusion` with unit capacities decides on the loads alone.
+    fn reads_levels(&self, unit_capacities: bool) -> bool {
+        !(unit_capacities && self.rounding == Rounding::Nearest)
     }
 
     fn randomised(&self) -> bool {
@@ -391,6 +496,29 @@ mod tests {
         }
         assert_eq!(unit_nearest(0.5, 4, 4), None);
         assert_eq!(unit_nearest((1u64 << 32) as f64, 4, 4), None);
+    }
+
+    /// `div_rem` against the hardware division: every divisor of the table and some beyond
+    /// it, on the dividends at the edges of the 32-bit range and on random ones.
+    #[test]
+    fn div_rem_is_the_division() {
+        let mut rng = node_rng(3, 0, 0);
+        let mut dividends: Vec<u32> = (0..1000).chain(u32::MAX - 1000..=u32::MAX).collect();
+        dividends.extend((0..2000).map(|_| rng.random::<u32>()));
+        let divisors = (1..=300).chain([1 << 16, (1 << 31) + 1, u32::MAX as usize]);
+        for d in divisors {
+            let multiples = (1..4).flat_map(|k| {
+                let m = (d as u64 * k).min(u64::from(u32::MAX)) as u32;
+                [m.wrapping_sub(1), m, m.saturating_add(1)]
+            });
+            for n in dividends.iter().copied().chain(multiples) {
+                let d32 = d as u32;
+                let expected = (u64::from(n / d32), u64::from(n % d32));
+                assert_eq!(div_rem(n, d), Some(expected), "{n} / {d}");
+            }
+        }
+        assert_eq!(div_rem(5, 0), None);
+        assert_eq!(div_rem(5, 1 << 32), None);
     }
 
     /// `diffusion`'s decisions equal those of the floating-point flows at every node, with

@@ -88,6 +88,23 @@ pub struct Scratch {
     pub(crate) pending: Vec<first_order::Pending>,
     pub(crate) deficient: Vec<dishet::Deficient>,
     pub(crate) order: Vec<(f64, usize)>,
+    /// What [`NodeRule::decide`] pushes, for the default [`NodeRule::decide_each`].
+    pub(crate) out: Vec<(usize, u64)>,
+}
+
+/// Where [`NodeRule::decide_each`] hands a node's transfers, one `(neighbour, units)` pair at
+/// a time. Closures `FnMut(usize, u64)` are sinks; the round engine has its own, whose
+/// `send` is inlined into the rule's loop over the neighbours.
+pub trait Sink {
+    /// Takes `units` for neighbour `to`.
+    fn send(&mut self, to: usize, units: u64);
+}
+
+impl<F: FnMut(usize, u64)> Sink for F {
+    #[inline(always)]
+    fn send(&mut self, to: usize, units: u64) {
+        self(to, units);
+    }
 }
 
 /// A local balancing rule: what one node sends to its neighbours in one synchronous round.
@@ -106,6 +123,44 @@ pub trait NodeRule: Sync {
         scratch: &mut Scratch,
         out: &mut Vec<(usize, u64)>,
     );
+
+    /// Decides as [`NodeRule::decide`], handing every `(neighbour, units)` pair to `sink`
+    /// instead of collecting them: the round engine calls this, so a rule can decide without
+    /// a buffer. `unit_capacities` is true when every capacity of the network is 1 (each
+    /// level is then its load), so a rule may decide in integers.
+    ///
+    /// The engine treats the pairs as it treats those `decide` pushes: it caps each at what
+    /// the node has left of its start-of-round load and drops those of zero units (and any to
+    /// the node itself). An implementation must give the same transfers as `decide` after
+    /// that treatment; it may also hand pairs of zero units, or units beyond the node's load,
+    /// where `decide` leaves them out or caps them.
+    ///
+    /// The default runs `decide` into a buffer of `scratch` and hands over its pairs.
+    fn decide_each<T: Topology>(
+        &self,
+        view: &NodeView<'_, T>,
+        unit_capacities: bool,
+        scratch: &mut Scratch,
+        sink: &mut impl Sink,
+    ) {
+        let _ = unit_capacities;
+        let mut out = std::mem::take(&mut scratch.out);
+        out.clear();
+        self.decide(view, scratch, &mut out);
+        for &(to, units) in &out {
+            sink.send(to, units);
+        }
+        scratch.out = out;
+    }
+
+    /// Whether [`NodeRule::decide_each`] reads [`NodeView::levels`] on a network whose
+    /// capacities are all 1 (`unit_capacities`) or not. When it does not, the round engine
+    /// does not keep the levels and hands it views whose `levels` slice is empty. The default
+    /// is true.
+    fn reads_levels(&self, unit_capacities: bool) -> bool {
+        let _ = unit_capacities;
+        true
+    }
 
     /// True when the decisions depend on random draws.
     fn randomised(&self) -> bool {
