@@ -35,34 +35,37 @@ pub(super) struct DirectPlan {
     pub(super) import_counts: Vec<usize>,
 }
 
-/// The plan of rank `me` holding `n` unit items, read from a migration's `transfers` without
-/// proxies when the migration is
-/// direct — no rank both sends and receives, so no item is forwarded and every transfer's
-/// receiver is its items' destination — and `me`'s sends fit its items (`None` otherwise).
-/// The items leave from the end of the array, the first transfer (in plan order) taking the
-/// last ones: the choice the peer protocol makes for unit items without positions, so the
-/// two-step form moves the same items as `hetlb_rebalance`.
+/// The plan of rank `me`, read from a migration's `transfers` without proxies when the
+/// migration is direct — no rank both sends and receives, so no item is forwarded and every
+/// transfer's receiver is its items' destination — and no rank sends more units than it has
+/// items (`items_before`; unit items), `None` otherwise. Every rank answers alike: the
+/// answer depends only on what every rank holds of the migration. The items leave from the
+/// end of the array, the first transfer (in plan order) taking the last ones: the choice the
+/// peer protocol makes for unit items without positions, so the two-step form moves the same
+/// items as `hetlb_rebalance`.
 ///
 /// # Complexity
-/// `O(T + E log E)` for `T` transfers and `E` exports; no memory per item kept.
+/// `O(P + T + E log E)` for `P` ranks, `T` transfers and `E` exports; no memory per item kept.
 fn direct_plan(
     transfers: &[PlannedTransfer],
+    items_before: &[u64],
     me: usize,
-    ranks: usize,
-    n: usize,
 ) -> Option<DirectPlan> {
-    let mut sends = vec![false; ranks];
+    let ranks = items_before.len();
+    let (mut sends, mut sent) = (vec![false; ranks], vec![0u64; ranks]);
     for t in transfers {
         *sends.get_mut(t.from)? = true;
+        sent[t.from] = sent[t.from].checked_add(t.units)?;
     }
-    if transfers.iter().any(|t| t.to >= ranks || sends[t.to]) {
+    let forwards = transfers.iter().any(|t| t.to >= ranks || sends[t.to]);
+    if forwards || sent.iter().zip(items_before).any(|(s, n)| s > n) {
         return None;
     }
     let mut plan = DirectPlan {
         exports: Vec::new(),
         import_counts: vec![0; ranks],
     };
-    let mut kept = n;
+    let mut kept = usize::try_from(*items_before.get(me)?).ok()?;
     for t in transfers {
         let units = usize::try_from(t.units).ok()?;
         if t.from == me {
@@ -196,8 +199,8 @@ impl Deferred<Bytes> for Proxies<'_> {
         if !migration.unit_items || self.coords.is_some() {
             return false;
         }
-        let ranks = migration.loads_before.len();
-        self.direct = direct_plan(&migration.transfers, self.me, ranks, self.n);
+        debug_assert_eq!(migration.items_before.get(self.me), Some(&(self.n as u64)));
+        self.direct = direct_plan(&migration.transfers, &migration.items_before, self.me);
         self.direct.is_some()
     }
 }
@@ -224,24 +227,30 @@ mod tests {
     fn a_direct_plan_sends_the_last_items_the_first_transfer_the_very_last() {
         // rank 0 sends 2 to rank 3, then 3 to rank 1; rank 2 sends 1 to rank 1
         let t = plan(&[(0, 3, 2), (0, 1, 3), (2, 1, 1)]);
-        let zero = direct_plan(&t, 0, 4, 10).unwrap();
+        let items = [10, 4, 1, 0];
+        let zero = direct_plan(&t, &items, 0).unwrap();
         assert_eq!(zero.exports, [(1, 5), (1, 6), (1, 7), (3, 8), (3, 9)]);
         assert_eq!(zero.import_counts, [0, 0, 0, 0]);
-        let one = direct_plan(&t, 1, 4, 4).unwrap();
+        let one = direct_plan(&t, &items, 1).unwrap();
         assert!(one.exports.is_empty());
         assert_eq!(one.import_counts, [3, 0, 1, 0]);
-        let two = direct_plan(&t, 2, 4, 1).unwrap();
+        let two = direct_plan(&t, &items, 2).unwrap();
         assert_eq!(two.exports, [(1, 0)]);
     }
 
     #[test]
     fn forwarding_plans_and_sends_beyond_the_items_are_left_to_the_proxies() {
-        // rank 1 receives from 0 and sends to 2: an item may be forwarded
-        assert!(direct_plan(&plan(&[(0, 1, 2), (1, 2, 1)]), 0, 3, 5).is_none());
-        // rank 0 would send 6 of its 5 items
-        assert!(direct_plan(&plan(&[(0, 1, 6)]), 0, 2, 5).is_none());
+        // rank 1 receives from 0 and sends to 2: an item may be forwarded (every rank says so)
+        let forwarding = plan(&[(0, 1, 2), (1, 2, 1)]);
+        for me in 0..3 {
+            assert!(direct_plan(&forwarding, &[5, 0, 0], me).is_none());
+        }
+        // rank 0 would send 6 of its 5 items: refused by every rank, not only by rank 0
+        for me in 0..2 {
+            assert!(direct_plan(&plan(&[(0, 1, 6)]), &[5, 0], me).is_none());
+        }
         // a rank outside the group
-        assert!(direct_plan(&plan(&[(0, 7, 1)]), 0, 2, 5).is_none());
-        assert!(direct_plan(&[], 0, 2, 5).unwrap().exports.is_empty());
+        assert!(direct_plan(&plan(&[(0, 7, 1)]), &[5, 0], 0).is_none());
+        assert!(direct_plan(&[], &[5, 5], 0).unwrap().exports.is_empty());
     }
 }

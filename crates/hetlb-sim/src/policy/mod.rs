@@ -36,8 +36,9 @@ pub enum AnyPolicy {
     DelayAware(DelayAware),
     /// [`HypercubeThreshold`].
     Hypercube(HypercubeThreshold),
-    /// [`DiffusionPolicy`].
-    Diffusion(DiffusionPolicy),
+    /// [`DiffusionPolicy`] (boxed: it keeps the rule's buffers, several times the others'
+    /// size).
+    Diffusion(Box<DiffusionPolicy>),
 }
 
 macro_rules! dispatch {

@@ -142,7 +142,7 @@ impl PolicySpec {
                 threshold,
             } => AnyPolicy::Hypercube(HypercubeThreshold::new(algorithm, threshold)),
             PolicySpec::Diffusion(settings) => {
-                AnyPolicy::Diffusion(DiffusionPolicy::new(settings, seed))
+                AnyPolicy::Diffusion(Box::new(DiffusionPolicy::new(settings, seed)))
             }
         }
     }
