@@ -61,16 +61,13 @@ fn record(id: u64) -> [u8; SIZE] {
     r
 }
 
-/// Seconds of one `hetlb_rebalance` of this rank's records in a `malloc`'ed array, checked.
-fn c_call(
-    c: *mut hetlb_balancer,
-    ids: &std::ops::Range<u64>,
-    check: &dyn Fn(u64, u64, bool) -> f64,
-) -> f64 {
+/// The records of `ids` in a fresh `malloc`'ed array (at least one byte), as a C
+/// application holds them; `hetlb_rebalance` may `realloc` it, the caller `free`s it.
+fn malloc_records(ids: &std::ops::Range<u64>) -> *mut c_void {
     let n = ids.clone().count();
     // SAFETY: a fresh allocation of n records (at least one byte), filled before use.
-    let mut items: *mut c_void = unsafe { libc::malloc((n * SIZE).max(1)) };
-    assert!(!items.is_null());
+    let items: *mut c_void = unsafe { libc::malloc((n * SIZE).max(1)) };
+    assert!(!items.is_null(), "malloc of {n} records");
     for (i, id) in ids.clone().enumerate() {
         // SAFETY: record i lies within the allocation.
         unsafe {
@@ -81,6 +78,17 @@ fn c_call(
             )
         };
     }
+    items
+}
+
+/// Seconds of one `hetlb_rebalance` of this rank's records in a `malloc`'ed array, checked.
+fn c_call(
+    c: *mut hetlb_balancer,
+    ids: &std::ops::Range<u64>,
+    check: &dyn Fn(u64, u64, bool) -> f64,
+) -> f64 {
+    let n = ids.clone().count();
+    let mut items = malloc_records(ids);
     let mut count = n;
     check(0, 0, false);
     let t = Instant::now();
@@ -294,19 +302,7 @@ fn idle_calls(
     calls: usize,
 ) -> [Vec<f64>; 3] {
     let n = share.clone().count();
-    // SAFETY: a fresh allocation of n records (at least one byte).
-    let mut items: *mut c_void = unsafe { libc::malloc((n * SIZE).max(1)) };
-    assert!(!items.is_null());
-    for (i, id) in share.clone().enumerate() {
-        // SAFETY: record i lies within the allocation.
-        unsafe {
-            std::ptr::copy_nonoverlapping(
-                record(id).as_ptr(),
-                items.cast::<u8>().add(i * SIZE),
-                SIZE,
-            )
-        };
-    }
+    let mut items = malloc_records(&share);
     let mut app = App {
         held: share.map(record).collect(),
     };
@@ -356,15 +352,37 @@ fn median(v: &mut [f64]) -> f64 {
     v[v.len() / 2]
 }
 
-fn main() {
+/// The most records timed: each copy of them is 64 bytes a record, and a run holds several.
+const MAX_RECORDS: u64 = 1 << 27;
+
+/// `RECORDS TRIALS IDLE`, checked: the error names the argument.
+fn arguments() -> Result<(u64, usize, usize), String> {
     let mut args = std::env::args().skip(1);
-    let total: u64 = args
-        .next()
-        .map_or(1_000_000, |a| a.parse().expect("a record count"));
-    let trials: usize = args.next().map_or(7, |a| a.parse().expect("a trial count"));
-    let idle: usize = args
-        .next()
-        .map_or(200, |a| a.parse().expect("an idle call count"));
+    let mut next = |name: &str, default: u64, max: u64| -> Result<u64, String> {
+        let Some(a) = args.next() else {
+            return Ok(default);
+        };
+        match a.parse::<u64>() {
+            Ok(v) if (1..=max).contains(&v) => Ok(v),
+            _ => Err(format!(
+                "{name}: '{a}' is not a whole number from 1 to {max}"
+            )),
+        }
+    };
+    let total = next("RECORDS", 1_000_000, MAX_RECORDS)?;
+    let trials = next("TRIALS", 7, 10_000)? as usize;
+    let idle = next("IDLE", 200, 1_000_000)? as usize;
+    Ok((total, trials, idle))
+}
+
+fn main() -> std::process::ExitCode {
+    let (total, trials, idle) = match arguments() {
+        Ok(a) => a,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return std::process::ExitCode::from(2);
+        }
+    };
     let universe = mpi::initialize().expect("MPI initialises");
     let world = universe.world();
     let (rank, size) = (world.rank() as u64, world.size() as u64);
@@ -487,4 +505,5 @@ fn main() {
             it / ir
         );
     }
+    std::process::ExitCode::SUCCESS
 }
