@@ -18,7 +18,8 @@
 //! threads, 2,000 on the simulated flavour by default: a trial on threads waits out real
 //! timeouts, so the quick `cargo test --workspace` runs few of them; CI runs 600 with
 //! `HETLB_FAULT_TRIALS=600 cargo test -p hetlb-peer --test faults -- --skip simulated`),
-//! `HETLB_FAULT_SEED` the first seed, and `HETLB_FAULT_DEBUG` (set to anything) prints every
+//! `HETLB_FAULT_SEED` the first seed, `HETLB_FAULT_CONCURRENCY` how many trials run at once
+//! (4 on threads, 2 on the simulated flavour), and `HETLB_FAULT_DEBUG` (set to anything) prints every
 //! rank a call left in doubt, with the trial's faults.
 //!
 //! The same trials run on two flavours of the transport: threads (real time, the machine's
@@ -512,6 +513,47 @@ fn join_within<T>(
         .collect()
 }
 
+/// How many trials run at once: `HETLB_FAULT_CONCURRENCY`, or 4 on threads (a trial there
+/// mostly waits out timeouts) and 2 on the simulated flavour (a trial there computes).
+fn concurrency(flavour: Flavour) -> usize {
+    std::env::var("HETLB_FAULT_CONCURRENCY")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(match flavour {
+            Flavour::Threads => 4,
+            Flavour::Simulated => 2,
+        })
+        .max(1)
+}
+
+/// `trial(seed)` for every seed, `workers` at a time, the results in the order of the seeds
+/// (so that what is checked and printed from them does not depend on which ended first).
+fn run_trials<R: Send>(
+    seeds: std::ops::Range<u64>,
+    workers: usize,
+    trial: impl Fn(u64) -> R + Sync,
+) -> Vec<R> {
+    let next = std::sync::atomic::AtomicU64::new(seeds.start);
+    let done = std::sync::Mutex::new(Vec::new());
+    std::thread::scope(|scope| {
+        for _ in 0..workers {
+            scope.spawn(|| {
+                loop {
+                    let seed = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    if seed >= seeds.end {
+                        break;
+                    }
+                    let result = trial(seed);
+                    done.lock().expect("no trial panics").push((seed, result));
+                }
+            });
+        }
+    });
+    let mut done = done.into_inner().expect("no trial panics");
+    done.sort_unstable_by_key(|(seed, _)| *seed);
+    done.into_iter().map(|(_, result)| result).collect()
+}
+
 fn ids(v: &[Job]) -> Vec<u64> {
     let mut ids: Vec<u64> = v.iter().map(|j| j.id).collect();
     ids.sort_unstable();
@@ -681,15 +723,18 @@ fn fault_trials(storage: Storage, agreement: Agreement, flavour: Flavour) -> u64
     let mut all = 0u64;
     let mut misblamed = 0u64;
     let (mut skipped, mut refused, mut positioned) = (0u64, 0u64, 0u64);
-    for seed in first..first + trials {
+    let runs = run_trials(first..first + trials, concurrency(flavour), |seed| {
         let t = trial(seed);
+        let out = run(&t, storage, agreement, flavour);
+        (t, out)
+    });
+    for (seed, (t, out)) in (first..).zip(runs) {
         positioned += u64::from(t.items.iter().flatten().any(|j| j.at.is_some()));
         match t.absent {
             Some((_, Absence::Skip)) if flavour == Flavour::Simulated => skipped += 1,
             Some(_) => refused += 1,
             None => {}
         }
-        let out = run(&t, storage, agreement, flavour);
         let d = digest(&out);
         all = all.rotate_left(5) ^ d;
         if flavour == Flavour::Simulated && trials <= 20 {
@@ -866,7 +911,7 @@ fn trigger_auto_skips_calls_alike_and_keeps_every_item_exactly_once() {
         .max(1);
     let mut skipped = 0usize;
     let mut failed = 0usize;
-    for seed in 0..trials {
+    let runs = run_trials(0..trials, concurrency(Flavour::Threads), |seed| {
         let mut rng = Pcg64::seed_from_u64(70_000 + seed);
         let ranks = rng.random_range(2..9usize);
         let rules: Vec<Algorithm> = Algorithm::all().collect();
@@ -946,10 +991,12 @@ fn trigger_auto_skips_calls_alike_and_keeps_every_item_exactly_once() {
                 })
             })
             .collect();
-        let out: Vec<_> = join_within(handles, &format!("trigger-auto trial {seed}"))
+        join_within(handles, &format!("trigger-auto trial {seed}"))
             .into_iter()
             .map(|r| r.expect("no rank panics"))
-            .collect();
+            .collect::<Vec<_>>()
+    });
+    for (seed, out) in (0..).zip(runs) {
         let mut held: Vec<u64> = out.iter().flat_map(|o| o.2.iter().copied()).collect();
         let mut created: Vec<u64> = out.iter().flat_map(|o| o.3.iter().copied()).collect();
         held.sort_unstable();
