@@ -277,6 +277,7 @@ impl<'a, T: Serialize, E: Transport<Msg<T>>> Session<'a, T, E> {
     /// this one then reads why this rank left the call before it can see it gone (messages
     /// between two ranks keep their order), and blames the rank that failed, not this one.
     pub(crate) fn give_up(&mut self, error: PeerError) -> PeerError {
+        let error = self.blame_the_stopped(error);
         let me = self.rank();
         let (by, culprit, refused, reason) = match &error {
             PeerError::Aborted {
@@ -320,6 +321,67 @@ impl<'a, T: Serialize, E: Transport<Msg<T>>> Session<'a, T, E> {
             }
         }
         error
+    }
+
+    /// The error to give the call up with, when `error` names a peer that left the group: a
+    /// peer that leaves in the middle of a call has usually given up because it found
+    /// another one stopped — at a barrier, or in a call on another endpoint, whose news does
+    /// not come here — and every rank should name the stopped one. So while some other peer
+    /// has been silent for more than a quarter of the timeout, this rank waits: for that
+    /// peer to be judged failed (it is then named instead), to speak again, or for another
+    /// rank's give-up naming a culprit (taken over). The departed peer is named when no peer
+    /// is that silent, or the timeout and its confirmation window later.
+    fn blame_the_stopped(&mut self, error: PeerError) -> PeerError {
+        let PeerError::PeerFailed {
+            rank: left,
+            failure: PeerFailure::Left,
+        } = error
+        else {
+            return error;
+        };
+        let me = self.rank();
+        let until = self.ep.now() + self.timeout + self.confirm_window();
+        let mut read = Vec::new();
+        let verdict = 'wait: loop {
+            let mut stalled = false;
+            for peer in (0..self.size()).filter(|&p| p != me && p != left) {
+                if !matches!(self.ep.liveness(peer), Liveness::Silent(d) if d > self.timeout / 4) {
+                    continue;
+                }
+                match self.judge(peer) {
+                    Ok(Some(failure)) => {
+                        break 'wait Some(PeerError::PeerFailed {
+                            rank: peer,
+                            failure,
+                        });
+                    }
+                    Ok(None) => stalled = true,
+                    Err(_) => {}
+                }
+            }
+            if !stalled || self.ep.now() >= until {
+                break None;
+            }
+            match self.ep.recv_sleeping(Some(self.ep.now() + TICK)) {
+                Ok(Some(r)) => {
+                    if let Some(
+                        news @ PeerError::Aborted {
+                            culprit: Some(c), ..
+                        },
+                    ) = stop_of(&r)
+                    {
+                        if c != left {
+                            break Some(news);
+                        }
+                    }
+                    read.extend(self.admit(r));
+                }
+                Ok(None) => {}
+                Err(_) => break None,
+            }
+        };
+        self.early.extend(read);
+        verdict.unwrap_or(error)
     }
 
     /// The coordinator keeps its decision of this call, and sends it to the ranks that asked

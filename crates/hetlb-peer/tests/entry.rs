@@ -302,3 +302,65 @@ fn exchanged_bytes_arrive_whole_and_a_refusal_is_named() {
         assert!(next.is_none(), "rank {rank}: the group goes on: {next:?}");
     }
 }
+
+/// Four ranks of `group`: rank 2 stops (it falls silent, like a process stopped with
+/// `SIGSTOP`) before the call; rank 0 leaves the group half a timeout later without calling
+/// (as a rank does that gave the run up at a barrier after finding rank 2 stopped); ranks 1
+/// and 3 call. What ranks 1 and 3 name as the cause of their failed call.
+fn stopped_and_left<G>(members: Vec<G>) -> Vec<(usize, Option<usize>)>
+where
+    G: Group + Send + 'static,
+{
+    let callers_done = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let handles: Vec<_> = members
+        .into_iter()
+        .map(|member| {
+            let callers_done = callers_done.clone();
+            std::thread::spawn(move || {
+                let rank = member.rank();
+                let mut b = Balancer::<u64, _>::new(&member, config()).unwrap();
+                match rank {
+                    2 => {
+                        // Silent until both callers have returned.
+                        let ep = member.open::<u8>().unwrap();
+                        ep.pause(None);
+                        while callers_done.load(std::sync::atomic::Ordering::SeqCst) < 2 {
+                            member.sleep(TIMEOUT / 10);
+                        }
+                        None
+                    }
+                    0 => {
+                        member.sleep(TIMEOUT / 2);
+                        drop(b);
+                        None
+                    }
+                    _ => {
+                        let e = b.rebalance(&mut vec![rank as u64]).unwrap_err();
+                        callers_done.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                        Some((rank, e.culprit()))
+                    }
+                }
+            })
+        })
+        .collect();
+    handles
+        .into_iter()
+        .filter_map(|h| h.join().unwrap())
+        .collect()
+}
+
+#[test]
+fn a_rank_that_leaves_while_another_is_stopped_lets_the_stopped_one_be_named() {
+    for seed in 0..6 {
+        for (rank, culprit) in stopped_and_left(simulated::group(4, seed)) {
+            assert_eq!(
+                culprit,
+                Some(2),
+                "seed {seed}: rank {rank} named {culprit:?}"
+            );
+        }
+    }
+    for (rank, culprit) in stopped_and_left(threads::group(4)) {
+        assert_eq!(culprit, Some(2), "threads: rank {rank} named {culprit:?}");
+    }
+}
