@@ -364,3 +364,42 @@ fn a_rank_that_leaves_while_another_is_stopped_lets_the_stopped_one_be_named() {
         assert_eq!(culprit, Some(2), "threads: rank {rank} named {culprit:?}");
     }
 }
+
+/// Four ranks of `group` balance 40 items, then call again (nothing to move): rank 2 reaches
+/// that call `TIMEOUT * 5` late. What each rank's second call returned.
+fn late_to_an_idle_call<G>(members: Vec<G>) -> Vec<Result<(), PeerError>>
+where
+    G: Group + Send + 'static,
+{
+    let handles: Vec<_> = members
+        .into_iter()
+        .map(|member| {
+            std::thread::spawn(move || {
+                let rank = member.rank();
+                let mut b = Balancer::new(&member, config()).unwrap();
+                let mut items: Vec<u64> = if rank == 0 { (0..40).collect() } else { vec![] };
+                b.rebalance(&mut items).expect("a first call with everyone");
+                if rank == 2 {
+                    member.sleep(TIMEOUT * 5);
+                }
+                b.rebalance(&mut items).map(|_| ())
+            })
+        })
+        .collect();
+    handles.into_iter().map(|h| h.join().unwrap()).collect()
+}
+
+#[test]
+fn a_rank_late_to_a_call_that_moves_nothing_finds_it_given_up() {
+    // The others sent their values before they gave the call up: the late rank's gather
+    // completes, and the rule moves nothing; it must still return the give-up.
+    for seed in 0..6 {
+        for (rank, second) in late_to_an_idle_call(simulated::group(4, seed))
+            .into_iter()
+            .enumerate()
+        {
+            let e = second.expect_err("the call without rank 2 fails");
+            assert_eq!(e.culprit(), Some(2), "seed {seed} rank {rank}: {e}");
+        }
+    }
+}

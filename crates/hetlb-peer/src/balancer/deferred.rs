@@ -151,7 +151,7 @@ impl<K: ItemKind, G: Group> Balancer<K, G> {
         let local = Local::of_deferred(d);
         self.decide_then_move(local, |b: &mut Self, migration: &Migration| {
             if migration.is_empty() || d.take_over(migration) {
-                Ok(b.unchanged(migration))
+                b.unchanged(migration)
             } else {
                 let mut items = d.items()?;
                 b.migrate(&mut items, migration)

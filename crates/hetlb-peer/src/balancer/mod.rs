@@ -334,7 +334,7 @@ impl<K: ItemKind, G: Group> Balancer<K, G> {
             )));
         }
         if migration.is_empty() {
-            return Ok(self.unchanged(migration));
+            return self.unchanged(migration);
         }
         let outcome = self.tuning.outcome(migration.step_seconds);
         let items_before = items.len() as u64;
@@ -445,11 +445,19 @@ impl<K: ItemKind, G: Group> Balancer<K, G> {
         result.map(|(report, _)| report)
     }
 
-    /// The report of a migration in which nothing moves on any rank.
-    fn unchanged(&mut self, migration: &Migration) -> Report {
+    /// The report of a migration in which nothing moves on any rank — unless the call was
+    /// given up meanwhile. Such a call ends without a vote: a rank that reached it after the
+    /// others gave it up (they waited for it past the entry timeout) completes its gather
+    /// from the values they sent before, and would return success; the give-up they sent
+    /// after those values is already here, and is read (without waiting) and returned.
+    fn unchanged(&mut self, migration: &Migration) -> Result<Report, PeerError> {
+        self.file_waiting()?;
+        if let Some(news) = self.mailbox.lost_news.take() {
+            return self.noted(Err(news));
+        }
         let mut report = Report::unchanged(migration, self.rank, self.backend);
         report.outcome = self.tuning.outcome(migration.step_seconds);
-        report
+        Ok(report)
     }
 
     /// Settles a call whose outcome was in doubt ([`PeerError::InDoubt`]): waits (up to the
@@ -665,6 +673,17 @@ impl<K: ItemKind, G: Group> Balancer<K, G> {
     fn check_peers(&mut self) -> Result<(), PeerError> {
         // What is waiting is read first (kept for the calls it belongs to): a peer that left
         // sent its last messages before it did.
+        self.file_waiting()?;
+        if let Some(news) = self.mailbox.lost_news.take() {
+            return Err(news);
+        }
+        crate::sync_point::check_peers(&self.ep, self.config.options.timeout)
+    }
+
+    /// Reads what is waiting, without waiting: a later call's messages are kept for it, the
+    /// decision of a call in doubt is kept for `resolve`, and a give-up naming a failed rank
+    /// becomes the mailbox's lost news.
+    fn file_waiting(&mut self) -> Result<(), PeerError> {
         while let Some(r) = self.ep.try_recv()? {
             if take_ask(&self.ep, &mut self.mailbox, &r).is_some() {
                 continue;
@@ -677,10 +696,7 @@ impl<K: ItemKind, G: Group> Balancer<K, G> {
                 _ => note_lost(&mut self.mailbox, &r),
             }
         }
-        if let Some(news) = self.mailbox.lost_news.take() {
-            return Err(news);
-        }
-        crate::sync_point::check_peers(&self.ep, self.config.options.timeout)
+        Ok(())
     }
 
     /// Seconds from `start` to now on the transport's clock.
