@@ -421,13 +421,22 @@ fn child_entry(level: Threading) -> ExitCode {
     b.rebalance(&mut items).expect("a first call with everyone");
     let held = items.clone();
     if rank == late {
+        // Late by more than the entry timeout, and after every other rank has given the
+        // call up (each says so on the world communicator once its call has returned): on
+        // a loaded machine the others can be late themselves.
         std::thread::sleep(timeout * 4);
+        for _ in 1..world.size() {
+            let _: (u8, _) = world.any_process().receive();
+        }
     }
     let start = Instant::now();
     let e = b
         .rebalance(&mut items)
         .expect_err("the call without rank 5 fails");
     let took = start.elapsed();
+    if rank != late {
+        world.process_at_rank(late as i32).send(&1u8);
+    }
     check(
         e.culprit() == Some(late),
         &format!("rank {rank} names rank {late}: {e}"),
