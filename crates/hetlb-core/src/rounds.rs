@@ -20,19 +20,26 @@
 //! For very large networks (the benchmarks) [`RoundEngine::step`] runs one round without
 //! building a plan.
 //!
+//! **Kernels.** A rule may name a loop the engine runs itself instead of calling
+//! [`NodeRule::decide_each`] node by node ([`NodeRule::kernel`]): `diffusion` with every
+//! capacity 1 decides every edge from the two loads and the two degrees, which the engine
+//! keeps in a vector of 32-bit integers, with the same units as the rule.
+//!
 //! **Threads.** A round is spread over rayon's threads by ranges of [`CHUNK_NODES`] nodes:
 //! every node decides on the start-of-round vectors, which nobody writes during the round;
 //! a sender debits itself and credits a receiver of its own range directly, one of another
 //! range through that node's atomic counter (on a torus or a mesh most receivers are in the
 //! sender's range, so few units go through the counters); a last pass adds the counters'
-//! credits and computes the new levels. Sums of integers do not depend on their order, random draws
-//! are per (seed, round, node), and recorded transfers are concatenated in node order, so a
-//! run is the same whatever the number of threads. Buffers are kept from round to round: a
+//! credits and computes the new levels. One thread decides all nodes as one range: every
+//! credit goes straight to the next loads, and the counters and the last pass are left out
+//! (but for the levels of a rule that reads them). Sums of integers do not depend on their
+//! order, random draws are per (seed, round, node), and recorded transfers are concatenated
+//! in node order, so a run is the same whatever the number of threads. Buffers are kept from round to round: a
 //! round allocates nothing once every range has seen its largest decision.
 
 use crate::model::{Capacities, ModelError, total_load};
 use crate::plan::{LoadInfo, Plan, Transfer};
-use crate::rules::diffusion::{NodeRule, NodeView, Scratch, Sink};
+use crate::rules::diffusion::{Kernel, NodeRule, NodeView, Scratch, Sink, unit_edge};
 use crate::summary::{PlanBuilder, PlanRecorder};
 use crate::topology::Topology;
 use rayon::prelude::*;
@@ -254,11 +261,18 @@ pub struct RoundEngine<'a, T, R> {
     keep_levels: bool,
     /// Units received in the current round, by node.
     received: Vec<AtomicU64>,
+    /// The degrees, when the rule has a [`Kernel`] that reads them (empty otherwise).
+    degrees: Vec<u32>,
+    /// The rule's kernel on this network, if any.
+    kernel: Option<Kernel>,
     /// Nodes per range: [`CHUNK_NODES`] (fewer in the tests, to cross ranges on small
     /// networks).
     chunk_nodes: usize,
     /// One per range of `chunk_nodes` nodes.
     chunks: Vec<Chunk>,
+    /// Ranges of `chunk_nodes` on one thread too (the tests), instead of one range of all
+    /// nodes.
+    small_ranges: bool,
     scratch: Scratch,
     round: u64,
     seed: u64,
@@ -282,6 +296,10 @@ struct RoundInput<'e, T, R> {
     levels: &'e [f64],
     /// Every capacity is 1.
     unit_capacities: bool,
+    /// The degrees, with a kernel that reads them.
+    degrees: &'e [u32],
+    /// The rule's kernel, if any.
+    kernel: Option<Kernel>,
     /// Ranges are decided on several threads at once.
     parallel: bool,
     received: &'e [AtomicU64],
@@ -302,6 +320,15 @@ impl<T: Topology, R: NodeRule> RoundInput<'_, T, R> {
         } = chunk;
         *step = RoundStep::default();
         transfers.clear();
+        if self.kernel == Some(Kernel::UnitDiffusion) {
+            // without a branch on whether to record in the loop over the edges
+            (step.units, step.transfers) = if self.record {
+                self.unit_diffusion_range::<true>(first, next, scratch, transfers)
+            } else {
+                self.unit_diffusion_range::<false>(first, next, scratch, transfers)
+            };
+            return;
+        }
         let end = first + next.len();
         next.copy_from_slice(&self.loads[first..end]);
         for i in 0..next.len() {
@@ -342,6 +369,105 @@ impl<T: Topology, R: NodeRule> RoundInput<'_, T, R> {
     }
 }
 
+impl<T: Topology, R: NodeRule> RoundInput<'_, T, R> {
+    /// [`RoundInput::decide_range`] with [`Kernel::UnitDiffusion`]: every edge's units from
+    /// the two loads and the engine's degrees, the rule's `decide_each` for a load of 2^32 or
+    /// more. Returns the units and the transfers.
+    fn unit_diffusion_range<const RECORD: bool>(
+        &self,
+        first: usize,
+        next: &mut [u64],
+        scratch: &mut Scratch,
+        transfers: &mut Vec<Transfer>,
+    ) -> (u64, u64) {
+        let end = first + next.len();
+        let start = &self.loads[first..end];
+        next.copy_from_slice(start);
+        // the range's totals in plain counters (not a `RoundStep` in memory, which the loop
+        // would read back as one wide word after writing its halves)
+        let (mut units_sum, mut transfers_sum) = (0u64, 0u64);
+        let range = start.iter().zip(&self.degrees[first..end]);
+        for (i, (&held, &deg_i)) in range.enumerate() {
+            if held == 0 {
+                continue;
+            }
+            let node = first + i;
+            let Ok(w_i) = u32::try_from(held) else {
+                let view = NodeView {
+                    topology: self.topology,
+                    loads: self.loads,
+                    capacities: self.capacities,
+                    levels: self.levels,
+                    node,
+                    round: self.round,
+                    seed: self.seed,
+                };
+                let mut sink = NodeSink {
+                    input: self,
+                    first,
+                    next: &mut *next,
+                    node,
+                    budget: held,
+                    step: RoundStep::default(),
+                    transfers: &mut *transfers,
+                };
+                self.rule.decide_each(&view, true, scratch, &mut sink);
+                let budget = sink.budget;
+                units_sum += sink.step.units;
+                transfers_sum += sink.step.transfers;
+                next[i] -= held - budget;
+                continue;
+            };
+            let deg_i = deg_i as usize;
+            let mut budget = held;
+            for j in self.topology.neighbors(node) {
+                let units = unit_edge(w_i, self.loads[j], deg_i, self.degrees[j] as usize);
+                // as `NodeSink::send`
+                let units = if j == node { 0 } else { units.min(budget) };
+                budget -= units;
+                let sent = units != 0;
+                self.credit(first, next, j, units);
+                units_sum += units;
+                transfers_sum += u64::from(sent);
+                if RECORD && sent {
+                    transfers.push(Transfer {
+                        from: node,
+                        to: j,
+                        units,
+                    });
+                }
+            }
+            next[i] -= held - budget;
+        }
+        (units_sum, transfers_sum)
+    }
+
+    /// Credits `units` to node `to`: in `next` (the entries of the range from `first`) when
+    /// it is in the range, else through its counter. A credit of 0 in the range is added
+    /// without a branch; out of it, nothing is done.
+    #[inline(always)]
+    fn credit(&self, first: usize, next: &mut [u64], to: usize, units: u64) {
+        if let Some(entry) = next.get_mut(to.wrapping_sub(first)) {
+            *entry += units;
+        } else if units != 0 {
+            self.credit_counter(to, units);
+        }
+    }
+
+    /// Credits `units` to node `to` through its counter.
+    #[inline(always)]
+    fn credit_counter(&self, to: usize, units: u64) {
+        let counter = &self.received[to];
+        if self.parallel {
+            counter.fetch_add(units, Ordering::Relaxed);
+        } else {
+            // one thread decides every range in turn: nothing to race with, so no locked
+            // instruction
+            counter.store(counter.load(Ordering::Relaxed) + units, Ordering::Relaxed);
+        }
+    }
+}
+
 /// The engine's [`Sink`] for one node of a range: caps, credits and counts its transfers.
 struct NodeSink<'s, 'e, T, R> {
     input: &'s RoundInput<'e, T, R>,
@@ -358,7 +484,7 @@ struct NodeSink<'s, 'e, T, R> {
     transfers: &'s mut Vec<Transfer>,
 }
 
-impl<T: Topology, R> Sink for NodeSink<'_, '_, T, R> {
+impl<T: Topology, R: NodeRule> Sink for NodeSink<'_, '_, T, R> {
     #[inline(always)]
     fn send(&mut self, to: usize, units: u64) {
         // at most what is left, nothing to itself; a pair of zero units changes nothing below
@@ -371,18 +497,7 @@ impl<T: Topology, R> Sink for NodeSink<'_, '_, T, R> {
         self.budget -= units;
         let sent = units != 0;
         debug_assert!(!sent || self.input.topology.contains_edge(self.node, to));
-        if let Some(entry) = self.next.get_mut(to.wrapping_sub(self.first)) {
-            *entry += units;
-        } else if sent {
-            let counter = &self.input.received[to];
-            if self.input.parallel {
-                counter.fetch_add(units, Ordering::Relaxed);
-            } else {
-                // one thread decides every range in turn: nothing to race with, so no locked
-                // instruction
-                counter.store(counter.load(Ordering::Relaxed) + units, Ordering::Relaxed);
-            }
-        }
+        self.input.credit(self.first, self.next, to, units);
         self.step.units += units;
         self.step.transfers += u64::from(sent);
         if self.input.record && sent {
@@ -478,6 +593,17 @@ impl<'a, T: Topology, R: NodeRule> RoundEngine<'a, T, R> {
         };
         let unit_capacities = capacities.iter().all(|&c| c == 1.0);
         let keep_levels = rule.reads_levels(unit_capacities);
+        // the kernel keeps the degrees in 32 bits: without it if one does not fit
+        let degrees: Option<Vec<u32>> = match rule.kernel(unit_capacities) {
+            Some(Kernel::UnitDiffusion) => (0..nodes)
+                .map(|i| u32::try_from(topology.degree(i)).ok())
+                .collect(),
+            _ => None,
+        };
+        let kernel = degrees
+            .is_some()
+            .then(|| rule.kernel(unit_capacities))
+            .flatten();
         let mut levels = vec![0.0; nodes];
         if keep_levels {
             compute_levels(&mut levels, loads, &capacities, unit_capacities);
@@ -492,10 +618,13 @@ impl<'a, T: Topology, R: NodeRule> RoundEngine<'a, T, R> {
             levels,
             keep_levels,
             received: (0..nodes).map(|_| AtomicU64::new(0)).collect(),
+            degrees: degrees.unwrap_or_default(),
+            kernel,
             chunk_nodes: CHUNK_NODES,
             chunks: (0..nodes.div_ceil(CHUNK_NODES))
                 .map(|_| Chunk::default())
                 .collect(),
+            small_ranges: false,
             scratch: Scratch::default(),
             round: 0,
             seed,
@@ -506,6 +635,7 @@ impl<'a, T: Topology, R: NodeRule> RoundEngine<'a, T, R> {
     #[cfg(test)]
     fn with_chunk_nodes(mut self, size: usize) -> Self {
         self.chunk_nodes = size;
+        self.small_ranges = true;
         self.chunks = (0..self.loads.len().div_ceil(size))
             .map(|_| Chunk::default())
             .collect();
@@ -533,7 +663,14 @@ impl<'a, T: Topology, R: NodeRule> RoundEngine<'a, T, R> {
     /// divided among the threads.
     pub fn step(&mut self, record: Option<&mut Vec<Transfer>>) -> RoundStep {
         let parallel = self.chunks.len() > 1 && rayon::current_num_threads() > 1;
-        let size = self.chunk_nodes;
+        // one thread decides all nodes as one range: every credit goes straight to `next`,
+        // and no counter is read or written (the tests keep their small ranges)
+        let single = !parallel && !self.small_ranges;
+        let size = if single {
+            self.loads.len().max(1)
+        } else {
+            self.chunk_nodes
+        };
         let input = RoundInput {
             rule: self.rule,
             topology: self.topology,
@@ -541,6 +678,8 @@ impl<'a, T: Topology, R: NodeRule> RoundEngine<'a, T, R> {
             capacities: &self.capacities,
             levels: if self.keep_levels { &self.levels } else { &[] },
             unit_capacities: self.unit_capacities,
+            degrees: &self.degrees,
+            kernel: self.kernel,
             parallel,
             received: &self.received,
             round: self.round,
@@ -582,17 +721,24 @@ impl<'a, T: Topology, R: NodeRule> RoundEngine<'a, T, R> {
                 .zip(self.chunks.iter_mut())
                 .enumerate()
                 .for_each(decide);
-            self.next
-                .chunks_mut(size)
-                .zip(self.levels.chunks_mut(size))
-                .zip(self.received.chunks(size).zip(self.capacities.chunks(size)))
-                .for_each(credit);
+            if single && !keep_levels {
+                // no counter holds a credit (every receiver is in the range), and no level
+                // is kept
+            } else {
+                self.next
+                    .chunks_mut(size)
+                    .zip(self.levels.chunks_mut(size))
+                    .zip(self.received.chunks(size).zip(self.capacities.chunks(size)))
+                    .for_each(credit);
+            }
         }
         let mut step = RoundStep::default();
         let mut record = record;
         for chunk in &mut self.chunks {
-            step.units += chunk.step.units;
-            step.transfers += chunk.step.transfers;
+            // taken: a range left out of the next round (one range on one thread) adds nothing
+            let RoundStep { units, transfers } = std::mem::take(&mut chunk.step);
+            step.units += units;
+            step.transfers += transfers;
             if let Some(r) = record.as_deref_mut() {
                 r.append(&mut chunk.transfers);
             }
@@ -813,6 +959,32 @@ mod tests {
         }
     }
 
+    /// An engine stepped on one thread, then two, then one again (one range of all nodes,
+    /// then ranges, then one range) gives the rounds of an engine on one thread.
+    #[test]
+    fn rounds_on_one_and_two_threads_alternately_are_the_same() {
+        use crate::rules::diffusion::{FirstOrder, Rounding};
+        let g = generators::torus(90, 80).unwrap();
+        let loads: Vec<u64> = (0..7200u64).map(|i| (i * 7919) % 301).collect();
+        let pools = [1, 2].map(|n| {
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(n)
+                .build()
+                .unwrap()
+        });
+        let rule = FirstOrder::new(Rounding::Nearest);
+        let mut alternating = RoundEngine::new(&rule, &g, &loads, None, 0).unwrap();
+        let mut single = RoundEngine::new(&rule, &g, &loads, None, 0).unwrap();
+        for round in 0..6 {
+            let (mut got, mut expected) = (Vec::new(), Vec::new());
+            let step = pools[round % 2].install(|| alternating.step(Some(&mut got)));
+            let reference = pools[0].install(|| single.step(Some(&mut expected)));
+            assert!(!expected.is_empty());
+            assert_eq!((step, got), (reference, expected), "round {round}");
+            assert_eq!(alternating.loads(), single.loads(), "round {round}");
+        }
+    }
+
     #[test]
     fn a_plan_larger_than_its_limit_stops_with_an_error() {
         let g = generators::path(64).unwrap();
@@ -881,8 +1053,9 @@ mod tests {
         transfers
     }
 
-    /// Runs `rounds` rounds of the engine (ranges of `chunk` nodes, on `threads` threads)
-    /// and of the reference, and compares the transfers, the totals and the loads.
+    /// Runs `rounds` rounds of the engine (ranges of `chunk` nodes, on `threads` threads; 0
+    /// for the engine's own ranges: one of all nodes on one thread) and of the reference, and
+    /// compares the transfers, the totals and the loads.
     fn same_as_reference<R: NodeRule>(
         rule: &R,
         graph: &crate::topology::Graph,
@@ -898,9 +1071,10 @@ mod tests {
             .build()
             .unwrap();
         pool.install(|| {
-            let mut engine = RoundEngine::new(rule, graph, loads, capacities, 5)
-                .unwrap()
-                .with_chunk_nodes(chunk);
+            let mut engine = RoundEngine::new(rule, graph, loads, capacities, 5).unwrap();
+            if chunk > 0 {
+                engine = engine.with_chunk_nodes(chunk);
+            }
             let mut expected_loads = loads.to_vec();
             for round in 0..4 {
                 let expected = reference_step(rule, graph, &mut expected_loads, &caps, round, 5);
@@ -949,7 +1123,7 @@ mod tests {
                     Just(g),
                     prop::collection::vec(prop_oneof![0u64..4, 0u64..300, Just(0)], n),
                     caps,
-                    1usize..20,
+                    0usize..20,
                     1usize..=3,
                 )
             })
@@ -977,7 +1151,7 @@ mod tests {
                     Just(g),
                     prop::collection::vec(load, n),
                     caps,
-                    1usize..20,
+                    0usize..20,
                     1usize..=3,
                 )
             })

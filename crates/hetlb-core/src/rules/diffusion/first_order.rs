@@ -1,6 +1,6 @@
 //! First-order diffusion with capacities, and the two "biasing" baselines of Neelakantan 2012 §5.
 
-use super::{NodeRule, NodeView, Scratch, Sink};
+use super::{Kernel, NodeRule, NodeView, Scratch, Sink};
 use crate::topology::Topology;
 use rand::RngExt;
 use rand_pcg::Pcg64;
@@ -153,50 +153,43 @@ fn unit_nearest(dx: f64, deg_i: usize, deg_j: usize) -> Option<u64> {
 
 /// [`unit_nearest`] of a whole difference `dx` below 2^32 (zero gives zero units), `None` when
 /// `max(deg_i, deg_j) + 1` is not below 2^32.
+///
+/// With `D = max(deg_i, deg_j) + 1`, `K = deg_i + deg_j` and `dx = q·D + rem`: the flow
+/// rounded to the nearest unit is `n = ⌊(2dx + D)/(2D)⌋`, which is `q + 1` exactly when
+/// `2·rem ≥ D` and `q` otherwise — one division. The rounded-up unit is sent when the edge
+/// stays safe, `n·K < 2dx`; when it is not, `n` is `q + 1` (for `dx > 0`, `q·K < 2dx` always,
+/// as `K < 2D`) and `q = n − 1` units go.
 #[inline(always)]
 fn whole_nearest(dx: u32, deg_i: usize, deg_j: usize) -> Option<u64> {
-    let (q, rem) = div_rem(dx, deg_i.max(deg_j) + 1)?;
-    let d = (deg_i.max(deg_j) + 1) as u64;
+    let d = deg_i.max(deg_j) + 1;
     let k = deg_i as u64 + deg_j as u64;
-    // `&` rather than `&&`: both sides are cheap, and a branch on them is a coin toss
-    let up = (2 * rem >= d) & ((q + 1) * k < 2 * u64::from(dx));
-    Some(q + u64::from(up))
+    let dx2 = 2 * u64::from(dx);
+    let n = match HALF_RECIPROCALS.get(d) {
+        // `m·(2dx + D)`, its high word: the quotient, exact for dividends below 2^34
+        Some(&m) if m != 0 => ((u128::from(m) * u128::from(dx2 + d as u64)) >> 64) as u64,
+        _ => {
+            let d = u64::from(u32::try_from(d).ok().filter(|&d| d != 0)?);
+            (dx2 + d) / (2 * d)
+        }
+    };
+    // n·K < 2^32·2^33: no overflow; `n != 0` keeps a zero difference at zero units
+    Some(n - u64::from((n * k >= dx2) & (n != 0)))
 }
 
-/// Multiplicative inverses `⌊(2^64 − 1)/d⌋ + 1` of the divisors `d` in `2..=256` (0 for 0 and
-/// 1): with them [`div_rem`] divides a 32-bit number by multiplications (Lemire, Kaser &
-/// Kurz 2019, "Faster remainder by direct computation", exact for every 32-bit dividend and
-/// divisor). A divisor `max(deg_i, deg_j) + 1` is in the table on every network of degree below
-/// 256.
-const RECIPROCALS: [u64; 257] = {
+/// Multiplicative inverses `⌊(2^64 − 1)/(2d)⌋ + 1` of the divisors `2d` for `d` in `2..=256`
+/// (0 for 0 and 1): with them [`whole_nearest`] divides a number below 2^34 by `2d` with one
+/// multiplication (Lemire, Kaser & Kurz 2019, "Faster remainder by direct computation": exact
+/// for dividends below `2^64/(2d)`). A divisor `max(deg_i, deg_j) + 1` is in the table on
+/// every network of degree below 256.
+const HALF_RECIPROCALS: [u64; 257] = {
     let mut table = [0; 257];
     let mut d = 2;
     while d < table.len() {
-        table[d] = u64::MAX / d as u64 + 1;
+        table[d] = u64::MAX / (2 * d as u64) + 1;
         d += 1;
     }
     table
 };
-
-/// `(n div d, n mod d)`; `None` when `d` is 0 or not below 2^32. Divisors of
-/// [`RECIPROCALS`] are divided by multiplications, others by a 32-bit division.
-#[inline(always)]
-fn div_rem(n: u32, d: usize) -> Option<(u64, u64)> {
-    match RECIPROCALS.get(d) {
-        Some(&m) if m != 0 => {
-            // `m·n mod 2^64` is the fraction `(n mod d)/d` in 64 bits, rounded up: its product
-            // with `d`, shifted, is the remainder
-            let (n, d) = (u64::from(n), d as u64);
-            let q = ((u128::from(m) * u128::from(n)) >> 64) as u64;
-            let rem = ((u128::from(m.wrapping_mul(n)) * u128::from(d)) >> 64) as u64;
-            Some((q, rem))
-        }
-        _ => {
-            let d = u32::try_from(d).ok().filter(|&d| d != 0)?;
-            Some((u64::from(n / d), u64::from(n % d)))
-        }
-    }
-}
 
 /// `diffusion` at `view.node` (holding a load) when every capacity is 1: the units to every
 /// neighbour, in neighbour order, zero to those that are not lighter; uncapped.
@@ -219,14 +212,21 @@ fn unit_diffusion<T: Topology>(view: &NodeView<'_, T>, sink: &mut impl Sink) {
         return;
     };
     for j in view.topology.neighbors(i) {
-        // below 2^32; zero when `j` is not lighter, which gives zero units
-        let dx = u64::from(w_i).saturating_sub(view.loads[j]) as u32;
-        let deg_j = view.topology.degree(j);
-        let units = match whole_nearest(dx, deg_i, deg_j) {
-            Some(units) => units,
-            None => unit_float(u64::from(w_i), view.loads[j], deg_i, deg_j),
-        };
+        let units = unit_edge(w_i, view.loads[j], deg_i, view.topology.degree(j));
         sink.send(j, units);
+    }
+}
+
+/// `diffusion`'s units over an edge between two nodes of capacity 1, from the sender's load
+/// `w_i < 2^32` to a neighbour's `w_j` (zero when it is not lighter), for degrees `deg_i` and
+/// `deg_j`: what [`unit_diffusion`] hands over for the edge.
+#[inline(always)]
+pub(crate) fn unit_edge(w_i: u32, w_j: u64, deg_i: usize, deg_j: usize) -> u64 {
+    // below 2^32; zero when `j` is not lighter, which gives zero units
+    let dx = u64::from(w_i).saturating_sub(w_j) as u32;
+    match whole_nearest(dx, deg_i, deg_j) {
+        Some(units) => units,
+        None => unit_float(u64::from(w_i), w_j, deg_i, deg_j),
     }
 }
 
@@ -408,6 +408,11 @@ impl NodeRule for FirstOrder {
         }
     }
 
+    /// `diffusion` with unit capacities: the engine's integer loop.
+    fn kernel(&self, unit_capacities: bool) -> Option<Kernel> {
+        (unit_capacities && self.rounding == Rounding::Nearest).then_some(Kernel::UnitDiffusion)
+    }
+
     /// `diffusion` with unit capacities decides on the loads alone.
     fn reads_levels(&self, unit_capacities: bool) -> bool {
         !(unit_capacities && self.rounding == Rounding::Nearest)
@@ -498,27 +503,41 @@ mod tests {
         assert_eq!(unit_nearest((1u64 << 32) as f64, 4, 4), None);
     }
 
-    /// `div_rem` against the hardware division: every divisor of the table and some beyond
-    /// it, on the dividends at the edges of the 32-bit range and on random ones.
+    /// `whole_nearest` against its definition by quotient and remainder (the hardware
+    /// division): every divisor of the table and some beyond it, every pair of degrees that
+    /// gives them, on the differences at the edges of the 32-bit range, around multiples of
+    /// the divisor and at random.
     #[test]
-    fn div_rem_is_the_division() {
+    fn whole_nearest_is_the_rounding_by_quotient_and_remainder() {
+        let reference = |dx: u32, deg_i: usize, deg_j: usize| {
+            let d = deg_i.max(deg_j) as u64 + 1;
+            let (q, rem) = (u64::from(dx) / d, u64::from(dx) % d);
+            let k = deg_i as u64 + deg_j as u64;
+            let up = (2 * rem >= d) & ((q + 1) * k < 2 * u64::from(dx));
+            q + u64::from(up)
+        };
         let mut rng = node_rng(3, 0, 0);
         let mut dividends: Vec<u32> = (0..1000).chain(u32::MAX - 1000..=u32::MAX).collect();
-        dividends.extend((0..2000).map(|_| rng.random::<u32>()));
-        let divisors = (1..=300).chain([1 << 16, (1 << 31) + 1, u32::MAX as usize]);
-        for d in divisors {
+        dividends.extend((0..500).map(|_| rng.random::<u32>()));
+        let degrees = (0..=300).chain([1 << 16, (1 << 31) + 1, u32::MAX as usize - 1]);
+        for deg in degrees {
+            let d = deg as u64 + 1;
             let multiples = (1..4).flat_map(|k| {
-                let m = (d as u64 * k).min(u64::from(u32::MAX)) as u32;
+                let m = (d * k).min(u64::from(u32::MAX)) as u32;
                 [m.wrapping_sub(1), m, m.saturating_add(1)]
             });
+            let others = [0, 1, deg / 2, deg.saturating_sub(1), deg];
             for n in dividends.iter().copied().chain(multiples) {
-                let d32 = d as u32;
-                let expected = (u64::from(n / d32), u64::from(n % d32));
-                assert_eq!(div_rem(n, d), Some(expected), "{n} / {d}");
+                for other in others {
+                    for (deg_i, deg_j) in [(deg, other), (other, deg)] {
+                        let expected = reference(n, deg_i, deg_j);
+                        let got = whole_nearest(n, deg_i, deg_j);
+                        assert_eq!(got, Some(expected), "{n}, degrees {deg_i} {deg_j}");
+                    }
+                }
             }
         }
-        assert_eq!(div_rem(5, 0), None);
-        assert_eq!(div_rem(5, 1 << 32), None);
+        assert_eq!(whole_nearest(5, u32::MAX as usize, 1), None);
     }
 
     /// `diffusion`'s decisions equal those of the floating-point flows at every node, with

@@ -45,6 +45,7 @@ mod first_order;
 mod gdem;
 
 pub use dishet::{Dishet, DishetTight};
+pub(crate) use first_order::unit_edge;
 pub use first_order::{FirstOrder, Rounding};
 pub use gdem::{Gdem, LambdaError};
 
@@ -107,6 +108,17 @@ impl<F: FnMut(usize, u64)> Sink for F {
     }
 }
 
+/// A decision loop the round engine runs itself ([`NodeRule::kernel`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Kernel {
+    /// `diffusion` ([`FirstOrder`] with [`Rounding::Nearest`]) with every capacity 1: the
+    /// units of every edge from the two loads and degrees alone, in integers while the
+    /// sender's load is below 2^32 (the rule's `decide_each` otherwise). The engine keeps the
+    /// degrees in a vector of its own.
+    UnitDiffusion,
+}
+
 /// A local balancing rule: what one node sends to its neighbours in one synchronous round.
 ///
 /// Implementations push `(neighbour, units)` pairs into `out`; the engine sends them out of
@@ -151,6 +163,15 @@ pub trait NodeRule: Sync {
             sink.send(to, units);
         }
         scratch.out = out;
+    }
+
+    /// A loop of the round engine's own that decides like [`NodeRule::decide_each`] on a
+    /// network whose capacities are all 1 (`unit_capacities`) or not, if there is one; the
+    /// engine then runs it instead of calling `decide_each` node by node. The default is
+    /// `None`.
+    fn kernel(&self, unit_capacities: bool) -> Option<Kernel> {
+        let _ = unit_capacities;
+        None
     }
 
     /// Whether [`NodeRule::decide_each`] reads [`NodeView::levels`] on a network whose
