@@ -12,7 +12,6 @@
 use super::ExchangeSummary;
 use crate::units::Units;
 use rayon::prelude::*;
-use std::ops::Range;
 
 /// Dimensions balanced inside one block: 2^14 loads (64 KiB as `u32`).
 pub(super) const BLOCK_DIMS: u32 = 14;
@@ -77,31 +76,20 @@ impl Stats {
 
 /// How one kind of kernel balances a block and a group of columns.
 pub(super) trait Kernel<T>: Sync {
-    /// Working memory reused from one block or column group to the next on the same thread
-    /// (each rayon task starts with an empty one and grows it once).
-    type Scratch: Default + Send;
-
     /// Dimensions `0..log2(block.len())` of the block holding nodes `base..base + block.len()`,
     /// in an `n`-cube; records the block's largest load before balancing in `stats`.
-    fn block(
-        &self,
-        block: &mut [T],
-        base: usize,
-        n: u32,
-        stats: &mut Stats,
-        scratch: &mut Self::Scratch,
-    );
+    fn block(&self, block: &mut [T], base: usize, n: u32, stats: &mut Stats);
 
-    /// Dimensions `low..n` (`dims`) of the columns `col0..col0 + width` (row `r` holds nodes
+    /// Dimensions `low..n` of the columns `col0..col0 + width` (row `r` holds nodes
     /// `(r << low) + col0 ..`), given the largest load of the cube before balancing.
     fn columns(
         &self,
         rows: &mut [&mut [T]],
         col0: usize,
-        dims: Range<u32>,
+        low: u32,
+        n: u32,
         max_load: u64,
         stats: &mut Stats,
-        scratch: &mut Self::Scratch,
     );
 }
 
@@ -115,19 +103,17 @@ pub(super) fn run<T: Units, K: Kernel<T>>(kernel: &K, loads: &mut [T], n: u32) -
             .par_chunks_exact_mut(block_len)
             .enumerate()
             .fold(
-                || (Stats::new(n), K::Scratch::default()),
-                |(mut s, mut scratch), (i, block)| {
-                    kernel.block(block, i << b, n, &mut s, &mut scratch);
-                    (s, scratch)
+                || Stats::new(n),
+                |mut s, (i, block)| {
+                    kernel.block(block, i << b, n, &mut s);
+                    s
                 },
             )
-            .map(|(s, _)| s)
             .reduce(|| Stats::new(n), Stats::merge)
     } else {
         let mut s = Stats::new(n);
-        let mut scratch = K::Scratch::default();
         for (i, block) in loads.chunks_exact_mut(block_len).enumerate() {
-            kernel.block(block, i << b, n, &mut s, &mut scratch);
+            kernel.block(block, i << b, n, &mut s);
         }
         s
     };
@@ -154,21 +140,17 @@ pub(super) fn run<T: Units, K: Kernel<T>>(kernel: &K, loads: &mut [T], n: u32) -
                 .into_par_iter()
                 .enumerate()
                 .fold(
-                    || (Stats::new(n), K::Scratch::default()),
-                    |(mut s, mut scratch), (g, mut group)| {
-                        let col0 = g * width;
-                        kernel.columns(&mut group, col0, b..n, max_load, &mut s, &mut scratch);
-                        (s, scratch)
+                    || Stats::new(n),
+                    |mut s, (g, mut group)| {
+                        kernel.columns(&mut group, g * width, b, n, max_load, &mut s);
+                        s
                     },
                 )
-                .map(|(s, _)| s)
                 .reduce(|| Stats::new(n), Stats::merge)
         } else {
             let mut s = Stats::new(n);
-            let mut scratch = K::Scratch::default();
             for (g, mut group) in segments.into_iter().enumerate() {
-                let col0 = g * width;
-                kernel.columns(&mut group, col0, b..n, max_load, &mut s, &mut scratch);
+                kernel.columns(&mut group, g * width, b, n, max_load, &mut s);
             }
             s
         };

@@ -146,43 +146,15 @@ fn narrows<T: Units>(max: u64) -> bool {
             .is_some_and(|s| s <= <T::Narrow as Units>::MAX.to_u64())
 }
 
-/// The buffers of the vector kernel, in the type of the loads and in the narrower one: the
-/// transposed and the natural copy of a block, or a tile.
-#[derive(Default)]
-struct LaneScratch<T: Units> {
-    wide: [Vec<T>; 2],
-    narrow: [Vec<T::Narrow>; 2],
-}
-
 impl<R: PairRule, T: Units> Kernel<T> for LaneKernel<'_, R> {
-    type Scratch = LaneScratch<T>;
-
-    fn block(
-        &self,
-        block: &mut [T],
-        base: usize,
-        n: u32,
-        stats: &mut Stats,
-        scratch: &mut LaneScratch<T>,
-    ) {
+    fn block(&self, block: &mut [T], base: usize, n: u32, stats: &mut Stats) {
         let max = lanes::max_load(block);
         stats.max_load = stats.max_load.max(max);
         let units = self.odd_units(0..block.len().trailing_zeros(), n);
         if narrows::<T>(max) {
-            let [a, b] = &mut scratch.narrow;
-            let buffers = [a, b];
-            lanes::block_pass(
-                block,
-                base,
-                lanes::Rule { units: &units, max },
-                stats,
-                buffers,
-                (T::to_narrow, T::from_narrow),
-            );
+            lanes::block_pass(block, base, &units, stats, T::to_narrow, T::from_narrow);
         } else {
-            let [a, b] = &mut scratch.wide;
-            let rule = lanes::Rule { units: &units, max };
-            lanes::block_pass(block, base, rule, stats, [a, b], (|x: T| x, |x: T| x));
+            lanes::block_pass(block, base, &units, stats, |x: T| x, |x: T| x);
         }
     }
 
@@ -190,43 +162,18 @@ impl<R: PairRule, T: Units> Kernel<T> for LaneKernel<'_, R> {
         &self,
         rows: &mut [&mut [T]],
         _col0: usize,
-        dims: Range<u32>,
+        low: u32,
+        n: u32,
         max_load: u64,
         stats: &mut Stats,
-        scratch: &mut LaneScratch<T>,
     ) {
-        let low = dims.start;
-        let units = self.odd_units(dims.clone(), dims.end);
+        let units = self.odd_units(low..n, n);
         if narrows::<T>(max_load) {
             let tw = TILE_BYTES / std::mem::size_of::<T::Narrow>() / rows.len();
-            let tile = &mut scratch.narrow[0];
-            lanes::tile_pass(
-                rows,
-                low,
-                tw,
-                lanes::Rule {
-                    units: &units,
-                    max: max_load,
-                },
-                stats,
-                tile,
-                (T::to_narrow, T::from_narrow),
-            );
+            lanes::tile_pass(rows, low, tw, &units, stats, T::to_narrow, T::from_narrow);
         } else {
             let tw = TILE_BYTES / std::mem::size_of::<T>() / rows.len();
-            let tile = &mut scratch.wide[0];
-            lanes::tile_pass(
-                rows,
-                low,
-                tw,
-                lanes::Rule {
-                    units: &units,
-                    max: max_load,
-                },
-                stats,
-                tile,
-                (|x: T| x, |x: T| x),
-            );
+            lanes::tile_pass(rows, low, tw, &units, stats, |x: T| x, |x: T| x);
         }
     }
 }

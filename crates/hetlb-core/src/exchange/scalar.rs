@@ -5,7 +5,6 @@
 use super::engine::{DimStats, Kernel, Stats};
 use crate::rules::dimension_exchange::{PairContext, PairRule};
 use crate::units::Units;
-use std::ops::Range;
 
 /// Columns gathered per tile for the high dimensions: two 64-byte cache lines of `u64`.
 const TILE_COLUMNS: usize = 16;
@@ -96,10 +95,7 @@ pub(super) fn exchange_contiguous_loads_only<R: PairRule, T: Units>(
 }
 
 impl<R: PairRule, T: Units> Kernel<T> for ScalarKernel<'_, R> {
-    /// The tile of the high dimensions.
-    type Scratch = Vec<T>;
-
-    fn block(&self, block: &mut [T], base: usize, n: u32, stats: &mut Stats, _: &mut Vec<T>) {
+    fn block(&self, block: &mut [T], base: usize, n: u32, stats: &mut Stats) {
         let max = block.iter().copied().max().unwrap_or(T::ZERO).to_u64();
         stats.max_load = stats.max_load.max(max);
         for k in 0..block.len().trailing_zeros() {
@@ -112,15 +108,14 @@ impl<R: PairRule, T: Units> Kernel<T> for ScalarKernel<'_, R> {
         &self,
         rows: &mut [&mut [T]],
         col0: usize,
-        dims: Range<u32>,
+        low: u32,
+        n: u32,
         _max_load: u64,
         stats: &mut Stats,
-        tile: &mut Vec<T>,
     ) {
-        let (low, n) = (dims.start, dims.end);
         let width = rows[0].len();
         let tw = TILE_COLUMNS.min(width);
-        tile.resize(rows.len() * tw, T::ZERO);
+        let mut tile = vec![T::ZERO; rows.len() * tw];
         for t in (0..width).step_by(tw) {
             for (dst, row) in tile.chunks_exact_mut(tw).zip(rows.iter()) {
                 dst.copy_from_slice(&row[t..t + tw]);
