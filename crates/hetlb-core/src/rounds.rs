@@ -339,37 +339,54 @@ impl<T: Topology, R: NodeRule> RoundInput<'_, T, R> {
             if held == 0 {
                 continue;
             }
-            let view = NodeView {
-                topology: self.topology,
-                loads: self.loads,
-                capacities: self.capacities,
-                levels: self.levels,
-                node,
-                round: self.round,
-                seed: self.seed,
-            };
-            let mut sink = NodeSink {
-                input: self,
-                first,
-                next: &mut *next,
-                node,
-                budget: held,
-                step: RoundStep::default(),
-                transfers: &mut *transfers,
-            };
-            self.rule
-                .decide_each(&view, self.unit_capacities, scratch, &mut sink);
-            let budget = sink.budget;
-            step.units += sink.step.units;
-            step.transfers += sink.step.transfers;
-            // the node's own entry holds its load plus its credits so far: never below what
-            // it sends
-            next[i] -= held - budget;
+            let decided = self.decide_node(first, next, node, held, scratch, transfers);
+            step.units += decided.units;
+            step.transfers += decided.transfers;
         }
     }
 }
 
 impl<T: Topology, R: NodeRule> RoundInput<'_, T, R> {
+    /// The rule's decision at `node` (holding `held > 0`) of the range starting at `first`:
+    /// its sends capped, credited and recorded, and its own entry of `next` debited. Returns
+    /// the node's units and transfers.
+    #[inline(always)]
+    fn decide_node(
+        &self,
+        first: usize,
+        next: &mut [u64],
+        node: usize,
+        held: u64,
+        scratch: &mut Scratch,
+        transfers: &mut Vec<Transfer>,
+    ) -> RoundStep {
+        let view = NodeView {
+            topology: self.topology,
+            loads: self.loads,
+            capacities: self.capacities,
+            levels: self.levels,
+            node,
+            round: self.round,
+            seed: self.seed,
+        };
+        let mut sink = NodeSink {
+            input: self,
+            first,
+            next: &mut *next,
+            node,
+            budget: held,
+            step: RoundStep::default(),
+            transfers,
+        };
+        self.rule
+            .decide_each(&view, self.unit_capacities, scratch, &mut sink);
+        let (budget, step) = (sink.budget, sink.step);
+        // the node's own entry holds its load plus its credits so far: never below what it
+        // sends
+        next[node - first] -= held - budget;
+        step
+    }
+
     /// [`RoundInput::decide_range`] with [`Kernel::UnitDiffusion`]: every edge's units from
     /// the two loads and the engine's degrees, the rule's `decide_each` for a load of 2^32 or
     /// more. Returns the units and the transfers.
@@ -393,29 +410,9 @@ impl<T: Topology, R: NodeRule> RoundInput<'_, T, R> {
             }
             let node = first + i;
             let Ok(w_i) = u32::try_from(held) else {
-                let view = NodeView {
-                    topology: self.topology,
-                    loads: self.loads,
-                    capacities: self.capacities,
-                    levels: self.levels,
-                    node,
-                    round: self.round,
-                    seed: self.seed,
-                };
-                let mut sink = NodeSink {
-                    input: self,
-                    first,
-                    next: &mut *next,
-                    node,
-                    budget: held,
-                    step: RoundStep::default(),
-                    transfers: &mut *transfers,
-                };
-                self.rule.decide_each(&view, true, scratch, &mut sink);
-                let budget = sink.budget;
-                units_sum += sink.step.units;
-                transfers_sum += sink.step.transfers;
-                next[i] -= held - budget;
+                let decided = self.decide_node(first, next, node, held, scratch, transfers);
+                units_sum += decided.units;
+                transfers_sum += decided.transfers;
                 continue;
             };
             let deg_i = deg_i as usize;
