@@ -1,8 +1,10 @@
 //! The in-place engine (vector lanes, narrower lanes, blocks, column groups, threads) against
 //! the scalar rule applied pair by pair by the planner, for every pair rule: same final loads,
-//! task-hops, task messages and `Tmax` per phase, whatever the number of threads.
+//! task-hops, task messages and `Tmax` per phase, whatever the number of threads; and the
+//! recording engine of the simulator's policies ([`transfers_in_place`]) against the planner's
+//! transfers, one by one and in order.
 
-use hetlb_core::exchange::{balance_in_place, plan};
+use hetlb_core::exchange::{balance_in_place, plan, transfers_in_place};
 use hetlb_core::model::Capacities;
 use hetlb_core::rules::dimension_exchange::{
     Dem, DemFixed, DemHetero, DemImproved, Oem, PairContext, PairRule,
@@ -64,8 +66,64 @@ fn cube(dims: std::ops::RangeInclusive<u32>) -> impl Strategy<Value = Vec<u64>> 
         .prop_flat_map(|(n, max)| prop::collection::vec(0..max, 1usize << n))
 }
 
+/// [`transfers_in_place`] gives the planner's final loads and its transfers in the same order.
+fn same_transfers<R: PairRule>(rule: &R, loads: &[u64]) -> Result<(), TestCaseError> {
+    let reference = plan(rule, loads).unwrap();
+    let mut fast = loads.to_vec();
+    let mut transfers = vec![hetlb_core::Transfer {
+        from: 7,
+        to: 9,
+        units: 1,
+    }];
+    transfers_in_place(rule, &mut fast, &mut transfers).unwrap();
+    prop_assert_eq!(&fast, &reference.final_loads);
+    prop_assert_eq!(
+        transfers[0],
+        hetlb_core::Transfer {
+            from: 7,
+            to: 9,
+            units: 1
+        }
+    );
+    prop_assert!(transfers[1..].iter().eq(reference.transfers()));
+    Ok(())
+}
+
+/// A balanced cube (loads `q` and `q + 1`) with a few nodes changed, as the simulator's
+/// threshold policy sees it between two balances: most groups of pairs move nothing.
+fn nearly_balanced() -> impl Strategy<Value = Vec<u64>> {
+    (0u32..=12, 0u64..5, any::<u64>(), 0usize..6).prop_flat_map(|(n, q, pattern, changes)| {
+        let len = 1usize << n;
+        let base: Vec<u64> = (0..len)
+            .map(|i| q + (pattern.rotate_left(i as u32 % 64) & 1))
+            .collect();
+        prop::collection::vec((0..len, 0u64..8), changes).prop_map(move |edits| {
+            let mut loads = base.clone();
+            for (node, load) in edits {
+                loads[node] = load;
+            }
+            loads
+        })
+    })
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(24))]
+
+    #[test]
+    fn recorded_transfers_equal_the_planner_for_every_pair_rule(
+        loads in prop_oneof![cube(0..=12), nearly_balanced()],
+    ) {
+        same_transfers(&Dem, &loads)?;
+        same_transfers(&DemFixed, &loads)?;
+        same_transfers(&DemImproved, &loads)?;
+        same_transfers(&Oem, &loads)?;
+        let caps = Capacities::new(
+            (0..loads.len()).map(|i| 1.0 + (i * 7 % 5) as f64).collect(),
+        )
+        .unwrap();
+        same_transfers(&DemHetero::new(&caps), &loads)?;
+    }
 
     #[test]
     fn in_place_equals_the_scalar_rule_for_every_pair_rule(

@@ -13,10 +13,10 @@ use crate::rules::dimension_exchange::OddUnit;
 use crate::units::Units;
 use multiversion::multiversion;
 
-const HEAVIER: u8 = 0;
-const LOW: u8 = 1;
-const HIGH: u8 = 2;
-const ODD_SHARE: u8 = 3;
+pub(super) const HEAVIER: u8 = 0;
+pub(super) const LOW: u8 = 1;
+pub(super) const HIGH: u8 = 2;
+pub(super) const ODD_SHARE: u8 = 3;
 
 /// The lowest dimensions of a block, applied on the block transposed so that their pairs are
 /// long contiguous runs rather than neighbours a few entries apart.
@@ -55,7 +55,7 @@ impl<C: Units> Acc<C> {
 
 /// One pair: the low node's new load, and the units moved.
 #[inline(always)]
-fn pair<C: Units, const ODD: u8>(a: C, b: C) -> (C, C) {
+pub(super) fn pair<C: Units, const ODD: u8>(a: C, b: C) -> (C, C) {
     let sum = a + b;
     let keeps = match ODD {
         HEAVIER => a >= b,

@@ -13,6 +13,7 @@
 mod engine;
 mod in_place;
 mod lanes;
+mod recorded;
 mod scalar;
 
 pub use in_place::{balance_block, balance_in_place, simd_target};
@@ -91,7 +92,10 @@ pub fn plan_dimensions<R: PairRule>(
 /// [`ModelError`] when the number of loads is not a power of two or the total overflows.
 ///
 /// # Complexity
-/// `O(N log N)` time; no allocation once `transfers` has the capacity.
+/// `O(N log N)` time; no allocation once `transfers` has the capacity. For the halving rules
+/// (`dem`, `dem-fixed`, `dem-improved`, `oem`) the pairs of dimensions 3 and up are decided
+/// eight at a time in vector instructions, and transfers are written only for the groups in
+/// which a pair moves; the result is the same transfer for transfer.
 ///
 /// # Example
 /// ```
@@ -111,8 +115,17 @@ pub fn transfers_in_place<R: PairRule>(
 ) -> Result<(), ModelError> {
     let cube = Hypercube::for_nodes(loads.len())?;
     total_load(loads)?;
-    for k in 0..cube.dimensions() {
-        exchange_dimension(rule, cube, loads, k, transfers);
+    let n = cube.dimensions();
+    for k in 0..n {
+        // A halving rule's dimensions with chunks of at least a group of pairs go through the
+        // branch-free groups of `recorded`; the others, and other rules, pair by pair.
+        let odd = rule.odd_unit(k, n, false).zip(rule.odd_unit(k, n, true));
+        match odd {
+            Some((clear, set)) if 1usize << k >= recorded::GROUP => {
+                recorded::halving_dimension([clear, set], loads, k, transfers);
+            }
+            _ => exchange_dimension(rule, cube, loads, k, transfers),
+        }
     }
     Ok(())
 }
