@@ -20,6 +20,39 @@ pub struct Transfer {
     pub units: u64,
 }
 
+impl Transfer {
+    /// The transfer that takes a pair's low node from `low_before` to `low_after` units, the
+    /// pair being nodes `low` and `high`: from `high` to `low` when the low node gains, from
+    /// `low` to `high` when it loses, none when it keeps its load. `O(1)`.
+    ///
+    /// ```
+    /// use hetlb_core::plan::Transfer;
+    ///
+    /// let gain = Transfer::of_pair(2, 6, 3, 5).unwrap();
+    /// assert_eq!((gain.from, gain.to, gain.units), (6, 2, 2));
+    /// let loss = Transfer::of_pair(2, 6, 5, 1).unwrap();
+    /// assert_eq!((loss.from, loss.to, loss.units), (2, 6, 4));
+    /// assert_eq!(Transfer::of_pair(2, 6, 4, 4), None);
+    /// ```
+    #[inline]
+    pub fn of_pair(low: usize, high: usize, low_before: u64, low_after: u64) -> Option<Self> {
+        use std::cmp::Ordering;
+        match low_after.cmp(&low_before) {
+            Ordering::Greater => Some(Transfer {
+                from: high,
+                to: low,
+                units: low_after - low_before,
+            }),
+            Ordering::Less => Some(Transfer {
+                from: low,
+                to: high,
+                units: low_before - low_after,
+            }),
+            Ordering::Equal => None,
+        }
+    }
+}
+
 /// One synchronous step of a plan.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[non_exhaustive]

@@ -154,21 +154,8 @@ fn exchange_dimension<R: PairRule>(
             };
             let new_low = rule.split(ctx, a, b);
             debug_assert!(new_low <= a + b);
-            if new_low != a {
-                let high = low | half;
-                transfers.push(if new_low > a {
-                    Transfer {
-                        from: high,
-                        to: low,
-                        units: new_low - a,
-                    }
-                } else {
-                    Transfer {
-                        from: low,
-                        to: high,
-                        units: a - new_low,
-                    }
-                });
+            if let Some(transfer) = Transfer::of_pair(low, low | half, a, new_low) {
+                transfers.push(transfer);
             }
             *lo = new_low;
             *hi = a + b - new_low;

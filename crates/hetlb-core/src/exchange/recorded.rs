@@ -48,30 +48,19 @@ pub(super) fn halving_dimension(
 }
 
 /// The transfers of a group whose low nodes went from `before` to `after`, in pair order; pair
-/// `i`'s low node is `low(i)`, its partner `low(i) + half`.
+/// `i`'s low node is `first_low + i`, its partner `first_low + i + half`.
 #[inline(always)]
 fn push_moves(
     before: &[u64; GROUP],
     after: &[u64; GROUP],
-    low: impl Fn(usize) -> usize,
+    first_low: usize,
     half: usize,
     transfers: &mut Vec<Transfer>,
 ) {
     for (i, (&a, &new_low)) in before.iter().zip(after).enumerate() {
-        let low = low(i);
-        let high = low + half;
-        if new_low > a {
-            transfers.push(Transfer {
-                from: high,
-                to: low,
-                units: new_low - a,
-            });
-        } else if new_low < a {
-            transfers.push(Transfer {
-                from: low,
-                to: high,
-                units: a - new_low,
-            });
+        let low = first_low + i;
+        if let Some(transfer) = Transfer::of_pair(low, low + half, a, new_low) {
+            transfers.push(transfer);
         }
     }
 }
@@ -102,7 +91,7 @@ fn chunk_pairs<const ODD: u8>(
         }
         if moved_any != 0 {
             let after: &[u64; GROUP] = (&*lo).try_into().expect("groups of GROUP pairs");
-            push_moves(&before, after, |i| first + g * GROUP + i, half, transfers);
+            push_moves(&before, after, first + g * GROUP, half, transfers);
         }
     }
 }
