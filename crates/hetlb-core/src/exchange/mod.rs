@@ -10,6 +10,7 @@
 //! Both give identical final loads and totals; property tests check it for every pair rule.
 //! `README.md` beside this file explains how the in-place engine is laid out.
 
+mod cells;
 mod engine;
 mod in_place;
 mod lanes;
@@ -20,7 +21,7 @@ pub use in_place::{balance_block, balance_in_place, simd_target};
 
 use crate::model::{ModelError, total_load};
 use crate::plan::{LoadInfo, Phase, Plan, Transfer};
-use crate::rules::dimension_exchange::{PairContext, PairRule};
+use crate::rules::dimension_exchange::{OddUnit, PairContext, PairRule};
 use crate::topology::Hypercube;
 use std::ops::Range;
 
@@ -95,7 +96,8 @@ pub fn plan_dimensions<R: PairRule>(
 /// `O(N log N)` time; no allocation once `transfers` has the capacity. For the halving rules
 /// (`dem`, `dem-fixed`, `dem-improved`, `oem`) the pairs of dimensions 3 and up are decided
 /// eight at a time in vector instructions, and transfers are written only for the groups in
-/// which a pair moves; the result is the same transfer for transfer.
+/// which a pair moves; dimensions 0 to 2 are decided together on cells of eight nodes held in
+/// registers, without a branch per pair. The result is the same transfer for transfer.
 ///
 /// # Example
 /// ```
@@ -116,7 +118,12 @@ pub fn transfers_in_place<R: PairRule>(
     let cube = Hypercube::for_nodes(loads.len())?;
     total_load(loads)?;
     let n = cube.dimensions();
-    for k in 0..n {
+    let mut first = 0;
+    if let Some(odd) = low_placements(rule, n) {
+        cells::low_dimensions(odd, loads, transfers);
+        first = 3;
+    }
+    for k in first..n {
         // A halving rule's dimensions with chunks of at least a group of pairs go through the
         // branch-free groups of `recorded`; the others, and other rules, pair by pair.
         let odd = rule.odd_unit(k, n, false).zip(rule.odd_unit(k, n, true));
@@ -128,6 +135,19 @@ pub fn transfers_in_place<R: PairRule>(
         }
     }
     Ok(())
+}
+
+/// For a halving rule on a cube of at least [`cells::CELL`] nodes, who keeps the odd unit in
+/// dimensions 0, 1 and 2, by bit `k + 1` of a pair's addresses.
+fn low_placements<R: PairRule>(rule: &R, n: u32) -> Option<[[OddUnit; 2]; 3]> {
+    if n < cells::CELL.trailing_zeros() {
+        return None;
+    }
+    let mut odd = [[OddUnit::Low; 2]; 3];
+    for (k, placement) in (0..).zip(&mut odd) {
+        *placement = [rule.odd_unit(k, n, false)?, rule.odd_unit(k, n, true)?];
+    }
+    Some(odd)
 }
 
 /// Applies `rule` to dimension `k` of `cube`, appending the transfers.

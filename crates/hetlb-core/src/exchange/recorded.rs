@@ -1,14 +1,14 @@
-//! One dimension of a halving rule with every transfer recorded, for [`super::transfers_in_place`].
+//! A halving rule's dimensions with every transfer recorded, for [`super::transfers_in_place`].
 //!
 //! After the first balance most pairs of a nearly balanced cube move nothing (the simulator's
 //! threshold policy balances a cube of 16,384 nodes and records about 700 transfers among
-//! 229,000 pair decisions). The pairs are therefore decided [`GROUP`] at a time by
-//! branch-free code that the compiler vectorises ([`super::lanes::pair`]), and a group's
-//! transfers are written only when one of its pairs moves, in the order of the pairs — the
-//! order [`super::exchange_dimension`] gives. The lowest dimensions, whose chunks hold fewer
-//! pairs than a group, stay with the rule pair by pair: vectorising them (per-pair placement
-//! masks on cells of 16 nodes, one dimension at a time or the three together) compiled to
-//! gathers and scatters and was no faster.
+//! 229,000 pair decisions). Two kernels therefore decide pairs without a branch and write a
+//! transfer only where a pair moves, in the order [`super::exchange_dimension`] gives:
+//!
+//! * [`halving_dimension`], for dimensions `3..n`: [`GROUP`] pairs at a time by the vectorised
+//!   [`super::lanes::pair`], a group's transfers written only when one of its pairs moves;
+//! * [`super::cells::low_dimensions`], for dimensions `0..3`, whose pairs are neighbours 1 to
+//!   4 apart: the three dimensions together on each cell of eight nodes.
 
 use super::lanes::{self, HEAVIER, HIGH, LOW, ODD_SHARE};
 use crate::plan::Transfer;
