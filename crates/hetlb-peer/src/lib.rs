@@ -63,6 +63,7 @@ mod gather;
 mod geometry;
 mod holdings;
 mod item;
+mod item_chunk;
 mod learning;
 mod locality;
 mod migrate;
@@ -86,6 +87,7 @@ pub use error::{ConfigError, Holding, PeerError, PeerFailure, PlanError};
 #[cfg(feature = "fault-injection")]
 pub use faults::Fault;
 pub use item::Item;
+pub use item_chunk::ItemChunk;
 pub use learning::Outcome;
 pub use locality::Position;
 pub use options::{DEFAULT_CHECK_BUDGET, DEFAULT_TIMEOUT, EntryTimeout, Options, Speeds};

@@ -5,7 +5,7 @@
 //! runs of them into *chunks* (what one message carries), keeps the chunks it receives apart,
 //! and at the end of a call either commits (the sent originals leave the store, the received
 //! chunks join it) or rolls back (the received chunks are dropped). A `Vec<T>` moves chunks of
-//! `Vec<T>` (serialised item by item with serde); records move chunks of raw bytes — one
+//! items ([`ItemChunk`], encoded as a whole with serde and bitcode); records move chunks of raw bytes — one
 //! copy into the message, one out of it, no allocation per record — which is what the C
 //! interface and other foreign callers use.
 //!
@@ -29,6 +29,7 @@
 //! `hetlb-capi`'s `hetlb_rebalance` is this sequence over a `malloc`'ed array.
 
 use super::item::Item;
+use super::item_chunk::ItemChunk;
 use super::locality::Position;
 use hetlb_transport::Message;
 use serde::de::{self, SeqAccess, Visitor};
@@ -53,7 +54,7 @@ pub trait ItemKind: sealed::Sealed + 'static {
 }
 
 impl<T: Item> ItemKind for T {
-    type Chunk = Vec<T>;
+    type Chunk = ItemChunk<T>;
 }
 
 /// The item kind of a balancer that moves byte records ([`Records`]): records of a size fixed
@@ -213,6 +214,11 @@ pub trait Store {
     }
     /// Items in a chunk.
     fn chunk_len(&self, c: &Self::Chunk) -> usize;
+    /// The bytes a chunk is counted at where nothing is serialised (threads): postcard's
+    /// size of it, one pass without a copy.
+    fn chunk_bytes(&self, c: &Self::Chunk) -> u64 {
+        postcard_size(c)
+    }
     /// The load of item `i` of a chunk.
     fn chunk_load(&self, c: &Self::Chunk, i: usize) -> u64;
     /// An empty chunk.
@@ -237,6 +243,15 @@ pub trait Store {
     fn append(&mut self, c: Self::Chunk);
 }
 
+/// Bytes postcard would write for `value` (0 if it cannot be serialised).
+fn postcard_size<V: Serialize + ?Sized>(value: &V) -> u64 {
+    postcard::serialize_with_flavor::<_, postcard::ser_flavors::Size, usize>(
+        value,
+        postcard::ser_flavors::Size::default(),
+    )
+    .map_or(0, |n| n as u64)
+}
+
 /// A store that could not grow.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 #[non_exhaustive]
@@ -257,12 +272,12 @@ pub enum StoreError {
 }
 
 impl<T: Item> Store for Vec<T> {
-    type Chunk = Vec<T>;
+    type Chunk = ItemChunk<T>;
 
     fn position(&self, i: usize) -> Option<Position> {
         self[i].position()
     }
-    fn chunk_position(&self, c: &Vec<T>, i: usize) -> Option<Position> {
+    fn chunk_position(&self, c: &ItemChunk<T>, i: usize) -> Option<Position> {
         c[i].position()
     }
     fn len(&self) -> usize {
@@ -274,26 +289,32 @@ impl<T: Item> Store for Vec<T> {
     fn max_chunk_items(&self) -> usize {
         MAX_ITEMS_PER_MESSAGE
     }
-    fn chunk_len(&self, c: &Vec<T>) -> usize {
+    fn chunk_len(&self, c: &ItemChunk<T>) -> usize {
         c.len()
     }
-    fn chunk_load(&self, c: &Vec<T>, i: usize) -> u64 {
+    /// Postcard's size of the items: on MPI the chunk travels encoded with bitcode, more
+    /// compactly (see [`ItemChunk`]), but encoding it here only to count it would cost more
+    /// than the move it counts.
+    fn chunk_bytes(&self, c: &ItemChunk<T>) -> u64 {
+        postcard_size(&**c)
+    }
+    fn chunk_load(&self, c: &ItemChunk<T>, i: usize) -> u64 {
         c[i].load()
     }
-    fn new_chunk(&self) -> Vec<T> {
-        Vec::new()
+    fn new_chunk(&self) -> ItemChunk<T> {
+        ItemChunk::default()
     }
-    fn copy_range(&self, range: Range<usize>) -> Vec<T> {
-        self[range].to_vec()
+    fn copy_range(&self, range: Range<usize>) -> ItemChunk<T> {
+        self[range].to_vec().into()
     }
-    fn push_own(&self, c: &mut Vec<T>, i: usize) {
+    fn push_own(&self, c: &mut ItemChunk<T>, i: usize) {
         c.push(self[i].clone());
     }
-    fn push_from(&self, to: &mut Vec<T>, from: &Vec<T>, i: usize) {
+    fn push_from(&self, to: &mut ItemChunk<T>, from: &ItemChunk<T>, i: usize) {
         to.push(from[i].clone());
     }
-    fn split_chunk(&self, c: &mut Vec<T>, at: usize) -> Vec<T> {
-        c.split_off(at)
+    fn split_chunk(&self, c: &mut ItemChunk<T>, at: usize) -> ItemChunk<T> {
+        c.split_off(at).into()
     }
     fn reserve_total(&mut self, total: usize) -> Result<(), StoreError> {
         self.try_reserve(total.saturating_sub(Vec::len(self)))
@@ -314,7 +335,7 @@ impl<T: Item> Store for Vec<T> {
             keep
         });
     }
-    fn take_marked(&mut self, gone: &[bool]) -> Vec<T> {
+    fn take_marked(&mut self, gone: &[bool]) -> ItemChunk<T> {
         let mut taken = Vec::new();
         let mut kept = Vec::with_capacity(Vec::len(self));
         for (i, it) in self.drain(..).enumerate() {
@@ -325,10 +346,10 @@ impl<T: Item> Store for Vec<T> {
             }
         }
         *self = kept;
-        taken
+        taken.into()
     }
-    fn append(&mut self, c: Vec<T>) {
-        self.extend(c);
+    fn append(&mut self, c: ItemChunk<T>) {
+        self.extend(c.into_vec());
     }
 }
 

@@ -102,7 +102,8 @@ enum Frame {
 fn encode<M: Serialize>(msg: Option<&M>, frame: &Frame) -> Result<Vec<u8>, TransportError> {
     let enc = |e: postcard::Error| TransportError::Encoding(e.to_string());
     let mut bytes = match msg {
-        Some(m) => postcard::to_allocvec(m).map_err(enc)?,
+        // into a kept buffer (see `pool`), given back once the send completes
+        Some(m) => postcard::to_extend(m, pool::take_largest()).map_err(enc)?,
         None => Vec::new(),
     };
     let before = bytes.len();
@@ -415,7 +416,11 @@ impl Engine {
     fn progress_sends(&mut self) {
         let mut first_error = None;
         self.sends.retain_mut(|s| match s.test() {
-            Ok(done) => !done,
+            Ok(true) => {
+                pool::give(s.take_buffer());
+                false
+            }
+            Ok(false) => true,
             Err(e) => {
                 first_error.get_or_insert(e);
                 false
@@ -963,11 +968,13 @@ impl<M: Message> MpiEndpoint<'_, M> {
                         "a message from rank {from} cannot be decoded: {e}"
                     ))
                 })?;
+                let len = bytes.len() as u64;
+                pool::give(bytes);
                 Ok(Some(Envelope {
                     from,
                     msg,
                     arrived,
-                    bytes: bytes.len() as u64,
+                    bytes: len,
                 }))
             }
             Delivery::Closed(from) => {
@@ -1169,6 +1176,7 @@ impl<M> Drop for MpiEndpoint<'_, M> {
     }
 }
 
+mod pool;
 mod raw;
 mod topo;
 

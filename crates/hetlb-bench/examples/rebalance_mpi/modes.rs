@@ -182,7 +182,6 @@ fn run_with<H: Held>(mpi: &Mpi<'_>, world: &SimpleCommunicator, f: &Flags) -> Re
         fence();
         t.two_step.push(clock.elapsed().as_secs_f64());
         check(world, &mine2, expected)?;
-        // Idle: the balanced items again.
         // Idle: the balanced items again; each call timed on its own.
         fence();
         for _ in 0..f.idle_calls {

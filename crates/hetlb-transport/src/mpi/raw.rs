@@ -214,7 +214,9 @@ pub(super) fn try_receive(
         .map_err(|_| TransportError::Mpi(format!("MPI_Get_count gave {count} bytes")))?;
     let from = usize::try_from(status.MPI_SOURCE)
         .map_err(|_| TransportError::Mpi(format!("a message from rank {}", status.MPI_SOURCE)))?;
-    let mut bytes = vec![0u8; len];
+    // a kept buffer when one is large enough: its pages are already mapped
+    let mut bytes = super::pool::take(len);
+    bytes.resize(len, 0);
     let (ptr, n) = recv_buffer(&mut bytes)?;
     // SAFETY: `ptr` has room for `n` bytes (or is the empty word, with `n == 0`); `message` is
     // the matched message; the status is ignored.
@@ -321,6 +323,16 @@ impl PendingSend {
         )?;
         self.done = flag != 0;
         Ok(self.done)
+    }
+
+    /// The buffer of a completed send, for another message (empty while the send is
+    /// pending: MPI may still read it).
+    pub(super) fn take_buffer(&mut self) -> Vec<u8> {
+        if self.done {
+            std::mem::take(&mut self.buffer)
+        } else {
+            Vec::new()
+        }
     }
 }
 
