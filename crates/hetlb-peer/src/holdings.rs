@@ -442,7 +442,6 @@ impl<C> Aside<C> {
 #[cfg(test)]
 mod tests {
     use super::super::item::Item;
-    use super::super::item_chunk::ItemChunk;
     use super::super::store::Records;
     use super::*;
 
@@ -496,15 +495,15 @@ mod tests {
         }
     }
 
-    fn flat<T>(chunks: Vec<ItemChunk<T>>) -> Vec<T> {
-        chunks.into_iter().flat_map(ItemChunk::into_vec).collect()
+    fn flat<T>(chunks: Vec<Vec<T>>) -> Vec<T> {
+        chunks.into_iter().flatten().collect()
     }
 
     #[test]
     fn unit_items_forward_received_first_and_roll_back_untouched() {
         let mut own: Vec<u64> = (0..10).collect();
         let mut h = Holdings::new(&mut own);
-        h.receive(vec![100, 101].into(), 2);
+        h.receive(vec![100, 101], 2);
         let (sent, carried) = h.take(3, 2, None);
         assert_eq!((flat(sent), carried), (vec![100, 101, 9], 3));
         let (sent, _) = h.take(5, 2, None);
@@ -519,7 +518,7 @@ mod tests {
         for committed in [false, true] {
             let mut own: Vec<u64> = (0..6).collect();
             let mut h = Holdings::new(&mut own);
-            h.receive(vec![10, 11].into(), 2);
+            h.receive(vec![10, 11], 2);
             let _ = h.take(3, 100, None); // 10, 11 forwarded, 5 sent
             let _ = h.take(1, 100, None); // 4 sent
             let aside = h.set_aside();
@@ -540,7 +539,7 @@ mod tests {
     fn commit_keeps_what_was_received() {
         let mut own: Vec<u64> = (0..4).collect();
         let mut h = Holdings::new(&mut own);
-        h.receive(vec![10, 11, 12].into(), 3);
+        h.receive(vec![10, 11, 12], 3);
         let _ = h.take(4, 100, None);
         h.commit();
         assert_eq!(own, vec![0, 1, 2]);
@@ -572,7 +571,7 @@ mod tests {
     fn weighted_received_items_are_forwarded_and_committed() {
         let mut own = vec![W(1, 2), W(2, 2)];
         let mut h = Holdings::new(&mut own);
-        h.receive(vec![W(10, 4), W(11, 1)].into(), 5);
+        h.receive(vec![W(10, 4), W(11, 1)], 5);
         let (sent, carried) = h.take(4, 100, None);
         assert_eq!((flat(sent), carried), (vec![W(10, 4)], 4));
         h.commit();

@@ -63,7 +63,6 @@ mod gather;
 mod geometry;
 mod holdings;
 mod item;
-mod item_chunk;
 mod learning;
 mod locality;
 mod migrate;
@@ -87,7 +86,6 @@ pub use error::{ConfigError, Holding, PeerError, PeerFailure, PlanError};
 #[cfg(feature = "fault-injection")]
 pub use faults::Fault;
 pub use item::Item;
-pub use item_chunk::ItemChunk;
 pub use learning::Outcome;
 pub use locality::Position;
 pub use options::{DEFAULT_CHECK_BUDGET, DEFAULT_TIMEOUT, EntryTimeout, Options, Speeds};

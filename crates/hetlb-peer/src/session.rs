@@ -243,23 +243,18 @@ impl<'a, T: Serialize, E: Transport<Msg<T>>> Session<'a, T, E> {
 
     /// Sends a message of this call.
     pub(crate) fn send(&mut self, to: usize, msg: Msg<T>) -> Result<(), PeerError> {
-        self.send_counted(to, msg, None)
-    }
-
-    /// True when the items sent are to be counted where nothing is serialised (the option
-    /// `count_bytes`).
-    pub(crate) fn counts_bytes(&self) -> bool {
-        self.count_bytes
-    }
-
-    /// Sends a message of this call; where the transport serialises nothing (threads),
-    /// `counted` bytes are counted as sent.
-    pub(crate) fn send_counted(
-        &mut self,
-        to: usize,
-        msg: Msg<T>,
-        counted: Option<u64>,
-    ) -> Result<(), PeerError> {
+        // Where nothing is serialised (threads), items are counted at the size they would
+        // take on the wire.
+        let counted = if self.count_bytes && matches!(msg, Msg::Items { .. }) {
+            postcard::serialize_with_flavor::<_, postcard::ser_flavors::Size, usize>(
+                &msg,
+                postcard::ser_flavors::Size::default(),
+            )
+            .ok()
+            .map(|n| n as u64)
+        } else {
+            None
+        };
         let wire = match self.ep.send(to, msg) {
             Ok(n) => n,
             // A receiver that has gone away is judged by its liveness where it matters

@@ -5,7 +5,7 @@
 //! runs of them into *chunks* (what one message carries), keeps the chunks it receives apart,
 //! and at the end of a call either commits (the sent originals leave the store, the received
 //! chunks join it) or rolls back (the received chunks are dropped). A `Vec<T>` moves chunks of
-//! items ([`ItemChunk`], encoded as a whole with serde and bitcode); records move chunks of raw bytes — one
+//! `Vec<T>` (serialised item by item with serde); records move chunks of raw bytes — one
 //! copy into the message, one out of it, no allocation per record — which is what the C
 //! interface and other foreign callers use.
 //!
@@ -29,7 +29,6 @@
 //! `hetlb-capi`'s `hetlb_rebalance` is this sequence over a `malloc`'ed array.
 
 use super::item::Item;
-use super::item_chunk::ItemChunk;
 use super::locality::Position;
 use hetlb_transport::Message;
 use serde::de::{self, SeqAccess, Visitor};
@@ -54,7 +53,7 @@ pub trait ItemKind: sealed::Sealed + 'static {
 }
 
 impl<T: Item> ItemKind for T {
-    type Chunk = ItemChunk<T>;
+    type Chunk = Vec<T>;
 }
 
 /// The item kind of a balancer that moves byte records ([`Records`]): records of a size fixed
@@ -214,11 +213,6 @@ pub trait Store {
     }
     /// Items in a chunk.
     fn chunk_len(&self, c: &Self::Chunk) -> usize;
-    /// The bytes a chunk is counted at where nothing is serialised (threads): postcard's
-    /// size of it, one pass without a copy.
-    fn chunk_bytes(&self, c: &Self::Chunk) -> u64 {
-        postcard_size(c)
-    }
     /// The load of item `i` of a chunk.
     fn chunk_load(&self, c: &Self::Chunk, i: usize) -> u64;
     /// An empty chunk.
@@ -243,15 +237,6 @@ pub trait Store {
     fn append(&mut self, c: Self::Chunk);
 }
 
-/// Bytes postcard would write for `value` (0 if it cannot be serialised).
-fn postcard_size<V: Serialize + ?Sized>(value: &V) -> u64 {
-    postcard::serialize_with_flavor::<_, postcard::ser_flavors::Size, usize>(
-        value,
-        postcard::ser_flavors::Size::default(),
-    )
-    .map_or(0, |n| n as u64)
-}
-
 /// A store that could not grow.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 #[non_exhaustive]
@@ -272,12 +257,12 @@ pub enum StoreError {
 }
 
 impl<T: Item> Store for Vec<T> {
-    type Chunk = ItemChunk<T>;
+    type Chunk = Vec<T>;
 
     fn position(&self, i: usize) -> Option<Position> {
         self[i].position()
     }
-    fn chunk_position(&self, c: &ItemChunk<T>, i: usize) -> Option<Position> {
+    fn chunk_position(&self, c: &Vec<T>, i: usize) -> Option<Position> {
         c[i].position()
     }
     fn len(&self) -> usize {
@@ -289,32 +274,26 @@ impl<T: Item> Store for Vec<T> {
     fn max_chunk_items(&self) -> usize {
         MAX_ITEMS_PER_MESSAGE
     }
-    fn chunk_len(&self, c: &ItemChunk<T>) -> usize {
+    fn chunk_len(&self, c: &Vec<T>) -> usize {
         c.len()
     }
-    /// Postcard's size of the items: on MPI the chunk travels encoded with bitcode, more
-    /// compactly (see [`ItemChunk`]), but encoding it here only to count it would cost more
-    /// than the move it counts.
-    fn chunk_bytes(&self, c: &ItemChunk<T>) -> u64 {
-        postcard_size(&**c)
-    }
-    fn chunk_load(&self, c: &ItemChunk<T>, i: usize) -> u64 {
+    fn chunk_load(&self, c: &Vec<T>, i: usize) -> u64 {
         c[i].load()
     }
-    fn new_chunk(&self) -> ItemChunk<T> {
-        ItemChunk::default()
+    fn new_chunk(&self) -> Vec<T> {
+        Vec::new()
     }
-    fn copy_range(&self, range: Range<usize>) -> ItemChunk<T> {
-        self[range].to_vec().into()
+    fn copy_range(&self, range: Range<usize>) -> Vec<T> {
+        self[range].to_vec()
     }
-    fn push_own(&self, c: &mut ItemChunk<T>, i: usize) {
+    fn push_own(&self, c: &mut Vec<T>, i: usize) {
         c.push(self[i].clone());
     }
-    fn push_from(&self, to: &mut ItemChunk<T>, from: &ItemChunk<T>, i: usize) {
+    fn push_from(&self, to: &mut Vec<T>, from: &Vec<T>, i: usize) {
         to.push(from[i].clone());
     }
-    fn split_chunk(&self, c: &mut ItemChunk<T>, at: usize) -> ItemChunk<T> {
-        c.split_off(at).into()
+    fn split_chunk(&self, c: &mut Vec<T>, at: usize) -> Vec<T> {
+        c.split_off(at)
     }
     fn reserve_total(&mut self, total: usize) -> Result<(), StoreError> {
         self.try_reserve(total.saturating_sub(Vec::len(self)))
@@ -335,7 +314,7 @@ impl<T: Item> Store for Vec<T> {
             keep
         });
     }
-    fn take_marked(&mut self, gone: &[bool]) -> ItemChunk<T> {
+    fn take_marked(&mut self, gone: &[bool]) -> Vec<T> {
         let mut taken = Vec::new();
         let mut kept = Vec::with_capacity(Vec::len(self));
         for (i, it) in self.drain(..).enumerate() {
@@ -346,10 +325,10 @@ impl<T: Item> Store for Vec<T> {
             }
         }
         *self = kept;
-        taken.into()
+        taken
     }
-    fn append(&mut self, c: ItemChunk<T>) {
-        self.extend(c.into_vec());
+    fn append(&mut self, c: Vec<T>) {
+        self.extend(c);
     }
 }
 

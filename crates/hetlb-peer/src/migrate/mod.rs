@@ -265,10 +265,7 @@ fn send_items<S: Store, E: Transport<Msg<S::Chunk>>>(
             (0..n).fold(0u64, |a, i| a.saturating_add(store.chunk_load(&items, i)))
         };
         stats.units_sent += units;
-        // Where nothing is serialised (threads), items are counted at the size they would take
-        // in a message.
-        let counted = session.counts_bytes().then(|| store.chunk_bytes(&items));
-        session.send_counted(
+        session.send(
             send.to,
             Msg::Items {
                 epoch,
@@ -277,7 +274,6 @@ fn send_items<S: Store, E: Transport<Msg<S::Chunk>>>(
                 units,
                 items,
             },
-            counted,
         )?;
     }
     Ok(())
