@@ -97,7 +97,9 @@ pub fn plan_dimensions<R: PairRule>(
 /// (`dem`, `dem-fixed`, `dem-improved`, `oem`) the pairs of dimensions 3 and up are decided
 /// eight at a time in vector instructions, and transfers are written only for the groups in
 /// which a pair moves; dimensions 0 to 2 are decided together on cells of eight nodes held in
-/// registers, without a branch per pair. The result is the same transfer for transfer.
+/// registers (the decisions without a branch; writing a transfer still branches where a pair
+/// moves), and a cell holding only loads `q` and `q + 1` is one lookup in a table of its
+/// outcomes. The result is the same transfer for transfer.
 ///
 /// # Example
 /// ```
