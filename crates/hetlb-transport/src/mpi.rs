@@ -111,7 +111,7 @@ fn encode<M: Serialize>(msg: Option<&M>, frame: &Frame) -> Result<Vec<u8>, Trans
     let frame_len = u8::try_from(bytes.len() - before)
         .map_err(|_| TransportError::Encoding("frame longer than 255 bytes".into()))?;
     bytes.push(frame_len);
-    Ok(bytes)
+    Ok(pool::fitted(bytes))
 }
 
 /// Splits a received message into its frame and payload (the payload keeps the buffer).

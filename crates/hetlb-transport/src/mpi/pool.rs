@@ -52,6 +52,18 @@ pub(super) fn take_largest() -> Vec<u8> {
     largest.map_or_else(Vec::new, |i| free.swap_remove(i))
 }
 
+/// `buffer` itself when its message is large, else a copy sized to the message, the large
+/// buffer kept: a send that never completes (to a peer that died) holds its buffer for ever,
+/// and a small message must not hold a large one.
+pub(super) fn fitted(buffer: Vec<u8>) -> Vec<u8> {
+    if buffer.len() >= MIN_KEPT || buffer.capacity() < MIN_KEPT {
+        return buffer;
+    }
+    let small = buffer.to_vec();
+    give(buffer);
+    small
+}
+
 /// Keeps `buffer` for a later message when it is worth keeping and there is room (a larger
 /// one replaces the smallest kept).
 pub(super) fn give(mut buffer: Vec<u8>) {
@@ -92,6 +104,15 @@ mod tests {
         b.push(1);
         give(b);
         assert!(take(MIN_KEPT).is_empty());
+        // a small message encoded in a kept buffer leaves it with a copy of its own
+        let mut large = take_largest();
+        assert_eq!(large.capacity(), 6 * MIN_KEPT);
+        large.extend_from_slice(b"ack");
+        let small = fitted(large);
+        assert_eq!((small.as_slice(), small.capacity()), (&b"ack"[..], 3));
+        assert_eq!(take(6 * MIN_KEPT).capacity(), 6 * MIN_KEPT, "given back");
+        let big = fitted(vec![7u8; MIN_KEPT]);
+        assert_eq!(big.len(), MIN_KEPT);
         // a request larger than every kept buffer gets a new one
         assert!(take(MAX_KEPT).capacity() >= MAX_KEPT);
         let mut seen = Vec::new();
