@@ -4,16 +4,23 @@
 //! values a caller should never produce (NaN sorts last). Events at the same time come out in
 //! the order they were pushed, which makes every run with the same inputs replay exactly.
 //!
-//! **A radix heap.** A simulation never schedules an event before the one it is handling, so
-//! the keys popped never decrease — the case a radix heap is made for. Each key (time, then
-//! insertion number, as one 128-bit integer) goes into the bucket of the highest bit in which
-//! it differs from the last key popped; a pop takes the lowest non-empty bucket and, when that
-//! is not the exact-match bucket, redistributes it around its smallest key. A push is an append
-//! and each key moves at most 128 times over its life, down buckets that are plain vectors
-//! scanned in order: the cost per event does not grow with the number of pending events, and
-//! memory is touched sequentially instead of along a heap's random paths (a binary heap of
-//! millions of events misses the cache at every level). A key below the last one popped, which
-//! the engine never makes, still comes out in order, from a small binary heap kept beside.
+//! **A radix heap of radix 256, with a sorted front.** A simulation never schedules an event
+//! before the one it is handling, so the keys popped never decrease — the case a radix heap is
+//! made for. Each key (time, then insertion number, as one 128-bit integer) is filed in the
+//! bucket named by the highest byte in which it differs from a base key and by its value
+//! there; every key of a lower bucket is below every key of a higher one. The next pops are
+//! kept apart, sorted: when that *front* is empty it takes whole buckets, lowest first, until
+//! it holds 16 keys (never more than 64), and a lowest bucket too large to take is first split
+//! around its smallest key into lower buckets. A push is an append to a bucket (or, rarely, an
+//! insertion into the front when it falls among the next pops), and a key moves down at most
+//! 16 levels over its life, in vectors written in order; its cost does not grow with the
+//! number of pending events the way a binary heap's does, and memory is touched sequentially
+//! instead of along a heap's random paths.
+//!
+//! The front also tells the engine which events come next, several ahead
+//! ([`EventQueue::ahead`]), so that it can start loading their memory early. A key below the
+//! last one popped, which the engine never makes, still comes out in order, from a small
+//! binary heap kept beside.
 
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
@@ -80,7 +87,8 @@ impl<E> Ord for Scheduled<E> {
 /// A min-queue of events by `(time, insertion order)` (see the module documentation).
 ///
 /// # Complexity
-/// `O(1)` per push, amortised `O(1)` per pop (at most 128 moves of a key over its life).
+/// `O(1)` per push (`O(64)` when it lands in the front), amortised `O(1)` per pop: at most 16
+/// moves of a key over its life, and a sort of at most 64 keys per 16 pops or more.
 ///
 /// # Example
 /// ```
@@ -97,13 +105,19 @@ impl<E> Ord for Scheduled<E> {
 /// ```
 #[derive(Debug, Clone)]
 pub struct EventQueue<E> {
-    /// `buckets[0]`: keys equal to `last`; `buckets[b]`, `b ≥ 1`: keys whose highest bit
-    /// differing from `last` is bit `b − 1`.
+    /// The smallest pending keys, below every key in the buckets, sorted in decreasing order:
+    /// the next pops are its last elements, in order.
+    front: Vec<Scheduled<E>>,
+    /// `buckets[0]`: keys equal to `base`; `buckets[256·p + d]`, `d ≥ 1`: keys whose highest
+    /// byte differing from `base` is byte `p` (counted from the lowest), where they hold `d`.
     buckets: Vec<Vec<Scheduled<E>>>,
-    /// Bit `b − 1` is set when `buckets[b]` (`b ≥ 1`) holds a key: the lowest non-empty
-    /// bucket is found with one instruction instead of a scan.
-    occupied: u128,
-    /// The last key popped (0 before any pop): every key in the buckets is at least this.
+    /// Which buckets other than `buckets[0]` hold a key: the lowest non-empty one is found
+    /// with a few instructions instead of a scan.
+    occupied: Occupied,
+    /// The key the buckets are filed around: at most every key in them.
+    base: u128,
+    /// The last key popped (0 before any pop): every key in `front` and the buckets is at
+    /// least this.
     last: u128,
     len: usize,
     /// Keys below `last` (never pushed by the engine; kept so that any use stays in order).
@@ -111,16 +125,77 @@ pub struct EventQueue<E> {
     next_seq: u64,
 }
 
-/// Buckets: one for keys equal to the last popped, one per bit of a 128-bit key.
-const BUCKETS: usize = 129;
+/// Bits of a key per level of buckets.
+const DIGIT_BITS: u32 = 8;
+
+/// Buckets per level: one per value of a digit.
+const RADIX: usize = 1 << DIGIT_BITS;
+
+/// Levels: digits in a 128-bit key.
+const LEVELS: usize = 128 / DIGIT_BITS as usize;
+
+/// Buckets: a level of [`RADIX`] per digit (the first of each, digit 0, is never used but by
+/// level 0's, which holds the keys equal to the base).
+const BUCKETS: usize = LEVELS * RADIX;
+
+/// The non-empty buckets, as bit sets: levels, then digits within a level.
+#[derive(Debug, Clone, Default)]
+struct Occupied {
+    levels: u16,
+    digits: [[u64; RADIX / 64]; LEVELS],
+}
+
+impl Occupied {
+    #[inline]
+    fn mark(&mut self, bucket: usize) {
+        let (level, digit) = (bucket / RADIX, bucket % RADIX);
+        self.levels |= 1 << level;
+        self.digits[level][digit / 64] |= 1 << (digit % 64);
+    }
+
+    #[inline]
+    fn clear(&mut self, bucket: usize) {
+        let (level, digit) = (bucket / RADIX, bucket % RADIX);
+        let words = &mut self.digits[level];
+        words[digit / 64] &= !(1 << (digit % 64));
+        if words.iter().all(|&w| w == 0) {
+            self.levels &= !(1 << level);
+        }
+    }
+
+    /// The lowest marked bucket.
+    #[inline]
+    fn lowest(&self) -> Option<usize> {
+        if self.levels == 0 {
+            return None;
+        }
+        let level = self.levels.trailing_zeros() as usize;
+        let words = &self.digits[level];
+        let (word, bits) = words.iter().enumerate().find(|&(_, &w)| w != 0)?;
+        Some(level * RADIX + word * 64 + bits.trailing_zeros() as usize)
+    }
+}
 
 /// The most keys [`EventQueue::next_hint`] compares to find the next event.
 const AHEAD_SCAN: usize = 8;
 
-/// The bucket of `key` relative to `last` (`key ≥ last`).
+/// The front gathers whole buckets, lowest first, until it holds at least this many keys…
+const FRONT_MIN: usize = 16;
+
+/// …and never more than this many: a larger lowest bucket is split around its smallest key.
+const FRONT_MAX: usize = 64;
+
+/// The bucket of `key` relative to `base` (`key ≥ base`): its highest byte differing from
+/// `base`'s, and its value there.
 #[inline]
-fn bucket_of(key: u128, last: u128) -> usize {
-    (128 - (key ^ last).leading_zeros()) as usize
+fn bucket_of(key: u128, base: u128) -> usize {
+    let differ = key ^ base;
+    if differ == 0 {
+        return 0;
+    }
+    let level = (127 - differ.leading_zeros()) / DIGIT_BITS;
+    let digit = (key >> (level * DIGIT_BITS)) as usize % RADIX;
+    level as usize * RADIX + digit
 }
 
 impl<E> Default for EventQueue<E> {
@@ -133,8 +208,10 @@ impl<E> EventQueue<E> {
     /// An empty queue.
     pub fn new() -> Self {
         Self {
+            front: Vec::with_capacity(FRONT_MAX),
             buckets: (0..BUCKETS).map(|_| Vec::new()).collect(),
-            occupied: 0,
+            occupied: Occupied::default(),
+            base: 0,
             last: 0,
             len: 0,
             early: BinaryHeap::new(),
@@ -154,61 +231,90 @@ impl<E> EventQueue<E> {
         self.len += 1;
         if key < self.last {
             self.early.push(item);
+        } else if self.front.first().is_some_and(|max| key < max.key) {
+            // among the next pops: in its place in the sorted front
+            let at = self.front.partition_point(|s| s.key > key);
+            self.front.insert(at, item);
         } else {
-            self.file(item, self.last);
+            self.file(item, self.base);
         }
     }
 
-    /// Appends `item` to its bucket relative to `last`.
+    /// Appends `item` to its bucket relative to `base`.
     #[inline]
-    fn file(&mut self, item: Scheduled<E>, last: u128) {
-        let b = bucket_of(item.key, last);
+    fn file(&mut self, item: Scheduled<E>, base: u128) {
+        let b = bucket_of(item.key, base);
         if b > 0 {
-            self.occupied |= 1 << (b - 1);
+            self.occupied.mark(b);
         }
         self.buckets[b].push(item);
     }
 
-    /// Makes `buckets[0]` hold the smallest key, when any is pending.
-    fn settle(&mut self) {
-        if !self.buckets[0].is_empty() {
-            return;
+    /// Fills the empty front with the smallest pending keys, when any are pending: whole
+    /// buckets, lowest first (each one's keys are below every key of the buckets above), until
+    /// it holds [`FRONT_MIN`] keys; a lowest bucket too large to take whole is first split
+    /// around its smallest key, which moves its keys to lower buckets.
+    fn refill(&mut self) {
+        debug_assert!(self.front.is_empty());
+        loop {
+            if !self.buckets[0].is_empty() {
+                self.front.append(&mut self.buckets[0]);
+            }
+            if self.front.len() >= FRONT_MIN {
+                break;
+            }
+            let Some(b) = self.occupied.lowest() else {
+                break;
+            };
+            if self.front.len() + self.buckets[b].len() <= FRONT_MAX {
+                self.occupied.clear(b);
+                self.front.append(&mut self.buckets[b]);
+            } else if self.front.is_empty() {
+                self.split(b);
+            } else {
+                break;
+            }
         }
-        if self.occupied == 0 {
-            return;
-        }
-        let b = self.occupied.trailing_zeros() as usize + 1;
-        self.occupied &= !(1 << (b - 1));
-        let items = std::mem::take(&mut self.buckets[b]);
-        let min = items.iter().map(|s| s.key).min().unwrap_or(self.last);
-        self.last = min;
-        let mut spent = items;
-        for item in spent.drain(..) {
-            // Every key of bucket `b` shares bits above `b − 1` with `min`: each lands in a
-            // lower bucket.
+        self.front.sort_unstable_by_key(|s| std::cmp::Reverse(s.key));
+    }
+
+    /// Refiles bucket `b`, the lowest non-empty one, around its smallest key, which becomes
+    /// the base (it lands in `buckets[0]`).
+    fn split(&mut self, b: usize) {
+        self.occupied.clear(b);
+        let mut items = std::mem::take(&mut self.buckets[b]);
+        let min = items.iter().map(|s| s.key).min().unwrap_or(self.base);
+        self.base = min;
+        for item in items.drain(..) {
+            // Every key of bucket `b` shares the bytes above its level with `min`, and the
+            // byte at its level too: each lands in a lower bucket.
             self.file(item, min);
         }
         // Keep the allocation for the next keys of this bucket.
-        self.buckets[b] = spent;
+        self.buckets[b] = items;
     }
 
     /// Removes and returns the earliest event.
     ///
     /// # Complexity
-    /// Amortised `O(1)` per event over its life (each key moves down at most 128 buckets).
+    /// Amortised `O(1)` per event over its life (each key moves down at most 16 levels).
     pub fn pop(&mut self) -> Option<Scheduled<E>> {
         if let Some(item) = self.early.pop() {
             self.len -= 1;
             return Some(item);
         }
-        self.settle();
-        let item = self.buckets[0].pop()?;
+        if self.front.is_empty() {
+            self.refill();
+        }
+        let item = self.front.pop()?;
+        self.last = item.key;
         self.len -= 1;
         Some(item)
     }
 
-    /// The event most likely to be popped next, found without moving any: the lowest
-    /// bucket's earliest when that bucket holds at most 8 keys, none otherwise. An event
+    /// The event most likely to be popped next, found without moving any: the front's first,
+    /// or when the front is empty the lowest bucket's earliest if that bucket holds at most 8
+    /// keys, none otherwise. An event
     /// pushed before the next pop may still come first; the engine uses the answer only to
     /// start loading the memory the event will touch.
     #[inline]
@@ -216,17 +322,43 @@ impl<E> EventQueue<E> {
         if let Some(s) = self.early.peek() {
             return Some(&s.event);
         }
+        if let Some(s) = self.front.last() {
+            return Some(&s.event);
+        }
         if let Some(s) = self.buckets[0].last() {
             return Some(&s.event);
         }
-        if self.occupied == 0 {
-            return None;
-        }
-        let bucket = &self.buckets[self.occupied.trailing_zeros() as usize + 1];
+        let bucket = &self.buckets[self.occupied.lowest()?];
         if bucket.len() > AHEAD_SCAN {
             return None;
         }
         bucket.iter().min_by_key(|s| s.key).map(|s| &s.event)
+    }
+
+    /// The event `d + 1` pops from now, as far as the keys pending now tell (`ahead(0)` is
+    /// the next pop): known for `d` below the sorted front's length, none otherwise. As with
+    /// [`next_hint`](Self::next_hint), an event pushed in between may come first; the engine
+    /// uses the answer to load memory early.
+    ///
+    /// # Example
+    /// ```
+    /// use hetlb_sim::queue::EventQueue;
+    /// let mut q = EventQueue::new();
+    /// for (t, name) in [(3.0, "c"), (1.0, "a"), (2.0, "b")] {
+    ///     q.push(t, name);
+    /// }
+    /// assert_eq!(q.pop().map(|s| s.event), Some("a"));
+    /// assert_eq!(q.ahead(0), Some(&"b"));
+    /// assert_eq!(q.ahead(1), Some(&"c"));
+    /// assert_eq!(q.ahead(2), None);
+    /// ```
+    #[inline]
+    pub fn ahead(&self, d: usize) -> Option<&E> {
+        if !self.early.is_empty() {
+            return None;
+        }
+        let i = self.front.len().checked_sub(d + 1)?;
+        Some(&self.front[i].event)
     }
 
     /// The time of the earliest event.
@@ -234,8 +366,10 @@ impl<E> EventQueue<E> {
         if let Some(s) = self.early.peek() {
             return Some(s.time());
         }
-        self.settle();
-        self.buckets[0].last().map(Scheduled::time)
+        if self.front.is_empty() {
+            self.refill();
+        }
+        self.front.last().map(Scheduled::time)
     }
 
     /// Number of pending events.
@@ -250,7 +384,10 @@ impl<E> EventQueue<E> {
 
     /// The pending events, in no particular order.
     pub fn iter(&self) -> impl Iterator<Item = &Scheduled<E>> {
-        self.buckets.iter().flatten().chain(self.early.iter())
+        self.front
+            .iter()
+            .chain(self.buckets.iter().flatten())
+            .chain(self.early.iter())
     }
 }
 
@@ -332,6 +469,48 @@ mod tests {
             }
             // the last pops come from buckets of a few keys: they are always hinted
             prop_assert!(hinted >= times.len().min(AHEAD_SCAN) - 1);
+        }
+
+        /// Looking further ahead: when nothing is pushed in between, `ahead(d)` names the
+        /// event popped `d + 1` pops later, for every `d` it answers.
+        #[test]
+        fn ahead_names_the_pops_to_come(
+            times in proptest::collection::vec(0u32..50_000, 1..400),
+            pops_between in proptest::collection::vec(1usize..5, 1..100)
+        ) {
+            let mut q = EventQueue::new();
+            for (i, &t) in times.iter().enumerate() {
+                q.push(f64::from(t) / 3.0, i);
+            }
+            // the first pop fills the front
+            prop_assert_eq!(q.ahead(0), None);
+            let _ = q.pop();
+            let mut answered = 0;
+            for &pops in pops_between.iter().cycle().take(times.len()) {
+                let known: Vec<Option<usize>> = (0..FRONT_MAX).map(|d| q.ahead(d).copied()).collect();
+                for (d, expected) in known.iter().enumerate() {
+                    if d >= pops {
+                        break;
+                    }
+                    let popped = q.pop().map(|s| s.event);
+                    if let Some(e) = expected {
+                        prop_assert_eq!(Some(*e), popped);
+                        answered += 1;
+                    }
+                }
+                // a push among the next pops goes into its place in the front
+                if let Some(s) = q.pop() {
+                    q.push(s.time(), usize::MAX - s.event);
+                    let known: Vec<Option<usize>> = (0..3).map(|d| q.ahead(d).copied()).collect();
+                    for expected in known {
+                        let popped = q.pop().map(|s| s.event);
+                        if let Some(e) = expected {
+                            prop_assert_eq!(Some(e), popped);
+                        }
+                    }
+                }
+            }
+            prop_assert!(answered > 0 || times.len() < 2);
         }
 
         /// Times spread over many binades and many equal times, pushed while popping, against

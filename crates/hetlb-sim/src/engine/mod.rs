@@ -21,6 +21,10 @@ use node::NodeState;
 use rand_pcg::Pcg64;
 use thiserror::Error;
 
+/// How many events ahead the engine starts loading an event's memory (besides the next
+/// one's): enough to keep several loads in flight while events are handled.
+const PREFETCH_DISTANCE: usize = 6;
+
 /// External load entering a node at a given time (the one-shot policy's trigger).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Injection {
@@ -393,9 +397,13 @@ impl<N: NodeModel, L: LinkModel, P: Policy> Engine<N, L, P> {
         let end = self.setup.end_time.unwrap_or(f64::INFINITY);
         let mut stopped_early = false;
         while let Some(next) = self.queue.pop() {
-            // the memory of the event after this one starts loading while this one is handled
-            if let Some(&ahead) = self.queue.next_hint() {
-                self.prefetch_for(ahead);
+            // the memory of the event after this one, and of one a few further, starts loading
+            // while this one is handled
+            if let Some(&soon) = self.queue.next_hint() {
+                self.prefetch_for(soon);
+            }
+            if let Some(&later) = self.queue.ahead(PREFETCH_DISTANCE) {
+                self.prefetch_for(later);
             }
             if next.time() > end {
                 stopped_early = true;
