@@ -275,7 +275,8 @@ impl<E> EventQueue<E> {
                 break;
             }
         }
-        self.front.sort_unstable_by_key(|s| std::cmp::Reverse(s.key));
+        self.front
+            .sort_unstable_by_key(|s| std::cmp::Reverse(s.key));
     }
 
     /// Refiles bucket `b`, the lowest non-empty one, around its smallest key, which becomes
