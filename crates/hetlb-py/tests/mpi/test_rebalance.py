@@ -251,7 +251,8 @@ def test_trigger_errors_are_value_errors():
 
 def test_rule_auto_direct_routing_and_the_learned_cost():
     with hetlb.Balancer(
-        COMM, "auto", speeds="measured", window=1, learn_cost=True, routing="direct"
+        COMM, "auto", speeds="measured", window=1, learn_cost=True, routing="direct",
+        timeout=20.0,
     ) as b:
         items = list(range(RANK * 1000, RANK * 1000 + 10 * (RANK + 1)))
         for call in range(2):
