@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Hostile scenario files through `hetlb run scenario` and `hetlb simulate`, each under
-# `ulimit -v` and a time limit: the full run of crates/hetlb-cli/tests/fuzz_run_scenario.rs,
+# `ulimit -v` and a time limit: the full run of crates/hetlb-cli/tests/commands/fuzz_run_scenario.rs,
 # whose seeded sample of 100 files `cargo test` runs. Every run must end with exit 0 or one
 # `error: ...` line with exit 1 or 2: no abort, panic, failed allocation or hang.
 #
@@ -11,4 +11,4 @@ set -euo pipefail
 
 cd "$(dirname "$0")/.."
 HETLB_FUZZ_SCENARIOS=${1:-1000} HETLB_FUZZ_SEED=${2:-2024} HETLB_FUZZ_TALLY=1 \
-    cargo test --release -p hetlb-cli --test fuzz_run_scenario -- --nocapture
+    cargo test --release -p hetlb-cli --test commands fuzz_run_scenario:: -- --nocapture

@@ -1,7 +1,7 @@
 //! `hetlb balance --topology`: every algorithm on every kind of network, and one clear line
 //! for every bad graph input.
 
-mod common;
+use super::common;
 
 use common::{error_line, hetlb, json, json_of, scratch};
 use std::path::PathBuf;

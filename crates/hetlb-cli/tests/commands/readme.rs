@@ -2,7 +2,7 @@
 //! of the pages in `docs/` (with the shipped `examples/loads.txt` and `examples/graph.txt`),
 //! and the scenario shown in TOML in `docs/simulator.md`.
 
-mod common;
+use super::common;
 
 use common::{command, root, scratch, stdout_of};
 use std::path::PathBuf;

@@ -1,6 +1,6 @@
 //! `hetlb run` end to end: the report's fields, and one clear line for every bad argument.
 
-mod common;
+use super::common;
 
 use common::{fails_with, hetlb, json, scratch, stdout_of};
 

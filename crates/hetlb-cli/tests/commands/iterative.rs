@@ -1,6 +1,6 @@
 //! `hetlb run iterative` and `hetlb replay` end to end.
 
-mod common;
+use super::common;
 
 use common::{error_line, fails_with, hetlb, json, json_of, scratch, stdout_of};
 use hetlb_core::algorithm::Algorithm;

@@ -12,7 +12,7 @@
 //! runs another build of `hetlb`. The files of the failures are kept in the scratch
 //! directory.
 
-mod common;
+use super::common;
 
 use std::path::Path;
 use std::process::Command;

@@ -2,7 +2,7 @@
 //! Event format check, the reports are whole pages, and bad paths and damaged inputs give
 //! one line `error: …` and leave nothing behind.
 
-mod common;
+use super::common;
 
 use common::{command, error_of, fails_with, hetlb, root, scratch};
 use serde_json::Value;

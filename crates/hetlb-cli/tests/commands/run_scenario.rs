@@ -1,6 +1,6 @@
 //! `hetlb run scenario` end to end.
 
-mod common;
+use super::common;
 
 use common::{fails_with, json, scratch};
 

@@ -1,6 +1,6 @@
 //! `hetlb advise`: predictions before anything moves, and their errors.
 
-mod common;
+use super::common;
 use common::{fails_with, json};
 
 #[test]

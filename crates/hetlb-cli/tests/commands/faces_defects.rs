@@ -1,7 +1,7 @@
 //! What users of the command line met and reported: lists given as separate words, the
 //! notice naming a plot written, and the unknown-rule message naming the rules once.
 
-mod common;
+use super::common;
 
 use common::{error_line, hetlb, scratch, stdout};
 

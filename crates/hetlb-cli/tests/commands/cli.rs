@@ -1,6 +1,6 @@
 //! The `hetlb` binary end to end: good runs and every kind of bad input.
 
-mod common;
+use super::common;
 
 use common::{command, fails_with, hetlb, json, scratch};
 

@@ -1,6 +1,6 @@
 //! `hetlb simulate` and the simulator's reproductions, end to end.
 
-mod common;
+use super::common;
 
 use common::{command, error_of, fails_with, json, json_of, root, scratch, stdout};
 use std::path::PathBuf;

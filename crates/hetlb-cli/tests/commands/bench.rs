@@ -2,7 +2,7 @@
 //! in JSON (a `<key>_ratio` field per ratio) and in CSV, and refuses bad sizes with one
 //! `error:` line. (The figures themselves are measured by running the benchmarks, not here.)
 
-mod common;
+use super::common;
 
 use common::{fails_with, hetlb, json};
 

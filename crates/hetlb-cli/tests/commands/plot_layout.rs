@@ -2,7 +2,7 @@
 //! (`hetlb_plot::check`): the legend outside the plot area, the y axis spanning the data,
 //! titles apart and whole.
 
-mod common;
+use super::common;
 
 use common::{hetlb, scratch, stdout_of};
 use hetlb_plot::check::{Picture, check_chart, data_reach, layout};
