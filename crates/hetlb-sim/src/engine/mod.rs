@@ -19,6 +19,7 @@ use crate::rng::{Purpose, exponential, stream};
 use hetlb_core::topology::Topology;
 use node::NodeState;
 use rand_pcg::Pcg64;
+use tasks::{Run, tasks_in};
 use thiserror::Error;
 
 /// How many events ahead the engine starts loading an event's memory (besides the next
@@ -154,7 +155,8 @@ fn queue_full(node: usize) -> SimError {
 #[derive(Debug, Clone)]
 struct Batch {
     to: usize,
-    tasks: Vec<f64>,
+    /// The tasks, as runs of equal entry times.
+    tasks: Vec<Run>,
     /// Where `to` forwards the batch on arrival, for a relayed order.
     then: Option<usize>,
 }
@@ -204,7 +206,7 @@ pub struct Engine<N, L, P> {
     loads: Vec<u64>,
     orders: Vec<Order>,
     /// Tasks being moved by an instant order.
-    moving: Vec<f64>,
+    moving: Vec<Run>,
     events: u64,
     cancelled: u64,
     injected: u64,
@@ -494,7 +496,11 @@ impl<N: NodeModel, L: LinkModel, P: Policy> Engine<N, L, P> {
             }
             Event::Arrival { node } => {
                 let node = node as usize;
-                self.add_tasks(node, &[self.now])?;
+                let task = Run {
+                    time: self.now,
+                    count: 1,
+                };
+                self.add_tasks(node, &[task])?;
                 self.arrived += 1;
                 let s = &mut self.state[node];
                 s.arrivals_left -= 1;
@@ -523,8 +529,14 @@ impl<N: NodeModel, L: LinkModel, P: Policy> Engine<N, L, P> {
             }
             Event::Injection { index } => {
                 let inj = self.setup.injections[index as usize];
-                let stamps = vec![self.now; inj.tasks as usize];
-                self.add_tasks(inj.node, &stamps)?;
+                if inj.tasks > 0 {
+                    let count = u32::try_from(inj.tasks).map_err(|_| queue_full(inj.node))?;
+                    let run = Run {
+                        time: self.now,
+                        count,
+                    };
+                    self.add_tasks(inj.node, &[run])?;
+                }
                 self.injected += inj.tasks;
                 let mut orders = std::mem::take(&mut self.orders);
                 let decided = self.policy.on_injection(
@@ -552,7 +564,7 @@ impl<N: NodeModel, L: LinkModel, P: Policy> Engine<N, L, P> {
                 if let Some(next) = batch.then {
                     return self.relay(batch.to, next, batch.tasks).map(|()| true);
                 }
-                let n = batch.tasks.len() as u64;
+                let n = tasks_in(&batch.tasks);
                 self.in_transit -= n;
                 self.record_transit();
                 self.state[batch.to].received += n;
@@ -659,7 +671,7 @@ impl<N: NodeModel, L: LinkModel, P: Policy> Engine<N, L, P> {
         self.held = held;
     }
 
-    fn add_tasks(&mut self, node: usize, tasks: &[f64]) -> Result<(), SimError> {
+    fn add_tasks(&mut self, node: usize, tasks: &[Run]) -> Result<(), SimError> {
         if tasks.is_empty() {
             return Ok(());
         }
@@ -675,13 +687,13 @@ impl<N: NodeModel, L: LinkModel, P: Policy> Engine<N, L, P> {
     }
 
     /// Moves up to `count` of the most recently queued tasks of `node` into `taken` (emptied
-    /// first).
-    fn take_tasks(&mut self, node: usize, count: u64, taken: &mut Vec<f64>) {
+    /// first), as runs; returns how many.
+    fn take_tasks(&mut self, node: usize, count: u64, taken: &mut Vec<Run>) -> u64 {
         taken.clear();
         let s = &mut self.state[node];
         let n = (count as usize).min(s.queue.len());
         if n == 0 {
-            return;
+            return 0;
         }
         s.queue.take_back(n, taken);
         if s.queue.is_empty() {
@@ -691,6 +703,7 @@ impl<N: NodeModel, L: LinkModel, P: Policy> Engine<N, L, P> {
         }
         s.sent += n as u64;
         self.record(node);
+        n as u64
     }
 
     fn apply_orders(&mut self) -> Result<(), SimError> {
@@ -738,12 +751,11 @@ impl<N: NodeModel, L: LinkModel, P: Policy> Engine<N, L, P> {
                 _ => (order.to, None),
             };
             let mut tasks = std::mem::take(&mut self.moving);
-            self.take_tasks(order.from, order.tasks, &mut tasks);
-            if tasks.is_empty() {
+            let count = self.take_tasks(order.from, order.tasks, &mut tasks);
+            if count == 0 {
                 self.moving = tasks;
                 continue;
             }
-            let count = tasks.len() as u64;
             self.moved += count;
             self.transfers += 1;
             match link {
@@ -791,7 +803,7 @@ impl<N: NodeModel, L: LinkModel, P: Policy> Engine<N, L, P> {
 
     /// A relayed batch reached `via`: it goes on over the link `via → to`, queued behind the
     /// link's earlier transfers, without entering `via`'s queue.
-    fn relay(&mut self, via: usize, to: usize, tasks: Vec<f64>) -> Result<(), SimError> {
+    fn relay(&mut self, via: usize, to: usize, tasks: Vec<Run>) -> Result<(), SimError> {
         let link = self
             .links
             .table()
@@ -801,7 +813,7 @@ impl<N: NodeModel, L: LinkModel, P: Policy> Engine<N, L, P> {
         let wire = if rate.is_infinite() {
             0.0
         } else {
-            tasks.len() as f64 / rate
+            tasks_in(&tasks) as f64 / rate
         };
         let done = self.now.max(self.link_free[link]) + wire;
         self.link_free[link] = done;
@@ -873,7 +885,7 @@ impl<N: NodeModel, L: LinkModel, P: Policy> Engine<N, L, P> {
             .in_flight
             .iter()
             .flatten()
-            .map(|b| b.tasks.len() as u64)
+            .map(|b| tasks_in(&b.tasks))
             .sum();
         let expected = self.setup.initial.iter().sum::<u64>() + self.injected + self.arrived;
         if executed + queued + in_transit != expected || in_transit != self.in_transit {
