@@ -25,14 +25,9 @@ impl Picture {
     /// # Errors
     /// The file cannot be read or is no image.
     pub fn open(path: &Path) -> Result<Self, String> {
-        let image = image::open(path)
-            .map_err(|e| format!("cannot read {}: {e}", path.display()))?
-            .to_rgb8();
-        Ok(Self {
-            width: image.width(),
-            height: image.height(),
-            rgb: image.into_raw(),
-        })
+        let (width, height, rgb) = crate::png_file::read_rgb(path)
+            .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        Ok(Self { width, height, rgb })
     }
 
     /// Width in pixels.

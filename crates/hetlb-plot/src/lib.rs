@@ -35,6 +35,7 @@ mod gantt;
 mod legend;
 mod line;
 mod palette;
+mod png_file;
 mod sample;
 mod scale;
 
@@ -128,8 +129,13 @@ macro_rules! render {
                 $body
             }
             $crate::Format::Png => {
-                let $root = BitMapBackend::new(path, $crate::SIZE).into_drawing_area();
-                $body
+                let mut pixels = $crate::png_file::blank($crate::SIZE);
+                let drawn: $crate::DrawResult = {
+                    let $root =
+                        BitMapBackend::with_buffer(&mut pixels, $crate::SIZE).into_drawing_area();
+                    $body
+                };
+                drawn.and_then(|()| $crate::png_file::write(path, $crate::SIZE, &pixels))
             }
         };
         drawn.map_err(|e| $crate::PlotError::Write {
