@@ -3,6 +3,7 @@
 use super::{Delivery, Order, Policy, PolicyError, PolicyStats, View};
 use hetlb_core::algorithm::{PairRuleVisitor, visit_pair_rule};
 use hetlb_core::exchange::transfers_in_place;
+use hetlb_core::model::{LoadSummary, load_summary};
 use hetlb_core::rules::dimension_exchange::PairRule;
 use hetlb_core::{Algorithm, BalanceOptions, Capacities, ModelError, Transfer, balance};
 
@@ -113,13 +114,8 @@ impl Policy for HypercubeThreshold {
             tasks: t.units,
             delivery: Delivery::Instant,
         }));
-        let (mut max, mut min, mut total) = (0u64, u64::MAX, 0u64);
-        for &w in &self.loads {
-            max = max.max(w);
-            min = min.min(w);
-            total += w;
-        }
-        let min = min.min(max);
+        let LoadSummary { min, max, total } =
+            load_summary(&self.loads).map_err(hetlb_core::BalanceError::from)?;
         self.balancings += 1;
         self.max_difference_sum += max - min;
         self.max_load_sum += max;
