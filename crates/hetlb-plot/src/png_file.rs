@@ -2,7 +2,7 @@
 //! `png` crate, and [`read_rgb`] decodes a PNG file back into RGB pixels for the layout checks.
 
 use std::fs::File;
-use std::io::{BufReader, BufWriter};
+use std::io::{BufReader, BufWriter, Write};
 use std::path::Path;
 
 /// A white RGB buffer of `size` pixels, as `BitMapBackend::with_buffer` expects
@@ -18,8 +18,8 @@ pub(crate) fn write(
     size: (u32, u32),
     pixels: &[u8],
 ) -> Result<(), Box<dyn std::error::Error>> {
-    let file = BufWriter::new(File::create(path)?);
-    let mut encoder = png::Encoder::new(file, size.0, size.1);
+    let mut file = BufWriter::new(File::create(path)?);
+    let mut encoder = png::Encoder::new(&mut file, size.0, size.1);
     encoder.set_color(png::ColorType::Rgb);
     encoder.set_depth(png::BitDepth::Eight);
     // Each row filtered with whichever filter suits it best: charts (flat colour, thin lines)
@@ -29,6 +29,8 @@ pub(crate) fn write(
     let mut writer = encoder.write_header()?;
     writer.write_image_data(pixels)?;
     writer.finish()?;
+    // The last buffered bytes: a failure here (a full disk) is reported, not lost in a drop.
+    file.flush()?;
     Ok(())
 }
 
