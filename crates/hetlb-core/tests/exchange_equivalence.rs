@@ -107,6 +107,41 @@ fn nearly_balanced() -> impl Strategy<Value = Vec<u64>> {
     })
 }
 
+/// A cube whose loads lie within three units of the smallest, `min` even or odd, small or
+/// large, each offset drawn with its own weight: what the simulator's threshold policy balances
+/// on bit planes.
+fn within_four_values() -> impl Strategy<Value = Vec<u64>> {
+    (
+        6u32..=12,
+        prop::sample::select(vec![0u64, 1, 2, 7, (1 << 40) + 1, 1 << 41]),
+        prop::array::uniform4(0u32..4),
+    )
+        .prop_flat_map(|(n, min, weights)| {
+            let offsets: Vec<u64> = (0..4u64)
+                .flat_map(|o| std::iter::repeat_n(o, weights[o as usize] as usize))
+                .collect();
+            let offsets = if offsets.is_empty() {
+                vec![0, 3]
+            } else {
+                offsets
+            };
+            prop::collection::vec(prop::sample::select(offsets), 1usize << n)
+                .prop_map(move |o| o.into_iter().map(|o| min + o).collect::<Vec<u64>>())
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    #[test]
+    fn cubes_within_four_values_give_the_planner_s_transfers(loads in within_four_values()) {
+        same_transfers(&Dem, &loads)?;
+        same_transfers(&DemFixed, &loads)?;
+        same_transfers(&DemImproved, &loads)?;
+        same_transfers(&Oem, &loads)?;
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(24))]
 

@@ -10,6 +10,7 @@
 //! Both give identical final loads and totals; property tests check it for every pair rule.
 //! `README.md` beside this file explains how the in-place engine is laid out.
 
+mod bitsliced;
 mod cells;
 mod engine;
 mod in_place;
@@ -19,7 +20,7 @@ mod scalar;
 
 pub use in_place::{balance_block, balance_in_place, simd_target};
 
-use crate::model::{ModelError, total_load};
+use crate::model::{ModelError, load_summary, total_load};
 use crate::plan::{LoadInfo, Phase, Plan, Transfer};
 use crate::rules::dimension_exchange::{OddUnit, PairContext, PairRule};
 use crate::topology::Hypercube;
@@ -99,7 +100,10 @@ pub fn plan_dimensions<R: PairRule>(
 /// which a pair moves; dimensions 0 to 2 are decided together on cells of eight nodes held in
 /// registers (the decisions without a branch; writing a transfer still branches where a pair
 /// moves), and a cell holding only loads `q` and `q + 1` is one lookup in a table of its
-/// outcomes. The result is the same transfer for transfer.
+/// outcomes. A cube of at least 64 nodes whose loads all lie within three units of the
+/// smallest (the simulator's cubes between two balances) goes through every dimension on two
+/// bit planes of the loads' offsets, 64 pairs per word operation. The result is the same
+/// transfer for transfer.
 ///
 /// # Example
 /// ```
@@ -118,8 +122,15 @@ pub fn transfers_in_place<R: PairRule>(
     transfers: &mut Vec<Transfer>,
 ) -> Result<(), ModelError> {
     let cube = Hypercube::for_nodes(loads.len())?;
-    total_load(loads)?;
+    let summary = load_summary(loads)?;
     let n = cube.dimensions();
+    if n >= bitsliced::MIN_DIMS && summary.max - summary.min <= bitsliced::MAX_SPREAD {
+        let mut place = [[OddUnit::Low; 2]; usize::BITS as usize];
+        if let Some(place) = placements(rule, n, &mut place) {
+            bitsliced::balance(place, loads, summary.min, transfers);
+            return Ok(());
+        }
+    }
     let mut first = 0;
     if let Some(odd) = low_placements(rule, n) {
         cells::low_dimensions(odd, loads, transfers);
@@ -137,6 +148,20 @@ pub fn transfers_in_place<R: PairRule>(
         }
     }
     Ok(())
+}
+
+/// For a halving rule, who keeps the odd unit in each dimension `k < n` by bit `k + 1` of a
+/// pair's addresses, written into `place`; `None` for another rule.
+fn placements<'p, R: PairRule>(
+    rule: &R,
+    n: u32,
+    place: &'p mut [[OddUnit; 2]],
+) -> Option<&'p [[OddUnit; 2]]> {
+    let place = &mut place[..n as usize];
+    for (k, placement) in (0..).zip(place.iter_mut()) {
+        *placement = [rule.odd_unit(k, n, false)?, rule.odd_unit(k, n, true)?];
+    }
+    Some(place)
 }
 
 /// For a halving rule on a cube of at least [`cells::CELL`] nodes, who keeps the odd unit in

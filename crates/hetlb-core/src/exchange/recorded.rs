@@ -9,6 +9,9 @@
 //!   [`super::lanes::pair`], a group's transfers written only when one of its pairs moves;
 //! * [`super::cells::low_dimensions`], for dimensions `0..3`, whose pairs are neighbours 1 to
 //!   4 apart: the three dimensions together on each cell of eight nodes.
+//!
+//! A cube whose loads span at most four values (the simulator's, between two balances) skips
+//! both and goes through [`super::bitsliced`], 64 pairs per word operation.
 
 use super::lanes::{self, HEAVIER, HIGH, LOW, ODD_SHARE};
 use crate::plan::Transfer;
