@@ -42,6 +42,13 @@ pub trait View {
         out.extend((0..self.node_count()).map(|i| self.load(i)));
     }
 
+    /// Every node's load, in node order, when the engine keeps them in one array (for a
+    /// policy that [reads all loads](Policy::reads_all_loads)): a global balancing then reads
+    /// them where they are instead of copying them with [`View::loads_into`]. `None` by default.
+    fn all_loads(&self) -> Option<&[u64]> {
+        None
+    }
+
     /// The network, for policies whose rules read its structure (degrees, colourings).
     fn network(&self) -> Option<&Network> {
         None

@@ -4,8 +4,9 @@
 //! recording engine of the simulator's policies ([`transfers_in_place`]) against the planner's
 //! transfers, one by one and in order.
 
-use hetlb_core::exchange::{balance_in_place, plan, transfers_in_place};
+use hetlb_core::exchange::{balance_in_place, plan, transfers_in_place, transfers_of};
 use hetlb_core::model::Capacities;
+use hetlb_core::model::load_summary;
 use hetlb_core::rules::dimension_exchange::{
     Dem, DemFixed, DemHetero, DemImproved, Oem, PairContext, PairRule,
 };
@@ -86,6 +87,11 @@ fn same_transfers<R: PairRule>(rule: &R, loads: &[u64]) -> Result<(), TestCaseEr
         }
     );
     prop_assert!(transfers[1..].iter().eq(reference.transfers()));
+    // The same transfers with the loads left as they were, and the outcome's extremes.
+    let (mut recorded, mut scratch) = (Vec::new(), vec![3, 1]);
+    let after = transfers_of(rule, loads, &mut scratch, &mut recorded).unwrap();
+    prop_assert!(recorded.iter().eq(reference.transfers()));
+    prop_assert_eq!(after, load_summary(&reference.final_loads).unwrap());
     Ok(())
 }
 

@@ -251,38 +251,87 @@ thread_local! {
     static PLANES: RefCell<Planes> = RefCell::default();
 }
 
-/// Balances `loads` (a cube of `2^n ≥ 64` nodes, `n = place.len()`, whose loads lie in
-/// `min..=min + 3`) in place with a halving rule, `place[k]` placing dimension `k`'s odd unit
-/// by bit `k + 1` of a pair's addresses, and appends every transfer in the planner's order.
+impl Planes {
+    /// The planes of `loads`, whose values lie in `min..=min + 3`.
+    fn make(&mut self, loads: &[u64], min: u64) {
+        to_planes(loads, min, &mut self.lo, &mut self.hi);
+    }
+
+    /// Balances the planes of a cube of `2^n ≥ 64` nodes, `n = place.len()`, with a halving
+    /// rule, `place[k]` placing dimension `k`'s odd unit by bit `k + 1` of a pair's addresses;
+    /// appends every transfer in the planner's order.
+    fn balance(&mut self, place: &[[OddUnit; 2]], min: u64, transfers: &mut Vec<Transfer>) {
+        debug_assert!(
+            place.len() >= MIN_DIMS as usize && self.lo.len() << WORD_DIMS == 1 << place.len()
+        );
+        for (k, &odd) in (0..).zip(place) {
+            if k < WORD_DIMS {
+                word_dimension(k, odd, &mut self.lo, &mut self.hi, min, transfers);
+            } else {
+                cross_dimension(k, odd, &mut self.lo, &mut self.hi, min, transfers);
+            }
+        }
+    }
+
+    /// The smallest and the largest offset the planes hold.
+    fn extremes(&self) -> (u64, u64) {
+        // Lane masks of the offsets 0, 1, 2 and 3, over all words.
+        let mut held = [0u64; 4];
+        for (&l, &h) in self.lo.iter().zip(&self.hi) {
+            held[0] |= !h & !l;
+            held[1] |= !h & l;
+            held[2] |= h & !l;
+            held[3] |= h & l;
+        }
+        let mut offsets = (0..4u64).filter(|&o| held[o as usize] != 0);
+        let min = offsets.next().unwrap_or(0);
+        (min, offsets.next_back().unwrap_or(min))
+    }
+}
+
+/// Balances `loads` in place (a cube of `2^n ≥ 64` nodes, `n = place.len()`, whose loads lie
+/// in `min..=min + 3`; see [`Planes::balance`]), writing back only the words of 64 loads that
+/// changed.
 ///
-/// `O(N log N / 64)` word operations, plus `O(N)` to make the planes and to write back the
-/// words that changed, plus the transfers.
-pub(super) fn balance(
+/// `O(N log N / 64)` word operations, plus `O(N)` to make the planes and to write back, plus
+/// the transfers.
+pub(super) fn balance_in_place(
     place: &[[OddUnit; 2]],
     loads: &mut [u64],
     min: u64,
     transfers: &mut Vec<Transfer>,
 ) {
-    debug_assert!(place.len() >= MIN_DIMS as usize && loads.len() == 1 << place.len());
     PLANES.with_borrow_mut(|planes| {
+        planes.make(loads, min);
+        planes.lo_before.clone_from(&planes.lo);
+        planes.hi_before.clone_from(&planes.hi);
+        planes.balance(place, min, transfers);
         let Planes {
             lo,
             hi,
             lo_before,
             hi_before,
         } = planes;
-        to_planes(loads, min, lo, hi);
-        lo_before.clone_from(lo);
-        hi_before.clone_from(hi);
-        for (k, &odd) in (0..).zip(place) {
-            if k < WORD_DIMS {
-                word_dimension(k, odd, lo, hi, min, transfers);
-            } else {
-                cross_dimension(k, odd, lo, hi, min, transfers);
-            }
-        }
         from_planes(loads, min, [lo_before, hi_before], [lo, hi]);
     });
+}
+
+/// The transfers of a balance of `loads` (as for [`balance_in_place`]), which stay as they are,
+/// and the smallest and largest load after it.
+///
+/// `O(N log N / 64)` word operations, plus `O(N)` to make the planes, plus the transfers.
+pub(super) fn balance_extremes(
+    place: &[[OddUnit; 2]],
+    loads: &[u64],
+    min: u64,
+    transfers: &mut Vec<Transfer>,
+) -> (u64, u64) {
+    PLANES.with_borrow_mut(|planes| {
+        planes.make(loads, min);
+        planes.balance(place, min, transfers);
+        let (low, high) = planes.extremes();
+        (min + low, min + high)
+    })
 }
 
 #[cfg(test)]

@@ -20,7 +20,7 @@ mod scalar;
 
 pub use in_place::{balance_block, balance_in_place, simd_target};
 
-use crate::model::{ModelError, load_summary, total_load};
+use crate::model::{LoadSummary, ModelError, load_summary, total_load};
 use crate::plan::{LoadInfo, Phase, Plan, Transfer};
 use crate::rules::dimension_exchange::{OddUnit, PairContext, PairRule};
 use crate::topology::Hypercube;
@@ -123,14 +123,87 @@ pub fn transfers_in_place<R: PairRule>(
 ) -> Result<(), ModelError> {
     let cube = Hypercube::for_nodes(loads.len())?;
     let summary = load_summary(loads)?;
-    let n = cube.dimensions();
-    if n >= bitsliced::MIN_DIMS && summary.max - summary.min <= bitsliced::MAX_SPREAD {
-        let mut place = [[OddUnit::Low; 2]; usize::BITS as usize];
-        if let Some(place) = placements(rule, n, &mut place) {
-            bitsliced::balance(place, loads, summary.min, transfers);
-            return Ok(());
-        }
+    let mut place = [[OddUnit::Low; 2]; usize::BITS as usize];
+    match on_planes(rule, cube, summary, &mut place) {
+        Some(place) => bitsliced::balance_in_place(place, loads, summary.min, transfers),
+        None => record_dimensions(rule, cube, loads, transfers),
     }
+    Ok(())
+}
+
+/// The transfers of [`transfers_in_place`] without changing `loads`, and the smallest, the
+/// largest and the total load after the balance: what a simulator's global policy needs, which
+/// moves tasks by the transfers and keeps statistics of the outcome. `scratch` holds a copy of
+/// the loads where the engine needs one (a cube spread over more than four values, a rule
+/// other than a halving one); a nearly balanced cube is read where it is.
+///
+/// # Errors
+/// [`ModelError`] when the number of loads is not a power of two or the total overflows.
+///
+/// # Complexity
+/// That of [`transfers_in_place`]; for a cube of at least 64 nodes within four values, no
+/// copy of the loads and no pass over them after the balance.
+///
+/// # Example
+/// ```
+/// use hetlb_core::exchange::{transfers_in_place, transfers_of};
+/// use hetlb_core::rules::dimension_exchange::Oem;
+/// let loads = vec![4u64, 0, 9, 2];
+/// let (mut transfers, mut scratch) = (Vec::new(), Vec::new());
+/// let after = transfers_of(&Oem, &loads, &mut scratch, &mut transfers).unwrap();
+/// let mut balanced = loads.clone();
+/// let mut expected = Vec::new();
+/// transfers_in_place(&Oem, &mut balanced, &mut expected).unwrap();
+/// assert_eq!(transfers, expected);
+/// assert_eq!((after.min, after.max, after.total), (3, 4, 15));
+/// ```
+pub fn transfers_of<R: PairRule>(
+    rule: &R,
+    loads: &[u64],
+    scratch: &mut Vec<u64>,
+    transfers: &mut Vec<Transfer>,
+) -> Result<LoadSummary, ModelError> {
+    let cube = Hypercube::for_nodes(loads.len())?;
+    let summary = load_summary(loads)?;
+    let mut place = [[OddUnit::Low; 2]; usize::BITS as usize];
+    if let Some(place) = on_planes(rule, cube, summary, &mut place) {
+        let (min, max) = bitsliced::balance_extremes(place, loads, summary.min, transfers);
+        return Ok(LoadSummary {
+            min,
+            max,
+            ..summary
+        });
+    }
+    scratch.clear();
+    scratch.extend_from_slice(loads);
+    record_dimensions(rule, cube, scratch, transfers);
+    load_summary(scratch)
+}
+
+/// For a halving rule on a cube of at least 64 nodes whose loads (`summary`) lie within
+/// four values: the odd units' placements, for [`bitsliced`]; `None` otherwise.
+fn on_planes<'p, R: PairRule>(
+    rule: &R,
+    cube: Hypercube,
+    summary: LoadSummary,
+    place: &'p mut [[OddUnit; 2]],
+) -> Option<&'p [[OddUnit; 2]]> {
+    let n = cube.dimensions();
+    (n >= bitsliced::MIN_DIMS && summary.max - summary.min <= bitsliced::MAX_SPREAD)
+        .then(|| placements(rule, n, place))
+        .flatten()
+}
+
+/// Every dimension of `cube` in order, recording the transfers: cells of eight nodes for the
+/// lowest three and groups of pairs for the others under a halving rule, pair by pair
+/// otherwise. The total must fit.
+fn record_dimensions<R: PairRule>(
+    rule: &R,
+    cube: Hypercube,
+    loads: &mut [u64],
+    transfers: &mut Vec<Transfer>,
+) {
+    let n = cube.dimensions();
     let mut first = 0;
     if let Some(odd) = low_placements(rule, n) {
         cells::low_dimensions(odd, loads, transfers);
@@ -147,7 +220,6 @@ pub fn transfers_in_place<R: PairRule>(
             _ => exchange_dimension(rule, cube, loads, k, transfers),
         }
     }
-    Ok(())
 }
 
 /// For a halving rule, who keeps the odd unit in each dimension `k < n` by bit `k + 1` of a

@@ -26,6 +26,10 @@ use thiserror::Error;
 /// one's): enough to keep several loads in flight while events are handled.
 const PREFETCH_DISTANCE: usize = 6;
 
+/// How many orders ahead a balance's orders ask for the records of their two nodes (and the
+/// events held while they are carried out, for their node's).
+const ORDERS_AHEAD: usize = 4;
+
 /// External load entering a node at a given time (the one-shot policy's trigger).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Injection {
@@ -474,6 +478,17 @@ impl<N: NodeModel, L: LinkModel, P: Policy> Engine<N, L, P> {
         }
     }
 
+    /// Starts loading the records of `nodes` (see [`crate::prefetch`]), skipping any out of
+    /// range (an order the loop will refuse).
+    #[inline]
+    fn prefetch_nodes(&self, nodes: [usize; 2]) {
+        for node in nodes {
+            if let Some(s) = self.state.get(node) {
+                prefetch(s, 3);
+            }
+        }
+    }
+
     /// Handles one event; false when it was a cancelled completion.
     fn handle(&mut self, event: Event) -> Result<bool, SimError> {
         match event {
@@ -653,7 +668,13 @@ impl<N: NodeModel, L: LinkModel, P: Policy> Engine<N, L, P> {
     /// scheduled, leaving out the completions already cancelled.
     fn release(&mut self, mut held: Vec<(f64, Event)>) {
         let end = self.setup.end_time.unwrap_or(f64::INFINITY);
-        for &(time, event) in &held {
+        for (i, &(time, event)) in held.iter().enumerate() {
+            // Each completion reads its node's epoch: ask for the record of one a few ahead.
+            if let Some(&(_, Event::Completion { node, .. })) = held.get(i + ORDERS_AHEAD)
+                && let Some(s) = self.state.get(node as usize)
+            {
+                prefetch(s, 1);
+            }
             if let Event::Completion { node, epoch } = event
                 && self.state[node as usize].epoch != epoch
             {
@@ -724,7 +745,12 @@ impl<N: NodeModel, L: LinkModel, P: Policy> Engine<N, L, P> {
     fn carry_out_orders(&mut self) -> Result<(), SimError> {
         let orders = std::mem::take(&mut self.orders);
         let n = self.state.len();
-        for order in &orders {
+        for (i, order) in orders.iter().enumerate() {
+            // The orders of a global balance are scattered over the nodes: ask for the records
+            // of an order a few ahead while this one is carried out.
+            if let Some(ahead) = orders.get(i + ORDERS_AHEAD) {
+                self.prefetch_nodes([ahead.from, ahead.to]);
+            }
             if order.from >= n || order.to >= n || order.from == order.to {
                 return Err(SimError::NoLink {
                     from: order.from,
@@ -1036,6 +1062,20 @@ impl<N: NodeModel, L: LinkModel> View for Snapshot<'_, N, L> {
         } else {
             out.extend(self.state.iter().map(NodeState::load));
         }
+    }
+
+    fn all_loads(&self) -> Option<&[u64]> {
+        let kept = self.loads.len() == self.state.len();
+        debug_assert!(
+            !kept
+                || self
+                    .loads
+                    .iter()
+                    .zip(self.state)
+                    .all(|(&w, s)| w == s.load()),
+            "the engine's copy of the loads is up to date"
+        );
+        kept.then_some(self.loads)
     }
 
     fn network(&self) -> Option<&hetlb_core::topology::Network> {

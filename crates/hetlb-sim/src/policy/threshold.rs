@@ -2,7 +2,7 @@
 
 use super::{Delivery, Order, Policy, PolicyError, PolicyStats, View};
 use hetlb_core::algorithm::{PairRuleVisitor, visit_pair_rule};
-use hetlb_core::exchange::transfers_in_place;
+use hetlb_core::exchange::transfers_of;
 use hetlb_core::model::{LoadSummary, load_summary};
 use hetlb_core::rules::dimension_exchange::PairRule;
 use hetlb_core::{Algorithm, BalanceOptions, Capacities, ModelError, Transfer, balance};
@@ -16,9 +16,10 @@ use hetlb_core::{Algorithm, BalanceOptions, Capacities, ModelError, Transfer, ba
 ///
 /// # Complexity
 /// `O(N log N)` per balancing (every pair of every dimension is decided, as the policy
-/// requires), plus the transfers; the load and transfer buffers are kept from one balancing
-/// to the next, and the loads are read as one contiguous copy (the engine keeps them in one
-/// array for this policy: [`Policy::reads_all_loads`]).
+/// requires), plus the transfers; the buffers are kept from one balancing to the next, and
+/// the loads are read where the engine keeps them, in one array for this policy
+/// ([`Policy::reads_all_loads`], [`View::all_loads`]), without a copy when they lie within
+/// four values (the bit planes of [`hetlb_core::exchange::transfers_of`]).
 ///
 /// # Example
 /// ```
@@ -36,22 +37,26 @@ pub struct HypercubeThreshold {
     max_load_sum: u64,
     mean_load_sum: f64,
     batch_speedup_sum: f64,
+    /// The loads, copied when the engine keeps no array of them.
     loads: Vec<u64>,
+    /// A copy of the loads for the exchange engine when it needs one.
+    scratch: Vec<u64>,
     transfers: Vec<Transfer>,
     /// Equal capacities for `dem-hetero`, made once.
     uniform: Option<Capacities>,
 }
 
-/// A pair rule's transfers, with the loads balanced in place.
-struct InPlace<'a> {
-    loads: &'a mut [u64],
+/// A pair rule's transfers and the loads' extremes and total after them.
+struct Recorded<'a> {
+    loads: &'a [u64],
+    scratch: &'a mut Vec<u64>,
     transfers: &'a mut Vec<Transfer>,
 }
 
-impl PairRuleVisitor for InPlace<'_> {
-    type Output = Result<(), ModelError>;
+impl PairRuleVisitor for Recorded<'_> {
+    type Output = Result<LoadSummary, ModelError>;
     fn visit<R: PairRule>(self, rule: &R) -> Self::Output {
-        transfers_in_place(rule, self.loads, self.transfers)
+        transfers_of(rule, self.loads, self.scratch, self.transfers)
     }
 }
 
@@ -67,6 +72,7 @@ impl HypercubeThreshold {
             mean_load_sum: 0.0,
             batch_speedup_sum: 0.0,
             loads: Vec::new(),
+            scratch: Vec::new(),
             transfers: Vec::new(),
             uniform: None,
         }
@@ -87,39 +93,43 @@ impl Policy for HypercubeThreshold {
         if view.load(node) != self.threshold {
             return Ok(());
         }
-        self.loads.clear();
-        view.loads_into(&mut self.loads);
+        if view.all_loads().is_none() {
+            self.loads.clear();
+            view.loads_into(&mut self.loads);
+        }
+        let loads = view.all_loads().unwrap_or(&self.loads);
         self.transfers.clear();
-        if self.algorithm.is_pair_rule() {
-            let nodes = self.loads.len();
+        let after = if self.algorithm.is_pair_rule() {
+            let nodes = loads.len();
             if self.uniform.as_ref().is_none_or(|c| c.len() != nodes) {
                 self.uniform = Some(Capacities::uniform(nodes.max(1)));
             }
             let caps = self.uniform.as_ref().expect("made above");
-            let visitor = InPlace {
-                loads: &mut self.loads,
+            let visitor = Recorded {
+                loads,
+                scratch: &mut self.scratch,
                 transfers: &mut self.transfers,
             };
             visit_pair_rule(self.algorithm, caps, visitor)
                 .expect("a pair rule")
-                .map_err(hetlb_core::BalanceError::from)?;
+                .map_err(hetlb_core::BalanceError::from)?
         } else {
-            let plan = balance(self.algorithm, &self.loads, &BalanceOptions::default())?;
+            let plan = balance(self.algorithm, loads, &BalanceOptions::default())?;
             self.transfers.extend(plan.transfers());
-            self.loads.copy_from_slice(&plan.final_loads);
-        }
+            load_summary(&plan.final_loads).map_err(hetlb_core::BalanceError::from)?
+        };
         orders.extend(self.transfers.iter().map(|t| Order {
             from: t.from,
             to: t.to,
             tasks: t.units,
             delivery: Delivery::Instant,
         }));
-        let LoadSummary { min, max, total } =
-            load_summary(&self.loads).map_err(hetlb_core::BalanceError::from)?;
+        let LoadSummary { min, max, total } = after;
+        let nodes = loads.len();
         self.balancings += 1;
         self.max_difference_sum += max - min;
         self.max_load_sum += max;
-        self.mean_load_sum += total as f64 / self.loads.len().max(1) as f64;
+        self.mean_load_sum += total as f64 / nodes.max(1) as f64;
         if max > 0 {
             self.batch_speedup_sum += total as f64 / max as f64;
         }
