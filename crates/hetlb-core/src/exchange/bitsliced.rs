@@ -171,15 +171,18 @@ fn push_moves(
     }
 }
 
-/// Dimension `k < 6`: the pairs inside each word.
-fn word_dimension(
+/// One dimension of a balance on the planes: `k`, who keeps the odd unit by bit `k + 1` of a
+/// pair's addresses, and the smallest load the offsets are counted from.
+#[derive(Debug, Clone, Copy)]
+struct Phase {
     k: u32,
     place: [OddUnit; 2],
-    lo: &mut [u64],
-    hi: &mut [u64],
     min: u64,
-    transfers: &mut Vec<Transfer>,
-) {
+}
+
+/// Dimension `k < 6`: the pairs inside each word.
+fn word_dimension(phase: Phase, lo: &mut [u64], hi: &mut [u64], transfers: &mut Vec<Transfer>) {
+    let Phase { k, place, min } = phase;
     let shift = 1u32 << k;
     let low_lanes = LOW_LANES[k as usize];
     // Lanes whose bit k + 1 is set: a bit of the position below 6, of the word's index at 6.
@@ -206,14 +209,8 @@ fn word_dimension(
 }
 
 /// Dimension `k ≥ 6`: word `w` pairs with word `w + 2^(k−6)`.
-fn cross_dimension(
-    k: u32,
-    place: [OddUnit; 2],
-    lo: &mut [u64],
-    hi: &mut [u64],
-    min: u64,
-    transfers: &mut Vec<Transfer>,
-) {
+fn cross_dimension(phase: Phase, lo: &mut [u64], hi: &mut [u64], transfers: &mut Vec<Transfer>) {
+    let Phase { k, place, min } = phase;
     let step = 1usize << (k - WORD_DIMS);
     let min_is_odd = min & 1 == 1;
     let lo_chunks = lo.chunks_exact_mut(2 * step);
@@ -264,11 +261,12 @@ impl Planes {
         debug_assert!(
             place.len() >= MIN_DIMS as usize && self.lo.len() << WORD_DIMS == 1 << place.len()
         );
-        for (k, &odd) in (0..).zip(place) {
+        for (k, &place) in (0..).zip(place) {
+            let phase = Phase { k, place, min };
             if k < WORD_DIMS {
-                word_dimension(k, odd, &mut self.lo, &mut self.hi, min, transfers);
+                word_dimension(phase, &mut self.lo, &mut self.hi, transfers);
             } else {
-                cross_dimension(k, odd, &mut self.lo, &mut self.hi, min, transfers);
+                cross_dimension(phase, &mut self.lo, &mut self.hi, transfers);
             }
         }
     }
