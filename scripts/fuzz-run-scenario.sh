@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Hostile scenario files through `hetlb run scenario` and `hetlb simulate`, each under
 # `ulimit -v` and a time limit: the full run of crates/hetlb-cli/tests/commands/fuzz_run_scenario.rs,
-# whose seeded sample of 100 files `cargo test` runs. Every run must end with exit 0 or one
+# whose seeded sample of 30 files `cargo test` runs (300 in CI). Every run must end with exit 0 or one
 # `error: ...` line with exit 1 or 2: no abort, panic, failed allocation or hang.
 #
 # Usage: scripts/fuzz-run-scenario.sh [COUNT] [SEED]   (defaults 1000 2024)

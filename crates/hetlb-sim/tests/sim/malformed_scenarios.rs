@@ -4,7 +4,7 @@
 //! scenario small enough to run runs to a finite makespan. Each case runs in a child process
 //! with a time limit, so a panic, an abort or a hang fails the property, naming the input.
 //!
-//! `PROPTEST_CASES=20000 cargo test --release -p hetlb-sim --test malformed_scenarios` runs a
+//! `PROPTEST_CASES=20000 cargo test --release -p hetlb-sim --test sim malformed_scenarios` runs a
 //! deep search.
 
 use hetlb_sim::Scenario;

@@ -15,19 +15,21 @@
 //! path of the C interface); each with the agreement in the group's ledger (as threads
 //! agree) and by messages (a group without a ledger: the tree-shaped two-phase commit that
 //! MPI processes run). `HETLB_FAULT_TRIALS` sets the number of trials of each (150 on
-//! threads, 2,000 on the simulated flavour by default: a trial on threads waits out real
-//! timeouts, so the quick `cargo test --workspace` runs few of them; CI runs 600 with
-//! `HETLB_FAULT_TRIALS=600 cargo test -p hetlb-peer --test faults -- --skip simulated`),
-//! `HETLB_FAULT_SEED` the first seed, `HETLB_FAULT_CONCURRENCY` how many trials run at once
-//! (4 on threads, 2 on the simulated flavour), and `HETLB_FAULT_DEBUG` (set to anything) prints every
-//! rank a call left in doubt, with the trial's faults.
+//! threads, 500 on the simulated flavour by default: a trial on threads waits out real
+//! timeouts and one on the simulated flavour takes milliseconds in a debug build, so the quick
+//! `cargo test --workspace` runs few of them; CI runs 600 on threads, with
+//! `HETLB_FAULT_TRIALS=600 cargo test -p hetlb-peer --test peer faults:: -- --skip
+//! simulated`, and 2,000 on the simulated flavour), `HETLB_FAULT_SEED` the first seed,
+//! `HETLB_FAULT_CONCURRENCY` how many trials run at once (4 on threads, 2 on the simulated
+//! flavour), and `HETLB_FAULT_DEBUG` (set to anything) prints every rank a call left in doubt,
+//! with the trial's faults.
 //!
 //! The same trials run on two flavours of the transport: threads (real time, the machine's
 //! interleavings) and the simulated flavour (`hetlb_transport::simulated`: virtual time, one
 //! rank at a time, message order drawn from the trial's seed), where a trial is a function of
 //! its seed: `HETLB_FAULT_TRANSPORT=simulated HETLB_FAULT_SEED=S HETLB_FAULT_TRIALS=1 cargo
-//! test -p hetlb-peer --test faults -- --nocapture` prints the digest of trial `S`'s outcome,
-//! the same on every run, and replays it exactly. `HETLB_FAULT_TRANSPORT` chooses the flavour
+//! test -p hetlb-peer --test peer faults:: -- --nocapture` prints the digest of trial `S`'s
+//! outcome, the same on every run, and replays it exactly. `HETLB_FAULT_TRANSPORT` chooses the flavour
 //! of the four trial tests (threads by default); the `simulated_…` tests always run on it.
 //!
 //! By messages a rank may end a call in doubt (`PeerError::InDoubt`) when the coordinator
@@ -705,7 +707,7 @@ fn fault_trials(storage: Storage, agreement: Agreement, flavour: Flavour) -> u64
     // The simulated flavour runs a trial in milliseconds of real time: it runs more of them.
     let default = match flavour {
         Flavour::Threads => 150,
-        Flavour::Simulated => 2_000,
+        Flavour::Simulated => 500,
     };
     let trials: u64 = std::env::var("HETLB_FAULT_TRIALS")
         .ok()
