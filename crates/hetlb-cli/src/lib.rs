@@ -32,6 +32,8 @@ mod progress;
 mod queues;
 mod trace_out;
 
+pub(crate) use output::out;
+
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use std::process::ExitCode;
 

@@ -26,7 +26,6 @@ pub fn line(args: std::fmt::Arguments<'_>) {
 }
 
 /// `println!` that never panics: see [`line()`].
-#[macro_export]
 macro_rules! out {
     () => {
         $crate::output::line(format_args!(""))
@@ -35,6 +34,7 @@ macro_rules! out {
         $crate::output::line(format_args!($($arg)*))
     };
 }
+pub(crate) use out;
 
 /// Flushes stdout and reports the first write that failed.
 ///

@@ -1,5 +1,5 @@
 //! Faults injected into a rank's call, to show and test what the other ranks do (the fault
-//! harness `tests/faults.rs`, demonstrations). Compiled only with the feature
+//! harness `tests/peer/faults.rs`, demonstrations). Compiled only with the feature
 //! `fault-injection`, which this crate's own tests enable; in any other build a [`Fault`] is
 //! an empty value and every hook below does nothing, so no production path can panic or stall
 //! on purpose.

@@ -9,7 +9,7 @@ use hetlb_core::{Algorithm, BalanceOptions, Capacities, Metrics, balance};
 use proptest::prelude::*;
 
 /// The bound of `algorithm` on an `n`-cube with equal capacities, as the property tests of
-/// the power-of-two case check it (`tests/properties.rs`).
+/// the power-of-two case check it (`tests/core/properties.rs`).
 fn cube_bound(algorithm: Algorithm, n: u32) -> u64 {
     let n = u64::from(n);
     match algorithm {
