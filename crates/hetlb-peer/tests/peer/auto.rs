@@ -1,6 +1,7 @@
 //! Rule `auto`, direct routing, the learned cost model and per-item destinations on threads:
 //! the decisions are those the predictions give, and every item is held exactly once.
 
+use crate::support::unit_items;
 use hetlb_core::advice::{CostModel, Prediction, Trigger};
 use hetlb_core::algorithm::{Algorithm, BalanceOptions, balance_on};
 use hetlb_core::model::Capacities;
@@ -13,18 +14,6 @@ use proptest::prelude::*;
 
 /// One rank's reports, one per call, and the items it holds at the end.
 type RankOutcome = (Vec<Result<Report, PeerError>>, Vec<u64>);
-
-fn unit_items(loads: &[u64]) -> Vec<Vec<u64>> {
-    let mut next = 0u64;
-    loads
-        .iter()
-        .map(|&l| {
-            let v: Vec<u64> = (next..next + l).collect();
-            next += l;
-            v
-        })
-        .collect()
-}
 
 /// `calls` rebalances on `loads.len()` threads; before each, rank `r` records
 /// `speeds[r]` units in one second. Returns every rank's reports and items after.

@@ -8,5 +8,6 @@ mod capacities;
 mod entry;
 mod faults;
 mod locality;
+mod support;
 mod threads;
 mod trace;

@@ -1,6 +1,7 @@
 //! Peer rebalancing on threads: the decisions are the planner's, every item is held exactly
 //! once, and failures are reported without losing anything.
 
+use crate::support::unit_items;
 use hetlb_core::advice::{CostModel, Trigger};
 use hetlb_core::algorithm::{Algorithm, BalanceOptions, balance_on};
 use hetlb_core::model::Capacities;
@@ -58,18 +59,6 @@ fn run_members<T: Item>(
         })
         .collect();
     handles.into_iter().map(|h| h.join().unwrap()).collect()
-}
-
-fn unit_items(loads: &[u64]) -> Vec<Vec<u64>> {
-    let mut next = 0u64;
-    loads
-        .iter()
-        .map(|&l| {
-            let v: Vec<u64> = (next..next + l).collect();
-            next += l;
-            v
-        })
-        .collect()
 }
 
 fn planner_final(
