@@ -104,16 +104,13 @@ fn add_halves(total: u64, (low, high): (u64, u64)) -> Result<u64, ModelError> {
         .ok_or(ModelError::TotalOverflow)
 }
 
-/// The sums of the low and of the high 32 bits of at most [`CHUNK`] loads.
-#[multiversion::multiversion(targets(
-    "x86_64+avx512f+avx512bw+avx512vl+avx512dq+avx2+fma+bmi1+bmi2+lzcnt+popcnt",
-    "x86_64+avx2+fma+bmi1+bmi2+lzcnt+popcnt",
-    "x86_64+sse4.2+popcnt",
-))]
-fn halves(chunk: &[u64]) -> (u64, u64) {
-    chunk.iter().fold((0, 0), |(l, h), &w| {
-        (l + (w & u64::from(u32::MAX)), h + (w >> 32))
-    })
+multiversioned! {
+    /// The sums of the low and of the high 32 bits of at most [`CHUNK`] loads.
+    fn halves(chunk: &[u64]) -> (u64, u64) {
+        chunk.iter().fold((0, 0), |(l, h), &w| {
+            (l + (w & u64::from(u32::MAX)), h + (w >> 32))
+        })
+    }
 }
 
 /// The smallest load, the largest and their total, as [`load_summary`] gives them.
@@ -160,24 +157,21 @@ pub fn load_summary(loads: &[u64]) -> Result<LoadSummary, ModelError> {
     Ok(summary)
 }
 
-/// As [`halves`], with the smallest and the largest load (`u64::MAX` and 0 for none), in one
-/// pass.
-#[multiversion::multiversion(targets(
-    "x86_64+avx512f+avx512bw+avx512vl+avx512dq+avx2+fma+bmi1+bmi2+lzcnt+popcnt",
-    "x86_64+avx2+fma+bmi1+bmi2+lzcnt+popcnt",
-    "x86_64+sse4.2+popcnt",
-))]
-fn halves_and_extremes(chunk: &[u64]) -> (u64, u64, u64, u64) {
-    chunk
-        .iter()
-        .fold((0, 0, u64::MAX, 0), |(l, h, lo, hi), &w| {
-            (
-                l + (w & u64::from(u32::MAX)),
-                h + (w >> 32),
-                lo.min(w),
-                hi.max(w),
-            )
-        })
+multiversioned! {
+    /// As [`halves`], with the smallest and the largest load (`u64::MAX` and 0 for none), in one
+    /// pass.
+    fn halves_and_extremes(chunk: &[u64]) -> (u64, u64, u64, u64) {
+        chunk
+            .iter()
+            .fold((0, 0, u64::MAX, 0), |(l, h, lo, hi), &w| {
+                (
+                    l + (w & u64::from(u32::MAX)),
+                    h + (w >> 32),
+                    lo.min(w),
+                    hi.max(w),
+                )
+            })
+    }
 }
 
 /// Node capacities: positive, finite relative speeds, one per node.

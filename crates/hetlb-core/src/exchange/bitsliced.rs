@@ -23,7 +23,6 @@
 
 use crate::plan::Transfer;
 use crate::rules::dimension_exchange::OddUnit;
-use multiversion::multiversion;
 use std::cell::RefCell;
 
 /// The largest spread (`max − min`) of the loads the planes hold: two bits of offset.
@@ -108,43 +107,37 @@ fn pairs(
     (plus(odd & keeps), plus(odd & !keeps))
 }
 
-/// The offsets of `loads` above `min` as two planes, one word per 64 loads.
-#[multiversion(targets(
-    "x86_64+avx512f+avx512bw+avx512vl+avx512dq+avx2+fma+bmi1+bmi2+lzcnt+popcnt",
-    "x86_64+avx2+fma+bmi1+bmi2+lzcnt+popcnt",
-    "x86_64+sse4.2+popcnt",
-))]
-fn to_planes(loads: &[u64], min: u64, lo: &mut Vec<u64>, hi: &mut Vec<u64>) {
-    lo.clear();
-    hi.clear();
-    for chunk in loads.chunks_exact(WORD) {
-        let (mut l, mut h) = (0u64, 0u64);
-        for (j, &x) in (0u32..).zip(chunk) {
-            let o = x - min;
-            l |= (o & 1) << j;
-            h |= ((o >> 1) & 1) << j;
+multiversioned! {
+    /// The offsets of `loads` above `min` as two planes, one word per 64 loads.
+    fn to_planes(loads: &[u64], min: u64, lo: &mut Vec<u64>, hi: &mut Vec<u64>) {
+        lo.clear();
+        hi.clear();
+        for chunk in loads.chunks_exact(WORD) {
+            let (mut l, mut h) = (0u64, 0u64);
+            for (j, &x) in (0u32..).zip(chunk) {
+                let o = x - min;
+                l |= (o & 1) << j;
+                h |= ((o >> 1) & 1) << j;
+            }
+            lo.push(l);
+            hi.push(h);
         }
-        lo.push(l);
-        hi.push(h);
     }
 }
 
-/// Writes back the loads of the words whose planes changed from `before` to `after`.
-#[multiversion(targets(
-    "x86_64+avx512f+avx512bw+avx512vl+avx512dq+avx2+fma+bmi1+bmi2+lzcnt+popcnt",
-    "x86_64+avx2+fma+bmi1+bmi2+lzcnt+popcnt",
-    "x86_64+sse4.2+popcnt",
-))]
-fn from_planes(loads: &mut [u64], min: u64, before: [&[u64]; 2], after: [&[u64]; 2]) {
-    let words = before[0]
-        .iter()
-        .zip(before[1])
-        .zip(after[0].iter().zip(after[1]));
-    for (chunk, ((&l0, &h0), (&l, &h))) in loads.chunks_exact_mut(WORD).zip(words) {
-        if (l0, h0) != (l, h) {
-            let lanes = Lanes { lo: l, hi: h };
-            for (j, x) in (0u32..).zip(chunk) {
-                *x = min + lanes.offset(j);
+multiversioned! {
+    /// Writes back the loads of the words whose planes changed from `before` to `after`.
+    fn from_planes(loads: &mut [u64], min: u64, before: [&[u64]; 2], after: [&[u64]; 2]) {
+        let words = before[0]
+            .iter()
+            .zip(before[1])
+            .zip(after[0].iter().zip(after[1]));
+        for (chunk, ((&l0, &h0), (&l, &h))) in loads.chunks_exact_mut(WORD).zip(words) {
+            if (l0, h0) != (l, h) {
+                let lanes = Lanes { lo: l, hi: h };
+                for (j, x) in (0u32..).zip(chunk) {
+                    *x = min + lanes.offset(j);
+                }
             }
         }
     }

@@ -11,7 +11,6 @@
 use super::engine::{DimStats, Stats};
 use crate::rules::dimension_exchange::OddUnit;
 use crate::units::Units;
-use multiversion::multiversion;
 
 pub(super) const HEAVIER: u8 = 0;
 pub(super) const LOW: u8 = 1;
@@ -135,120 +134,111 @@ fn halve_lines<C: Units>(
     acc.finish()
 }
 
-/// The largest entry of `xs`, as a `u64`.
-#[multiversion(targets(
-    "x86_64+avx512f+avx512bw+avx512vl+avx512dq+avx2+fma+bmi1+bmi2+lzcnt+popcnt",
-    "x86_64+avx2+fma+bmi1+bmi2+lzcnt+popcnt",
-    "x86_64+sse4.2+popcnt",
-))]
-pub(super) fn max_load<T: Units>(xs: &[T]) -> u64 {
-    xs.iter().fold(T::ZERO, |m, &x| m.max(x)).to_u64()
-}
-
-/// Dimensions `0..log2(block.len())` of the block of nodes `base..`, computed in lanes of
-/// `C`; `units[k]` says who keeps the odd unit in dimension `k` by the pair's bit `k + 1`.
-///
-/// The block, seen as `rows × WIDTH`, is first gathered transposed into `2·WIDTH` *lines*:
-/// line `2c + p` holds column `c` of the rows of parity `p`, so dimension `k <
-/// TRANSPOSED_DIMS` pairs line `l` with line `l ^ 2^(k+1)` — whole lines, which vectorise —
-/// and its odd unit depends on the line only (bit `k + 1` of the node is bit `k + 2` of the
-/// line, or the row's parity `p` for the last of these dimensions). Lines are padded so that
-/// the columns do not all fall in the same cache set. Then the block is transposed back for
-/// the other dimensions, whose pairs are runs of at least `WIDTH` entries, and written back
-/// widened.
-#[multiversion(targets(
-    "x86_64+avx512f+avx512bw+avx512vl+avx512dq+avx2+fma+bmi1+bmi2+lzcnt+popcnt",
-    "x86_64+avx2+fma+bmi1+bmi2+lzcnt+popcnt",
-    "x86_64+sse4.2+popcnt",
-))]
-pub(super) fn block_pass<T: Units, C: Units>(
-    block: &mut [T],
-    base: usize,
-    units: &[[OddUnit; 2]],
-    stats: &mut Stats,
-    narrow: impl Fn(T) -> C,
-    widen: impl Fn(C) -> T,
-) {
-    let len = block.len();
-    let low = TRANSPOSED_DIMS;
-    let line_len = len >> (low + 1);
-    let stride = line_len + LINE_PADDING;
-    let lines = 2 * WIDTH;
-    let mut transposed = vec![C::ZERO; lines * stride];
-    for (r, src) in block.chunks_exact(WIDTH).enumerate() {
-        let at = (r & 1) * stride + (r >> 1);
-        for (c, &x) in src.iter().enumerate() {
-            transposed[2 * c * stride + at] = narrow(x);
-        }
-    }
-    for k in 0..low {
-        let u = units[k as usize];
-        let s = if k + 1 < low {
-            halve_lines(&mut transposed, stride, line_len, lines, 2 << k, |l| {
-                u[(l >> (k + 2)) & 1]
-            })
-        } else {
-            halve_lines(&mut transposed, stride, line_len, lines, 2 << k, |l| {
-                u[l & 1]
-            })
-        };
-        stats.add(k, s);
-    }
-    let mut natural = vec![C::ZERO; len];
-    for (r, dst) in natural.chunks_exact_mut(WIDTH).enumerate() {
-        let at = (r & 1) * stride + (r >> 1);
-        for (c, y) in dst.iter_mut().enumerate() {
-            *y = transposed[2 * c * stride + at];
-        }
-    }
-    drop(transposed);
-    for k in low..len.trailing_zeros() {
-        let u = units[k as usize];
-        let first = base >> (k + 1);
-        let s = halve_chunks(&mut natural, 1usize << k, |c| u[(first + c) & 1]);
-        stats.add(k, s);
-    }
-    for (x, &y) in block.iter_mut().zip(&natural) {
-        *x = widen(y);
+multiversioned! {
+    /// The largest entry of `xs`, as a `u64`.
+    pub(super) fn max_load<T: Units>(xs: &[T]) -> u64 {
+        xs.iter().fold(T::ZERO, |m, &x| m.max(x)).to_u64()
     }
 }
 
-/// Dimensions `low..low + units.len()` of the columns held by `rows` (one segment per row,
-/// row `r` being nodes `(r << low) + …`), in tiles of `tile_width` columns computed in lanes
-/// of `C`; `units[j]` is for dimension `low + j`.
-#[multiversion(targets(
-    "x86_64+avx512f+avx512bw+avx512vl+avx512dq+avx2+fma+bmi1+bmi2+lzcnt+popcnt",
-    "x86_64+avx2+fma+bmi1+bmi2+lzcnt+popcnt",
-    "x86_64+sse4.2+popcnt",
-))]
-pub(super) fn tile_pass<T: Units, C: Units>(
-    rows: &mut [&mut [T]],
-    low: u32,
-    tile_width: usize,
-    units: &[[OddUnit; 2]],
-    stats: &mut Stats,
-    narrow: impl Fn(T) -> C,
-    widen: impl Fn(C) -> T,
-) {
-    let width = rows[0].len();
-    let tw = tile_width.min(width);
-    let mut tile = vec![C::ZERO; rows.len() * tw];
-    for t in (0..width).step_by(tw) {
-        for (dst, row) in tile.chunks_exact_mut(tw).zip(rows.iter()) {
-            for (y, &x) in dst.iter_mut().zip(&row[t..t + tw]) {
-                *y = narrow(x);
+multiversioned! {
+    /// Dimensions `0..log2(block.len())` of the block of nodes `base..`, computed in lanes of
+    /// `C`; `units[k]` says who keeps the odd unit in dimension `k` by the pair's bit `k + 1`.
+    ///
+    /// The block, seen as `rows × WIDTH`, is first gathered transposed into `2·WIDTH` *lines*:
+    /// line `2c + p` holds column `c` of the rows of parity `p`, so dimension `k <
+    /// TRANSPOSED_DIMS` pairs line `l` with line `l ^ 2^(k+1)` — whole lines, which vectorise —
+    /// and its odd unit depends on the line only (bit `k + 1` of the node is bit `k + 2` of the
+    /// line, or the row's parity `p` for the last of these dimensions). Lines are padded so that
+    /// the columns do not all fall in the same cache set. Then the block is transposed back for
+    /// the other dimensions, whose pairs are runs of at least `WIDTH` entries, and written back
+    /// widened.
+    pub(super) fn block_pass<T: Units, C: Units>(
+        block: &mut [T],
+        base: usize,
+        units: &[[OddUnit; 2]],
+        stats: &mut Stats,
+        narrow: impl Fn(T) -> C,
+        widen: impl Fn(C) -> T,
+    ) {
+        let len = block.len();
+        let low = TRANSPOSED_DIMS;
+        let line_len = len >> (low + 1);
+        let stride = line_len + LINE_PADDING;
+        let lines = 2 * WIDTH;
+        let mut transposed = vec![C::ZERO; lines * stride];
+        for (r, src) in block.chunks_exact(WIDTH).enumerate() {
+            let at = (r & 1) * stride + (r >> 1);
+            for (c, &x) in src.iter().enumerate() {
+                transposed[2 * c * stride + at] = narrow(x);
             }
         }
-        for (j, u) in units.iter().enumerate() {
-            let half = tw << j;
-            // chunk c starts at row c·2^(j+1), whose bit j + 1 (the node's bit k + 1) is c's
-            // lowest bit
-            let s = halve_chunks(&mut tile, half, |c| u[c & 1]);
-            stats.add(low + j as u32, s);
+        for k in 0..low {
+            let u = units[k as usize];
+            let s = if k + 1 < low {
+                halve_lines(&mut transposed, stride, line_len, lines, 2 << k, |l| {
+                    u[(l >> (k + 2)) & 1]
+                })
+            } else {
+                halve_lines(&mut transposed, stride, line_len, lines, 2 << k, |l| {
+                    u[l & 1]
+                })
+            };
+            stats.add(k, s);
         }
-        for (src, row) in tile.chunks_exact(tw).zip(rows.iter_mut()) {
-            for (x, &y) in row[t..t + tw].iter_mut().zip(src) {
-                *x = widen(y);
+        let mut natural = vec![C::ZERO; len];
+        for (r, dst) in natural.chunks_exact_mut(WIDTH).enumerate() {
+            let at = (r & 1) * stride + (r >> 1);
+            for (c, y) in dst.iter_mut().enumerate() {
+                *y = transposed[2 * c * stride + at];
+            }
+        }
+        drop(transposed);
+        for k in low..len.trailing_zeros() {
+            let u = units[k as usize];
+            let first = base >> (k + 1);
+            let s = halve_chunks(&mut natural, 1usize << k, |c| u[(first + c) & 1]);
+            stats.add(k, s);
+        }
+        for (x, &y) in block.iter_mut().zip(&natural) {
+            *x = widen(y);
+        }
+    }
+}
+
+multiversioned! {
+    /// Dimensions `low..low + units.len()` of the columns held by `rows` (one segment per row,
+    /// row `r` being nodes `(r << low) + …`), in tiles of `tile_width` columns computed in lanes
+    /// of `C`; `units[j]` is for dimension `low + j`.
+    pub(super) fn tile_pass<T: Units, C: Units>(
+        rows: &mut [&mut [T]],
+        low: u32,
+        tile_width: usize,
+        units: &[[OddUnit; 2]],
+        stats: &mut Stats,
+        narrow: impl Fn(T) -> C,
+        widen: impl Fn(C) -> T,
+    ) {
+        let width = rows[0].len();
+        let tw = tile_width.min(width);
+        let mut tile = vec![C::ZERO; rows.len() * tw];
+        for t in (0..width).step_by(tw) {
+            for (dst, row) in tile.chunks_exact_mut(tw).zip(rows.iter()) {
+                for (y, &x) in dst.iter_mut().zip(&row[t..t + tw]) {
+                    *y = narrow(x);
+                }
+            }
+            for (j, u) in units.iter().enumerate() {
+                let half = tw << j;
+                // chunk c starts at row c·2^(j+1), whose bit j + 1 (the node's bit k + 1) is c's
+                // lowest bit
+                let s = halve_chunks(&mut tile, half, |c| u[c & 1]);
+                stats.add(low + j as u32, s);
+            }
+            for (src, row) in tile.chunks_exact(tw).zip(rows.iter_mut()) {
+                for (x, &y) in row[t..t + tw].iter_mut().zip(src) {
+                    *x = widen(y);
+                }
             }
         }
     }

@@ -16,36 +16,32 @@
 use super::lanes::{self, HEAVIER, HIGH, LOW, ODD_SHARE};
 use crate::plan::Transfer;
 use crate::rules::dimension_exchange::OddUnit;
-use multiversion::multiversion;
 
 /// Pairs decided together; dimensions whose pairs are fewer than this per chunk go pair by
 /// pair through the rule.
 pub(super) const GROUP: usize = 8;
 
-/// Applies dimension `k` to `loads` (a cube of `loads.len()` nodes, `2^k ≥ GROUP`), the odd
-/// unit of a pair placed by `odd[b]`, `b` being bit `k + 1` of the pair's addresses, and
-/// appends the transfers in pair order.
-#[multiversion(targets(
-    "x86_64+avx512f+avx512bw+avx512vl+avx512dq+avx2+fma+bmi1+bmi2+lzcnt+popcnt",
-    "x86_64+avx2+fma+bmi1+bmi2+lzcnt+popcnt",
-    "x86_64+sse4.2+popcnt",
-))]
-pub(super) fn halving_dimension(
-    odd: [OddUnit; 2],
-    loads: &mut [u64],
-    k: u32,
-    transfers: &mut Vec<Transfer>,
-) {
-    let half = 1usize << k;
-    debug_assert!(half >= GROUP);
-    for (c, chunk) in loads.chunks_exact_mut(2 * half).enumerate() {
-        let first = c * 2 * half;
-        let (lows, highs) = chunk.split_at_mut(half);
-        match odd[c & 1] {
-            OddUnit::Heavier => chunk_pairs::<HEAVIER>(lows, highs, first, transfers),
-            OddUnit::Low => chunk_pairs::<LOW>(lows, highs, first, transfers),
-            OddUnit::High => chunk_pairs::<HIGH>(lows, highs, first, transfers),
-            OddUnit::OddShare => chunk_pairs::<ODD_SHARE>(lows, highs, first, transfers),
+multiversioned! {
+    /// Applies dimension `k` to `loads` (a cube of `loads.len()` nodes, `2^k ≥ GROUP`), the odd
+    /// unit of a pair placed by `odd[b]`, `b` being bit `k + 1` of the pair's addresses, and
+    /// appends the transfers in pair order.
+    pub(super) fn halving_dimension(
+        odd: [OddUnit; 2],
+        loads: &mut [u64],
+        k: u32,
+        transfers: &mut Vec<Transfer>,
+    ) {
+        let half = 1usize << k;
+        debug_assert!(half >= GROUP);
+        for (c, chunk) in loads.chunks_exact_mut(2 * half).enumerate() {
+            let first = c * 2 * half;
+            let (lows, highs) = chunk.split_at_mut(half);
+            match odd[c & 1] {
+                OddUnit::Heavier => chunk_pairs::<HEAVIER>(lows, highs, first, transfers),
+                OddUnit::Low => chunk_pairs::<LOW>(lows, highs, first, transfers),
+                OddUnit::High => chunk_pairs::<HIGH>(lows, highs, first, transfers),
+                OddUnit::OddShare => chunk_pairs::<ODD_SHARE>(lows, highs, first, transfers),
+            }
         }
     }
 }
