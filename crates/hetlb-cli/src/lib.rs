@@ -19,9 +19,10 @@
 //!
 //! The program's body is this library and its one entry point, [`run`]; `src/main.rs` only
 //! calls it. A library compiles as soon as the crates it uses have their metadata, beside
-//! their code generation, where a program waits for all of them to finish: the release build
-//! of `hetlb` ends sooner. Nothing here is a stable API: embed `hetlb-peer`, `hetlb-core` or
-//! `hetlb-sim` instead.
+//! their code generation, where a program waits for all of them to finish, so the build keeps
+//! every core busy to its end (on 2 cores the release build's wall time did not change
+//! measurably: it is bound by the total work; docs/benchmarks.md). Nothing here is a stable
+//! API: embed `hetlb-peer`, `hetlb-core` or `hetlb-sim` instead.
 
 mod commands;
 mod input;
