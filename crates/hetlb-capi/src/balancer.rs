@@ -247,7 +247,7 @@ pub unsafe extern "C" fn hetlb_balancer_advise(
         let (loads, bytes) = match checked {
             Ok(args) => args,
             // This rank's own arguments are wrong: the others learn it at once.
-            Err(e) => return Err(crate::records::refuse(&mut b.records, e)),
+            Err(e) => return Err(refuse(&mut b.records, e)),
         };
         let mut buffer: Vec<u8> = Vec::new();
         buffer
@@ -352,4 +352,17 @@ pub unsafe extern "C" fn hetlb_balancer_free(b: *mut hetlb_balancer) {
         drop(unsafe { Box::from_raw(b) });
         Ok(())
     });
+}
+
+/// The balancer of byte records every call of the C interface drives.
+pub(crate) type RecordsBalancer =
+    hetlb_peer::Balancer<hetlb_peer::Bytes, hetlb_transport::mpi::Mpi<'static>>;
+
+/// Refuses this rank's part of the call for its own argument error `e`, which it returns:
+/// the other ranks fail at once naming this rank, rather than waiting for it.
+pub(crate) fn refuse(balancer: &mut RecordsBalancer, e: CapiError) -> CapiError {
+    // The caller's error says what is wrong here; a failure to tell the others (a group
+    // already lost) is theirs to report.
+    let _ = balancer.refuse(&e.to_string());
+    e
 }

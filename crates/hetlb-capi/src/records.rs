@@ -2,7 +2,7 @@
 //! moved as plain bytes by the peer protocol (`hetlb_peer::Records`).
 #![allow(unsafe_code)]
 
-use crate::balancer::{hetlb_balancer, peer_error};
+use crate::balancer::{RecordsBalancer, hetlb_balancer, peer_error, refuse};
 use crate::error::{CapiError, guard};
 use crate::malloc_buffer::MallocBuffer;
 use hetlb_peer::Records;
@@ -84,15 +84,6 @@ unsafe fn check<'a>(
         buffer: unsafe { MallocBuffer::new(ptr.cast(), bytes) },
         item_size,
     })
-}
-
-/// Refuses this rank's part of the call for its own argument error `e`, which it returns:
-/// the other ranks fail at once naming this rank, rather than waiting for it.
-pub(crate) fn refuse(balancer: &mut RecordsBalancer, e: CapiError) -> CapiError {
-    // The caller's error says what is wrong here; a failure to tell the others (a group
-    // already lost) is theirs to report.
-    let _ = balancer.refuse(&e.to_string());
-    e
 }
 
 /// The array `*items` of `*count` records: its address and length in bytes.
@@ -262,9 +253,6 @@ pub unsafe extern "C" fn hetlb_resolve(
         result.map_err(|e| peer_error(&e, held, "records"))
     })
 }
-
-pub(crate) type RecordsBalancer =
-    hetlb_peer::Balancer<hetlb_peer::Bytes, hetlb_transport::mpi::Mpi<'static>>;
 
 /// Runs `f` on the balancer and the records (weighed by `load_of` when given).
 fn with_records<R>(

@@ -153,7 +153,7 @@ pub unsafe extern "C" fn hetlb_migrate(
         let (p, size_of, pack, unpack) = match checked {
             Ok(args) => args,
             // This rank's own arguments are wrong: the others learn it at once.
-            Err(e) => return Err(crate::records::refuse(&mut b.plans, e)),
+            Err(e) => return Err(crate::balancer::refuse(&mut b.plans, e)),
         };
         // The newest plan of this balancer, in which nothing moves on any rank: every rank's
         // plan of that call says so, and each returns without a word.

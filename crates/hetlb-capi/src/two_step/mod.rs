@@ -124,7 +124,7 @@ pub unsafe extern "C" fn hetlb_plan_create_at(
         let (loads, coords) = match args {
             Ok(args) => args,
             // This rank's own arguments are wrong: the others learn it at once.
-            Err(e) => return Err(crate::records::refuse(&mut b.plans, e)),
+            Err(e) => return Err(crate::balancer::refuse(&mut b.plans, e)),
         };
         let plan = make_plan(b, n, loads, coords)?;
         // SAFETY: writable.
