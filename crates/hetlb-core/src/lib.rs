@@ -29,20 +29,8 @@
 //! assert_eq!(plan.final_loads.iter().sum::<u64>(), 33);
 //! ```
 
-/// Compiles a function for each x86-64 feature level the hot loops are dispatched to at run
-/// time (AVX-512, AVX2, SSE4.2, and the baseline), choosing one on the first call
-/// ([`multiversion`](https://docs.rs/multiversion)); one list of targets for every such loop.
-/// Elsewhere than x86-64 the function is compiled once.
-macro_rules! multiversioned {
-    ($item:item) => {
-        #[multiversion::multiversion(targets(
-            "x86_64+avx512f+avx512bw+avx512vl+avx512dq+avx2+fma+bmi1+bmi2+lzcnt+popcnt",
-            "x86_64+avx2+fma+bmi1+bmi2+lzcnt+popcnt",
-            "x86_64+sse4.2+popcnt",
-        ))]
-        $item
-    };
-}
+#[macro_use]
+mod simd;
 
 pub mod advice;
 pub mod advice_request;

@@ -3,10 +3,10 @@
 //!
 //! A *run* is two equally long slices `lo` and `hi` whose `i`-th entries form a pair, with the
 //! same [`OddUnit`] for every pair. The loop body is branch-free (adds, shifts, compares and
-//! selects), so the compiler vectorises it. [`multiversion`] compiles the block and tile passes — gathers, transposes,
-//! runs and write-backs together — for AVX-512, AVX2 and SSE4.2 as well as the baseline, and
-//! picks the best one the processor has on the first call (one atomic load per call after
-//! that). The default build thus stays baseline x86-64.
+//! selects), so the compiler vectorises it. The crate's `multiversioned!` macro compiles the
+//! block and tile passes — gathers, transposes, runs and write-backs together — for AVX-512,
+//! AVX2 and SSE4.2 as well as the baseline, and picks the best one the processor has on the
+//! first call (one atomic load per call after that). The default build thus stays baseline x86-64.
 
 use super::engine::{DimStats, Stats};
 use crate::rules::dimension_exchange::OddUnit;
@@ -246,24 +246,5 @@ multiversioned! {
 
 /// The instruction set the passes run with on this processor.
 pub(super) fn selected_target() -> &'static str {
-    #[cfg(target_arch = "x86_64")]
-    {
-        use std::arch::is_x86_feature_detected as has;
-        let v3 = has!("avx2")
-            && has!("fma")
-            && has!("bmi1")
-            && has!("bmi2")
-            && has!("lzcnt")
-            && has!("popcnt");
-        if v3 && has!("avx512f") && has!("avx512bw") && has!("avx512vl") && has!("avx512dq") {
-            return "avx512";
-        }
-        if v3 {
-            return "avx2";
-        }
-        if has!("sse4.2") && has!("popcnt") {
-            return "sse4.2";
-        }
-    }
-    "baseline"
+    crate::simd::level().name()
 }
