@@ -64,7 +64,7 @@ pub fn balance_in_place<R: PairRule, T: Units>(
     let halving =
         (0..n).all(|k| rule.odd_unit(k, n, false).is_some() && rule.odd_unit(k, n, true).is_some());
     let stats = if halving && n >= LANE_MIN_DIMS {
-        engine::run(&LaneKernel { rule }, loads, n)
+        engine::run(&LaneKernel::of(rule, n), loads, n)
     } else {
         engine::run(&ScalarKernel { rule }, loads, n)
     };
@@ -117,23 +117,31 @@ pub fn balance_block<R: PairRule, T: Units>(
     }
 }
 
-/// The vector kernel for halving rules.
-struct LaneKernel<'a, R> {
-    rule: &'a R,
+/// The vector kernel for halving rules: who keeps the odd unit in each dimension of an
+/// `n`-cube, by the pair's bit `k + 1`. It holds the rule's decisions, not the rule, so that
+/// its passes are compiled once per load type whatever the rule.
+struct LaneKernel {
+    units: Vec<[OddUnit; 2]>,
 }
 
-impl<R: PairRule> LaneKernel<'_, R> {
-    /// Who keeps the odd unit in dimensions `dims`, by the pair's bit `k + 1`.
-    fn odd_units(&self, dims: Range<u32>, n: u32) -> Vec<[OddUnit; 2]> {
-        dims.map(|k| {
-            let pick = |bit| {
-                self.rule
-                    .odd_unit(k, n, bit)
-                    .expect("checked to be a halving rule")
-            };
-            [pick(false), pick(true)]
-        })
-        .collect()
+impl LaneKernel {
+    /// The odd units of the halving `rule` in every dimension of an `n`-cube.
+    fn of<R: PairRule>(rule: &R, n: u32) -> Self {
+        let units = (0..n)
+            .map(|k| {
+                let pick = |bit| {
+                    rule.odd_unit(k, n, bit)
+                        .expect("checked to be a halving rule")
+                };
+                [pick(false), pick(true)]
+            })
+            .collect();
+        Self { units }
+    }
+
+    /// The odd units of dimensions `dims`.
+    fn odd_units(&self, dims: Range<u32>) -> &[[OddUnit; 2]] {
+        &self.units[dims.start as usize..dims.end as usize]
     }
 }
 
@@ -146,15 +154,15 @@ fn narrows<T: Units>(max: u64) -> bool {
             .is_some_and(|s| s <= <T::Narrow as Units>::MAX.to_u64())
 }
 
-impl<R: PairRule, T: Units> Kernel<T> for LaneKernel<'_, R> {
-    fn block(&self, block: &mut [T], base: usize, n: u32, stats: &mut Stats) {
+impl<T: Units> Kernel<T> for LaneKernel {
+    fn block(&self, block: &mut [T], base: usize, _n: u32, stats: &mut Stats) {
         let max = lanes::max_load(block);
         stats.max_load = stats.max_load.max(max);
-        let units = self.odd_units(0..block.len().trailing_zeros(), n);
+        let units = self.odd_units(0..block.len().trailing_zeros());
         if narrows::<T>(max) {
-            lanes::block_pass(block, base, &units, stats, T::to_narrow, T::from_narrow);
+            lanes::block_pass(block, base, units, stats, T::to_narrow, T::from_narrow);
         } else {
-            lanes::block_pass(block, base, &units, stats, |x: T| x, |x: T| x);
+            lanes::block_pass(block, base, units, stats, |x: T| x, |x: T| x);
         }
     }
 
@@ -167,13 +175,13 @@ impl<R: PairRule, T: Units> Kernel<T> for LaneKernel<'_, R> {
         max_load: u64,
         stats: &mut Stats,
     ) {
-        let units = self.odd_units(low..n, n);
+        let units = self.odd_units(low..n);
         if narrows::<T>(max_load) {
             let tw = TILE_BYTES / std::mem::size_of::<T::Narrow>() / rows.len();
-            lanes::tile_pass(rows, low, tw, &units, stats, T::to_narrow, T::from_narrow);
+            lanes::tile_pass(rows, low, tw, units, stats, T::to_narrow, T::from_narrow);
         } else {
             let tw = TILE_BYTES / std::mem::size_of::<T>() / rows.len();
-            lanes::tile_pass(rows, low, tw, &units, stats, |x: T| x, |x: T| x);
+            lanes::tile_pass(rows, low, tw, units, stats, |x: T| x, |x: T| x);
         }
     }
 }
