@@ -200,3 +200,45 @@ pub fn run() -> ExitCode {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use clap::error::ErrorKind;
+    use clap::{Command, CommandFactory, Parser};
+
+    /// The words naming every command without subcommands, after the program's name.
+    fn leaves(command: &Command, path: &[String], out: &mut Vec<Vec<String>>) {
+        let mut subcommands = command.get_subcommands().peekable();
+        if subcommands.peek().is_none() {
+            out.push(path.to_vec());
+        }
+        for sub in subcommands {
+            let mut longer = path.to_vec();
+            longer.push(sub.get_name().to_string());
+            leaves(sub, &longer, out);
+        }
+    }
+
+    /// Every command's arguments are consistent, and every default given as text
+    /// (`default_value = "..."`) passes its argument's own parser: clap parses the defaults of
+    /// a command line that gives none before it looks for the required arguments.
+    #[test]
+    fn every_command_and_default_is_valid() {
+        let command = super::Cli::command();
+        command.clone().debug_assert();
+        let mut paths = Vec::new();
+        leaves(&command, &["hetlb".to_string()], &mut paths);
+        assert!(paths.len() > 20, "{paths:?}");
+        for path in paths {
+            if let Err(e) = super::Cli::try_parse_from(&path) {
+                assert!(
+                    !matches!(
+                        e.kind(),
+                        ErrorKind::ValueValidation | ErrorKind::InvalidValue
+                    ),
+                    "{path:?}: {e}"
+                );
+            }
+        }
+    }
+}

@@ -40,13 +40,13 @@ pub struct Args {
     #[arg(long)]
     topology: Option<String>,
     /// Bytes of one unit on the wire.
-    #[arg(long, default_value_t = 8, value_parser = whole::<u64>(0, 1 << 40))]
+    #[arg(long, default_value = "8", value_parser = whole::<u64>(0, 1 << 40))]
     bytes_per_unit: u64,
     /// Cost of one message at each end, in seconds (Hockney's α).
-    #[arg(long, default_value_t = 1e-5, value_parser = real(0.0, 1e6, false))]
+    #[arg(long, default_value = "0.00001", value_parser = real(0.0, 1e6, false))]
     seconds_per_message: f64,
     /// Cost of one byte at each end, in seconds (Hockney's β).
-    #[arg(long, default_value_t = 1e-9, value_parser = real(0.0, 1e6, false))]
+    #[arg(long, default_value = "0.000000001", value_parser = real(0.0, 1e6, false))]
     seconds_per_byte: f64,
     /// When to move: `always`, or `auto[:HORIZON[:MARGIN]]` (move when the gain over HORIZON
     /// iterations exceeds MARGIN × the move's cost; defaults 10 and 1.5).

@@ -14,16 +14,16 @@ use std::time::Duration;
 #[derive(Debug, clap::Args)]
 pub struct Auto {
     /// Ranks (threads; they sleep, so they need no core each).
-    #[arg(long, default_value_t = 8, value_parser = whole::<usize>(2, 64))]
+    #[arg(long, default_value = "8", value_parser = whole::<usize>(2, 64))]
     ranks: usize,
     /// Items in all (each one unit; the hotspot makes some costlier).
-    #[arg(long, default_value_t = 4096, value_parser = whole::<u64>(2, 10_000_000))]
+    #[arg(long, default_value = "4096", value_parser = whole::<u64>(2, 10_000_000))]
     items: u64,
     /// Iterations of every run.
-    #[arg(long, default_value_t = 40, value_parser = whole::<u64>(2, 100_000))]
+    #[arg(long, default_value = "40", value_parser = whole::<u64>(2, 100_000))]
     iterations: u64,
     /// Microseconds of sleep per unit of work.
-    #[arg(long, default_value_t = 100, value_name = "µS", value_parser = whole::<u64>(1, 1_000_000))]
+    #[arg(long, default_value = "100", value_name = "µS", value_parser = whole::<u64>(1, 1_000_000))]
     sleep_us: u64,
     /// Fixed rules swept, and auto's candidates.
     #[arg(
@@ -36,7 +36,7 @@ pub struct Auto {
     #[arg(long, value_delimiter = ',', default_value = "1,2,5,10,20", value_parser = whole::<u64>(1, 100_000))]
     periods: Vec<u64>,
     /// Auto's horizon: iterations over which the predicted gain must pay for the move.
-    #[arg(long, default_value_t = 10, value_parser = whole::<u64>(1, 1_000_000))]
+    #[arg(long, default_value = "10", value_parser = whole::<u64>(1, 1_000_000))]
     horizon: u64,
     /// Workloads: static, hotspot, speed-change, balanced.
     #[arg(
@@ -46,7 +46,7 @@ pub struct Auto {
     )]
     workloads: Vec<String>,
     /// Runs of every configuration; the median total is reported.
-    #[arg(long, default_value_t = 1, value_parser = whole::<usize>(1, 100))]
+    #[arg(long, default_value = "1", value_parser = whole::<usize>(1, 100))]
     runs: usize,
     /// Output format.
     #[arg(long, short, value_enum, default_value_t)]

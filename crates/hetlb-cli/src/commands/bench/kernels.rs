@@ -16,11 +16,11 @@ use hetlb_core::Algorithm;
 #[derive(Debug, clap::Args)]
 pub struct Exchange {
     /// Hypercube dimension n (2^n nodes).
-    #[arg(long, default_value_t = 24, value_parser = whole::<u32>(1, 30))]
+    #[arg(long, default_value = "24", value_parser = whole::<u32>(1, 30))]
     dims: u32,
     /// Loads are uniform on 0..MAX_LOAD (seeded). Below 2^31 the kernel computes in 32-bit
     /// lanes.
-    #[arg(long, default_value_t = 1_000_000, value_parser = whole::<u64>(0, 1 << 40))]
+    #[arg(long, default_value = "1000000", value_parser = whole::<u64>(0, 1 << 40))]
     max_load: u64,
     /// Pair rules to time (dem, dem-fixed, dem-improved, dem-hetero, oem).
     #[arg(long = "algorithms", visible_alias = "rules", value_delimiter = ',', default_values_t = vec!["dem".to_string(), "oem".to_string()])]
@@ -30,7 +30,7 @@ pub struct Exchange {
     #[arg(long)]
     full_plan: bool,
     /// Timed repetitions of each case (interleaved); medians are reported.
-    #[arg(long = "runs", visible_alias = "repeat", value_name = "N", default_value_t = 7, value_parser = whole::<usize>(1, 1_000_000))]
+    #[arg(long = "runs", visible_alias = "repeat", value_name = "N", default_value = "7", value_parser = whole::<usize>(1, 1_000_000))]
     repeat: usize,
     /// Threads for the kernels and the floor (default: all).
     #[arg(long, value_parser = whole::<usize>(1, 1024))]
@@ -44,13 +44,13 @@ pub struct Exchange {
 #[derive(Debug, clap::Args)]
 pub struct Diffusion {
     /// Side of the square torus (SIDE × SIDE nodes).
-    #[arg(long, default_value_t = 1000, value_parser = whole::<usize>(2, 4096))]
+    #[arg(long, default_value = "1000", value_parser = whole::<usize>(2, 4096))]
     side: usize,
     /// Capacities uniform on 1..=4 (seeded) instead of equal.
     #[arg(long)]
     capacities: bool,
     /// Timed repetitions of each case (interleaved); medians are reported.
-    #[arg(long = "runs", visible_alias = "repeat", value_name = "N", default_value_t = 9, value_parser = whole::<usize>(1, 1_000_000))]
+    #[arg(long = "runs", visible_alias = "repeat", value_name = "N", default_value = "9", value_parser = whole::<usize>(1, 1_000_000))]
     repeat: usize,
     /// Threads for the rounds and the floor (default: all).
     #[arg(long, value_parser = whole::<usize>(1, 1024))]
@@ -64,10 +64,10 @@ pub struct Diffusion {
 #[derive(Debug, clap::Args)]
 pub struct Dispatch {
     /// Empty tasks per run.
-    #[arg(long, default_value_t = 20_000, value_parser = whole::<u64>(1, 100_000_000))]
+    #[arg(long, default_value = "20000", value_parser = whole::<u64>(1, 100_000_000))]
     tasks: u64,
     /// Timed repetitions of each case (interleaved); medians are reported.
-    #[arg(long = "runs", visible_alias = "repeat", value_name = "N", default_value_t = 9, value_parser = whole::<usize>(1, 1_000_000))]
+    #[arg(long = "runs", visible_alias = "repeat", value_name = "N", default_value = "9", value_parser = whole::<usize>(1, 1_000_000))]
     repeat: usize,
     /// Output format.
     #[arg(long, short, value_enum, default_value_t)]
@@ -78,13 +78,13 @@ pub struct Dispatch {
 #[derive(Debug, clap::Args)]
 pub struct Transmission {
     /// Hypercube dimension n (2^n nodes).
-    #[arg(long, default_value_t = 16, value_parser = whole::<u32>(1, 24))]
+    #[arg(long, default_value = "16", value_parser = whole::<u32>(1, 24))]
     dims: u32,
     /// Loads are uniform on 0..MAX_LOAD (seeded).
-    #[arg(long, default_value_t = 1000, value_parser = whole::<u64>(0, 1 << 40))]
+    #[arg(long, default_value = "1000", value_parser = whole::<u64>(0, 1 << 40))]
     max_load: u64,
     /// Timed repetitions of each case (interleaved); medians are reported.
-    #[arg(long = "runs", visible_alias = "repeat", value_name = "N", default_value_t = 5, value_parser = whole::<usize>(1, 1_000_000))]
+    #[arg(long = "runs", visible_alias = "repeat", value_name = "N", default_value = "5", value_parser = whole::<usize>(1, 1_000_000))]
     repeat: usize,
     /// Output format.
     #[arg(long, short, value_enum, default_value_t)]
@@ -95,16 +95,16 @@ pub struct Transmission {
 #[derive(Debug, clap::Args)]
 pub struct Enumeration {
     /// Processors.
-    #[arg(long, default_value_t = 32, value_parser = whole::<usize>(2, 1024))]
+    #[arg(long, default_value = "32", value_parser = whole::<usize>(2, 1024))]
     procs: usize,
     /// Distinct load values (loads 0..=K-1).
-    #[arg(long, default_value_t = 10, value_parser = whole::<u32>(1, 255))]
+    #[arg(long, default_value = "10", value_parser = whole::<u32>(1, 255))]
     values: u32,
     /// Timed repetitions of each case (interleaved); medians are reported.
-    #[arg(long = "runs", visible_alias = "repeat", value_name = "N", default_value_t = 3, value_parser = whole::<usize>(1, 1_000_000))]
+    #[arg(long = "runs", visible_alias = "repeat", value_name = "N", default_value = "3", value_parser = whole::<usize>(1, 1_000_000))]
     repeat: usize,
     /// Vectors planned one by one (single thread) for the baseline.
-    #[arg(long, default_value_t = 20_000_000, value_parser = whole::<u64>(1, 10_000_000_000))]
+    #[arg(long, default_value = "20000000", value_parser = whole::<u64>(1, 10_000_000_000))]
     baseline_vectors: u64,
     /// Threads for the enumeration (default: all); the baseline runs on one.
     #[arg(long, value_parser = whole::<usize>(1, 1024))]
@@ -118,20 +118,20 @@ pub struct Enumeration {
 #[derive(Debug, clap::Args)]
 pub struct Rebalance {
     /// Ranks (threads), a power of two ≥ 2.
-    #[arg(long, default_value_t = 8, value_parser = whole::<usize>(1, 1024))]
+    #[arg(long, default_value = "8", value_parser = whole::<usize>(1, 1024))]
     ranks: usize,
     /// Items of 64 bytes that cwa moves (half the ranks send to the other half).
-    #[arg(long, default_value_t = 1_000_000, value_parser = whole::<u64>(1, 100_000_000))]
+    #[arg(long, default_value = "1000000", value_parser = whole::<u64>(1, 100_000_000))]
     items: u64,
     /// Calls per timing of the balanced case.
-    #[arg(long, default_value_t = 2000, value_parser = whole::<usize>(1, 10_000_000))]
+    #[arg(long, default_value = "2000", value_parser = whole::<usize>(1, 10_000_000))]
     calls: usize,
     /// Items per unit of Rim et al.'s Figs. 18–19 (15 units on one rank, 1 on each other),
     /// moved by dem under each schedule.
-    #[arg(long, default_value_t = 20_000, value_parser = whole::<u64>(1, 100_000_000))]
+    #[arg(long, default_value = "20000", value_parser = whole::<u64>(1, 100_000_000))]
     unit_items: u64,
     /// Timed repetitions (kernel and floor interleaved); medians are reported.
-    #[arg(long, default_value_t = 5, visible_alias = "repeat", value_parser = whole::<usize>(1, 1000))]
+    #[arg(long, default_value = "5", visible_alias = "repeat", value_parser = whole::<usize>(1, 1000))]
     runs: usize,
     /// Also sweep rank counts (powers of two, 2 to 1024): seconds and messages per rank of
     /// one cwa call against an all-reduce, e.g. `--procs 8,64,512,1024`.

@@ -17,22 +17,22 @@ use hetlb_core::algorithm::Algorithm;
     hetlb bench locality --dims 3 --algorithm dishet --format json")]
 pub struct Locality {
     /// Ranks (threads); rank r has capacity r + 1.
-    #[arg(long, default_value_t = 8, value_parser = whole::<usize>(2, MAX_RANKS))]
+    #[arg(long, default_value = "8", value_parser = whole::<usize>(2, MAX_RANKS))]
     ranks: usize,
     /// Items, uniformly placed in the unit square (cube).
-    #[arg(long, default_value_t = 200_000, value_parser = whole::<u64>(1, MAX_ITEMS))]
+    #[arg(long, default_value = "200000", value_parser = whole::<u64>(1, MAX_ITEMS))]
     items: u64,
     /// Steps: the hotspot crosses the domain over them, one rebalance each.
-    #[arg(long, default_value_t = 20, value_parser = whole::<usize>(1, 1000))]
+    #[arg(long, default_value = "20", value_parser = whole::<usize>(1, 1000))]
     steps: usize,
     /// Dimensions of the domain: 2 or 3.
-    #[arg(long, default_value_t = 2, value_parser = whole::<usize>(2, 3))]
+    #[arg(long, default_value = "2", value_parser = whole::<usize>(2, 3))]
     dims: usize,
     /// The rule hetlb balances with (direct routing).
     #[arg(long, default_value = "cwa")]
     algorithm: String,
     /// Seed of the items' positions.
-    #[arg(long, default_value_t = 1, value_parser = whole::<u64>(0, u64::MAX))]
+    #[arg(long, default_value = "1", value_parser = whole::<u64>(0, u64::MAX))]
     seed: u64,
     /// Print every step, not only the totals.
     #[arg(long)]

@@ -18,7 +18,7 @@ pub struct Simulator {
     dims: Vec<u32>,
     /// Poisson arrivals per node (rate 0.55 tasks/s, service 1 task/s), at most: a large cube
     /// gets fewer (at least one) so that a run has at most --max-arrivals in all.
-    #[arg(long, default_value_t = 20, value_parser = whole::<u64>(1, 1_000_000))]
+    #[arg(long, default_value = "20", value_parser = whole::<u64>(1, 1_000_000))]
     arrivals: u64,
     /// The most Poisson arrivals of one run (nodes × arrivals per node), so that every size
     /// runs about as many events.
@@ -31,7 +31,7 @@ pub struct Simulator {
     #[arg(long, default_value_t = MAX_DIMS, value_parser = whole::<u32>(1, 24))]
     threshold_max_dims: u32,
     /// Timed repetitions of each case (interleaved); medians are reported.
-    #[arg(long = "runs", visible_alias = "repeat", value_name = "N", default_value_t = 3, value_parser = whole::<usize>(1, 1_000_000))]
+    #[arg(long = "runs", visible_alias = "repeat", value_name = "N", default_value = "3", value_parser = whole::<usize>(1, 1_000_000))]
     repeat: usize,
     /// Also draw the nanoseconds per event against the number of nodes, one line per policy
     /// kind, to this SVG or PNG file.

@@ -16,10 +16,10 @@ pub struct Args {
     #[arg(long = "runs", visible_alias = "trials", value_name = "N", default_value_t = CHAU_TRIALS, value_parser = crate::input::whole::<u64>(1, 100_000_000))]
     trials: u64,
     /// Seed of the random streams; the same seed gives the same table on any number of threads.
-    #[arg(long, default_value_t = 1, value_parser = crate::input::whole::<u64>(0, u64::MAX))]
+    #[arg(long, default_value = "1", value_parser = crate::input::whole::<u64>(0, u64::MAX))]
     seed: u64,
     /// Each node's load is drawn uniformly from 0..=MAX_LOAD (the paper does not say).
-    #[arg(long, default_value_t = 1_000_000, value_parser = crate::input::whole::<u64>(0, 1 << 40))]
+    #[arg(long, default_value = "1000000", value_parser = crate::input::whole::<u64>(0, 1 << 40))]
     max_load: u64,
     /// Hypercube dimensions, as `A-B` or a single `N`.
     #[arg(long, default_value = "3-12")]

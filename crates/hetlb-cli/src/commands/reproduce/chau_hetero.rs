@@ -19,14 +19,14 @@ use std::path::Path;
     hetlb reproduce chau-hetero --max-load 1000 --format json")]
 pub struct Args {
     /// Random trials (runs) per cube dimension.
-    #[arg(long = "runs", visible_alias = "trials", value_name = "N", default_value_t = 2000, value_parser = whole::<u64>(1, 100_000_000))]
+    #[arg(long = "runs", visible_alias = "trials", value_name = "N", default_value = "2000", value_parser = whole::<u64>(1, 100_000_000))]
     trials: u64,
     /// Seed of the random streams; the same seed gives the same table on any number of threads.
-    #[arg(long, default_value_t = 1, value_parser = whole::<u64>(0, u64::MAX))]
+    #[arg(long, default_value = "1", value_parser = whole::<u64>(0, u64::MAX))]
     seed: u64,
     /// Each cluster's load is drawn uniformly from 0..=MAX_LOAD tasks (as in Chau & Fu's
     /// tables; the paper gives no heterogeneous experiment).
-    #[arg(long, default_value_t = 1_000_000, value_parser = whole::<u64>(0, 1 << 40))]
+    #[arg(long, default_value = "1000000", value_parser = whole::<u64>(0, 1 << 40))]
     max_load: u64,
     /// Cube dimensions n (2^n clusters), as `A-B` or a single `N`, within 1..=16.
     #[arg(long, default_value = "2-12")]
@@ -36,7 +36,7 @@ pub struct Args {
     #[arg(long, default_value = "100,1000,1000000", value_name = "SCALE,…")]
     scales: String,
     /// Trials per dimension, scale and kind of clusters in the pass-rate table.
-    #[arg(long, default_value_t = 200, value_name = "N", value_parser = whole::<u64>(1, 10_000_000))]
+    #[arg(long, default_value = "200", value_name = "N", value_parser = whole::<u64>(1, 10_000_000))]
     scale_runs: u64,
     #[command(flatten)]
     plots: super::PlotOptions,

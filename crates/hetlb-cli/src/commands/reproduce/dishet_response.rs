@@ -35,16 +35,16 @@ pub struct Args {
     )]
     algorithms: String,
     /// Tasks per second a node executes per unit of capacity.
-    #[arg(long, default_value_t = 1.0, value_name = "TASKS/S", value_parser = real(1e-6, 1e9, false))]
+    #[arg(long, default_value = "1", value_name = "TASKS/S", value_parser = real(1e-6, 1e9, false))]
     rate: f64,
     /// Seconds between balancing rounds (the first at 0).
-    #[arg(long, default_value_t = 1.0, value_name = "SECONDS", value_parser = real(1e-6, 1e9, false))]
+    #[arg(long, default_value = "1", value_name = "SECONDS", value_parser = real(1e-6, 1e9, false))]
     interval: f64,
     /// Tasks per second a link carries (`inf`: instant).
-    #[arg(long, default_value_t = 50.0, value_name = "TASKS/S", value_parser = link_rate)]
+    #[arg(long, default_value = "50", value_name = "TASKS/S", value_parser = link_rate)]
     link_rate: f64,
     /// Seconds a batch spends on a link after its transfer.
-    #[arg(long, default_value_t = 0.1, value_name = "SECONDS", value_parser = real(0.0, 1e9, false))]
+    #[arg(long, default_value = "0.1", value_name = "SECONDS", value_parser = real(0.0, 1e9, false))]
     link_delay: f64,
     /// Task execution times: deterministic or exponential (Poisson completions).
     #[arg(long, default_value = "deterministic")]

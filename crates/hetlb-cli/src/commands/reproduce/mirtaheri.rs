@@ -16,10 +16,10 @@ use std::path::Path;
 )]
 pub struct Args {
     /// Runs with Poisson task completions per scenario (seeds SEED, SEED+1, …).
-    #[arg(long, default_value_t = 100, value_parser = crate::input::whole::<u64>(1, 10_000_000))]
+    #[arg(long, default_value = "100", value_parser = crate::input::whole::<u64>(1, 10_000_000))]
     runs: u64,
     /// First seed of the Poisson runs.
-    #[arg(long, default_value_t = 1, value_parser = crate::input::whole::<u64>(0, u64::MAX))]
+    #[arg(long, default_value = "1", value_parser = crate::input::whole::<u64>(0, u64::MAX))]
     seed: u64,
     /// Transfer rate / execution rate ratios of the delayed sweep.
     #[arg(long, num_args = 1.., value_delimiter = ',', default_values_t = vec![0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 10.0], value_parser = crate::input::real(0.0, 1e6, true))]

@@ -122,17 +122,17 @@ pub struct DishetGrid {
     )]
     distributions: String,
     /// Trials (graph, capacities, loads) per cell.
-    #[arg(long = "runs", visible_alias = "seeds", value_name = "N", default_value_t = 5, value_parser = crate::input::whole::<u64>(1, 1_000_000))]
+    #[arg(long = "runs", visible_alias = "seeds", value_name = "N", default_value = "5", value_parser = crate::input::whole::<u64>(1, 1_000_000))]
     runs: u64,
     /// Mean degree d of the random graphs: G(n, p) with p = min(1, d/(n-1)), made connected.
-    #[arg(long, default_value_t = 4.0, value_parser = crate::input::real(0.0, 1e6, true))]
+    #[arg(long, default_value = "4", value_parser = crate::input::real(0.0, 1e6, true))]
     mean_degree: f64,
     /// Capacities are integers drawn uniformly from 1..=C per node (1: homogeneous).
-    #[arg(long, default_value_t = 4, value_name = "C", value_parser = crate::input::whole::<u32>(1, 1_000_000))]
+    #[arg(long, default_value = "4", value_name = "C", value_parser = crate::input::whole::<u32>(1, 1_000_000))]
     max_capacity: u32,
     /// Base seed of every random stream (the same seed gives the same instances in both
     /// experiments).
-    #[arg(long, default_value_t = 2012, value_parser = crate::input::whole::<u64>(0, u64::MAX))]
+    #[arg(long, default_value = "2012", value_parser = crate::input::whole::<u64>(0, u64::MAX))]
     seed: u64,
 }
 

@@ -25,16 +25,16 @@ pub struct Args {
     arrivals: Vec<u64>,
     /// Offered utilisation per processor (arrival rate / service rate), below 1 so that the
     /// queues stay bounded.
-    #[arg(long, default_value_t = 0.55, value_parser = crate::input::real(0.0, 0.99, true))]
+    #[arg(long, default_value = "0.55", value_parser = crate::input::real(0.0, 0.99, true))]
     utilisation: f64,
     /// Overload threshold in tasks held by a processor.
-    #[arg(long, default_value_t = 3, value_parser = crate::input::whole::<u64>(1, 1_000_000))]
+    #[arg(long, default_value = "3", value_parser = crate::input::whole::<u64>(1, 1_000_000))]
     threshold: u64,
     /// Independent runs per configuration (the paper used 10).
-    #[arg(long, default_value_t = 10, value_parser = crate::input::whole::<u64>(1, 1_000_000))]
+    #[arg(long, default_value = "10", value_parser = crate::input::whole::<u64>(1, 1_000_000))]
     runs: u64,
     /// First seed.
-    #[arg(long, default_value_t = 1, value_parser = crate::input::whole::<u64>(0, u64::MAX))]
+    #[arg(long, default_value = "1", value_parser = crate::input::whole::<u64>(0, u64::MAX))]
     seed: u64,
     #[command(flatten)]
     plots: super::PlotOptions,

@@ -25,13 +25,13 @@ pub struct Args {
     )]
     imbalance: Vec<u32>,
     /// Random choices of the heavy processors per (imbalance, k).
-    #[arg(long = "runs", visible_alias = "repetitions", value_name = "N", default_value_t = 50, value_parser = crate::input::whole::<u64>(1, 100_000_000))]
+    #[arg(long = "runs", visible_alias = "repetitions", value_name = "N", default_value = "50", value_parser = crate::input::whole::<u64>(1, 100_000_000))]
     repetitions: u64,
     /// Units held by a light processor; heavy ones hold k times as many.
-    #[arg(long, default_value_t = 10, value_parser = crate::input::whole::<u64>(1, 1 << 40))]
+    #[arg(long, default_value = "10", value_parser = crate::input::whole::<u64>(1, 1 << 40))]
     base: u64,
     /// Seed of the random choice of heavy processors.
-    #[arg(long, default_value_t = 1, value_parser = crate::input::whole::<u64>(0, u64::MAX))]
+    #[arg(long, default_value = "1", value_parser = crate::input::whole::<u64>(0, u64::MAX))]
     seed: u64,
     #[command(flatten)]
     plots: super::PlotOptions,

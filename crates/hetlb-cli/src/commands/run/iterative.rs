@@ -34,13 +34,13 @@ const MAX_CELLS: u64 = 100_000_000;
     mpiexec -n 8 hetlb run iterative --backend mpi --algorithm all --slowdown 1,1,3,3,3,3,3,3")]
 pub struct Args {
     /// Items (cells of work) in all, spread over the ranks in equal blocks at the start.
-    #[arg(long, default_value_t = 4096, visible_alias = "cells", value_parser = whole::<u64>(1, MAX_CELLS))]
+    #[arg(long, default_value = "4096", visible_alias = "cells", value_parser = whole::<u64>(1, MAX_CELLS))]
     items: u64,
     /// Iterations of the application's loop.
-    #[arg(long, default_value_t = 40, value_parser = whole::<u64>(1, 10_000_000))]
+    #[arg(long, default_value = "40", value_parser = whole::<u64>(1, 10_000_000))]
     iterations: u64,
     /// Rebalance every R iterations.
-    #[arg(long, default_value_t = 5, value_name = "R", value_parser = whole::<u64>(1, 100_000_000))]
+    #[arg(long, default_value = "5", value_name = "R", value_parser = whole::<u64>(1, 100_000_000))]
     every: u64,
     /// Rules to compare, comma-separated (any name `hetlb balance` accepts), `auto` (at each
     /// rebalance the candidate rule with the best predicted gain; needs `--speeds measured`),
@@ -73,10 +73,10 @@ pub struct Args {
     #[arg(long, value_name = "1d|2d|3d")]
     positions: Option<String>,
     /// Kernel rounds per unit of work.
-    #[arg(long, default_value_t = 2000, value_parser = whole::<u64>(0, 1_000_000_000))]
+    #[arg(long, default_value = "2000", value_parser = whole::<u64>(0, 1_000_000_000))]
     cost: u64,
     /// Bytes of application data carried by each item.
-    #[arg(long, default_value_t = 64, value_parser = whole::<usize>(0, 1 << 30))]
+    #[arg(long, default_value = "64", value_parser = whole::<usize>(0, 1 << 30))]
     item_bytes: usize,
     /// How items are put on the links: phased, overlap or pipeline (Rim et al. §6).
     #[arg(long, default_value = option_default("schedule"))]
@@ -148,7 +148,7 @@ pub struct Args {
     plot: Option<PathBuf>,
     /// Runs of every balancer: times are noisy, so the run of median total time is reported
     /// with the smallest and largest total of the runs (threads backend).
-    #[arg(long, default_value_t = 1, value_name = "N", value_parser = whole::<u64>(1, 1000))]
+    #[arg(long, default_value = "1", value_name = "N", value_parser = whole::<u64>(1, 1000))]
     runs: u64,
     /// Output format.
     #[arg(long, short, value_enum, default_value_t)]

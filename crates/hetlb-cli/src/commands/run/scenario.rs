@@ -33,7 +33,7 @@ pub struct Args {
     #[arg(long, value_name = "S", value_parser = crate::input::real(0.0, 1e6, true))]
     time_scale: Option<f64>,
     /// Real seconds a run should last when --time-scale is not given.
-    #[arg(long, default_value_t = 3.0, value_parser = crate::input::real(0.0, 3600.0, true))]
+    #[arg(long, default_value = "3", value_parser = crate::input::real(0.0, 3600.0, true))]
     target_seconds: f64,
     /// What a task does for its service time: `cpu` (calibrated CPU work for all of it; ranks
     /// beyond the cores share them and slow down), `sleep` (a timed wait: a core per rank,
@@ -54,7 +54,7 @@ pub struct Args {
     #[arg(long)]
     algorithm: Option<String>,
     /// Seconds the ranks may take to measure their links and to report at the end.
-    #[arg(long, default_value_t = 60.0, value_parser = crate::input::real(0.0, 86_400.0, true))]
+    #[arg(long, default_value = "60", value_parser = crate::input::real(0.0, 86_400.0, true))]
     timeout: f64,
     /// Finish time per node, simulated and measured: `.svg` or `.png` (one file per scenario
     /// when several are given: NAME-SCENARIO.svg).

@@ -33,30 +33,30 @@ pub struct Args {
     #[arg(long, default_value = "2,3,4,5,6,7,8,9", value_name = "P,…")]
     sweep: String,
     /// Matrix order of Figs. 9–11.
-    #[arg(long, default_value_t = 1000, value_name = "N", value_parser = whole::<u64>(1, 20_000))]
+    #[arg(long, default_value = "1000", value_name = "N", value_parser = whole::<u64>(1, 20_000))]
     sweep_size: u64,
     /// How many times slower the slow processors are (they repeat their kernel this many
     /// times): 1000 MHz against 333 MHz in the paper.
-    #[arg(long, default_value_t = 3, value_parser = whole::<u32>(1, 1000))]
+    #[arg(long, default_value = "3", value_parser = whole::<u32>(1, 1000))]
     slow_factor: u32,
     /// Repetitions of every run; the run with the median makespan is reported.
-    #[arg(long, default_value_t = 1, value_parser = whole::<u64>(1, 100))]
+    #[arg(long, default_value = "1", value_parser = whole::<u64>(1, 100))]
     runs: u64,
     /// Measure the processors' power by calibration instead of giving the master their
     /// clocks (the paper's information: clock, cache and memory).
     #[arg(long)]
     calibrate: bool,
     /// The multiplier n of eq. (1), 1 to 3.
-    #[arg(long, default_value_t = 3, value_parser = whole::<u32>(1, 3))]
+    #[arg(long, default_value = "3", value_parser = whole::<u32>(1, 3))]
     grain_n: u32,
     /// Seed of the matrices and of rand() in eq. (1).
-    #[arg(long, default_value_t = 1, value_parser = whole::<u64>(0, u64::MAX))]
+    #[arg(long, default_value = "1", value_parser = whole::<u64>(0, u64::MAX))]
     seed: u64,
     /// threads (default) or mpi (under mpiexec; needs a build with `--features mpi`).
     #[arg(long, default_value = "threads")]
     backend: String,
     /// Seconds of silence after which a processor is given up.
-    #[arg(long, default_value_t = 60.0, value_name = "SECONDS", value_parser = real(0.0, 1e6, true))]
+    #[arg(long, default_value = "60", value_name = "SECONDS", value_parser = real(0.0, 1e6, true))]
     timeout: f64,
     #[command(flatten)]
     plots: super::PlotOptions,

@@ -31,7 +31,7 @@ use std::time::Duration;
     mpiexec -n 4 hetlb run matmul --size 1000 --slowdown 1,3,3,3 --backend mpi")]
 pub struct Args {
     /// Matrix order for matmul; number of tasks for synthetic.
-    #[arg(long, default_value_t = 1000, value_name = "N", value_parser = whole::<u64>(1, u64::MAX))]
+    #[arg(long, default_value = "1000", value_name = "N", value_parser = whole::<u64>(1, u64::MAX))]
     size: u64,
     /// Processors, the master included, at most 1024 (on MPI: the number of ranks, the
     /// default there) [default: 9].
@@ -57,24 +57,24 @@ pub struct Args {
     #[arg(long, value_name = "G", value_parser = whole::<u64>(1, 1 << 40))]
     granularity: Option<u64>,
     /// The multiplier n of eq. (1), 1 to 3.
-    #[arg(long, default_value_t = 3, value_parser = whole::<u32>(1, 3))]
+    #[arg(long, default_value = "3", value_parser = whole::<u32>(1, 3))]
     grain_n: u32,
     /// Seed of the matrices and of rand() in eq. (1).
-    #[arg(long, default_value_t = 1, value_parser = whole::<u64>(0, u64::MAX))]
+    #[arg(long, default_value = "1", value_parser = whole::<u64>(0, u64::MAX))]
     seed: u64,
     /// Rounds of work per synthetic task.
-    #[arg(long, default_value_t = 100_000, value_parser = whole::<u64>(0, 1_000_000_000))]
+    #[arg(long, default_value = "100000", value_parser = whole::<u64>(0, 1_000_000_000))]
     cost: u64,
     /// Given capacities, one per processor, instead of a calibration: `3,1,1,…`.
     #[arg(long, allow_hyphen_values = true)]
     capacities: Option<String>,
     /// Milliseconds each processor runs the calibration task (one after the other).
-    #[arg(long, default_value_t = 100, value_parser = whole::<u64>(0, 600_000))]
+    #[arg(long, default_value = "100", value_parser = whole::<u64>(0, 600_000))]
     calibration_ms: u64,
     /// Seconds of silence (no result and no heartbeat) after which a worker is given up
     /// (its tasks go to the others) or, for the master, the run fails. Busy processors send
     /// heartbeats, so a long task is never silence.
-    #[arg(long, default_value_t = 60.0, value_name = "SECONDS", value_parser = real(0.0, MAX_TIMEOUT, true))]
+    #[arg(long, default_value = "60", value_name = "SECONDS", value_parser = real(0.0, MAX_TIMEOUT, true))]
     timeout: f64,
     /// Skip the check against a single-threaded reference and the one-worker timing.
     #[arg(long)]
