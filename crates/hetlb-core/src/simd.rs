@@ -110,7 +110,8 @@ macro_rules! multiversioned {
                 fn sse42 $(<$($generic: $bound),+>)? ($($arg: $ty),*) $(-> $ret)? $body
 
                 // SAFETY: each version is called only when `level()` found every feature it
-                // is compiled with on this processor.
+                // is compiled with on this processor. (Safe `#[target_feature]` functions need
+                // Rust 1.86, the AVX-512 features 1.89: the crates' `rust-version`.)
                 #[allow(unsafe_code)]
                 match $crate::simd::level() {
                     $crate::simd::Level::Avx512 => return unsafe { avx512($($arg),*) },

@@ -28,7 +28,7 @@ class Hetlb(Package):
     variant("fortran", default=True, description="Compile the Fortran module and libhetlb_fortran")
     variant("python", default=False, description="Install the Python package (import hetlb)")
 
-    depends_on("rust@1.85:", type="build")
+    depends_on("rust@1.89:", type="build")
     depends_on("pkgconfig", type="build")
     depends_on("mpi", when="+mpi")
     depends_on("llvm", type="build", when="+mpi")  # libclang for the MPI bindings' generator
