@@ -494,13 +494,14 @@ fn summarise(workload: Workload, rows: &[AutoRow], auto_runs: &[IterativeRun]) -
     let mut gains = Vec::new();
     for r in auto_runs {
         for s in &r.steps {
-            if let Some(p) = s.report.prediction {
-                if s.units_moved > 0 && s.measured_move_seconds > 0.0 {
-                    move_errors.push(
-                        (p.move_seconds - s.measured_move_seconds).abs() / s.measured_move_seconds,
-                    );
-                    move_ratios.push(p.move_seconds / s.measured_move_seconds);
-                }
+            if let Some(p) = s.report.prediction
+                && s.units_moved > 0
+                && s.measured_move_seconds > 0.0
+            {
+                move_errors.push(
+                    (p.move_seconds - s.measured_move_seconds).abs() / s.measured_move_seconds,
+                );
+                move_ratios.push(p.move_seconds / s.measured_move_seconds);
             }
             if let Some(o) = s.report.outcome {
                 gain_errors

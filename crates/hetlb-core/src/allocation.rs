@@ -42,7 +42,7 @@ pub fn pair_share(total: u64, weight: f64, other: f64) -> Share {
     if weight == other {
         return Share {
             floor: total / 2,
-            exact: total % 2 == 0,
+            exact: total.is_multiple_of(2),
         };
     }
     let (floors, remainders) = exact_floors(total, &[weight, other]);

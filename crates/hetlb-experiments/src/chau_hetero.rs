@@ -571,7 +571,7 @@ pub fn measure(c: &Clusters) -> Outcome {
         optimal: optimal_range(total, &c.capacities),
         mean_level: total as f64 / sum_c as f64,
         equal_dem: hi - lo,
-        equal_optimal: u64::from(total % c.loads.len() as u64 != 0),
+        equal_optimal: u64::from(!total.is_multiple_of(c.loads.len() as u64)),
     }
 }
 

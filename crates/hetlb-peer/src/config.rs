@@ -532,13 +532,13 @@ impl BalancerConfig {
         if ranks == 0 {
             return Err(PeerError::invalid("a group needs at least one rank"));
         }
-        if let Speeds::Fixed(c) = &self.options.speeds {
-            if c.len() != ranks {
-                return Err(option(
-                    "speeds",
-                    format!("{} capacities given for {ranks} ranks", c.len()),
-                ));
-            }
+        if let Speeds::Fixed(c) = &self.options.speeds
+            && c.len() != ranks
+        {
+            return Err(option(
+                "speeds",
+                format!("{} capacities given for {ranks} ranks", c.len()),
+            ));
         }
         let (label, network) = self.network_for(ranks)?;
         if network.node_count() != ranks {

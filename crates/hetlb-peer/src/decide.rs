@@ -510,10 +510,10 @@ fn number_transfers(plan: &Plan) -> Result<Vec<PlannedTransfer>, PeerError> {
 
 /// The model's transmission steps of the plan under `schedule`.
 fn predict(plan: &Plan, network: &Network, schedule: Schedule) -> Option<u64> {
-    if matches!(network, Network::Hypercube(_)) {
-        if let Ok(t) = transmit(plan, schedule) {
-            return Some(t.steps);
-        }
+    if matches!(network, Network::Hypercube(_))
+        && let Ok(t) = transmit(plan, schedule)
+    {
+        return Some(t.steps);
     }
     (schedule == Schedule::Phased).then(|| {
         plan.phases

@@ -299,10 +299,10 @@ impl<'a, S: Store> Holdings<'a, S> {
             } else {
                 (0..candidates.len()).rev().find(heavier)
             };
-            if let Some(k) = lightest {
-                if candidates[k].0 - remaining < remaining {
-                    chosen[k] = true;
-                }
+            if let Some(k) = lightest
+                && candidates[k].0 - remaining < remaining
+            {
+                chosen[k] = true;
             }
         }
         let mut take_received = vec![false; positions.len()];

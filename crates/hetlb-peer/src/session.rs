@@ -369,10 +369,9 @@ impl<'a, T: Serialize, E: Transport<Msg<T>>> Session<'a, T, E> {
                             culprit: Some(c), ..
                         },
                     ) = stop_of(&r)
+                        && c != left
                     {
-                        if c != left {
-                            break Some(news);
-                        }
+                        break Some(news);
                     }
                     read.extend(self.admit(r));
                 }
@@ -472,15 +471,14 @@ impl<'a, T: Serialize, E: Transport<Msg<T>>> Session<'a, T, E> {
 
     /// The error that stops this call, if another rank gave it up.
     pub(crate) fn stopped(&self) -> Option<PeerError> {
-        if let Some(ledger) = self.ep.ledger() {
-            if let Some(LedgerOutcome::Abort {
+        if let Some(ledger) = self.ep.ledger()
+            && let Some(LedgerOutcome::Abort {
                 by,
                 culprit,
                 reason,
             }) = ledger.outcome(self.epoch)
-            {
-                return Some(aborted(by, culprit, reason));
-            }
+        {
+            return Some(aborted(by, culprit, reason));
         }
         self.pending.iter().find_map(|r| stop_of(r))
     }
@@ -519,10 +517,10 @@ impl<'a, T: Serialize, E: Transport<Msg<T>>> Session<'a, T, E> {
                 return Ok(r);
             }
         }
-        if let Some(i) = self.pending.iter().position(|r| wanted(r.from, &r.msg)) {
-            if let Some(r) = self.pending.remove(i) {
-                return Ok(r);
-            }
+        if let Some(i) = self.pending.iter().position(|r| wanted(r.from, &r.msg))
+            && let Some(r) = self.pending.remove(i)
+        {
+            return Ok(r);
         }
         if let Some(e) = self.stopped() {
             return Err(e);
@@ -539,10 +537,10 @@ impl<'a, T: Serialize, E: Transport<Msg<T>>> Session<'a, T, E> {
                     self.tick(&watch)?;
                     // The ledger decided but the news has not come down the tree (a rank on
                     // the way died, or left first): the ledger itself is the news.
-                    if let Some(r) = self.decided_in_ledger() {
-                        if wanted(r.from, &r.msg) {
-                            return Ok(r);
-                        }
+                    if let Some(r) = self.decided_in_ledger()
+                        && wanted(r.from, &r.msg)
+                    {
+                        return Ok(r);
                     }
                     match self.receive_until(self.ep.now() + TICK)? {
                         Some(r) => r,

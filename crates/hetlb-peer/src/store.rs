@@ -479,7 +479,7 @@ impl<'a, B: RecordBuffer + ?Sized> Records<'a, B> {
             return Err(RecordError::IdOutOfRange { id_offset, size });
         }
         let bytes = buffer.bytes().len();
-        if bytes % size != 0 {
+        if !bytes.is_multiple_of(size) {
             return Err(RecordError::Ragged { bytes, size });
         }
         Ok(Self {
@@ -620,7 +620,7 @@ impl<B: RecordBuffer + ?Sized> Store for Records<'_, B> {
         (MAX_CHUNK_BYTES / self.size).clamp(1, MAX_ITEMS_PER_MESSAGE)
     }
     fn check_chunk(&self, c: &ByteChunk) -> Result<(), String> {
-        if c.size != self.size || c.bytes.len() % self.size != 0 {
+        if c.size != self.size || !c.bytes.len().is_multiple_of(self.size) {
             return Err(format!(
                 "records of {} bytes ({} bytes in all) arrived where records are {} bytes",
                 c.size,

@@ -264,12 +264,11 @@ impl Drop for Recorder {
     fn drop(&mut self) {
         let mut s = lock(&self.shared);
         s.users = s.users.saturating_sub(1);
-        if s.users == 0 {
-            if let Some(file) = s.file.take() {
-                if let Err(e) = file.finish(&s.trace) {
-                    eprintln!("warning: trace: {e}");
-                }
-            }
+        if s.users == 0
+            && let Some(file) = s.file.take()
+            && let Err(e) = file.finish(&s.trace)
+        {
+            eprintln!("warning: trace: {e}");
         }
     }
 }

@@ -123,10 +123,10 @@ fn merge_identical(series: &[Series]) -> Vec<Series> {
 fn sample(points: &[(f64, f64)]) -> Vec<(f64, f64)> {
     let stride = points.len().div_ceil(MAX_POINTS).max(1);
     let mut out: Vec<(f64, f64)> = points.iter().step_by(stride).copied().collect();
-    if stride > 1 {
-        if let Some(&last) = points.last() {
-            out.push(last);
-        }
+    if stride > 1
+        && let Some(&last) = points.last()
+    {
+        out.push(last);
     }
     out
 }

@@ -83,7 +83,7 @@ impl Downsampler {
             self.high = self.high.max(values.iter().copied().max().unwrap_or(0));
             self.low = self.low.min(values.iter().copied().min().unwrap_or(0));
         }
-        if step != 0 && step % self.stride != 0 && step != self.steps {
+        if step != 0 && !step.is_multiple_of(self.stride) && step != self.steps {
             return;
         }
         let x = step as f64;

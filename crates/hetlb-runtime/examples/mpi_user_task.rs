@@ -25,7 +25,12 @@ fn count_primes(r: &Range) -> Result<u64, TaskError> {
     if r.end < r.start {
         return Err(TaskError::new("empty range"));
     }
-    let is_prime = |n: u64| n > 1 && (2..).take_while(|d| d * d <= n).all(|d| n % d != 0);
+    let is_prime = |n: u64| {
+        n > 1
+            && (2..)
+                .take_while(|d| d * d <= n)
+                .all(|d| !n.is_multiple_of(d))
+    };
     Ok((r.start..r.end).filter(|&n| is_prime(n)).count() as u64)
 }
 

@@ -175,32 +175,32 @@ impl Settings {
         if workers == 0 {
             return bad("procs", "at least one processor is needed".into());
         }
-        if let Some(s) = &self.slowdowns {
-            if s.len() != workers {
-                return bad(
-                    "slowdown",
-                    format!("{} values given for {workers} processors", s.len()),
-                );
-            }
+        if let Some(s) = &self.slowdowns
+            && s.len() != workers
+        {
+            return bad(
+                "slowdown",
+                format!("{} values given for {workers} processors", s.len()),
+            );
         }
-        if let Some(c) = &self.capacities {
-            if c.len() != workers {
-                return bad(
-                    "capacities",
-                    format!("{} values given for {workers} processors", c.len()),
-                );
-            }
+        if let Some(c) = &self.capacities
+            && c.len() != workers
+        {
+            return bad(
+                "capacities",
+                format!("{} values given for {workers} processors", c.len()),
+            );
         }
-        if let Some(c) = self.change {
-            if c.processor >= workers {
-                return bad(
-                    "slowdown_change",
-                    format!(
-                        "processor {} does not exist ({workers} processors)",
-                        c.processor
-                    ),
-                );
-            }
+        if let Some(c) = self.change
+            && c.processor >= workers
+        {
+            return bad(
+                "slowdown_change",
+                format!(
+                    "processor {} does not exist ({workers} processors)",
+                    c.processor
+                ),
+            );
         }
         Ok(())
     }
@@ -236,10 +236,10 @@ impl Settings {
         let mut s: Vec<Slowdown> = (0..workers)
             .map(|i| Slowdown::constant(self.slowdown_of(i)))
             .collect();
-        if let Some(c) = self.change {
-            if let Some(x) = s.get_mut(c.processor) {
-                *x = x.then(Duration::from_secs_f64(c.at), c.factor);
-            }
+        if let Some(c) = self.change
+            && let Some(x) = s.get_mut(c.processor)
+        {
+            *x = x.then(Duration::from_secs_f64(c.at), c.factor);
         }
         s
     }

@@ -236,16 +236,16 @@ impl Checker {
                 while stack.last().is_some_and(|&top| top <= start + SLACK_US) {
                     stack.pop();
                 }
-                if let Some(&top) = stack.last() {
-                    if end > top + SLACK_US {
-                        return Err(TraceError::format(
-                            None,
-                            format!(
-                                "spans on pid {pid} tid {tid} overlap without nesting (one ends at {top} µs, \
+                if let Some(&top) = stack.last()
+                    && end > top + SLACK_US
+                {
+                    return Err(TraceError::format(
+                        None,
+                        format!(
+                            "spans on pid {pid} tid {tid} overlap without nesting (one ends at {top} µs, \
                                  one from {start} to {end} µs)"
-                            ),
-                        ));
-                    }
+                        ),
+                    ));
                 }
                 stack.push(end);
             }
@@ -260,17 +260,16 @@ impl Checker {
                 ));
             }
         }
-        if strict {
-            if let Some(id) = self
+        if strict
+            && let Some(id) = self
                 .flow_starts
                 .iter()
                 .find(|id| !self.flow_ends.contains_key(id))
-            {
-                return Err(TraceError::format(
-                    None,
-                    format!("flow id {id} starts but never ends"),
-                ));
-            }
+        {
+            return Err(TraceError::format(
+                None,
+                format!("flow id {id} starts but never ends"),
+            ));
         }
         self.summary.processes = self.pids.len();
         self.summary.dropped = dropped.unwrap_or(0);

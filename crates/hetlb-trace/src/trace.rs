@@ -127,7 +127,7 @@ impl Trace {
             }
             let k = kept.entry((e.pid, e.name.clone())).or_insert(0);
             *k += 1;
-            *k % 2 == 0
+            (*k).is_multiple_of(2)
         });
         if self.events.len() == before {
             return false;

@@ -110,7 +110,7 @@ pub fn balance_block<R: PairRule, T: Units>(
     dims: Range<u32>,
     n: u32,
 ) {
-    assert!(block.len().is_power_of_two() && base % block.len() == 0);
+    assert!(block.len().is_power_of_two() && base.is_multiple_of(block.len()));
     assert!(dims.end <= block.len().trailing_zeros() && dims.end <= n);
     for k in dims {
         exchange_contiguous_loads_only(rule, block, base, k, n);

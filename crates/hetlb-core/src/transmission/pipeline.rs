@@ -161,10 +161,10 @@ impl Calendar {
                 self.near.resize_with(s + 1, Vec::new);
             }
             let bucket = &mut self.near[s];
-            if bucket.capacity() == 0 {
-                if let Some(spare) = self.spare.pop() {
-                    *bucket = spare;
-                }
+            if bucket.capacity() == 0
+                && let Some(spare) = self.spare.pop()
+            {
+                *bucket = spare;
             }
             bucket.push(entry);
         } else {

@@ -340,10 +340,10 @@ struct RecordKind {
 fn run(t: &Trial, storage: Storage, agreement: Agreement, flavour: Flavour) -> Vec<Outcome> {
     let ledger = agreement == Agreement::Ledger;
     let mut t = t.clone();
-    if flavour == Flavour::Threads {
-        if let Some((_, a @ Absence::Skip)) = &mut t.absent {
-            *a = Absence::Refuse;
-        }
+    if flavour == Flavour::Threads
+        && let Some((_, a @ Absence::Skip)) = &mut t.absent
+    {
+        *a = Absence::Refuse;
     }
     let t = &t;
     match (flavour, ledger) {
@@ -571,10 +571,11 @@ fn check_blame(t: &Trial, out: &[Outcome]) -> Result<(), String> {
         if matches!(e, PeerError::InDoubt { .. }) {
             continue; // it names the rank that decides, not a culprit
         }
-        if let Some(c) = e.culprit() {
-            if !t.faults.contains_key(&c) && t.absent.is_none_or(|(a, _)| a != c) {
-                return Err(format!("rank {r} blames healthy rank {c}: {e}"));
-            }
+        if let Some(c) = e.culprit()
+            && !t.faults.contains_key(&c)
+            && t.absent.is_none_or(|(a, _)| a != c)
+        {
+            return Err(format!("rank {r} blames healthy rank {c}: {e}"));
         }
     }
     Ok(())

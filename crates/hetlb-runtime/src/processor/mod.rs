@@ -116,7 +116,10 @@ impl<'j, J: Job> Cpu<'j, J> {
             if faults.panic_on_task == Some(n) {
                 panic!("injected panic on processor {rank} at its task {n}");
             }
-            if faults.error_every.is_some_and(|k| k > 0 && n % k == 0) {
+            if faults
+                .error_every
+                .is_some_and(|k| k > 0 && n.is_multiple_of(k))
+            {
                 return Err(TaskError::new(format!(
                     "injected error on processor {rank} at its task {n}"
                 )));

@@ -300,12 +300,13 @@ impl<'a, T: Transport<Message>> Rank<'a, T> {
                 return self.finish(stop);
             }
             let now = self.clock.now();
-            if let Some((node, t)) = self.cfg.fail {
-                if node == self.node && now >= t {
-                    return Err(ScenarioRunError::Failed(format!(
-                        "injected fault at t = {t} s"
-                    )));
-                }
+            if let Some((node, t)) = self.cfg.fail
+                && node == self.node
+                && now >= t
+            {
+                return Err(ScenarioRunError::Failed(format!(
+                    "injected fault at t = {t} s"
+                )));
             }
             if now >= end {
                 // Unlimited arrivals: the run ends at the end time, as in the simulator.
@@ -411,11 +412,11 @@ impl<'a, T: Transport<Message>> Rank<'a, T> {
             self.out.arrived += 1;
             self.arrivals_left -= 1;
             self.next_arrival = None;
-            if self.arrivals_left > 0 {
-                if let Some(a) = &self.scenario.setup.arrivals {
-                    let rate = a.rates[self.node];
-                    self.next_arrival = Some(t + exponential(&mut self.arrival_rng, 1.0 / rate));
-                }
+            if self.arrivals_left > 0
+                && let Some(a) = &self.scenario.setup.arrivals
+            {
+                let rate = a.rates[self.node];
+                self.next_arrival = Some(t + exponential(&mut self.arrival_rng, 1.0 / rate));
             }
             self.add_tasks(vec![task], now);
             self.on_arrival()?;
@@ -449,15 +450,15 @@ impl<'a, T: Transport<Message>> Rank<'a, T> {
         }
         self.decide_rounds()?;
         // Status reports to the neighbours.
-        if let Some(t) = self.next_status {
-            if t <= now {
-                let load = self.load();
-                for &j in self.neighbors() {
-                    self.notify(j, Message::Status { load, time: now })?;
-                }
-                let iv = self.scenario.setup.status_interval.unwrap_or(f64::INFINITY);
-                self.next_status = Some(t + iv);
+        if let Some(t) = self.next_status
+            && t <= now
+        {
+            let load = self.load();
+            for &j in self.neighbors() {
+                self.notify(j, Message::Status { load, time: now })?;
             }
+            let iv = self.scenario.setup.status_interval.unwrap_or(f64::INFINITY);
+            self.next_status = Some(t + iv);
         }
         Ok(())
     }
@@ -515,10 +516,10 @@ impl<'a, T: Transport<Message>> Rank<'a, T> {
         let keep = self.queue.len() - n;
         let taken: Vec<Task> = self.queue.drain(keep..).collect();
         self.out.sent += taken.len() as u64;
-        if self.queue.is_empty() {
-            if let Some(b) = self.busy_since.take() {
-                self.out.busy += self.clock.now() - b;
-            }
+        if self.queue.is_empty()
+            && let Some(b) = self.busy_since.take()
+        {
+            self.out.busy += self.clock.now() - b;
         }
         taken
     }
@@ -682,11 +683,11 @@ impl<'a, T: Transport<Message>> Rank<'a, T> {
     }
 
     fn maybe_end_round(&mut self) {
-        if let Some(th) = &mut self.threshold {
-            if let Some((r, 0)) = th.joined {
-                th.joined = None;
-                th.done = r;
-            }
+        if let Some(th) = &mut self.threshold
+            && let Some((r, 0)) = th.joined
+        {
+            th.joined = None;
+            th.done = r;
         }
     }
 
@@ -860,15 +861,15 @@ impl<'a, T: Transport<Message>> Rank<'a, T> {
         }
         self.watched = Instant::now();
         for peer in (0..self.size).filter(|&p| p != self.node) {
-            if let hetlb_transport::Liveness::Silent(d) = self.tr.liveness(peer) {
-                if d > self.cfg.timeout {
-                    return Err(ScenarioRunError::Failed(format!(
-                        "node {peer} stopped answering: nothing heard for {:.1} s (timeout \
+            if let hetlb_transport::Liveness::Silent(d) = self.tr.liveness(peer)
+                && d > self.cfg.timeout
+            {
+                return Err(ScenarioRunError::Failed(format!(
+                    "node {peer} stopped answering: nothing heard for {:.1} s (timeout \
                          {:.1} s)",
-                        d.as_secs_f64(),
-                        self.cfg.timeout.as_secs_f64()
-                    )));
-                }
+                    d.as_secs_f64(),
+                    self.cfg.timeout.as_secs_f64()
+                )));
             }
         }
         Ok(())

@@ -350,10 +350,10 @@ fn balancer_config(args: &Args, name: &str) -> Result<BalancerConfig> {
     for (option, value) in options {
         cfg = cfg.set(option, value).map_err(|e| flag_error(&e))?;
     }
-    if let Some(t) = &args.topology {
-        if name == AUTO || !cfg.algorithm().needs_hypercube() {
-            cfg = with_topology(cfg, t)?;
-        }
+    if let Some(t) = &args.topology
+        && (name == AUTO || !cfg.algorithm().needs_hypercube())
+    {
+        cfg = with_topology(cfg, t)?;
     }
     Ok(cfg)
 }
@@ -439,10 +439,10 @@ fn run_mpi(args: &Args) -> Result<()> {
         .map_err(|e| anyhow!("--backend: {e}"))?;
     let ranks = job.size();
     let setup = job.agreed((|| {
-        if let Some(w) = args.procs {
-            if w != ranks {
-                bail!("--procs: {w} given but mpiexec started {ranks} ranks");
-            }
+        if let Some(w) = args.procs
+            && w != ranks
+        {
+            bail!("--procs: {w} given but mpiexec started {ranks} ranks");
         }
         let setup = Setup::parse(args, ranks)?;
         check_traces(args, &setup, Some(job.rank()))?;
@@ -734,26 +734,26 @@ fn print_table(doc: &RunJson) {
             "best: none — no balancer beat running without balancing here (each took longer \
              than its moves saved)"
         );
-    } else if let Some(best) = doc.best {
-        if let Some(b) = doc.balancers.iter().find(|b| b.balancer == best) {
-            crate::out!(
-                "best: {best}, {:.3} s: {} · {:.1}% above the ideal ({:.3} s: work ÷ Σ speed \
+    } else if let Some(best) = doc.best
+        && let Some(b) = doc.balancers.iter().find(|b| b.balancer == best)
+    {
+        crate::out!(
+            "best: {best}, {:.3} s: {} · {:.1}% above the ideal ({:.3} s: work ÷ Σ speed \
                  measured in CPU time{})",
-                b.total_seconds,
-                b.vs_none
-                    .map_or("no run without balancing to compare".into(), |x| format!(
-                        "{:.1}% of the time without balancing",
-                        100.0 * x
-                    )),
-                100.0 * (b.vs_ideal - 1.0),
-                b.ideal_seconds,
-                if b.oversubscription > 1.0 {
-                    format!(", × {:.2} ranks per core", b.oversubscription)
-                } else {
-                    String::new()
-                }
-            );
-        }
+            b.total_seconds,
+            b.vs_none
+                .map_or("no run without balancing to compare".into(), |x| format!(
+                    "{:.1}% of the time without balancing",
+                    100.0 * x
+                )),
+            100.0 * (b.vs_ideal - 1.0),
+            b.ideal_seconds,
+            if b.oversubscription > 1.0 {
+                format!(", × {:.2} ranks per core", b.oversubscription)
+            } else {
+                String::new()
+            }
+        );
     }
     for b in doc.balancers {
         let held = b.steps.iter().filter(|s| s.report.held_back).count();

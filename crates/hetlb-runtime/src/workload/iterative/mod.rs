@@ -359,18 +359,18 @@ impl IterativeConfig {
                 self.slowdowns.len()
             ));
         }
-        if let Some(c) = &self.speed_change {
-            if c.slowdowns.len() != ranks || c.slowdowns.contains(&0) {
-                return bad(format!(
-                    "speed change: {} factors given for {ranks} ranks (each at least 1)",
-                    c.slowdowns.len()
-                ));
-            }
+        if let Some(c) = &self.speed_change
+            && (c.slowdowns.len() != ranks || c.slowdowns.contains(&0))
+        {
+            return bad(format!(
+                "speed change: {} factors given for {ranks} ranks (each at least 1)",
+                c.slowdowns.len()
+            ));
         }
-        if let Work::Sleep { per_unit } = self.work {
-            if per_unit.is_zero() || per_unit > Duration::from_secs(1) {
-                return bad("sleep per unit: must be above 0 and at most 1 s".into());
-            }
+        if let Work::Sleep { per_unit } = self.work
+            && (per_unit.is_zero() || per_unit > Duration::from_secs(1))
+        {
+            return bad("sleep per unit: must be above 0 and at most 1 s".into());
         }
         Ok(())
     }
@@ -722,10 +722,11 @@ pub fn run_rank<G: Group>(
             b.record(units, busy);
         }
         let done = iteration + 1;
-        if done % cfg.every == 0 && done < cfg.iterations {
-            if let Some(b) = balancer.as_mut() {
-                rebalance(b, &mut cells, done, &mut log)?;
-            }
+        if done % cfg.every == 0
+            && done < cfg.iterations
+            && let Some(b) = balancer.as_mut()
+        {
+            rebalance(b, &mut cells, done, &mut log)?;
         }
         barrier(done)?;
         if rank == 0 {

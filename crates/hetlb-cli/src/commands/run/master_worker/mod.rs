@@ -320,10 +320,10 @@ fn run_mpi(args: &Args, setup: &Setup) -> Result<()> {
         .map_err(|e| anyhow!("--backend: {e}"))?;
     let workers = job.size();
     let grain = job.agreed((|| {
-        if let Some(w) = args.procs {
-            if w != workers {
-                bail!("--procs: {w} given but mpiexec started {workers} ranks");
-            }
+        if let Some(w) = args.procs
+            && w != workers
+        {
+            bail!("--procs: {w} given but mpiexec started {workers} ranks");
         }
         setup.check_workers(args, workers)?;
         setup.grain(args, workers)
