@@ -28,6 +28,8 @@ pub trait Units:
     const ONE: Self;
     /// The largest representable load.
     const MAX: Self;
+    /// Width of the type in bits.
+    const BITS: u32 = (std::mem::size_of::<Self>() * 8) as u32;
     /// Widens to `u64`.
     fn to_u64(self) -> u64;
     /// Narrows from `u64`; `value` must fit (it is a share of a sum that fits).

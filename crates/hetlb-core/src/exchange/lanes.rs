@@ -68,21 +68,34 @@ pub(super) fn pair<C: Units, const ODD: u8>(a: C, b: C) -> (C, C) {
 }
 
 /// One run with the odd unit placed by `ODD`.
+///
+/// The run's totals are kept in lanes of `C` itself, so that every operation of the loop has
+/// the lanes' width and the compiler fills whole vectors: the units moved are summed as their
+/// low and high halves (`C::BITS / 2` bits each), over sub-runs short enough that neither half's
+/// sum nor the count of messages can overflow, and widened to `u64` once per sub-run.
 #[inline(always)]
 fn run<C: Units, const ODD: u8>(lo: &mut [C], hi: &mut [C], acc: &mut Acc<C>) {
-    let (mut hops, mut messages, mut tmax) = (0u64, 0u64, C::ZERO);
-    for (l, h) in lo.iter_mut().zip(hi.iter_mut()) {
-        let (a, b) = (*l, *h);
-        let (new_low, moved) = pair::<C, ODD>(a, b);
-        *l = new_low;
-        *h = a + b - new_low;
-        hops += moved.to_u64();
-        messages += u64::from(moved != C::ZERO);
-        tmax = tmax.max(moved);
+    let half_bits = C::BITS / 2;
+    let low_mask = C::from_u64((1u64 << half_bits) - 1);
+    // below 2^half_bits pairs, each half's sum and the count stay within C
+    let sub_run = 1usize << half_bits.min(12);
+    for (lo, hi) in lo.chunks_mut(sub_run).zip(hi.chunks_mut(sub_run)) {
+        let (mut low_halves, mut high_halves) = (C::ZERO, C::ZERO);
+        let (mut messages, mut tmax) = (C::ZERO, C::ZERO);
+        for (l, h) in lo.iter_mut().zip(hi.iter_mut()) {
+            let (a, b) = (*l, *h);
+            let (new_low, moved) = pair::<C, ODD>(a, b);
+            *l = new_low;
+            *h = a + b - new_low;
+            low_halves = low_halves + (moved & low_mask);
+            high_halves = high_halves + (moved >> half_bits);
+            messages = messages + C::from_bool(moved != C::ZERO);
+            tmax = tmax.max(moved);
+        }
+        acc.hops += low_halves.to_u64() + (high_halves.to_u64() << half_bits);
+        acc.messages += messages.to_u64();
+        acc.tmax = acc.tmax.max(tmax);
     }
-    acc.hops += hops;
-    acc.messages += messages;
-    acc.tmax = acc.tmax.max(tmax);
 }
 
 /// The run of `odd` over `lo` and `hi`.

@@ -67,6 +67,20 @@ fn cube(dims: std::ops::RangeInclusive<u32>) -> impl Strategy<Value = Vec<u64>> 
         .prop_flat_map(|(n, max)| prop::collection::vec(0..max, 1usize << n))
 }
 
+/// Loads held as `u16` and `u32` (whose lanes narrow to `u8` and `u16`) give what the same
+/// loads held as `u64` give: the same final loads and totals.
+fn same_in_narrow_types<R: PairRule>(rule: &R, loads: &[u64]) -> Result<(), TestCaseError> {
+    let mut wide = loads.to_vec();
+    let expected = balance_in_place(rule, &mut wide).unwrap();
+    let mut words: Vec<u32> = loads.iter().map(|&x| x as u32).collect();
+    prop_assert_eq!(&balance_in_place(rule, &mut words).unwrap(), &expected);
+    prop_assert!(words.iter().zip(&wide).all(|(&x, &y)| u64::from(x) == y));
+    let mut halves: Vec<u16> = loads.iter().map(|&x| x as u16).collect();
+    prop_assert_eq!(&balance_in_place(rule, &mut halves).unwrap(), &expected);
+    prop_assert!(halves.iter().zip(&wide).all(|(&x, &y)| u64::from(x) == y));
+    Ok(())
+}
+
 /// [`transfers_in_place`] gives the planner's final loads and its transfers in the same order.
 fn same_transfers<R: PairRule>(rule: &R, loads: &[u64]) -> Result<(), TestCaseError> {
     let reference = plan(rule, loads).unwrap();
@@ -180,6 +194,21 @@ proptest! {
         )
         .unwrap();
         same(&DemHetero::new(&caps), &loads, threads)?;
+    }
+
+    #[test]
+    fn narrower_load_types_give_the_same_balance(
+        n in 0u32..=16,
+        max in prop::sample::select(vec![2u64, 60, 127, 3_000, 32_767]),
+        seed in any::<u64>(),
+    ) {
+        // pair sums stay below 2·max, within u16; 127 and below narrow u16 loads to u8 lanes
+        let loads: Vec<u64> = (0..1u64 << n)
+            .map(|i| (i ^ seed).wrapping_mul(0x9E37_79B9_7F4A_7C15).rotate_left(29) % (max + 1))
+            .collect();
+        same_in_narrow_types(&Dem, &loads)?;
+        same_in_narrow_types(&DemImproved, &loads)?;
+        same_in_narrow_types(&Oem, &loads)?;
     }
 
     #[test]
