@@ -106,6 +106,19 @@ impl SimulatorConfig {
     }
 }
 
+/// A timed sample lasts at least this long: shorter runs are repeated within the sample.
+pub const MIN_SAMPLE_SECONDS: f64 = 0.05;
+
+/// The most runs one sample repeats.
+const MAX_RUNS_PER_SAMPLE: usize = 64;
+
+/// Runs per sample for a run that took `seconds` once: enough to fill
+/// [`MIN_SAMPLE_SECONDS`], between 1 and 64.
+fn runs_per_sample(seconds: f64) -> usize {
+    let runs = (MIN_SAMPLE_SECONDS / seconds.max(1e-9)).ceil();
+    (runs as usize).clamp(1, MAX_RUNS_PER_SAMPLE)
+}
+
 /// One policy kind at one size.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[non_exhaustive]
@@ -118,12 +131,16 @@ pub struct SimulatorRow {
     pub arrivals_per_node: u64,
     /// Events the run processed.
     pub events: u64,
-    /// Median seconds of the run's event loop ([`hetlb_sim::Engine::run`]; the engine is
-    /// built before the clock starts).
+    /// Median over the samples of the seconds of one run's event loop
+    /// ([`hetlb_sim::Engine::run`]; the engine is built before the clock starts).
     pub median_seconds: f64,
     /// Seconds to build the engine (copy the network and links, allocate and seed every
     /// node's state), once: `O(N + links)`, paid before the first event.
     pub setup_seconds: f64,
+    /// Runs of the event loop per timed sample: a run shorter than
+    /// [`MIN_SAMPLE_SECONDS`] is repeated, each time on a new engine, and the sample is the
+    /// mean of its runs, so that a small cube's few milliseconds are not one clock reading.
+    pub runs_per_sample: usize,
     /// `events / median_seconds`.
     pub events_per_second: f64,
     /// `median_seconds / events`, in nanoseconds.
@@ -270,6 +287,7 @@ pub fn run(
     let mut events = BTreeMap::new();
     let mut bytes = BTreeMap::new();
     let mut setup = BTreeMap::new();
+    let mut runs = BTreeMap::new();
     for &d in &cfg.dims {
         for kind in KINDS.into_iter().filter(|k| cfg.kinds.contains(k)) {
             if kind == "threshold" && d > cfg.threshold_max_dims {
@@ -277,8 +295,11 @@ pub fn run(
             }
             let s = scenario(kind, d, cfg.arrivals_at(d))?;
             let (engine, seconds) = timed(|| s.engine());
-            let report = engine?.run()?;
+            let engine = engine?;
+            let (report, once) = timed(|| engine.run());
+            let report = report?;
             setup.insert((kind, d), seconds);
+            runs.insert((kind, d), runs_per_sample(once));
             events.insert((kind, d), report.events);
             bytes.insert((kind, d), s.memory_estimate() as f64 / (1u64 << d) as f64);
             scenarios.insert((kind, d), s);
@@ -287,11 +308,16 @@ pub fn run(
     let cases = scenarios
         .iter()
         .map(|(&(kind, d), s)| {
+            let runs = runs[&(kind, d)];
             Case::new(format!("{kind}/{d}"), move || {
-                let engine = s.engine()?;
-                let (r, secs) = timed(|| black_box(engine.run()));
-                r?;
-                Ok(secs)
+                let mut total = 0.0;
+                for _ in 0..runs {
+                    let engine = s.engine()?;
+                    let (r, secs) = timed(|| black_box(engine.run()));
+                    r?;
+                    total += secs;
+                }
+                Ok(total / runs as f64)
             })
         })
         .collect();
@@ -318,6 +344,7 @@ pub fn run(
                 events: ev,
                 median_seconds: secs,
                 setup_seconds: setup[&(kind, d)],
+                runs_per_sample: runs[&(kind, d)],
                 events_per_second: ev as f64 / secs,
                 nanoseconds_per_event: per_event * 1e9,
                 per_event_growth_exponent: growth,

@@ -86,10 +86,11 @@ pub fn run(a: Simulator) -> Result<()> {
         return print_report(&report, a.format, "", &[]);
     }
     crate::out!(
-        "Discrete-event engine on hypercubes, up to {} Poisson arrivals per node and {} per run (one thread; medians of {}; the event loop timed, the engine's setup apart)",
+        "Discrete-event engine on hypercubes, up to {} Poisson arrivals per node and {} per run (one thread; medians of {} samples, a sample the mean of runs making at least {} ms; the event loop timed, the engine's setup apart)",
         a.arrivals,
         a.max_arrivals,
-        a.repeat
+        a.repeat,
+        hetlb_bench::simulator::MIN_SAMPLE_SECONDS * 1e3
     );
     let mut t = table([
         "policy",
@@ -97,6 +98,7 @@ pub fn run(a: Simulator) -> Result<()> {
         "arrivals/node",
         "events",
         "median s",
+        "runs/sample",
         "setup s",
         "events/s",
         "ns/event",
@@ -110,6 +112,7 @@ pub fn run(a: Simulator) -> Result<()> {
             r.arrivals_per_node.to_string(),
             r.events.to_string(),
             fixed(r.median_seconds, 3),
+            r.runs_per_sample.to_string(),
             fixed(r.setup_seconds, 3),
             format!("{:.3e}", r.events_per_second),
             fixed(r.nanoseconds_per_event, 0),
