@@ -311,24 +311,20 @@ impl<N: NodeModel, L: LinkModel, P: Policy> Engine<N, L, P> {
             .as_ref()
             .and_then(|a| a.per_node)
             .unwrap_or(u64::MAX);
-        let state = setup
-            .initial
-            .iter()
-            .enumerate()
-            .map(|(i, &w)| {
-                let mut s = NodeState::new(
-                    w,
-                    stream(seed, Purpose::Service, i),
-                    stream(seed, Purpose::Arrivals, i),
-                )
-                .map_err(|_| queue_full(i))?;
-                s.arrivals_left = per_node;
-                if let Some(a) = &setup.arrivals {
-                    s.arrival_mean = 1.0 / a.rates[i];
-                }
-                Ok(s)
-            })
-            .collect::<Result<_, SimError>>()?;
+        let mut state: Vec<NodeState> = crate::prefetch::huge_page_vec(n);
+        for (i, &w) in setup.initial.iter().enumerate() {
+            let mut s = NodeState::new(
+                w,
+                stream(seed, Purpose::Service, i),
+                stream(seed, Purpose::Arrivals, i),
+            )
+            .map_err(|_| queue_full(i))?;
+            s.arrivals_left = per_node;
+            if let Some(a) = &setup.arrivals {
+                s.arrival_mean = 1.0 / a.rates[i];
+            }
+            state.push(s);
+        }
         let link_count = links.table().link_count();
         let queue_series = if setup.series.enabled {
             vec![Vec::new(); n]
