@@ -72,7 +72,8 @@ pub(super) fn pair<C: Units, const ODD: u8>(a: C, b: C) -> (C, C) {
 /// The run's totals are kept in lanes of `C` itself, so that every operation of the loop has
 /// the lanes' width and the compiler fills whole vectors: the units moved are summed as their
 /// low and high halves (`C::BITS / 2` bits each), over sub-runs short enough that neither half's
-/// sum nor the count of messages can overflow, and widened to `u64` once per sub-run.
+/// sum nor the count of messages can overflow, and widened to `u64` once per sub-run. Lanes of
+/// `u64` sum the units moved whole.
 #[inline(always)]
 fn run<C: Units, const ODD: u8>(lo: &mut [C], hi: &mut [C], acc: &mut Acc<C>) {
     let half_bits = C::BITS / 2;
@@ -87,8 +88,14 @@ fn run<C: Units, const ODD: u8>(lo: &mut [C], hi: &mut [C], acc: &mut Acc<C>) {
             let (new_low, moved) = pair::<C, ODD>(a, b);
             *l = new_low;
             *h = a + b - new_low;
-            low_halves = low_halves + (moved & low_mask);
-            high_halves = high_halves + (moved >> half_bits);
+            if C::BITS >= 64 {
+                // the lanes are as wide as the total: summed whole (a phase moves at most the
+                // total, which fits)
+                low_halves = low_halves + moved;
+            } else {
+                low_halves = low_halves + (moved & low_mask);
+                high_halves = high_halves + (moved >> half_bits);
+            }
             messages = messages + C::from_bool(moved != C::ZERO);
             tmax = tmax.max(moved);
         }

@@ -30,7 +30,8 @@ pub struct Simulator {
     /// The threshold policy is run up to this dimension only.
     #[arg(long, default_value_t = MAX_DIMS, value_parser = whole::<u32>(1, 24))]
     threshold_max_dims: u32,
-    /// Timed repetitions of each case (interleaved); medians are reported.
+    /// Timed samples of each case (interleaved; a sample repeats a run shorter than 50 ms on
+    /// new engines and takes the mean); medians are reported.
     #[arg(long = "runs", visible_alias = "repeat", value_name = "N", default_value = "3", value_parser = whole::<usize>(1, 1_000_000))]
     repeat: usize,
     /// Also draw the nanoseconds per event against the number of nodes, one line per policy
