@@ -1,4 +1,5 @@
-//! A hint to the processor to start loading memory an event is about to touch.
+//! Hints about memory: to the processor, to start loading what an event is about to touch
+//! ([`prefetch`]); to the kernel, to back the node records with huge pages ([`huge_page_vec`]).
 //!
 //! At 10^6 nodes the records of consecutive events are far apart in hundreds of megabytes, so
 //! every visit waits for memory; asking for the next event's record while the current one is
