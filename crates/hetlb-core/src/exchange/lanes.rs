@@ -78,7 +78,7 @@ pub(super) fn pair<C: Units, const ODD: u8>(a: C, b: C) -> (C, C) {
 fn run<C: Units, const ODD: u8>(lo: &mut [C], hi: &mut [C], acc: &mut Acc<C>) {
     let half_bits = C::BITS / 2;
     let low_mask = C::from_u64((1u64 << half_bits) - 1);
-    // below 2^half_bits pairs, each half's sum and the count stay within C
+    // over at most 2^half_bits pairs, each half's sum and the count stay within C
     let sub_run = 1usize << half_bits.min(12);
     for (lo, hi) in lo.chunks_mut(sub_run).zip(hi.chunks_mut(sub_run)) {
         let (mut low_halves, mut high_halves) = (C::ZERO, C::ZERO);
