@@ -7,6 +7,7 @@
 //! completions) service, and per-link rates with deterministic or exponential delays.
 
 use crate::network::LinkTable;
+use crate::prefetch::HugePages;
 use crate::rng::exponential;
 use hetlb_core::topology::Network;
 use rand_pcg::Pcg64;
@@ -96,7 +97,7 @@ impl Distribution {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Nodes {
     rates: Vec<f64>,
-    means: Vec<f64>,
+    means: HugePages<f64>,
     service: Distribution,
 }
 
@@ -104,7 +105,7 @@ impl Nodes {
     /// Nodes with execution `rates` (tasks per second, positive and finite: the caller
     /// validates).
     pub fn new(rates: Vec<f64>, service: Distribution) -> Self {
-        let means = rates.iter().map(|r| 1.0 / r).collect();
+        let means = HugePages::collect(rates.len(), rates.iter().map(|r| 1.0 / r));
         Self {
             rates,
             means,
@@ -175,14 +176,15 @@ impl LinkParams {
 pub struct Links {
     network: Network,
     table: LinkTable,
-    params: Vec<LinkParams>,
+    params: HugePages<LinkParams>,
 }
 
 impl Links {
     /// Every link of `network` (any of the core's networks) with the same parameters.
     pub fn uniform(network: Network, params: LinkParams) -> Self {
         let table = LinkTable::new(&network);
-        let params = vec![params; table.link_count()];
+        let count = table.link_count();
+        let params = HugePages::collect(count, std::iter::repeat_n(params, count));
         Self {
             network,
             table,

@@ -8,6 +8,7 @@
 //!
 //! [`TopologySpec`]: hetlb_core::topology::TopologySpec
 
+use crate::prefetch::{HugePages, huge_page_vec};
 use hetlb_core::topology::{Network, Topology};
 
 /// The directed links of a network, numbered `0..link_count()`: the links out of node `u`
@@ -27,8 +28,8 @@ use hetlb_core::topology::{Network, Topology};
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LinkTable {
-    offsets: Vec<usize>,
-    targets: Vec<usize>,
+    offsets: HugePages<usize>,
+    targets: HugePages<usize>,
 }
 
 impl LinkTable {
@@ -38,8 +39,8 @@ impl LinkTable {
     /// `O(N + E log Δ)`.
     pub fn new<T: Topology>(network: &T) -> Self {
         let n = network.node_count();
-        let mut offsets = Vec::with_capacity(n + 1);
-        let mut targets = Vec::with_capacity(2 * network.edge_count());
+        let mut offsets = huge_page_vec(n + 1);
+        let mut targets = huge_page_vec(2 * network.edge_count());
         offsets.push(0);
         for u in 0..n {
             let start = targets.len();
@@ -47,7 +48,10 @@ impl LinkTable {
             targets[start..].sort_unstable();
             offsets.push(targets.len());
         }
-        Self { offsets, targets }
+        Self {
+            offsets: HugePages::from_vec(offsets),
+            targets: HugePages::from_vec(targets),
+        }
     }
 
     /// The neighbours of `node` as a sorted slice.

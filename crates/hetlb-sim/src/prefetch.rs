@@ -1,5 +1,6 @@
 //! Hints about memory: to the processor, to start loading what an event is about to touch
-//! ([`prefetch`]); to the kernel, to back the node records with huge pages ([`huge_page_vec`]).
+//! ([`prefetch`]); to the kernel, to back the node records and the other vectors events visit
+//! at random with huge pages ([`huge_page_vec`], [`huge_page_collect`]).
 //!
 //! At 10^6 nodes the records of consecutive events are far apart in hundreds of megabytes, so
 //! every visit waits for memory; asking for the next event's record while the current one is
@@ -45,6 +46,52 @@ pub(crate) fn huge_page_vec<T>(len: usize) -> Vec<T> {
         advise_huge_pages(v.as_ptr().cast::<u8>(), bytes);
     }
     v
+}
+
+/// The values of `values` (exactly `len` of them, or fewer) in a [`huge_page_vec`]: for the
+/// other per-node and per-link vectors that events visit at random (loads, status reports,
+/// link streams and link states, mean service times, the link table).
+pub(crate) fn huge_page_collect<T>(len: usize, values: impl IntoIterator<Item = T>) -> Vec<T> {
+    let mut v = huge_page_vec(len);
+    v.extend(values.into_iter().take(len));
+    v
+}
+
+/// A vector that events visit at random, held in a [`huge_page_vec`], and copied into one
+/// when cloned (a plain `Vec`'s clone would lose the hint: the engine runs on clones of a
+/// scenario's nodes and links).
+#[derive(Debug, Default, PartialEq, Eq)]
+pub(crate) struct HugePages<T>(Vec<T>);
+
+impl<T> HugePages<T> {
+    /// `values`, copied into memory with the hint.
+    pub(crate) fn collect(len: usize, values: impl IntoIterator<Item = T>) -> Self {
+        Self(huge_page_collect(len, values))
+    }
+
+    /// `values` as they are (already in a [`huge_page_vec`], or small).
+    pub(crate) fn from_vec(values: Vec<T>) -> Self {
+        Self(values)
+    }
+}
+
+impl<T: Clone> Clone for HugePages<T> {
+    fn clone(&self) -> Self {
+        Self::collect(self.0.len(), self.0.iter().cloned())
+    }
+}
+
+impl<T> std::ops::Deref for HugePages<T> {
+    type Target = [T];
+    fn deref(&self) -> &[T] {
+        &self.0
+    }
+}
+
+impl<T> std::ops::DerefMut for HugePages<T> {
+    fn deref_mut(&mut self) -> &mut [T] {
+        &mut self.0
+    }
 }
 
 #[cfg(target_os = "linux")]

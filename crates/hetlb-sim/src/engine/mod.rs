@@ -12,7 +12,7 @@ pub use event::Event;
 
 use crate::model::{LinkModel, NodeModel};
 use crate::policy::{Delivery, Order, Policy, PolicyError, Reported, View};
-use crate::prefetch::prefetch;
+use crate::prefetch::{huge_page_collect, huge_page_vec, prefetch};
 use crate::queue::EventQueue;
 use crate::report::{NodeReport, Report};
 use crate::rng::{Purpose, exponential, stream};
@@ -311,7 +311,7 @@ impl<N: NodeModel, L: LinkModel, P: Policy> Engine<N, L, P> {
             .as_ref()
             .and_then(|a| a.per_node)
             .unwrap_or(u64::MAX);
-        let mut state: Vec<NodeState> = crate::prefetch::huge_page_vec(n);
+        let mut state: Vec<NodeState> = huge_page_vec(n);
         for (i, &w) in setup.initial.iter().enumerate() {
             let mut s = NodeState::new(
                 w,
@@ -332,14 +332,14 @@ impl<N: NodeModel, L: LinkModel, P: Policy> Engine<N, L, P> {
             Vec::new()
         };
         Ok(Self {
-            link_rng: (0..n).map(|i| stream(seed, Purpose::Links, i)).collect(),
-            link_free: vec![0.0; link_count],
-            reports: setup.initial.clone(),
+            link_rng: huge_page_collect(n, (0..n).map(|i| stream(seed, Purpose::Links, i))),
+            link_free: huge_page_collect(link_count, std::iter::repeat_n(0.0, link_count)),
+            reports: huge_page_collect(n, setup.initial.iter().copied()),
             report_time: 0.0,
             changed: Vec::new(),
             reporting: setup.status_interval.is_some() && policy.uses_reports(),
             loads: if policy.reads_all_loads() {
-                setup.initial.clone()
+                huge_page_collect(n, setup.initial.iter().copied())
             } else {
                 Vec::new()
             },
