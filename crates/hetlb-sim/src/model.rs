@@ -163,32 +163,43 @@ impl LinkParams {
 
 /// A network whose directed links each have their [`LinkParams`].
 ///
+/// While every link has the same parameters (as [`Links::uniform`] makes them) they are held
+/// once; the first [`Links::set`] that makes two links differ gives every link its own. A
+/// cube of 2^20 nodes has 21 million directed links, whose parameters would otherwise take
+/// 500 MB and a random memory visit per transfer.
+///
 /// # Example
 /// ```
 /// use hetlb_sim::model::{LinkModel, LinkParams, Links};
 /// use hetlb_core::topology::TopologySpec;
 /// let ring = "ring:3".parse::<TopologySpec>().unwrap().build().unwrap();
-/// let links = Links::uniform(ring, LinkParams::INSTANT);
+/// let mut links = Links::uniform(ring, LinkParams::INSTANT);
 /// assert_eq!(links.rate(0), f64::INFINITY);
 /// assert_eq!(links.table().link_count(), 6);
+/// let slow = LinkParams { rate: 10.0, ..LinkParams::INSTANT };
+/// assert!(links.set(0, 1, slow));
+/// assert_eq!(links.params(links.table().link(1, 0).unwrap()), slow);
+/// assert_eq!(links.rate(links.table().link(1, 2).unwrap()), f64::INFINITY);
 /// ```
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub struct Links {
     network: Network,
     table: LinkTable,
-    params: HugePages<LinkParams>,
+    /// Every link's parameters while `per_link` is empty.
+    shared: LinkParams,
+    /// Each link's parameters, once two links differ (empty until then).
+    per_link: HugePages<LinkParams>,
 }
 
 impl Links {
     /// Every link of `network` (any of the core's networks) with the same parameters.
     pub fn uniform(network: Network, params: LinkParams) -> Self {
         let table = LinkTable::new(&network);
-        let count = table.link_count();
-        let params = HugePages::collect(count, std::iter::repeat_n(params, count));
         Self {
             network,
             table,
-            params,
+            shared: params,
+            per_link: HugePages::default(),
         }
     }
 
@@ -197,8 +208,16 @@ impl Links {
     pub fn set(&mut self, a: usize, b: usize, params: LinkParams) -> bool {
         match (self.table.link(a, b), self.table.link(b, a)) {
             (Some(x), Some(y)) => {
-                self.params[x] = params;
-                self.params[y] = params;
+                if self.per_link.is_empty() {
+                    if params == self.shared {
+                        return true;
+                    }
+                    let count = self.table.link_count();
+                    self.per_link =
+                        HugePages::collect(count, std::iter::repeat_n(self.shared, count));
+                }
+                self.per_link[x] = params;
+                self.per_link[y] = params;
                 true
             }
             _ => false,
@@ -206,8 +225,25 @@ impl Links {
     }
 
     /// The parameters of directed link `link`.
+    ///
+    /// # Panics
+    /// When `link` is not below [`LinkTable::link_count`].
     pub fn params(&self, link: usize) -> LinkParams {
-        self.params[link]
+        if self.per_link.is_empty() {
+            assert!(link < self.table.link_count(), "link {link} out of range");
+            self.shared
+        } else {
+            self.per_link[link]
+        }
+    }
+}
+
+impl PartialEq for Links {
+    /// The same network, and the same parameters on every link, however they are held.
+    fn eq(&self, other: &Self) -> bool {
+        self.network == other.network
+            && self.table == other.table
+            && (0..self.table.link_count()).all(|l| self.params(l) == other.params(l))
     }
 }
 
@@ -221,15 +257,15 @@ impl LinkModel for Links {
     }
 
     fn rate(&self, link: usize) -> f64 {
-        self.params[link].rate
+        self.params(link).rate
     }
 
     fn mean_delay(&self, link: usize) -> f64 {
-        self.params[link].delay
+        self.params(link).delay
     }
 
     fn delay(&self, link: usize, rng: &mut Pcg64) -> f64 {
-        let p = self.params[link];
+        let p = self.params(link);
         p.distribution.sample(p.delay, rng)
     }
 }

@@ -29,7 +29,7 @@ use hetlb_core::topology::{Network, Topology};
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LinkTable {
     offsets: HugePages<usize>,
-    targets: HugePages<usize>,
+    targets: Vec<usize>,
 }
 
 impl LinkTable {
@@ -40,7 +40,7 @@ impl LinkTable {
     pub fn new<T: Topology>(network: &T) -> Self {
         let n = network.node_count();
         let mut offsets = huge_page_vec(n + 1);
-        let mut targets = huge_page_vec(2 * network.edge_count());
+        let mut targets = Vec::with_capacity(2 * network.edge_count());
         offsets.push(0);
         for u in 0..n {
             let start = targets.len();
@@ -50,7 +50,7 @@ impl LinkTable {
         }
         Self {
             offsets: HugePages::from_vec(offsets),
-            targets: HugePages::from_vec(targets),
+            targets,
         }
     }
 

@@ -60,8 +60,14 @@ pub(crate) fn huge_page_collect<T>(len: usize, values: impl IntoIterator<Item = 
 /// A vector that events visit at random, held in a [`huge_page_vec`], and copied into one
 /// when cloned (a plain `Vec`'s clone would lose the hint: the engine runs on clones of a
 /// scenario's nodes and links).
-#[derive(Debug, Default, PartialEq, Eq)]
+#[derive(Debug, PartialEq, Eq)]
 pub(crate) struct HugePages<T>(Vec<T>);
+
+impl<T> Default for HugePages<T> {
+    fn default() -> Self {
+        Self(Vec::new())
+    }
+}
 
 impl<T> HugePages<T> {
     /// `values`, copied into memory with the hint.
