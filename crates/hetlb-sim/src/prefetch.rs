@@ -50,7 +50,7 @@ pub(crate) fn huge_page_vec<T>(len: usize) -> Vec<T> {
 
 /// The values of `values` (exactly `len` of them, or fewer) in a [`huge_page_vec`]: for the
 /// other per-node and per-link vectors that events visit at random (loads, status reports,
-/// link streams and link states, mean service times, the link table).
+/// link streams, the time each link is free, mean service times, the link table's offsets).
 pub(crate) fn huge_page_collect<T>(len: usize, values: impl IntoIterator<Item = T>) -> Vec<T> {
     let mut v = huge_page_vec(len);
     v.extend(values.into_iter().take(len));
