@@ -14,6 +14,7 @@
 //! the same pair decision as the other cells; a near cell is then one lookup, and one that
 //! moves nothing (most) is not written back.
 
+use super::lanes::Placement;
 use crate::plan::Transfer;
 use crate::rules::dimension_exchange::OddUnit;
 use std::cell::RefCell;
@@ -32,36 +33,6 @@ const PAIRS: [[(usize, usize); 4]; 3] = [
 /// dimension 2 is the cell's lowest bit).
 const NEXT_BIT: [[usize; 4]; 2] = [[0, 1, 0, 1], [0, 0, 1, 1]];
 
-/// Where a pair's odd unit goes, as flags so that a pair is decided without a branch: the low
-/// node keeps it when `low`, when `heavier` and it is the heavier (or as heavy), when
-/// `odd_share` and its share is then odd; otherwise (all clear) the high node does.
-#[derive(Debug, Clone, Copy)]
-struct Placement {
-    low: bool,
-    heavier: bool,
-    odd_share: bool,
-}
-
-impl From<OddUnit> for Placement {
-    fn from(odd: OddUnit) -> Self {
-        Self {
-            low: odd == OddUnit::Low,
-            heavier: odd == OddUnit::Heavier,
-            odd_share: odd == OddUnit::OddShare,
-        }
-    }
-}
-
-/// The low node's new load in a pair `(a, b)` under `placement`.
-#[inline(always)]
-fn decide(placement: Placement, a: u64, b: u64) -> u64 {
-    let sum = a + b;
-    let keeps = placement.low
-        | (placement.heavier & (a >= b))
-        | (placement.odd_share & ((sum >> 1) & 1 == 0));
-    (sum >> 1) + (sum & u64::from(keeps))
-}
-
 /// Applies dimensions 0, 1 and 2 to the cell `w` whose lowest address bit is `cell_bit`,
 /// calling `moved(k, p, before, after)` for pair `p` of dimension `k` whose low node went from
 /// `before` to `after` units, in the order of the transfers.
@@ -76,7 +47,7 @@ fn cell_dimensions(
         for (p, &(l, h)) in pairs.iter().enumerate() {
             let next_bit = if k < 2 { NEXT_BIT[k][p] } else { cell_bit };
             let (a, b) = (w[l], w[h]);
-            let new_low = decide(place[k][next_bit], a, b);
+            let new_low = place[k][next_bit].new_low(a, b);
             if new_low != a {
                 moved(k, p, a, new_low);
             }
@@ -150,7 +121,7 @@ pub(super) fn low_dimensions(
     transfers: &mut Vec<Transfer>,
 ) {
     debug_assert!(loads.len() >= CELL && loads.len().is_power_of_two());
-    let place = odd.map(|pair| pair.map(Placement::from));
+    let place = odd.map(|pair| pair.map(Placement::of));
     NEAR_TABLES.with_borrow_mut(|tables| {
         let at = match tables.iter().position(|t| t.odd == odd) {
             Some(at) => at,

@@ -52,17 +52,54 @@ impl<C: Units> Acc<C> {
     }
 }
 
+/// Where a pair's odd unit goes, as flags, so that a pair is decided without a branch: the low
+/// node keeps it when `low`, when `heavier` and it is the heavier (or as heavy), when
+/// `odd_share` and `⌊s/2⌋` is even, so that its share with the unit is odd; otherwise (all
+/// clear) the high node does. The one statement of the halving rules' decision: the vector runs
+/// take it with constant flags ([`pair`]), the cells of [`super::cells`] with flags per pair.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Placement {
+    low: bool,
+    heavier: bool,
+    odd_share: bool,
+}
+
+impl Placement {
+    /// The flags of `odd`.
+    pub(super) const fn of(odd: OddUnit) -> Self {
+        Self {
+            low: matches!(odd, OddUnit::Low),
+            heavier: matches!(odd, OddUnit::Heavier),
+            odd_share: matches!(odd, OddUnit::OddShare),
+        }
+    }
+
+    /// The flags of the constant `ODD` ([`HEAVIER`], [`LOW`], [`HIGH`] or [`ODD_SHARE`]).
+    const fn of_const<const ODD: u8>() -> Self {
+        Self::of(match ODD {
+            HEAVIER => OddUnit::Heavier,
+            LOW => OddUnit::Low,
+            HIGH => OddUnit::High,
+            _ => OddUnit::OddShare,
+        })
+    }
+
+    /// The low node's new load in the pair `(a, b)`: `⌊s/2⌋`, plus the odd unit when it keeps
+    /// it (`s = a + b`).
+    #[inline(always)]
+    pub(super) fn new_low<C: Units>(self, a: C, b: C) -> C {
+        let sum = a + b;
+        let keeps = self.low
+            | (self.heavier & (a >= b))
+            | (self.odd_share & ((sum >> 1) & C::ONE == C::ZERO));
+        (sum >> 1) + (sum & C::from_bool(keeps))
+    }
+}
+
 /// One pair: the low node's new load, and the units moved.
 #[inline(always)]
 pub(super) fn pair<C: Units, const ODD: u8>(a: C, b: C) -> (C, C) {
-    let sum = a + b;
-    let keeps = match ODD {
-        HEAVIER => a >= b,
-        LOW => true,
-        HIGH => false,
-        _ => (sum >> 1) & C::ONE == C::ZERO,
-    };
-    let new_low = (sum >> 1) + (sum & C::from_bool(keeps));
+    let new_low = const { Placement::of_const::<ODD>() }.new_low(a, b);
     let moved = new_low.max(a) - new_low.min(a);
     (new_low, moved)
 }
