@@ -65,12 +65,21 @@ pub const MAX_IDLE_SLEEP: Duration = Duration::from_micros(200);
 /// How long the progress thread keeps polling after the last message before it sleeps.
 const SPIN: Duration = Duration::from_micros(300);
 /// How long a waiter that drives a shared engine polls it, yielding the core, before it
-/// sleeps in a long wait ([`Transport::recv_sleeping`]): about one message's round trip
-/// between processes of a node, so that a reply already on its way is taken at once.
-const SPIN_BEFORE_SLEEPING: Duration = Duration::from_micros(50);
+/// sleeps in a long wait ([`Transport::recv_sleeping`]), when its node has a core for each of
+/// the job's processes there: long enough to cover a peer's entry into the same call and a
+/// transfer of megabytes, which move only while the receiver drives MPI (a receiver asleep
+/// between looks made a 1 MB move at 2 ranks take twice as long).
+const SPIN_BEFORE_SLEEPING: Duration = Duration::from_millis(1);
+/// The same when the node runs more of the job's processes than it has cores: about one
+/// message's round trip between processes of a node, so that a reply already on its way is
+/// taken at once and the cores are left to the processes that compute.
+const SPIN_BEFORE_SLEEPING_OVERSUBSCRIBED: Duration = Duration::from_micros(50);
 /// The longest a waiter that drives a shared engine sleeps between two looks: a reply that
 /// comes while it sleeps waits at most this long.
 const MAX_NAP: Duration = Duration::from_micros(100);
+/// How long a waiter that drives a shared engine polls it without yielding the core (none
+/// when the node runs more of the job's processes than it has cores).
+const SPIN_BEFORE_YIELDING: Duration = Duration::from_micros(5);
 /// How long an endpoint polls its channel before it blocks on it.
 const SPIN_BEFORE_BLOCKING: Duration = Duration::from_micros(100);
 /// How long a closing process waits for its peers' farewells.
@@ -142,6 +151,9 @@ struct Inner {
     rank: usize,
     size: usize,
     local_ranks: usize,
+    /// The node runs more of the job's processes than it has cores: waiters leave the cores
+    /// sooner.
+    oversubscribed: bool,
     /// When each peer was last heard (directly, or a newer beat of it relayed by another).
     heard: Mutex<Vec<Instant>>,
     /// The newest beat number known of every rank (this rank's own at its index).
@@ -188,10 +200,12 @@ enum Command {
 impl Inner {
     fn new(rank: usize, size: usize, local_ranks: usize, failure: Failure, mode: Mode) -> Self {
         let now = Instant::now();
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         Self {
             rank,
             size,
             local_ranks,
+            oversubscribed: local_ranks > cores,
             heard: Mutex::new(vec![now; size]),
             beats: Mutex::new(vec![0; size]),
             resumed: Mutex::new(now),
@@ -1006,9 +1020,14 @@ impl<M: Message> MpiEndpoint<'_, M> {
             if deadline.is_some_and(|d| now >= d) {
                 return Ok(None);
             }
+            let waited = now.duration_since(start);
+            // A reply from a peer on another core usually comes within microseconds: look
+            // again at once rather than pay a system call to yield.
+            if waited < SPIN_BEFORE_YIELDING && !self.inner.oversubscribed {
+                std::hint::spin_loop();
             // A send in flight (a large message's rendezvous) moves only while this process
             // calls MPI: keep driving it rather than sleep.
-            if sending || now.duration_since(start) < eager {
+            } else if sending || waited < eager {
                 std::thread::yield_now();
             } else {
                 let left = deadline.map_or(nap, |d| d - now);
@@ -1084,7 +1103,12 @@ impl<M: Message> Transport<M> for MpiEndpoint<'_, M> {
         deadline: Option<Instant>,
     ) -> Result<Option<Envelope<M>>, TransportError> {
         if self.inner.shared() {
-            return self.drive(deadline, SPIN_BEFORE_SLEEPING);
+            let eager = if self.inner.oversubscribed {
+                SPIN_BEFORE_SLEEPING_OVERSUBSCRIBED
+            } else {
+                SPIN_BEFORE_SLEEPING
+            };
+            return self.drive(deadline, eager);
         }
         // Blocks in slices, so that an engine that stops is noticed.
         loop {

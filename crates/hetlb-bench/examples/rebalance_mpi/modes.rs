@@ -9,7 +9,9 @@
 //! * an idle call (already balanced), and an idle two-step, against `MPI_Allreduce`: each
 //!   call timed on its own, the median call (and the mean) of rank 0's calls over the runs.
 //!
-//! After every call the items are checked held exactly once (count and sum of ids, all-
+//! Each timing is closed by `MPI_Barrier` on both sides (the slowest rank's time), so that
+//! the call and its floor are fenced alike; the floor's buffers are written once before its
+//! clock starts. After every call the items are checked held exactly once (count and sum of ids, all-
 //! reduced), outside the timings. `--storage items` (the default) holds them as typed items
 //! (`Vec<Item64>`, serialised by serde), `--storage records` as 64-byte records in one buffer
 //! (`Records`: the path of the C, Fortran and Python faces).
@@ -21,7 +23,7 @@ use hetlb_bench::call::{
 use hetlb_bench::rebalance::Item64;
 use hetlb_bench::timing::median;
 use hetlb_core::routing::Routing;
-use hetlb_peer::{BalancerConfig, Speeds, SyncPoint};
+use hetlb_peer::{BalancerConfig, Speeds};
 use hetlb_transport::mpi::Mpi;
 use mpi::collective::{CommunicatorCollectives, SystemOperation};
 use mpi::datatype::{Partition, PartitionMut};
@@ -149,8 +151,9 @@ fn run_with<H: Held>(mpi: &Mpi<'_>, world: &SimpleCommunicator, f: &Flags) -> Re
     if f.ramp {
         config = config.speeds(Speeds::Fixed(caps.clone()));
     }
-    let mut sync = SyncPoint::new(mpi, hetlb_peer::DEFAULT_TIMEOUT).map_err(|e| e.to_string())?;
-    let mut fence = move || sync.wait().expect("every rank is running");
+    // The fences around each timing are MPI's own barrier: the call and its floor are then
+    // closed alike, whatever hetlb's transport takes to notice a peer.
+    let mut fence = || world.barrier();
     let mut b = held::balancer::<H>(mpi, config)?;
     let start = || items(f.start, rank, f.items, &caps);
     let expected = (f.items, (0..f.items).map(u128::from).sum::<u128>());
@@ -330,6 +333,11 @@ fn floor(
     // Never an empty buffer (Open MPI may take its dangling address for MPI_IN_PLACE).
     let mut outbox = vec![0u8; (out_records * 64).max(1)];
     let mut inbox = vec![0u8; in_bytes.max(1)];
+    // Both buffers written once before the clock, as an application's reused buffers are:
+    // memory the allocator maps afresh (which depends on what the calls before left) would
+    // otherwise put page faults in some floors and not in others.
+    outbox.fill(1);
+    inbox.fill(1);
     fence();
     let clock = Instant::now();
     // Each record copied once into the message, in place of the application's packing.
