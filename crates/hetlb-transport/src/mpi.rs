@@ -20,10 +20,14 @@
 //! number known of every rank, sent to `⌈log₂ P⌉` peers, so that liveness costs `O(log P)`
 //! messages per rank and reaches every rank within `⌈log₂ P⌉` beats. A rank that
 //! waits for a message drives the engine itself, so an exchange costs no hand-over between
-//! threads. Where MPI allows it (`MPI_THREAD_MULTIPLE`, which hetlb asks for when it starts
-//! MPI) a keeper thread also drives the engine between calls, so a process proves it is alive
-//! while its application computes, and a process stopped between two exchanges (`SIGSTOP`)
-//! falls silent within a beat. Below `MULTIPLE` the engine runs only inside hetlb's calls, on
+//! threads. A waiter polls, yielding the core, for 1 ms before it sleeps in steps of up to
+//! 100 µs — a large message moves only while its receiver drives MPI — or for 50 µs when its
+//! node runs more of the job's processes than they may use cores (the union of their allowed
+//! CPUs, learned when the engine starts: a launcher that binds each process to its own core
+//! does not oversubscribe). Where MPI allows it (`MPI_THREAD_MULTIPLE`, which hetlb asks for
+//! when it starts MPI) a keeper thread also drives the engine between calls, so a process
+//! proves it is alive while its application computes, and a process stopped between two
+//! exchanges (`SIGSTOP`) falls silent within a beat. Below `MULTIPLE` the engine runs only inside hetlb's calls, on
 //! the adopting thread: then a peer is heard only while it waits for messages itself
 //! ([`Transport::proves_liveness_outside_calls`] is false). If hetlb starts MPI and the
 //! library offers less than `MULTIPLE`, the engine lives on hetlb's own thread, the only one
@@ -151,8 +155,8 @@ struct Inner {
     rank: usize,
     size: usize,
     local_ranks: usize,
-    /// The node runs more of the job's processes than it has cores: waiters leave the cores
-    /// sooner.
+    /// The node runs more of the job's processes than they may use cores (the union of their
+    /// allowed CPUs): waiters leave the cores sooner.
     oversubscribed: bool,
     /// When each peer was last heard (directly, or a newer beat of it relayed by another).
     heard: Mutex<Vec<Instant>>,
@@ -198,14 +202,13 @@ enum Command {
 }
 
 impl Inner {
-    fn new(rank: usize, size: usize, local_ranks: usize, failure: Failure, mode: Mode) -> Self {
+    fn new(rank: usize, size: usize, node: raw::NodeShare, failure: Failure, mode: Mode) -> Self {
         let now = Instant::now();
-        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         Self {
             rank,
             size,
-            local_ranks,
-            oversubscribed: local_ranks > cores,
+            local_ranks: node.processes,
+            oversubscribed: node.processes > node.cores,
             heard: Mutex::new(vec![now; size]),
             beats: Mutex::new(vec![0; size]),
             resumed: Mutex::new(now),
@@ -589,7 +592,7 @@ impl Mpi<'static> {
     pub fn init() -> Result<Self, TransportError> {
         let (cmd_tx, cmd_rx) = channel::unbounded::<Command>();
         let (stop_tx, stop_rx) = channel::bounded::<()>(1);
-        type Ready = Result<(usize, usize, usize, Failure, Option<Engine>), String>;
+        type Ready = Result<(usize, usize, raw::NodeShare, Failure, Option<Engine>), String>;
         let (ready_tx, ready_rx) = channel::bounded::<Ready>(1);
         let (inner_tx, inner_rx) = channel::bounded::<Arc<Inner>>(1);
         let thread = std::thread::Builder::new()
@@ -1200,6 +1203,7 @@ impl<M> Drop for MpiEndpoint<'_, M> {
     }
 }
 
+mod cpus;
 mod pool;
 mod raw;
 mod topo;

@@ -135,11 +135,12 @@ pub unsafe fn duplicate_raw(comm: ffi::MPI_Comm) -> Result<SimpleCommunicator, T
     Ok(unsafe { SimpleCommunicator::from_raw(dup) })
 }
 
-/// This process's rank in `comm`, the size of `comm`, and how many of its processes share
-/// this node (`MPI_Comm_split_type` with `MPI_COMM_TYPE_SHARED`; collective).
+/// This process's rank in `comm`, the size of `comm`, how many of its processes share this
+/// node, and how many cores they may run on between them (`MPI_Comm_split_type` with
+/// `MPI_COMM_TYPE_SHARED`, then the union of their allowed CPUs; collective).
 pub(super) fn rank_size_local(
     comm: &SimpleCommunicator,
-) -> Result<(usize, usize, usize), TransportError> {
+) -> Result<(usize, usize, NodeShare), TransportError> {
     let raw = comm.as_raw();
     let (mut rank, mut size, mut local): (c_int, c_int, c_int) = (0, 0, 0);
     // SAFETY: `comm` is live; the outputs are writable.
@@ -162,18 +163,45 @@ pub(super) fn rank_size_local(
         },
         "MPI_Comm_split_type",
     )?;
+    let mine = super::cpus::allowed().unwrap_or_else(super::cpus::unknown);
+    let mut union = [0u64; super::cpus::WORDS];
     // SAFETY: `node` is the live communicator just made (inheriting MPI_ERRORS_RETURN from
-    // `comm`), freed once.
+    // `comm`), freed once; both buffers hold `WORDS` u64s.
     unsafe {
         let counted = check(ffi::MPI_Comm_size(node, &mut local), "MPI_Comm_size");
+        let reduced = check(
+            ffi::MPI_Allreduce(
+                mine.as_ptr().cast(),
+                union.as_mut_ptr().cast(),
+                super::cpus::WORDS as c_int,
+                ffi::RSMPI_UINT64_T,
+                ffi::RSMPI_BOR,
+                node,
+            ),
+            "MPI_Allreduce",
+        );
         check(ffi::MPI_Comm_free(&mut node), "MPI_Comm_free")?;
         counted?;
+        reduced?;
     }
     let whole = |x: c_int| {
         usize::try_from(x)
             .map_err(|_| TransportError::Mpi(format!("MPI gave {x} as a rank or size")))
     };
-    Ok((whole(rank)?, whole(size)?, whole(local)?.max(1)))
+    let processes = whole(local)?.max(1);
+    let cores = super::cpus::count(&union).unwrap_or_else(|| {
+        std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
+    });
+    Ok((whole(rank)?, whole(size)?, NodeShare { processes, cores }))
+}
+
+/// What the job has of this process's node.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct NodeShare {
+    /// The job's processes on the node.
+    pub processes: usize,
+    /// The cores they may run on between them.
+    pub cores: usize,
 }
 
 /// The first message with `tag` waiting from any rank, received whole (`MPI_Improbe` +
