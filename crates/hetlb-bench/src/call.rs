@@ -164,20 +164,36 @@ pub fn encode_record(item: &Item64, slot: &mut [u8]) {
 /// assert_eq!(decode_records(&bytes), vec![item]);
 /// ```
 pub fn decode_records(bytes: &[u8]) -> Vec<Item64> {
-    bytes
-        .chunks_exact(64)
-        .map(|c| {
-            let w = |k: usize| {
-                let mut b = [0u8; 8];
-                b.copy_from_slice(&c[8 * k..8 * k + 8]);
-                u64::from_le_bytes(b)
-            };
-            Item64 {
-                id: w(0),
-                data: [w(1), w(2), w(3), w(4), w(5), w(6), w(7)],
-            }
-        })
-        .collect()
+    let mut items = Vec::new();
+    append_records(bytes, &mut items);
+    items
+}
+
+/// [`decode_records`] onto the end of `items` (an application's vector), each record read
+/// once and written once.
+///
+/// # Example
+/// ```
+/// use hetlb_bench::call::{append_records, encode_record};
+/// let mut held = hetlb_bench::rebalance::items(0, 2);
+/// let item = hetlb_bench::rebalance::items(5, 6).remove(0);
+/// let mut bytes = [0u8; 64];
+/// encode_record(&item, &mut bytes);
+/// append_records(&bytes, &mut held);
+/// assert_eq!(held.iter().map(|i| i.id).collect::<Vec<_>>(), [0, 1, 5]);
+/// ```
+pub fn append_records(bytes: &[u8], items: &mut Vec<Item64>) {
+    items.extend(bytes.chunks_exact(64).map(|c| {
+        let w = |k: usize| {
+            let mut b = [0u8; 8];
+            b.copy_from_slice(&c[8 * k..8 * k + 8]);
+            u64::from_le_bytes(b)
+        };
+        Item64 {
+            id: w(0),
+            data: [w(1), w(2), w(3), w(4), w(5), w(6), w(7)],
+        }
+    }));
 }
 
 #[cfg(test)]
