@@ -126,6 +126,17 @@ fn child_rules(level: Threading) -> ExitCode {
         mpi.has_progress_thread() == (provided == Threading::Multiple),
         "a progress thread exactly under MPI_THREAD_MULTIPLE",
     );
+    // The node's cores are the union of its processes' allowed CPUs: at least this
+    // process's own.
+    let own = std::thread::available_parallelism().map_or(1, |n| n.get());
+    check(
+        mpi.cores_on_this_node() >= own && (1..=RANKS).contains(&mpi.ranks_on_this_node()),
+        &format!(
+            "rank {rank}: {} ranks on {} cores of this node, {own} of them its own",
+            mpi.ranks_on_this_node(),
+            mpi.cores_on_this_node()
+        ),
+    );
     let loads: Vec<u64> = (0..size as u64).map(|r| (r * 37 + 11) % 50).collect();
     let caps: Vec<f64> = (0..size).map(|r| 1.0 + (r % 3) as f64).collect();
     let network = "hypercube:3"

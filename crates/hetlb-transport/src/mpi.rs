@@ -155,6 +155,8 @@ struct Inner {
     rank: usize,
     size: usize,
     local_ranks: usize,
+    /// Cores the job's processes on this node may use between them.
+    local_cores: usize,
     /// The node runs more of the job's processes than they may use cores (the union of their
     /// allowed CPUs): waiters leave the cores sooner.
     oversubscribed: bool,
@@ -208,7 +210,9 @@ impl Inner {
             rank,
             size,
             local_ranks: node.processes,
+            local_cores: node.cores,
             oversubscribed: node.processes > node.cores,
+
             heard: Mutex::new(vec![now; size]),
             beats: Mutex::new(vec![0; size]),
             resumed: Mutex::new(now),
@@ -791,6 +795,14 @@ impl<'u> Mpi<'u> {
     /// Processes of this job on this process's node (to judge oversubscription).
     pub fn ranks_on_this_node(&self) -> usize {
         self.inner.local_ranks
+    }
+
+    /// Cores that this job's processes on this node may run on between them: the union of
+    /// their allowed CPUs (Linux), learned when the engine starts. A launcher that binds each
+    /// process to its own core leaves every process one CPU and the node one per process;
+    /// where a process cannot tell its CPUs, its own `available_parallelism`.
+    pub fn cores_on_this_node(&self) -> usize {
+        self.inner.local_cores
     }
 
     /// True when the engine runs on a progress thread (liveness is then proven between

@@ -47,11 +47,10 @@ impl MpiJob {
         self.mpi.size()
     }
 
-    /// Processes of the job on this node per core of this node (above 1 when they share
-    /// cores).
+    /// Processes of the job on this node per core they may use there (above 1 when they
+    /// share cores; a launcher's binding of each process to its own core is not sharing).
     pub fn oversubscription(&self) -> f64 {
-        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-        self.mpi.ranks_on_this_node() as f64 / cores as f64
+        self.mpi.ranks_on_this_node() as f64 / self.mpi.cores_on_this_node().max(1) as f64
     }
 
     /// Settings that every rank checked alike, so that every rank finds the same error: the
