@@ -27,8 +27,9 @@
 //! does not oversubscribe). Where MPI allows it (`MPI_THREAD_MULTIPLE`, which hetlb asks for
 //! when it starts MPI) a keeper thread also drives the engine between calls, so a process
 //! proves it is alive while its application computes, and a process stopped between two
-//! exchanges (`SIGSTOP`) falls silent within a beat. Below `MULTIPLE` the engine runs only inside hetlb's calls, on
-//! the adopting thread: then a peer is heard only while it waits for messages itself
+//! exchanges (`SIGSTOP`) falls silent within a beat. Below `MULTIPLE` the engine runs only
+//! inside hetlb's calls, on the adopting thread: then a peer is heard only while it waits for
+//! messages itself
 //! ([`Transport::proves_liveness_outside_calls`] is false). If hetlb starts MPI and the
 //! library offers less than `MULTIPLE`, the engine lives on hetlb's own thread, the only one
 //! allowed to call MPI, and endpoints hand it their messages over a channel.
@@ -157,9 +158,6 @@ struct Inner {
     local_ranks: usize,
     /// Cores the job's processes on this node may use between them.
     local_cores: usize,
-    /// The node runs more of the job's processes than they may use cores (the union of their
-    /// allowed CPUs): waiters leave the cores sooner.
-    oversubscribed: bool,
     /// When each peer was last heard (directly, or a newer beat of it relayed by another).
     heard: Mutex<Vec<Instant>>,
     /// The newest beat number known of every rank (this rank's own at its index).
@@ -211,7 +209,6 @@ impl Inner {
             size,
             local_ranks: node.processes,
             local_cores: node.cores,
-            oversubscribed: node.processes > node.cores,
 
             heard: Mutex::new(vec![now; size]),
             beats: Mutex::new(vec![0; size]),
@@ -223,6 +220,12 @@ impl Inner {
             failure,
             mode,
         }
+    }
+
+    /// The node runs more of the job's processes than they may use cores (the union of their
+    /// allowed CPUs): waiters leave the cores sooner.
+    fn oversubscribed(&self) -> bool {
+        self.local_ranks > self.local_cores
     }
 
     fn stopped_error() -> TransportError {
@@ -1038,7 +1041,7 @@ impl<M: Message> MpiEndpoint<'_, M> {
             let waited = now.duration_since(start);
             // A reply from a peer on another core usually comes within microseconds: look
             // again at once rather than pay a system call to yield.
-            if waited < SPIN_BEFORE_YIELDING && !self.inner.oversubscribed {
+            if waited < SPIN_BEFORE_YIELDING && !self.inner.oversubscribed() {
                 std::hint::spin_loop();
             // A send in flight (a large message's rendezvous) moves only while this process
             // calls MPI: keep driving it rather than sleep.
@@ -1118,7 +1121,7 @@ impl<M: Message> Transport<M> for MpiEndpoint<'_, M> {
         deadline: Option<Instant>,
     ) -> Result<Option<Envelope<M>>, TransportError> {
         if self.inner.shared() {
-            let eager = if self.inner.oversubscribed {
+            let eager = if self.inner.oversubscribed() {
                 SPIN_BEFORE_SLEEPING_OVERSUBSCRIBED
             } else {
                 SPIN_BEFORE_SLEEPING

@@ -62,6 +62,10 @@ fn parse_list(list: &str) -> Option<[u64; WORDS]> {
 mod tests {
     use super::*;
 
+    fn union(a: &[u64; WORDS], b: &[u64; WORDS]) -> [u64; WORDS] {
+        std::array::from_fn(|i| a[i] | b[i])
+    }
+
     #[test]
     fn lists_as_linux_writes_them() {
         assert_eq!(parse_list("0-1").as_ref().and_then(count), Some(2));
@@ -76,22 +80,15 @@ mod tests {
     #[test]
     fn two_processes_bound_to_one_core_each_have_two() {
         let (a, b) = (parse_list("0").unwrap(), parse_list("1").unwrap());
-        let union: Vec<u64> = a.iter().zip(&b).map(|(x, y)| x | y).collect();
-        assert_eq!(count(&union.try_into().unwrap()), Some(2));
+        assert_eq!(count(&union(&a, &b)), Some(2));
         let overlapping = parse_list("0-1").unwrap();
-        let union: Vec<u64> = a.iter().zip(&overlapping).map(|(x, y)| x | y).collect();
-        assert_eq!(count(&union.try_into().unwrap()), Some(2));
+        assert_eq!(count(&union(&a, &overlapping)), Some(2));
     }
 
     #[test]
     fn one_unknown_process_makes_the_node_unknown() {
-        let union: Vec<u64> = parse_list("0-7")
-            .unwrap()
-            .iter()
-            .zip(&unknown())
-            .map(|(x, y)| x | y)
-            .collect();
-        assert_eq!(count(&union.try_into().unwrap()), None);
+        let eight = parse_list("0-7").unwrap();
+        assert_eq!(count(&union(&eight, &unknown())), None);
     }
 
     #[test]
