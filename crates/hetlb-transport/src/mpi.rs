@@ -176,8 +176,15 @@ struct Inner {
     mode: Mode,
 }
 
-/// The first MPI error of an engine, shared with the endpoints.
-type Failure = Arc<Mutex<Option<String>>>;
+/// The first MPI error of an engine, shared with the endpoints, which look at it before
+/// every use of the engine: a flag read without a lock, the message behind it.
+#[derive(Default)]
+struct FirstError {
+    met: AtomicBool,
+    message: Mutex<Option<String>>,
+}
+
+type Failure = Arc<FirstError>;
 
 enum Mode {
     /// The engine lives on hetlb's own thread, which alone may call MPI (hetlb started MPI
@@ -234,7 +241,10 @@ impl Inner {
 
     /// The engine's MPI error, if it met one.
     fn failed(&self) -> Result<(), TransportError> {
-        match lock(&self.failure).as_ref() {
+        if !self.failure.met.load(Ordering::Acquire) {
+            return Ok(());
+        }
+        match lock(&self.failure.message).as_ref() {
             None => Ok(()),
             Some(e) => Err(TransportError::Mpi(e.clone())),
         }
@@ -391,18 +401,19 @@ impl Engine {
             last_beat: now - BEAT,
             last_look: now,
             farewells: vec![false; size],
-            failure: Arc::new(Mutex::new(None)),
+            failure: Arc::default(),
         }
     }
 
     /// Keeps the first MPI error: every later call of an endpoint fails with it.
     fn fail(&self, e: &TransportError) {
-        let mut failure = lock(&self.failure);
+        let mut failure = lock(&self.failure.message);
         if failure.is_none() {
             *failure = Some(match e {
                 TransportError::Mpi(m) => m.clone(),
                 other => other.to_string(),
             });
+            self.failure.met.store(true, Ordering::Release);
         }
     }
 
@@ -458,7 +469,11 @@ impl Engine {
     /// Receives everything waiting, completes sends, beats when due. True when anything
     /// arrived.
     fn pump(&mut self, inner: &Inner) -> bool {
-        let now = Instant::now();
+        self.pump_at(inner, Instant::now())
+    }
+
+    /// [`Engine::pump`] at `now`, a time the caller has just read.
+    fn pump_at(&mut self, inner: &Inner, now: Instant) -> bool {
         if now.duration_since(self.last_look) > PAUSE_GAP + BEAT {
             // This process was not running: peers' silence counts from now at the earliest.
             *lock(&inner.resumed) = now;
@@ -1030,11 +1045,12 @@ impl<M: Message> MpiEndpoint<'_, M> {
         let start = Instant::now();
         let mut nap = Duration::from_micros(20);
         loop {
-            let (delivered, sending) = self.try_delivery_sending()?;
+            // one clock read per look: the engine's beat and this wait share it
+            let now = Instant::now();
+            let (delivered, sending) = self.try_delivery_sending(now)?;
             if let Some(d) = delivered {
                 return self.open_delivery(d);
             }
-            let now = Instant::now();
             if deadline.is_some_and(|d| now >= d) {
                 return Ok(None);
             }
@@ -1056,16 +1072,20 @@ impl<M: Message> MpiEndpoint<'_, M> {
     }
 
     fn try_delivery(&self) -> Result<Option<Delivery>, TransportError> {
-        self.try_delivery_sending().map(|(d, _)| d)
+        self.try_delivery_sending(Instant::now()).map(|(d, _)| d)
     }
 
-    /// As `try_delivery`, and whether this process still has sends in flight (a shared
-    /// engine's; `false` for an owned one, whose thread progresses them).
-    fn try_delivery_sending(&self) -> Result<(Option<Delivery>, bool), TransportError> {
+    /// As `try_delivery` at `now` (a time just read), and whether this process still has
+    /// sends in flight (a shared engine's; `false` for an owned one, whose thread progresses
+    /// them).
+    fn try_delivery_sending(
+        &self,
+        now: Instant,
+    ) -> Result<(Option<Delivery>, bool), TransportError> {
         let mut sending = false;
         if self.inner.shared() {
             sending = self.inner.with_engine(|e, inner| {
-                e.pump(inner);
+                e.pump_at(inner, now);
                 !e.sends.is_empty()
             })?;
         }

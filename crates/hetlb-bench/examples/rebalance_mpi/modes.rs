@@ -272,7 +272,7 @@ impl Timings {
         let mean = |v: &Vec<f64>| v.iter().sum::<f64>() / v.len().max(1) as f64;
         writeln!(
             out,
-            "  idle call: {:.1} µs; idle two-step: {:.1} µs; MPI_Allreduce of a u64: {:.1} µs; ratios {:.1} and {:.1} (medians of {} calls each; means {:.1}, {:.1} and {:.1} µs)",
+            "  idle call: {:.2} µs; idle two-step: {:.2} µs; MPI_Allreduce of a u64: {:.2} µs; ratios {:.2} and {:.2} (medians of {} calls each; means {:.2}, {:.2} and {:.2} µs)",
             m(&self.idle) * 1e6,
             m(&self.idle_two_step) * 1e6,
             m(&self.reduce) * 1e6,
