@@ -19,13 +19,25 @@
 //! stays in the application's vector until the call ends: on success the sent originals are
 //! removed (a truncation when they were taken from the end) and the received items appended;
 //! on failure nothing needs restoring, and the received items are dropped. So each item is
-//! copied once by its sender and once by its receiver, as a plain send would.
+//! copied once by its sender and once by its receiver, as a plain send would. Own unit items
+//! taken from the end (when items give no positions) are handed out as a range of the
+//! application's vector ([`Piece::Own`]) rather than a copy: a backend that serialises
+//! messages encodes them from there, so the sender's one copy is the encoding itself.
 
 use super::locality::{Moments, Position, moments_of, towards};
 use super::store::{Store, StoreError};
 
 /// The direction of a transfer: from this rank's centroid to the receiver's.
 pub(crate) type Toward = Option<(Position, Position)>;
+
+/// What one item message carries: a chunk, or own items `range` left where they are (see
+/// the module documentation).
+pub(crate) enum Piece<C> {
+    /// Items copied or received.
+    Chunk(C),
+    /// Own items, not copied.
+    Own(std::ops::Range<usize>),
+}
 
 /// Where the sent own items are.
 enum Sent {
@@ -144,27 +156,43 @@ impl<'a, S: Store> Holdings<'a, S> {
         }
     }
 
-    /// Takes items carrying about `units` units (see the module documentation), in chunks of
-    /// at most `chunk` items; returns the chunks and the units they carry.
+    /// Takes items carrying about `units` units (see the module documentation), in pieces of
+    /// at most `chunk` items; returns the pieces and the units they carry.
     pub(crate) fn take(
         &mut self,
         units: u64,
         chunk: usize,
         toward: Toward,
-    ) -> (Vec<S::Chunk>, u64) {
+    ) -> (Vec<Piece<S::Chunk>>, u64) {
         if units == 0 {
             return (Vec::new(), 0);
         }
         let chunk = chunk.max(1);
         let toward = toward.filter(|_| self.moments.is_some());
-        let (chunks, carried) = self.take_any(units, chunk, toward);
-        for c in &chunks {
-            self.count_positions(c, -1.0);
+        let (pieces, carried) = self.take_any(units, chunk, toward);
+        // Own ranges are handed out only when items give no positions: nothing to count.
+        for piece in &pieces {
+            if let Piece::Chunk(c) = piece {
+                self.count_positions(c, -1.0);
+            }
         }
-        (chunks, carried)
+        (pieces, carried)
     }
 
-    fn take_any(&mut self, units: u64, chunk: usize, toward: Toward) -> (Vec<S::Chunk>, u64) {
+    /// The items of `piece` as a chunk (a copy of own items).
+    pub(crate) fn chunk_of(&self, piece: Piece<S::Chunk>) -> S::Chunk {
+        match piece {
+            Piece::Chunk(c) => c,
+            Piece::Own(range) => self.own.copy_range(range),
+        }
+    }
+
+    fn take_any(
+        &mut self,
+        units: u64,
+        chunk: usize,
+        toward: Toward,
+    ) -> (Vec<Piece<S::Chunk>>, u64) {
         // Unit items go from the tail while no item was chosen by position; once one was, the
         // sent items are marked one by one.
         if self.unit_items && toward.is_none() && matches!(self.sent, Sent::Tail { .. }) {
@@ -181,13 +209,13 @@ impl<'a, S: Store> Holdings<'a, S> {
             if len > 0 {
                 chunks.push(items);
             }
-            (chunks, carried)
+            (chunks.into_iter().map(Piece::Chunk).collect(), carried)
         }
     }
 
-    fn take_unit(&mut self, units: u64, chunk: usize) -> (Vec<S::Chunk>, u64) {
+    fn take_unit(&mut self, units: u64, chunk: usize) -> (Vec<Piece<S::Chunk>>, u64) {
         let mut want = usize::try_from(units).unwrap_or(usize::MAX);
-        let mut out: Vec<S::Chunk> = Vec::new();
+        let mut out: Vec<Piece<S::Chunk>> = Vec::new();
         let mut carried = 0u64;
         // Received items first, whole chunks moved without copying.
         while want > 0 {
@@ -208,16 +236,22 @@ impl<'a, S: Store> Holdings<'a, S> {
             carried += n as u64;
             self.received_items -= n;
             self.received_units = self.received_units.saturating_sub(n as u64);
-            out.push(piece);
+            out.push(Piece::Chunk(piece));
         }
-        // Then own items from the end: copied; the originals stay until the call ends.
+        // Then own items from the end: the originals stay until the call ends, handed out in
+        // place where items give no positions, else copied (their positions are counted).
         let Sent::Tail { kept } = &mut self.sent else {
             unreachable!("unit items are always taken from the tail");
         };
         let mut n = want.min(*kept);
         while n > 0 {
             let k = n.min(chunk);
-            out.push(self.own.copy_range(*kept - k..*kept));
+            let range = *kept - k..*kept;
+            out.push(if self.moments.is_none() {
+                Piece::Own(range)
+            } else {
+                Piece::Chunk(self.own.copy_range(range))
+            });
             *kept -= k;
             n -= k;
             carried += k as u64;
@@ -448,6 +482,65 @@ mod tests {
     #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
     struct Dot(u64, f64);
 
+    /// [`Holdings::take`], every piece made a chunk.
+    fn take<S: Store>(
+        h: &mut Holdings<'_, S>,
+        units: u64,
+        chunk: usize,
+        toward: Toward,
+    ) -> (Vec<S::Chunk>, u64) {
+        let (pieces, carried) = h.take(units, chunk, toward);
+        (pieces.into_iter().map(|p| h.chunk_of(p)).collect(), carried)
+    }
+
+    #[test]
+    fn own_unit_items_without_positions_are_handed_out_in_place() {
+        let mut own: Vec<u64> = (0..10).collect();
+        let mut h = Holdings::new(&mut own);
+        h.receive(vec![100], 1);
+        let (pieces, carried) = h.take(6, 3, None);
+        assert_eq!(carried, 6);
+        let shapes: Vec<String> = pieces
+            .iter()
+            .map(|p| match p {
+                Piece::Chunk(c) => format!("chunk {c:?}"),
+                Piece::Own(r) => format!("own {r:?}"),
+            })
+            .collect();
+        assert_eq!(shapes, ["chunk [100]", "own 7..10", "own 5..7"]);
+        // with positions, own items are copied (their positions are counted out)
+        let mut dots: Vec<Dot> = (0..4).map(|i| Dot(i, i as f64)).collect();
+        let mut h = Holdings::new(&mut dots);
+        let (pieces, _) = h.take(2, 100, None);
+        assert!(matches!(pieces.as_slice(), [Piece::Chunk(c)] if c.len() == 2));
+    }
+
+    /// A range serialised in place is the same bytes as its copy, for items and records.
+    #[test]
+    fn own_ranges_serialise_as_their_copies() {
+        let items: Vec<Dot> = (0..5).map(|i| Dot(i * 1000, i as f64 / 3.0)).collect();
+        for r in [0..0, 1..4, 0..5] {
+            let copy = postcard::to_allocvec(&items.copy_range(r.clone())).unwrap();
+            let view = postcard::to_allocvec(&ViewOf(&items, r.clone())).unwrap();
+            assert_eq!(view, copy, "{r:?}");
+        }
+        let mut bytes: Vec<u8> = (0..24 * 4).map(|b| b as u8).collect();
+        let records = Records::new(&mut bytes, 24, 0).unwrap();
+        for r in [0..0, 1..3, 0..4] {
+            let copy = postcard::to_allocvec(&records.copy_range(r.clone())).unwrap();
+            let view = postcard::to_allocvec(&ViewOf(&records, r.clone())).unwrap();
+            assert_eq!(view, copy, "{r:?}");
+        }
+    }
+
+    struct ViewOf<'a, S>(&'a S, std::ops::Range<usize>);
+
+    impl<S: Store> serde::Serialize for ViewOf<'_, S> {
+        fn serialize<Z: serde::Serializer>(&self, s: Z) -> Result<Z::Ok, Z::Error> {
+            self.0.serialize_range(self.1.clone(), s)
+        }
+    }
+
     impl crate::Item for Dot {
         fn id(&self) -> u64 {
             self.0
@@ -462,19 +555,19 @@ mod tests {
         let mut own: Vec<Dot> = (0..10).map(|i| Dot(i, i as f64)).collect();
         let mut h = Holdings::new(&mut own);
         // Towards x = 20: the items of largest x.
-        let (sent, carried) = h.take(3, 100, Some(([4.5, 0.0, 0.0], [20.0, 0.0, 0.0])));
+        let (sent, carried) = take(&mut h, 3, 100, Some(([4.5, 0.0, 0.0], [20.0, 0.0, 0.0])));
         assert_eq!(carried, 3);
         let mut xs: Vec<u64> = sent.iter().flatten().map(|d| d.0).collect();
         xs.sort_unstable();
         assert_eq!(xs, vec![7, 8, 9]);
         // Towards x = −10: the smallest.
-        let (sent, _) = h.take(2, 100, Some(([4.5, 0.0, 0.0], [-10.0, 0.0, 0.0])));
+        let (sent, _) = take(&mut h, 2, 100, Some(([4.5, 0.0, 0.0], [-10.0, 0.0, 0.0])));
         assert_eq!(
             sent.iter().flatten().map(|d| d.0).collect::<Vec<_>>(),
             vec![0, 1]
         );
         // Then a transfer without a direction (a receiver without items): still exact.
-        let (_, carried) = h.take(2, 100, None);
+        let (_, carried) = take(&mut h, 2, 100, None);
         assert_eq!(carried, 2);
         assert_eq!(h.items(), 3);
         let m = h.moments().unwrap();
@@ -504,9 +597,9 @@ mod tests {
         let mut own: Vec<u64> = (0..10).collect();
         let mut h = Holdings::new(&mut own);
         h.receive(vec![100, 101], 2);
-        let (sent, carried) = h.take(3, 2, None);
+        let (sent, carried) = take(&mut h, 3, 2, None);
         assert_eq!((flat(sent), carried), (vec![100, 101, 9], 3));
-        let (sent, _) = h.take(5, 2, None);
+        let (sent, _) = take(&mut h, 5, 2, None);
         assert_eq!(sent, vec![vec![7, 8], vec![5, 6], vec![4]]);
         assert_eq!((h.units(), h.items()), (4, 4));
         h.roll_back();
@@ -519,8 +612,8 @@ mod tests {
             let mut own: Vec<u64> = (0..6).collect();
             let mut h = Holdings::new(&mut own);
             h.receive(vec![10, 11], 2);
-            let _ = h.take(3, 100, None); // 10, 11 forwarded, 5 sent
-            let _ = h.take(1, 100, None); // 4 sent
+            let _ = take(&mut h, 3, 100, None); // 10, 11 forwarded, 5 sent
+            let _ = take(&mut h, 1, 100, None); // 4 sent
             let aside = h.set_aside();
             assert_eq!(own, vec![0, 1, 2, 3]);
             assert_eq!(aside.len(), 2);
@@ -540,7 +633,7 @@ mod tests {
         let mut own: Vec<u64> = (0..4).collect();
         let mut h = Holdings::new(&mut own);
         h.receive(vec![10, 11, 12], 3);
-        let _ = h.take(4, 100, None);
+        let _ = take(&mut h, 4, 100, None);
         h.commit();
         assert_eq!(own, vec![0, 1, 2]);
     }
@@ -549,7 +642,7 @@ mod tests {
     fn weighted_items_fit_without_overshooting_by_more_than_one() {
         let mut own = vec![W(1, 5), W(2, 3), W(3, 3), W(4, 1), W(5, 8)];
         let mut h = Holdings::new(&mut own);
-        let (sent, carried) = h.take(7, 100, None);
+        let (sent, carried) = take(&mut h, 7, 100, None);
         // largest first: 5 fits (2 left), 3 no, 3 no, 1 fits (1 left); then the lightest
         // heavier item (3) would overshoot by 2 > 1: stop at 6.
         assert_eq!(carried, 6);
@@ -557,10 +650,10 @@ mod tests {
             flat(sent).iter().map(|w| w.0).collect::<Vec<_>>(),
             vec![1, 4]
         );
-        let (_, carried) = h.take(7, 100, None);
+        let (_, carried) = take(&mut h, 7, 100, None);
         // 8 does not fit, 3+3 = 6, 1 left, 8 overshoots by 7: 6.
         assert_eq!(carried, 6);
-        let (_, carried) = h.take(5, 100, None);
+        let (_, carried) = take(&mut h, 5, 100, None);
         assert_eq!(carried, 8); // only the 8 is left: 3 over, closer than 5 under
         assert_eq!(h.items(), 0);
         h.commit();
@@ -572,7 +665,7 @@ mod tests {
         let mut own = vec![W(1, 2), W(2, 2)];
         let mut h = Holdings::new(&mut own);
         h.receive(vec![W(10, 4), W(11, 1)], 5);
-        let (sent, carried) = h.take(4, 100, None);
+        let (sent, carried) = take(&mut h, 4, 100, None);
         assert_eq!((flat(sent), carried), (vec![W(10, 4)], 4));
         h.commit();
         assert_eq!(own, vec![W(1, 2), W(2, 2), W(11, 1)]);
@@ -592,7 +685,7 @@ mod tests {
         let mut other: Vec<u8> = (10..12).flat_map(|i| record(i, 1)).collect();
         let incoming = Records::new(&mut other, 24, 0).unwrap().copy_range(0..2);
         h.receive(incoming, 2);
-        let (sent, carried) = h.take(3, 2, None);
+        let (sent, carried) = take(&mut h, 3, 2, None);
         assert_eq!((sent.len(), carried), (2, 3));
         h.prepare_commit().unwrap();
         h.commit();
@@ -605,7 +698,7 @@ mod tests {
             .collect();
         let mut r = Records::new(&mut buf, 24, 0).unwrap().with_loads(&weigh);
         let mut h = Holdings::new(&mut r);
-        let (_, carried) = h.take(7, 100, None);
+        let (_, carried) = take(&mut h, 7, 100, None);
         assert_eq!(carried, 6); // as with items: 5 + 1
         let aside = h.set_aside();
         assert_eq!(aside.len(), 2);
@@ -675,7 +768,7 @@ mod tests {
         let mut r = Records::new(&mut buf, 24, 0).unwrap().with_loads(&weigh);
         let mut h = Holdings::new(&mut r);
         h.receive(incoming.clone(), 5);
-        let (sent, carried) = h.take(4, 100, None);
+        let (sent, carried) = take(&mut h, 4, 100, None);
         assert_eq!(carried, 4);
         assert_eq!(sent.len(), 1);
         assert_eq!(h.store().chunk_len(&sent[0]), 1);

@@ -243,19 +243,45 @@ impl<'a, T: Serialize, E: Transport<Msg<T>>> Session<'a, T, E> {
 
     /// Sends a message of this call.
     pub(crate) fn send(&mut self, to: usize, msg: Msg<T>) -> Result<(), PeerError> {
-        // Where nothing is serialised (threads), items are counted at the size they would
-        // take on the wire.
-        let counted = if self.count_bytes && matches!(msg, Msg::Items { .. }) {
-            postcard::serialize_with_flavor::<_, postcard::ser_flavors::Size, usize>(
-                &msg,
-                postcard::ser_flavors::Size::default(),
-            )
-            .ok()
-            .map(|n| n as u64)
-        } else {
-            None
-        };
-        let wire = match self.ep.send(to, msg) {
+        let counted = self.counted(&msg);
+        let sent = self.ep.send(to, msg);
+        self.account(sent, counted)
+    }
+
+    /// Sends the message `owned` makes, given also as `view`, which serialises to exactly
+    /// its bytes (an item message whose items are a range of the application's vector): see
+    /// [`Transport::send_view`].
+    pub(crate) fn send_view<V: Serialize>(
+        &mut self,
+        to: usize,
+        view: &Msg<V>,
+        owned: impl FnOnce() -> Msg<T>,
+    ) -> Result<(), PeerError> {
+        let counted = self.counted(view);
+        let sent = self.ep.send_view(to, view, owned);
+        self.account(sent, counted)
+    }
+
+    /// Where nothing is serialised (threads), items are counted at the size they would take
+    /// on the wire.
+    fn counted<V: Serialize>(&self, msg: &Msg<V>) -> Option<u64> {
+        if !(self.count_bytes && matches!(msg, Msg::Items { .. })) {
+            return None;
+        }
+        postcard::serialize_with_flavor::<_, postcard::ser_flavors::Size, usize>(
+            msg,
+            postcard::ser_flavors::Size::default(),
+        )
+        .ok()
+        .map(|n| n as u64)
+    }
+
+    fn account(
+        &mut self,
+        sent: Result<u64, TransportError>,
+        counted: Option<u64>,
+    ) -> Result<(), PeerError> {
+        let wire = match sent {
             Ok(n) => n,
             // A receiver that has gone away is judged by its liveness where it matters
             // (while this rank waits for it), not here.

@@ -113,10 +113,17 @@ impl ByteChunk {
 
 impl Serialize for ByteChunk {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        Self::serialize_parts(self.size, &self.bytes, s)
+    }
+}
+
+impl ByteChunk {
+    /// A chunk of records of `size` bytes held in `bytes`, serialised as the chunk would be.
+    fn serialize_parts<S: Serializer>(size: usize, bytes: &[u8], s: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeTuple;
         let mut t = s.serialize_tuple(2)?;
-        t.serialize_element(&(self.size as u64))?;
-        t.serialize_element(&RawBytes(&self.bytes))?;
+        t.serialize_element(&(size as u64))?;
+        t.serialize_element(&RawBytes(bytes))?;
         t.end()
     }
 }
@@ -219,6 +226,14 @@ pub trait Store {
     fn new_chunk(&self) -> Self::Chunk;
     /// A copy of own items `range`, as a chunk.
     fn copy_range(&self, range: Range<usize>) -> Self::Chunk;
+    /// Own items `range` serialised exactly as the chunk [`Store::copy_range`] makes of
+    /// them, without the copy (for a backend that serialises what it sends).
+    ///
+    /// # Errors
+    /// The serializer's.
+    fn serialize_range<Z: Serializer>(&self, range: Range<usize>, s: Z) -> Result<Z::Ok, Z::Error> {
+        self.copy_range(range).serialize(s)
+    }
     /// Appends a copy of own item `i` to `c`.
     fn push_own(&self, c: &mut Self::Chunk, i: usize);
     /// Appends a copy of item `i` of `from` to `to`.
@@ -285,6 +300,10 @@ impl<T: Item> Store for Vec<T> {
     }
     fn copy_range(&self, range: Range<usize>) -> Vec<T> {
         self[range].to_vec()
+    }
+    fn serialize_range<Z: Serializer>(&self, range: Range<usize>, s: Z) -> Result<Z::Ok, Z::Error> {
+        // a slice serialises as the vector `copy_range` makes
+        self[range].serialize(s)
     }
     fn push_own(&self, c: &mut Vec<T>, i: usize) {
         c.push(self[i].clone());
@@ -571,6 +590,11 @@ impl<'a, B: RecordBuffer + ?Sized> Records<'a, B> {
         &self.buffer.bytes()[i * self.size..(i + 1) * self.size]
     }
 
+    /// The bytes of records `range`.
+    fn range_bytes(&self, range: Range<usize>) -> &[u8] {
+        &self.buffer.bytes()[range.start * self.size..range.end * self.size]
+    }
+
     /// Record `i`'s id.
     ///
     /// # Panics
@@ -645,8 +669,11 @@ impl<B: RecordBuffer + ?Sized> Store for Records<'_, B> {
     fn copy_range(&self, range: Range<usize>) -> ByteChunk {
         ByteChunk {
             size: self.size,
-            bytes: self.buffer.bytes()[range.start * self.size..range.end * self.size].to_vec(),
+            bytes: self.range_bytes(range).to_vec(),
         }
+    }
+    fn serialize_range<Z: Serializer>(&self, range: Range<usize>, s: Z) -> Result<Z::Ok, Z::Error> {
+        ByteChunk::serialize_parts(self.size, self.range_bytes(range), s)
     }
     fn push_own(&self, c: &mut ByteChunk, i: usize) {
         c.bytes.extend_from_slice(self.record(i));

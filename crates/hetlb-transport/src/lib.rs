@@ -247,6 +247,38 @@ pub trait Transport<M> {
         self.send(to, msg)
     }
 
+    /// Sends the message `owned` makes, also given as `view`: a borrowed form of it that
+    /// serialises to exactly the bytes `owned()` would (the sender's items as a slice of its
+    /// own vector, say). A backend that serialises messages (MPI) encodes `view` and never
+    /// calls `owned`, so the contents are not copied before they are encoded; one that hands
+    /// values over (threads, simulated) sends `owned()`. Returns what [`Transport::send`]
+    /// returns.
+    ///
+    /// # Errors
+    /// As [`Transport::send`].
+    ///
+    /// # Example
+    /// ```
+    /// use hetlb_transport::{Transport, threads::network};
+    /// let ranks = network::<Vec<u32>>(1);
+    /// let mine = vec![1, 2, 3, 4];
+    /// // a slice serialises as the vector it would be copied into
+    /// ranks[0].send_view(0, &mine[1..3], || mine[1..3].to_vec()).unwrap();
+    /// assert_eq!(ranks[0].try_recv().unwrap().unwrap().msg, vec![2, 3]);
+    /// ```
+    fn send_view<V: Serialize + ?Sized>(
+        &self,
+        to: usize,
+        view: &V,
+        owned: impl FnOnce() -> M,
+    ) -> Result<u64, TransportError>
+    where
+        Self: Sized,
+    {
+        let _ = view;
+        self.send(to, owned())
+    }
+
     /// The next message from any rank, waiting until `deadline` (forever for `None`).
     /// `Ok(None)` when the deadline passed first, or earlier when a peer's liveness changed
     /// (a peer's endpoint closed), so that a waiting rank can judge it at once.

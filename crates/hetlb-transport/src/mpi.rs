@@ -113,7 +113,10 @@ enum Frame {
 }
 
 /// Encodes `payload` then `frame` and the frame's length in the last byte.
-fn encode<M: Serialize>(msg: Option<&M>, frame: &Frame) -> Result<Vec<u8>, TransportError> {
+fn encode<M: Serialize + ?Sized>(
+    msg: Option<&M>,
+    frame: &Frame,
+) -> Result<Vec<u8>, TransportError> {
     let enc = |e: postcard::Error| TransportError::Encoding(e.to_string());
     let mut bytes = match msg {
         // into a kept buffer (see `pool`), given back once the send completes
@@ -1033,6 +1036,19 @@ impl<M: Message> MpiEndpoint<'_, M> {
         }
     }
 
+    /// Encodes `msg` (a message of this endpoint, or a view that serialises as one) and hands
+    /// it to the engine; the bytes it takes on the wire.
+    fn send_encoded<V: Serialize + ?Sized>(
+        &self,
+        to: usize,
+        msg: &V,
+    ) -> Result<u64, TransportError> {
+        let bytes = encode(Some(msg), &Frame::Data { port: self.port })?;
+        let n = bytes.len() as u64;
+        self.inner.post(to, bytes)?;
+        Ok(n)
+    }
+
     /// Waits for a message by driving the shared engine: polling it, yielding the core, for
     /// `eager` at first and while this process has sends in flight, then sleeping in
     /// growing steps (at most [`MAX_NAP`]) so that a waiting rank leaves the cores to
@@ -1115,10 +1131,17 @@ impl<M: Message> Transport<M> for MpiEndpoint<'_, M> {
     }
 
     fn send(&self, to: usize, msg: M) -> Result<u64, TransportError> {
-        let bytes = encode(Some(&msg), &Frame::Data { port: self.port })?;
-        let n = bytes.len() as u64;
-        self.inner.post(to, bytes)?;
-        Ok(n)
+        self.send_encoded(to, &msg)
+    }
+
+    /// Encodes `view` in place of the message, which is therefore never built.
+    fn send_view<V: Serialize + ?Sized>(
+        &self,
+        to: usize,
+        view: &V,
+        _owned: impl FnOnce() -> M,
+    ) -> Result<u64, TransportError> {
+        self.send_encoded(to, view)
     }
 
     fn recv(&self, deadline: Option<Instant>) -> Result<Option<Envelope<M>>, TransportError> {

@@ -29,7 +29,7 @@ mod machine;
 use super::decide::Migration;
 use super::error::PeerError;
 use super::faults::Fault;
-use super::holdings::{Aside, Holdings};
+use super::holdings::{Aside, Holdings, Piece};
 use super::session::Session;
 use super::store::Store;
 use super::wire::{DoneSummary, Msg};
@@ -248,35 +248,80 @@ fn send_items<S: Store, E: Transport<Msg<S::Chunk>>>(
     holdings: &Holdings<'_, S>,
     epoch: u64,
     send: Send,
-    chunks: Vec<S::Chunk>,
+    pieces: Vec<Piece<S::Chunk>>,
     stats: &mut MoveStats,
 ) -> Result<(), PeerError> {
-    let count = chunks.len().max(1);
+    let count = pieces.len().max(1);
     let unit_items = holdings.unit_items();
     let store = holdings.store();
-    let mut chunks = chunks.into_iter();
+    let mut pieces = pieces.into_iter();
     for k in 0..count {
-        let items = chunks.next().unwrap_or_else(|| store.new_chunk());
-        let n = store.chunk_len(&items);
-        stats.items_sent += n as u64;
-        let units = if unit_items {
-            n as u64
-        } else {
-            (0..n).fold(0u64, |a, i| a.saturating_add(store.chunk_load(&items, i)))
+        let piece = pieces
+            .next()
+            .unwrap_or_else(|| Piece::Chunk(store.new_chunk()));
+        let last = send.last && k + 1 == count;
+        let (n, units) = match &piece {
+            Piece::Chunk(items) => {
+                let n = store.chunk_len(items);
+                let units = if unit_items {
+                    n as u64
+                } else {
+                    (0..n).fold(0u64, |a, i| a.saturating_add(store.chunk_load(items, i)))
+                };
+                (n, units)
+            }
+            Piece::Own(range) => {
+                let units = if unit_items {
+                    range.len() as u64
+                } else {
+                    range
+                        .clone()
+                        .fold(0u64, |a, i| a.saturating_add(store.load(i)))
+                };
+                (range.len(), units)
+            }
         };
+        stats.items_sent += n as u64;
         stats.units_sent += units;
-        session.send(
-            send.to,
-            Msg::Items {
-                epoch,
-                transfer: send.transfer,
-                last: send.last && k + 1 == count,
-                units,
-                items,
-            },
-        )?;
+        let message = |items| Msg::Items {
+            epoch,
+            transfer: send.transfer,
+            last,
+            units,
+            items,
+        };
+        match piece {
+            Piece::Chunk(items) => session.send(send.to, message(items))?,
+            // Encoded from the application's vector where the backend serialises.
+            Piece::Own(range) => session.send_view(
+                send.to,
+                &Msg::Items {
+                    epoch,
+                    transfer: send.transfer,
+                    last,
+                    units,
+                    items: OwnRange {
+                        store,
+                        range: range.clone(),
+                    },
+                },
+                || message(holdings.chunk_of(Piece::Own(range))),
+            )?,
+        }
     }
     Ok(())
+}
+
+/// Own items `range` of a store, serialised as the chunk [`Store::copy_range`] would make.
+struct OwnRange<'a, S> {
+    store: &'a S,
+    range: std::ops::Range<usize>,
+}
+
+impl<S: Store> serde::Serialize for OwnRange<'_, S> {
+    fn serialize<Z: serde::Serializer>(&self, s: Z) -> Result<Z::Ok, Z::Error> {
+        self.store.serialize_range(self.range.clone(), s)
+    }
 }
 
 /// Seconds from `start` to now on the transport's clock.
