@@ -178,16 +178,14 @@ fn exact_floors(total: u64, capacities: &[f64]) -> (Vec<u64>, Vec<Remainder>) {
     let weights = exact_weights(capacities);
     if let Weights::Small(w) = &weights {
         let den: u128 = w.iter().sum();
-        let nums: Option<Vec<u128>> = w
-            .iter()
-            .map(|&x| x.checked_mul(u128::from(total)))
-            .collect();
-        if let Some(nums) = nums
-            && den > 0
-        {
-            return nums
+        let total = u128::from(total);
+        if den > 0 && w.iter().all(|&x| x.checked_mul(total).is_some()) {
+            return w
                 .iter()
-                .map(|&num| ((num / den) as u64, Remainder::Small(num % den)))
+                .map(|&x| {
+                    let num = x * total;
+                    ((num / den) as u64, Remainder::Small(num % den))
+                })
                 .unzip();
         }
     }
@@ -238,17 +236,30 @@ pub fn proportional_targets(total: u64, capacities: &[f64], tie_break: &[u64]) -
         return Vec::new();
     }
     let (mut targets, remainders) = proportional_floors(total, capacities);
-    let mut order: Vec<usize> = (0..n).collect();
-    order.sort_by(|&a, &b| {
+    let assigned: u128 = targets.iter().map(|&t| u128::from(t)).sum();
+    let left = (u128::from(total) - assigned) as usize;
+    if left == 0 {
+        return targets;
+    }
+    // Largest remainder first, then the larger tie-break, then the lower index: a strict
+    // order, so the `left` first nodes are one set however the rest is ordered.
+    let first = |&a: &usize, &b: &usize| {
         remainders[b]
             .cmp(&remainders[a])
             .then(tie_break[b].cmp(&tie_break[a]))
             .then(a.cmp(&b))
-    });
-    let assigned: u128 = targets.iter().map(|&t| u128::from(t)).sum();
-    let left = (u128::from(total) - assigned) as usize;
-    for &i in order.iter().cycle().take(left) {
-        targets[i] += 1;
+    };
+    let mut order: Vec<usize> = (0..n).collect();
+    if left < n {
+        order.select_nth_unstable_by(left - 1, first);
+        for &i in &order[..left] {
+            targets[i] += 1;
+        }
+    } else {
+        order.sort_by(first);
+        for &i in order.iter().cycle().take(left) {
+            targets[i] += 1;
+        }
     }
     targets
 }
@@ -669,6 +680,29 @@ mod tests {
                 let share = total as f64 * c / sum;
                 prop_assert!((*ti as f64 - share).abs() < 1.0 + 1e-6);
             }
+        }
+
+        /// The extra units go to the largest remainders, then the larger tie-break, then
+        /// the lower index: the same targets as ranking every node (Hamilton's method read
+        /// literally), however few units are left over.
+        #[test]
+        fn leftover_units_go_where_a_full_ranking_puts_them(
+            total in 0u64..10_000,
+            whole in prop::collection::vec(1u32..6, 1..24),
+            ties in prop::collection::vec(0u64..3, 24),
+        ) {
+            let caps: Vec<f64> = whole.iter().map(|&c| f64::from(c)).collect();
+            let tie_break = &ties[..caps.len()];
+            let den: u64 = whole.iter().map(|&c| u64::from(c)).sum();
+            let mut expected: Vec<u64> = whole.iter().map(|&c| total * u64::from(c) / den).collect();
+            let remainder = |i: usize| total * u64::from(whole[i]) % den;
+            let mut order: Vec<usize> = (0..caps.len()).collect();
+            order.sort_by_key(|&i| (std::cmp::Reverse(remainder(i)), std::cmp::Reverse(tie_break[i]), i));
+            let left = total - expected.iter().sum::<u64>();
+            for &i in order.iter().take(left as usize) {
+                expected[i] += 1;
+            }
+            prop_assert_eq!(proportional_targets(total, &caps, tie_break), expected);
         }
 
         #[test]

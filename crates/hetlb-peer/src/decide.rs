@@ -271,7 +271,7 @@ type Planned = (Algorithm, Plan, bool, Option<Prediction>);
 /// Every candidate planned and predicted, and the one to follow.
 struct Evaluation {
     planned: Vec<Planned>,
-    /// Rule `auto`: each candidate's learned shortfall (`None` for one rule).
+    /// Rule `auto`: each candidate's learned shortfall (empty for one candidate).
     shortfalls: Vec<Option<f64>>,
     /// The candidate followed: the best ranked net gain (ties to the first).
     choice: usize,
@@ -300,21 +300,21 @@ fn evaluate(
     };
     // Rule auto compares predictions, so it needs them: until every speed is measured, its
     // first candidate runs alone.
-    let candidates = match (&inputs.candidates, &inputs.measured_speeds) {
-        (Some(list), Some(_)) if !list.is_empty() => list.clone(),
-        (Some(list), None) if !list.is_empty() => vec![list[0]],
-        _ => vec![inputs.algorithm],
+    let candidates: &[Algorithm] = match (&inputs.candidates, &inputs.measured_speeds) {
+        (Some(list), Some(_)) if !list.is_empty() => list,
+        (Some(list), None) if !list.is_empty() => &list[..1],
+        _ => std::slice::from_ref(&inputs.algorithm),
     };
     // When no plan can pass the trigger, one candidate's plan is enough to report what was
     // held back.
     let candidates =
         if !every_candidate && cannot_pay(loads, inputs.measured_speeds.as_deref(), inputs) {
-            vec![candidates[0]]
+            &candidates[..1]
         } else {
             candidates
         };
     let mut planned = Vec::with_capacity(candidates.len());
-    for &algorithm in &candidates {
+    for &algorithm in candidates {
         let (plan, converged) = plan_for(algorithm, loads, capacities.as_ref(), inputs)?;
         let prediction = predict_plan(&plan);
         planned.push((algorithm, plan, converged, prediction));
@@ -323,9 +323,16 @@ fn evaluate(
         Trigger::Auto { horizon, .. } => horizon,
         _ => 1,
     };
-    let several = planned.len() > 1;
+    if planned.len() == 1 {
+        return Ok(Evaluation {
+            planned,
+            shortfalls: Vec::new(),
+            choice: 0,
+            horizon,
+        });
+    }
     let shortfalls: Vec<Option<f64>> = (0..planned.len())
-        .map(|position| several.then(|| inputs.shortfalls.of(position)).flatten())
+        .map(|position| inputs.shortfalls.of(position))
         .collect();
     // Ranked by the net gain less what each candidate's moves fell short by so far; whether
     // to move stays the trigger's, on the chosen plan's own prediction.
@@ -510,9 +517,12 @@ fn number_transfers(plan: &Plan) -> Result<Vec<PlannedTransfer>, PeerError> {
 
 /// The model's transmission steps of the plan under `schedule`.
 fn predict(plan: &Plan, network: &Network, schedule: Schedule) -> Option<u64> {
-    if matches!(network, Network::Hypercube(_))
-        && let Ok(t) = transmit(plan, schedule)
-    {
+    let hypercube = matches!(network, Network::Hypercube(_));
+    if plan.transfers().all(|t| t.units == 0) {
+        // Nothing to carry takes no step, wherever the model has a schedule.
+        return (hypercube || schedule == Schedule::Phased).then_some(0);
+    }
+    if hypercube && let Ok(t) = transmit(plan, schedule) {
         return Some(t.steps);
     }
     (schedule == Schedule::Phased).then(|| {
@@ -521,4 +531,47 @@ fn predict(plan: &Plan, network: &Network, schedule: Schedule) -> Option<u64> {
             .map(|p| p.transfers.iter().map(|t| t.units).max().unwrap_or(0))
             .fold(0u64, u64::saturating_add)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use hetlb_core::topology::{Topology, TopologySpec};
+
+    /// The shortcut for a plan that moves nothing gives what the schedules compute.
+    #[test]
+    fn a_plan_that_moves_nothing_is_predicted_as_the_schedules_compute_it() {
+        let schedules = [
+            Schedule::Phased,
+            Schedule::Overlap,
+            Schedule::Pipeline,
+            Schedule::PipelinePerProcessor,
+        ];
+        for (spec, rule) in [
+            ("hypercube:0", Algorithm::Cwa),
+            ("hypercube:1", Algorithm::Cwa),
+            ("hypercube:3", Algorithm::Dem),
+            ("ring:6", Algorithm::Diffusion),
+        ] {
+            let network = spec.parse::<TopologySpec>().unwrap().build().unwrap();
+            // Balanced loads: the rule's phases carry nothing.
+            let loads = vec![5u64; network.node_count()];
+            let options = BalanceOptions::new();
+            let plan = balance_on(&network, rule, &loads, &options).unwrap().plan;
+            assert!(plan.transfers().all(|t| t.units == 0), "{spec}");
+            for schedule in schedules {
+                let computed = if matches!(network, Network::Hypercube(_)) {
+                    transmit(&plan, schedule).ok().map(|t| t.steps)
+                } else {
+                    (schedule == Schedule::Phased).then_some(0)
+                };
+                assert_eq!(
+                    predict(&plan, &network, schedule),
+                    computed,
+                    "{spec} {schedule:?}"
+                );
+                assert_eq!(computed.unwrap_or(0), 0, "{spec} {schedule:?}");
+            }
+        }
+    }
 }

@@ -168,6 +168,14 @@ pub fn walk_weighted(loads: &mut [u64], weights: &[f64]) -> Vec<Phase> {
 /// share their low `p` bits) distributes its own total.
 fn column_targets(loads: &[u64], capacities: Option<&[f64]>, p: u32) -> Vec<u64> {
     let columns = 1usize << p;
+    if columns == 1 {
+        // One column: the whole cube, its members in address order.
+        let total = loads.iter().sum();
+        return match capacities {
+            Some(caps) => proportional_targets(total, caps, loads),
+            None => proportional_targets(total, &vec![1.0; loads.len()], loads),
+        };
+    }
     let mut targets = vec![0u64; loads.len()];
     for c in 0..columns {
         let members: Vec<usize> = (c..loads.len()).step_by(columns).collect();
@@ -190,28 +198,30 @@ fn walk_dimension(loads: &mut [u64], targets: &[u64], p: u32, j: u32) -> Phase {
     let span_bits = j - p; // bits p..j-1 vary inside a half
     let half_size = 1usize << span_bits;
     let group_mask = ((1usize << (j + 1)) - 1) & !((1usize << p) - 1);
+    let bit = 1usize << j;
     let mut transfers = Vec::new();
+    // The sending half's excess over its targets, one subcube at a time (reused).
+    let mut excess: Vec<u64> = Vec::new();
     for key in (0..loads.len()).filter(|u| u & group_mask == 0) {
-        let a_nodes: Vec<usize> = (0..half_size).map(|s| key | (s << p)).collect();
-        let bit = 1usize << j;
-        let (load_a, target_a): (u64, u64) = a_nodes
-            .iter()
-            .fold((0, 0), |(l, t), &u| (l + loads[u], t + targets[u]));
-        let senders: Vec<usize> = if load_a > target_a {
-            a_nodes
-        } else {
-            a_nodes.iter().map(|&u| u | bit).collect()
-        };
+        let a_node = |s: usize| key | (s << p);
+        let (load_a, target_a) = (0..half_size)
+            .map(a_node)
+            .fold((0u64, 0u64), |(l, t), u| (l + loads[u], t + targets[u]));
         let surplus = load_a.abs_diff(target_a);
         if surplus == 0 {
             continue;
         }
-        let excess: Vec<u64> = senders
-            .iter()
-            .map(|&u| loads[u].saturating_sub(targets[u]))
-            .collect();
-        for (&from, units) in senders.iter().zip(water_fill(&excess, surplus)) {
+        // The half above its targets sends: half `a` itself, or its partner across `j`.
+        let across = if load_a > target_a { 0 } else { bit };
+        let sender = |s: usize| a_node(s) | across;
+        excess.clear();
+        excess.extend((0..half_size).map(|s| {
+            let u = sender(s);
+            loads[u].saturating_sub(targets[u])
+        }));
+        for (s, units) in water_fill(&excess, surplus).into_iter().enumerate() {
             if units > 0 {
+                let from = sender(s);
                 let to = from ^ bit;
                 loads[from] -= units;
                 loads[to] += units;
