@@ -208,8 +208,10 @@ impl Report {
 
     /// The report of a call that moved nothing.
     pub(crate) fn unchanged(m: &Migration, rank: usize, backend: &'static str) -> Self {
-        let weights = m.weights();
-        let imbalance = imbalance(&m.loads_before, &weights);
+        let imbalance = match &m.capacities {
+            Some(c) => imbalance(&m.loads_before, c),
+            None => imbalance(&m.loads_before, &m.weights()),
+        };
         Self {
             epoch: m.epoch,
             rank,

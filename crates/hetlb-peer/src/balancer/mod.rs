@@ -248,16 +248,21 @@ impl<K: ItemKind, G: Group> Balancer<K, G> {
     /// [`Balancer::plan`] from what this rank brings.
     fn plan_local(&mut self, local: Local) -> Result<Migration, PeerError> {
         self.begin()?;
-        let start = self.ep.now();
-        let traced = Instant::now();
+        // The call's start, just read by `begin`; the trace's clock only when tracing.
+        let start = self.call_started;
+        let traced = self.trace.is_some().then(Instant::now);
         let g = self.gather_inputs(local)?;
-        self.trace_span("gather", traced, serde_json::Value::Null);
-        let deciding = Instant::now();
+        let deciding = traced.map(|gathering| {
+            self.trace_span("gather", gathering, serde_json::Value::Null);
+            Instant::now()
+        });
         let (states, inputs) = self.rule_inputs(g);
         let mut migration = decide(self.epoch, &states, inputs)?;
         migration.decide_seconds = self.seconds_since(start);
-        self.trace_span("decide", deciding, serde_json::Value::Null);
-        self.trace_decided(&migration, traced);
+        if let (Some(gathering), Some(deciding)) = (traced, deciding) {
+            self.trace_span("decide", deciding, serde_json::Value::Null);
+            self.trace_decided(&migration, gathering);
+        }
         Ok(migration)
     }
 
