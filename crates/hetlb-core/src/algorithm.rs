@@ -547,7 +547,12 @@ pub fn balance_on_within(
     options: &BalanceOptions,
     max_transfers: u64,
 ) -> Result<RoundRun, BalanceError> {
-    let recorder = PlanRecorder::new(loads);
+    // A hypercube rule hands its plan over whole (`PlanBuilder::whole`): the recorder's own
+    // copy of the loads would go unused.
+    let recorder = match algorithm.family() {
+        Family::Diffusion => PlanRecorder::new(loads),
+        _ => PlanRecorder::new(&[]),
+    };
     balance_with(network, algorithm, loads, options, max_transfers, recorder)
 }
 

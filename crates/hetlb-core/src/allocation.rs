@@ -249,6 +249,13 @@ pub fn proportional_targets(total: u64, capacities: &[f64], tie_break: &[u64]) -
             .then(tie_break[b].cmp(&tie_break[a]))
             .then(a.cmp(&b))
     };
+    if left == 1 {
+        // The first node of that order alone.
+        if let Some(i) = (0..n).min_by(first) {
+            targets[i] += 1;
+        }
+        return targets;
+    }
     let mut order: Vec<usize> = (0..n).collect();
     if left < n {
         order.select_nth_unstable_by(left - 1, first);

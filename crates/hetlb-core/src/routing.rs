@@ -62,7 +62,7 @@ impl Routing {
     pub fn route(self, plan: Plan) -> Result<Plan, RoutingError> {
         match self {
             Routing::Paper => Ok(plan),
-            Routing::Direct => plan.direct(),
+            Routing::Direct => plan.into_direct(),
         }
     }
 }
@@ -299,6 +299,20 @@ impl Plan {
     pub fn direct(&self) -> Result<Plan, RoutingError> {
         let transfers = direct(&self.initial, &self.final_loads)?;
         Ok(self.in_one_phase(transfers))
+    }
+
+    /// [`Plan::direct`] of this plan, its start and end vectors kept rather than copied.
+    fn into_direct(self) -> Result<Plan, RoutingError> {
+        let transfers = direct(&self.initial, &self.final_loads)?;
+        let phases = if transfers.is_empty() {
+            Vec::new()
+        } else {
+            vec![Phase {
+                dimension: None,
+                transfers,
+            }]
+        };
+        Ok(Plan { phases, ..self })
     }
 }
 

@@ -232,28 +232,22 @@ pub struct CandidatePrediction {
     pub shortfall: Option<f64>,
 }
 
-/// A rule's plan with the options that rule takes, routed as configured.
+/// A rule's plan with the options that rule takes, routed as configured. `options` holds
+/// what every rule shares (the capacities, the seed); the rest is set here for `algorithm`.
 fn plan_for(
     algorithm: Algorithm,
     loads: &[u64],
-    capacities: Option<&Capacities>,
+    options: &mut BalanceOptions,
     inputs: &RuleInputs<'_>,
 ) -> Result<(Plan, bool), PeerError> {
-    let options = BalanceOptions::new()
-        .capacities(capacities.cloned())
-        .procs_per_group(
-            inputs
-                .procs_per_group
-                .filter(|_| algorithm == Algorithm::Hybrid),
-        )
-        .max_rounds(
-            inputs
-                .max_rounds
-                .filter(|_| algorithm.family() == Family::Diffusion),
-        )
-        .seed(inputs.seed)
-        .lambda(inputs.lambda.filter(|_| algorithm == Algorithm::Gdem));
-    let run = balance_on(inputs.network(), algorithm, loads, &options).map_err(PlanError::Rule)?;
+    options.procs_per_group = inputs
+        .procs_per_group
+        .filter(|_| algorithm == Algorithm::Hybrid);
+    options.max_rounds = inputs
+        .max_rounds
+        .filter(|_| algorithm.family() == Family::Diffusion);
+    options.lambda = inputs.lambda.filter(|_| algorithm == Algorithm::Gdem);
+    let run = balance_on(inputs.network(), algorithm, loads, options).map_err(PlanError::Rule)?;
     let plan = match (&inputs.centroids, inputs.routing) {
         (Some(c), Routing::Direct) => run
             .plan
@@ -292,6 +286,9 @@ fn evaluate(
         .map(|c| Capacities::new(c.clone()))
         .transpose()
         .map_err(PlanError::Capacities)?;
+    let mut options = BalanceOptions::new()
+        .capacities(capacities)
+        .seed(inputs.seed);
     let predict_plan = |plan: &Plan| {
         inputs
             .measured_speeds
@@ -315,7 +312,7 @@ fn evaluate(
         };
     let mut planned = Vec::with_capacity(candidates.len());
     for &algorithm in candidates {
-        let (plan, converged) = plan_for(algorithm, loads, capacities.as_ref(), inputs)?;
+        let (plan, converged) = plan_for(algorithm, loads, &mut options, inputs)?;
         let prediction = predict_plan(&plan);
         planned.push((algorithm, plan, converged, prediction));
     }
@@ -440,8 +437,12 @@ pub(crate) fn decide(
     let predicted_steps = predict(&plan, inputs.network(), inputs.schedule);
     let busiest = (!transfers.is_empty()).then(|| inputs.cost_model.predict(&plan, 1).1);
     let step_seconds = max_step(states);
-    let moments: Vec<Option<Moments>> = states.iter().map(|s| s.moments).collect();
-    let spread_before = locality::spread(&moments);
+    let spread_before = if states.iter().any(|s| s.moments.is_some()) {
+        let moments: Vec<Option<Moments>> = states.iter().map(|s| s.moments).collect();
+        locality::spread(&moments)
+    } else {
+        None
+    };
     Ok(Migration {
         epoch,
         algorithm,
