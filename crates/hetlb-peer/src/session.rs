@@ -223,8 +223,9 @@ impl<'a, T: Serialize, E: Transport<Msg<T>>> Session<'a, T, E> {
             mailbox,
             last_tick: ep.now(),
             started: s.started,
-            asked: vec![None; ep.size()],
-            suspected: vec![None; ep.size()],
+            // Built when first needed: most calls suspect no one.
+            asked: Vec::new(),
+            suspected: Vec::new(),
             traffic: Traffic::default(),
         }
     }
@@ -676,14 +677,15 @@ impl<'a, T: Serialize, E: Transport<Msg<T>>> Session<'a, T, E> {
         if now.saturating_duration_since(self.started) < limit {
             return Ok(());
         }
-        let (me, epoch) = (self.rank(), self.epoch);
-        for peer in (0..self.size()).filter(|&p| p != me && watch(p)) {
+        let (me, epoch, size) = (self.rank(), self.epoch, self.size());
+        for peer in (0..size).filter(|&p| p != me && watch(p)) {
             if self.mailbox.seen_in[peer] >= epoch {
                 continue;
             }
-            match self.asked[peer] {
+            let asked = *per_peer(&mut self.asked, size, peer);
+            match asked {
                 None => {
-                    self.asked[peer] = Some(now);
+                    *per_peer(&mut self.asked, size, peer) = Some(now);
                     self.send(peer, Msg::Here { epoch, ask: true })?;
                 }
                 Some(asked) if now.saturating_duration_since(asked) > self.confirm_window() => {
@@ -719,8 +721,9 @@ impl<'a, T: Serialize, E: Transport<Msg<T>>> Session<'a, T, E> {
         let Some(limit) = limit.filter(|&l| d > l) else {
             return Ok(None);
         };
-        if self.suspected[peer].is_none() {
-            self.suspected[peer] = Some(self.ep.now());
+        let size = self.size();
+        if per_peer(&mut self.suspected, size, peer).is_none() {
+            *per_peer(&mut self.suspected, size, peer) = Some(self.ep.now());
             let epoch = self.epoch;
             self.send(peer, Msg::Here { epoch, ask: true })?;
         }
@@ -766,6 +769,14 @@ impl<'a, T: Serialize, E: Transport<Msg<T>>> Session<'a, T, E> {
         }
         self.traffic
     }
+}
+
+/// `peer`'s entry of `times`, a vector of one entry per rank of `size` made at its first use.
+fn per_peer(times: &mut Vec<Option<Instant>>, size: usize, peer: usize) -> &mut Option<Instant> {
+    if times.len() < size {
+        times.resize(size, None);
+    }
+    &mut times[peer]
 }
 
 /// Keeps the news in `r`, a message of an earlier call, if it is a give-up naming a failed

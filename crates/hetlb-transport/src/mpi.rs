@@ -112,15 +112,32 @@ enum Frame {
     Farewell,
 }
 
+/// The largest message encoded on the stack first (bytes): above it, into a kept buffer.
+const SMALL_MESSAGE: usize = 1024;
+
+/// Room kept after a small message for its frame (a port number) and the frame's length.
+const FRAME_ROOM: usize = 16;
+
 /// Encodes `payload` then `frame` and the frame's length in the last byte.
 fn encode<M: Serialize + ?Sized>(
     msg: Option<&M>,
     frame: &Frame,
 ) -> Result<Vec<u8>, TransportError> {
     let enc = |e: postcard::Error| TransportError::Encoding(e.to_string());
-    let mut bytes = match msg {
-        // into a kept buffer (see `pool`), given back once the send completes
-        Some(m) => postcard::to_extend(m, pool::take_largest()).map_err(enc)?,
+    let mut small = [0u8; SMALL_MESSAGE];
+    let mut bytes = match msg.map(|m| (m, postcard::to_slice(m, &mut small))) {
+        // A small message (the states a call gathers, its votes) is copied out of the stack
+        // into a vector of its size, with room for the frame: one allocation.
+        Some((_, Ok(payload))) => {
+            let mut bytes = Vec::with_capacity(payload.len() + FRAME_ROOM);
+            bytes.extend_from_slice(payload);
+            bytes
+        }
+        // A larger one into a kept buffer (see `pool`), given back once the send completes.
+        Some((m, Err(postcard::Error::SerializeBufferFull))) => {
+            postcard::to_extend(m, pool::take_largest()).map_err(enc)?
+        }
+        Some((_, Err(e))) => return Err(enc(e)),
         None => Vec::new(),
     };
     let before = bytes.len();
@@ -1283,5 +1300,39 @@ mod tests {
         assert!(matches!(frame, Frame::Farewell) && payload.is_empty());
         assert!(decode(vec![]).is_none());
         assert!(decode(vec![9]).is_none(), "a length beyond the message");
+    }
+
+    /// Messages that fit the stack and messages that do not are framed alike, behind the
+    /// payload's own encoding.
+    #[test]
+    fn small_and_large_messages_carry_their_encoding() {
+        let frame = || Frame::Closed {
+            port: 300,
+            panicked: Some("a long reason ".repeat(12)),
+        };
+        for len in [
+            0,
+            1,
+            SMALL_MESSAGE - 3,
+            SMALL_MESSAGE - 2,
+            SMALL_MESSAGE,
+            70_000,
+        ] {
+            let payload: Vec<u8> = (0..len).map(|i| (i % 251) as u8).collect();
+            let bytes = encode(Some(&payload), &frame()).unwrap();
+            let (back, rest) = decode(bytes).unwrap();
+            assert!(matches!(
+                back,
+                Frame::Closed {
+                    port: 300,
+                    panicked: Some(_)
+                }
+            ));
+            assert_eq!(
+                rest,
+                postcard::to_allocvec(&payload).unwrap(),
+                "{len} bytes"
+            );
+        }
     }
 }
