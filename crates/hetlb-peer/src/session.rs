@@ -175,6 +175,7 @@ pub(crate) struct Session<'a, T, E> {
     /// Messages received while judging peers, not yet looked at.
     early: VecDeque<Envelope<Msg<T>>>,
     mailbox: &'a mut Mailbox<T>,
+    /// When this rank last proved itself alive in a wait (at first, the call's start).
     last_tick: Instant,
     /// When the call started, and when each peer not heard in it was asked whether it
     /// had reached it.
@@ -221,7 +222,9 @@ impl<'a, T: Serialize, E: Transport<Msg<T>>> Session<'a, T, E> {
             pending,
             early: VecDeque::new(),
             mailbox,
-            last_tick: ep.now(),
+            // The call's start, read when it began: the first tick of a session may come
+            // early, which only proves this rank alive sooner.
+            last_tick: s.started,
             started: s.started,
             // Built when first needed: most calls suspect no one.
             asked: Vec::new(),
