@@ -206,18 +206,19 @@ impl Report {
         }
     }
 
-    /// The report of a call that moved nothing.
-    pub(crate) fn unchanged(m: &Migration, rank: usize, backend: &'static str) -> Self {
+    /// The report of a call that moved nothing, made of its migration's vectors.
+    pub(crate) fn unchanged(m: Migration, rank: usize, backend: &'static str) -> Self {
         let imbalance = match &m.capacities {
             Some(c) => imbalance(&m.loads_before, c),
             None => imbalance(&m.loads_before, &m.weights()),
         };
+        let implausible_speeds = m.implausible_speeds();
         Self {
             epoch: m.epoch,
             rank,
             backend,
             algorithm: m.algorithm.name().to_string(),
-            topology: m.topology.clone(),
+            topology: m.topology,
             schedule: m.schedule,
             items_before: m.items_before[rank],
             items_after: m.items_before[rank],
@@ -244,16 +245,16 @@ impl Report {
             predicted_steps: m.predicted_steps,
             seconds_per_unit: None,
             predicted_move_seconds: None,
-            capacities: m.capacities.clone(),
-            measured_speeds: m.measured_speeds.clone(),
-            loads_before: m.loads_before.clone(),
-            planned_after: m.planned_after.clone(),
+            capacities: m.capacities,
+            measured_speeds: m.measured_speeds,
             loads_after: m.loads_before.clone(),
-            items_after_all: m.items_before.clone(),
-            implausible_speeds: m.implausible_speeds(),
+            loads_before: m.loads_before,
+            planned_after: m.planned_after,
+            items_after_all: m.items_before,
+            implausible_speeds,
             prediction: m.prediction,
             held_back: m.held_back,
-            alternatives: m.alternatives.clone(),
+            alternatives: m.alternatives,
             routing: m.routing,
             cost_model: m.cost_model,
             outcome: None,

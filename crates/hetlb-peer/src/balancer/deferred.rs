@@ -149,9 +149,10 @@ impl<K: ItemKind, G: Group> Balancer<K, G> {
             return Ok(skipped);
         }
         let local = Local::of_deferred(d);
+        // A migration that moves nothing is reported without `carry` (`decide_then_move`).
         self.decide_then_move(local, |b: &mut Self, migration: &Migration| {
-            if migration.is_empty() || d.take_over(migration) {
-                b.unchanged(migration)
+            if d.take_over(migration) {
+                b.unchanged(migration.clone())
             } else {
                 let mut items = d.items()?;
                 b.migrate(&mut items, migration)

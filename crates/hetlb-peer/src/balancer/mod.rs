@@ -339,7 +339,7 @@ impl<K: ItemKind, G: Group> Balancer<K, G> {
             )));
         }
         if migration.is_empty() {
-            return self.unchanged(migration);
+            return self.unchanged(migration.clone());
         }
         let outcome = self.tuning.outcome(migration.step_seconds);
         let items_before = items.len() as u64;
@@ -433,8 +433,9 @@ impl<K: ItemKind, G: Group> Balancer<K, G> {
         ))
     }
 
-    /// The deciding half of a rebalance (plan, then `carry` the migration out), with the
-    /// trigger told what was checked and whether anything moved.
+    /// The deciding half of a rebalance (plan, then `carry` the migration out; one that moves
+    /// nothing is reported unchanged without `carry`), with the trigger told what was checked
+    /// and whether anything moved.
     fn decide_then_move(
         &mut self,
         local: Local,
@@ -443,7 +444,11 @@ impl<K: ItemKind, G: Group> Balancer<K, G> {
         let planned = self.plan_local(local);
         let result = self.noted(planned).and_then(|migration| {
             self.tuning.checked(migration.decide_seconds);
-            carry(self, &migration).map(|report| (report, !migration.is_empty()))
+            if migration.is_empty() {
+                // Nothing to carry out: the report is made of the migration itself.
+                return self.unchanged(migration).map(|report| (report, false));
+            }
+            carry(self, &migration).map(|report| (report, true))
         });
         self.tuning
             .schedule_next_check(result.as_ref().map(|(_, moved)| *moved).map_err(|_| ()));
@@ -455,13 +460,14 @@ impl<K: ItemKind, G: Group> Balancer<K, G> {
     /// others gave it up (they waited for it past the entry timeout) completes its gather
     /// from the values they sent before, and would return success; the give-up they sent
     /// after those values is already here, and is read (without waiting) and returned.
-    fn unchanged(&mut self, migration: &Migration) -> Result<Report, PeerError> {
+    fn unchanged(&mut self, migration: Migration) -> Result<Report, PeerError> {
         self.file_waiting()?;
         if let Some(news) = self.mailbox.lost_news.take() {
             return self.noted(Err(news));
         }
+        let outcome = self.tuning.outcome(migration.step_seconds);
         let mut report = Report::unchanged(migration, self.rank, self.backend);
-        report.outcome = self.tuning.outcome(migration.step_seconds);
+        report.outcome = outcome;
         Ok(report)
     }
 
