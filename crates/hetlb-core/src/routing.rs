@@ -269,17 +269,9 @@ impl Plan {
 
     /// This plan's start and end, moved by `transfers` in one phase.
     fn in_one_phase(&self, transfers: Vec<Transfer>) -> Plan {
-        let phases = if transfers.is_empty() {
-            Vec::new()
-        } else {
-            vec![Phase {
-                dimension: None,
-                transfers,
-            }]
-        };
         Plan {
             initial: self.initial.clone(),
-            phases,
+            phases: one_phase(transfers),
             final_loads: self.final_loads.clone(),
             load_info: LoadInfo {
                 messages: self.load_info.messages,
@@ -304,15 +296,22 @@ impl Plan {
     /// [`Plan::direct`] of this plan, its start and end vectors kept rather than copied.
     fn into_direct(self) -> Result<Plan, RoutingError> {
         let transfers = direct(&self.initial, &self.final_loads)?;
-        let phases = if transfers.is_empty() {
-            Vec::new()
-        } else {
-            vec![Phase {
-                dimension: None,
-                transfers,
-            }]
-        };
-        Ok(Plan { phases, ..self })
+        Ok(Plan {
+            phases: one_phase(transfers),
+            ..self
+        })
+    }
+}
+
+/// The phases of a plan that makes `transfers` at once: none when there are none.
+fn one_phase(transfers: Vec<Transfer>) -> Vec<Phase> {
+    if transfers.is_empty() {
+        Vec::new()
+    } else {
+        vec![Phase {
+            dimension: None,
+            transfers,
+        }]
     }
 }
 
