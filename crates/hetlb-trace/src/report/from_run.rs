@@ -79,15 +79,28 @@ pub(super) fn iterative(doc: &Value, name: &str) -> Result<Model, TraceError> {
         }
     }
     let best = doc["best"].as_str();
+    let balanced = |b: &&Value| b["steps"].as_array().is_some_and(|s| !s.is_empty());
     let chosen = balancers
         .iter()
+        .filter(balanced)
         .find(|b| best.is_some() && b["balancer"].as_str() == best)
-        .or_else(|| balancers.iter().find(|b| b["balancer"] != "none"));
-    if let Some(b) = chosen {
-        per_rank(&mut m, b);
-    } else {
-        m.notes
-            .push("No balanced run: the per-rank charts need one.".into());
+        .or_else(|| balancers.iter().find(balanced));
+    match chosen {
+        Some(b) => {
+            let label = b["balancer"].as_str();
+            if best.is_some() && label != best {
+                m.notes.push(format!(
+                    "The fastest run, {}, never rebalanced: the per-rank charts are of {}, \
+                     the first run that did.",
+                    best.unwrap_or("?"),
+                    label.unwrap_or("?")
+                ));
+            }
+            per_rank(&mut m, b);
+        }
+        None => m
+            .notes
+            .push("No run rebalanced: the per-rank charts need one.".into()),
     }
     m.notes.push(
         "A run's JSON has each rebalance's loads, not its transfers: the migration matrix \
@@ -231,4 +244,47 @@ pub(super) fn scenario(doc: &Value, name: &str) -> Result<Model, TraceError> {
         measured,
     });
     Ok(m)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(best: &str) -> Value {
+        let step = serde_json::json!({
+            "iteration": 3,
+            "imbalance_before": 1.5,
+            "imbalance_after": 1.0,
+            "report": {"loads_before": [30, 10], "loads_after": [20, 20],
+                       "prediction": {"gain_per_iteration": 0.1, "move_seconds": 0.01}}
+        });
+        serde_json::json!({
+            "best": best,
+            "balancers": [
+                {"balancer": "none", "iteration_seconds": [0.1, 0.1], "steps": []},
+                {"balancer": "cwa", "iteration_seconds": [0.1, 0.1], "steps": [step]},
+            ]
+        })
+    }
+
+    #[test]
+    fn the_per_rank_charts_are_of_a_run_that_rebalanced_even_when_none_was_fastest() {
+        for best in ["cwa", "none"] {
+            let m = iterative(&run(best), "run.json").unwrap();
+            let load = m.load.as_ref().expect("a load chart");
+            assert_eq!(load.x, vec![3.0, 3.001], "best {best}");
+            assert!(m.heat.is_some() && m.decisions.len() == 1, "best {best}");
+            let named = m.notes.iter().any(|n| n.contains("never rebalanced"));
+            assert_eq!(named, best == "none", "best {best}: {:?}", m.notes);
+        }
+    }
+
+    #[test]
+    fn a_document_where_no_run_rebalanced_says_so() {
+        let mut doc = run("none");
+        doc["balancers"][1]["steps"] = serde_json::json!([]);
+        let m = iterative(&doc, "run.json").unwrap();
+        assert!(m.load.is_none() && m.decisions.is_empty());
+        assert!(m.notes.iter().any(|n| n.contains("No run rebalanced")));
+    }
 }
