@@ -316,6 +316,7 @@ impl<N: NodeModel, L: LinkModel, P: Policy> Engine<N, L, P> {
             let mut s = NodeState::new(
                 w,
                 stream(seed, Purpose::Service, i),
+                nodes.service_parameter(i),
                 stream(seed, Purpose::Arrivals, i),
             )
             .map_err(|_| queue_full(i))?;
@@ -632,7 +633,9 @@ impl<N: NodeModel, L: LinkModel, P: Policy> Engine<N, L, P> {
 
     fn start_service(&mut self, node: usize) {
         let s = &mut self.state[node];
-        let t = self.nodes.service_time(node, &mut s.service_rng);
+        let t = self
+            .nodes
+            .service_time_with(node, s.service_parameter, &mut s.service_rng);
         let epoch = s.epoch;
         self.schedule(
             self.now + t,

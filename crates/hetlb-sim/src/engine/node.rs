@@ -8,8 +8,8 @@ use rand_pcg::Pcg64;
 ///
 /// Laid out in three cache lines by use, so that an event touches one or two of them: the
 /// first holds what every completion reads and writes (with the first tasks of the queue
-/// inline), the second what an arrival needs, the third the service stream (used when a
-/// service starts) and what is rarely touched.
+/// inline), the second what an arrival needs, the third the service stream and the model's
+/// parameter of the node (used when a service starts) and what is rarely touched.
 #[derive(Debug, Clone)]
 #[repr(C, align(64))]
 pub(crate) struct NodeState {
@@ -36,6 +36,10 @@ pub(crate) struct NodeState {
 
     /// The node's stream of service times.
     pub service_rng: Pcg64,
+    /// What the node model's service time reads of this node
+    /// ([`NodeModel::service_parameter`](crate::model::NodeModel::service_parameter)), kept
+    /// beside its stream.
+    pub service_parameter: f64,
     pub received: u64,
     pub sent: u64,
 }
@@ -45,7 +49,12 @@ impl NodeState {
     ///
     /// # Errors
     /// [`QueueFull`] when `initial` is above [`TaskQueue::MAX`].
-    pub fn new(initial: u64, service_rng: Pcg64, arrival_rng: Pcg64) -> Result<Self, QueueFull> {
+    pub fn new(
+        initial: u64,
+        service_rng: Pcg64,
+        service_parameter: f64,
+        arrival_rng: Pcg64,
+    ) -> Result<Self, QueueFull> {
         Ok(Self {
             queue: TaskQueue::repeat(0.0, initial)?,
             epoch: 0,
@@ -58,6 +67,7 @@ impl NodeState {
             busy: 0.0,
             busy_since: 0.0,
             service_rng,
+            service_parameter,
             received: 0,
             sent: 0,
         })

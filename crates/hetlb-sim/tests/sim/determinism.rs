@@ -1,12 +1,13 @@
 //! A run does not depend on how the engine finds it: leaving out the completions cancelled
 //! within one balancing gives the same report as queueing them, the future-event list pops
-//! what a binary heap of `(time, push order)` pops, and a run is the same whatever the thread
+//! what a binary heap of `(time, push order)` pops, a node's service parameter kept in its
+//! record gives what the model's own lookup gives, and a run is the same whatever the thread
 //! count of the pool it runs on.
 
 use hetlb_core::Algorithm;
 use hetlb_core::topology::{Hypercube, Network};
 use hetlb_sim::engine::{Arrivals, Engine, SeriesOptions, Setup};
-use hetlb_sim::model::{Distribution, LinkParams, Links, Nodes};
+use hetlb_sim::model::{Distribution, LinkParams, Links, NodeModel, Nodes};
 use hetlb_sim::policy::HypercubeThreshold;
 use hetlb_sim::queue::EventQueue;
 use proptest::prelude::*;
@@ -165,5 +166,48 @@ fn runs_do_not_depend_on_the_thread_count() {
             .unwrap();
         let got: Vec<_> = pool.install(|| jobs.par_iter().map(one).collect());
         assert_eq!(got, expected, "{threads} threads");
+    }
+}
+
+/// [`Nodes`] with the node model's defaults: nothing kept in the node records, every service
+/// time looked up by the model.
+struct LookedUp(Nodes);
+
+impl NodeModel for LookedUp {
+    fn node_count(&self) -> usize {
+        self.0.node_count()
+    }
+
+    fn rate(&self, node: usize) -> f64 {
+        self.0.rate(node)
+    }
+
+    fn service_time(&self, node: usize, rng: &mut rand_pcg::Pcg64) -> f64 {
+        self.0.service_time(node, rng)
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+
+    /// The engine keeps each node's mean service time in its record: the same reports, queue
+    /// series included, as a model that looks it up at every service.
+    #[test]
+    fn a_service_parameter_kept_in_the_record_changes_nothing(
+        dims in 1u32..6,
+        seed in 0u64..1000,
+        exp in any::<bool>(),
+        rule in 0usize..5,
+    ) {
+        let run = |looked_up: bool| {
+            let (nodes, links, setup) = engine_parts(dims, seed, 20, exp, None);
+            let policy = HypercubeThreshold::new(PAIR_RULES[rule], 3);
+            if looked_up {
+                Engine::new(LookedUp(nodes), links, policy, setup).unwrap().run().unwrap()
+            } else {
+                Engine::new(nodes, links, policy, setup).unwrap().run().unwrap()
+            }
+        };
+        prop_assert_eq!(run(false), run(true));
     }
 }
